@@ -1,0 +1,27 @@
+"""Errors that carry a message meant for the person who caused them.
+
+Every layer (CLI, web, Python API) shows ``str(error)`` as is, so messages name what is
+wrong and where: the file, the record, the field.
+"""
+
+from __future__ import annotations
+
+
+class AssayError(Exception):
+    """Base class: anything Assay raises on purpose."""
+
+
+class NotFound(AssayError):
+    """A project, document, chunking or other record does not exist."""
+
+
+class Conflict(AssayError):
+    """The write would clash with what is stored (duplicate name, stale version, reference)."""
+
+
+class InvalidInput(AssayError):
+    """Input the user gave is wrong; the message says what and where."""
+
+
+class BackendUnavailable(AssayError):
+    """An optional component is not installed or not reachable; the message says how to fix it."""

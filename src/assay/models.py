@@ -1,0 +1,126 @@
+"""Plain records passed between stages.
+
+Records are frozen dataclasses: cheap to build in bulk (a million chunks), serialisable by
+FastAPI, and never tied to a database row or a backend object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+Span = tuple[int, int]
+"""A half-open character range ``(start, end)`` into a document's normalised text."""
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    id: int
+    name: str
+    language: str
+    settings: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ParseInfo:
+    """How a document's text was obtained."""
+
+    parser: str
+    pages: int | None = None
+    warnings: tuple[str, ...] = ()
+    page_starts: tuple[int, ...] = ()
+    """Offset in the normalised text where each page begins (PDF only)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    id: str
+    project_id: int
+    name: str
+    media_type: str
+    size: int
+    sha256: str
+    text: str
+    parse_info: ParseInfo
+    notes: str
+    metadata: dict[str, Any]
+    author: str
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentSummary:
+    """A document without its text, for listings."""
+
+    id: str
+    name: str
+    media_type: str
+    size: int
+    sha256: str
+    chars: int
+    warnings: tuple[str, ...]
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Chunking:
+    id: int
+    project_id: int
+    name: str
+    method: str
+    params: dict[str, Any]
+    is_default: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A view of a document: ``document.text[start:end]`` under one chunking."""
+
+    chunking_id: int
+    chunk_id: str
+    doc_id: str
+    ordinal: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkText:
+    """A chunk with its text, as handed to a search index."""
+
+    chunk_id: str
+    doc_id: str
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedDocument:
+    """All chunks of one document, as one unit of index update."""
+
+    doc_id: str
+    fingerprint: str
+    """Changes whenever the document's text or its chunks change; the index stores it."""
+    chunks: tuple[ChunkText, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result. ``text`` is the whole chunk; ``snippet`` is a short excerpt of it."""
+
+    doc_id: str
+    chunk_id: str
+    start: int
+    end: int
+    score: float
+    rank: int
+    text: str
+    snippet: str
+    highlights: tuple[Span, ...] = field(default=())
+    """Matched terms as ``(start, end)`` offsets into ``snippet``."""
