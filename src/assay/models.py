@@ -6,8 +6,10 @@ FastAPI, and never tied to a database row or a backend object.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import PurePath
 from typing import Any
 
 Span = tuple[int, int]
@@ -124,3 +126,18 @@ class Hit:
     snippet: str
     highlights: tuple[Span, ...] = field(default=())
     """Matched terms as ``(start, end)`` offsets into ``snippet``."""
+
+
+def to_json(value: Any) -> Any:
+    """Records (and containers of them) as JSON-ready values; datetimes in ISO 8601."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_json(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, PurePath):
+        return str(value)
+    return value

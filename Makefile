@@ -1,0 +1,42 @@
+# The two commands of the README quick start:
+#   make demo   sets up .venv and serves the demo project on http://127.0.0.1:8765/
+#   make test   installs what the tests need (Chromium, PostgreSQL, Python packages) and runs them all
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint docs bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[server]'
+	touch $@
+
+$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[all,dev]'
+	touch $@ $(VENV)/.demo-installed
+
+demo: $(VENV)/.demo-installed
+	$(BIN)/assay demo
+
+test: $(VENV)/.dev-installed
+	scripts/install-system-deps
+	scripts/run-tests
+
+lint: $(VENV)/.dev-installed
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/ruff format --check src tests benchmarks scripts
+	$(BIN)/mypy
+
+docs: $(VENV)/.dev-installed
+	$(BIN)/python scripts/gen_cli_docs.py
+
+bench: $(VENV)/.dev-installed
+	$(BIN)/pip install --quiet -e '.[bench]'
+	for script in benchmarks/*.py; do $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,179 @@
+"""Named chunkings of a project and their chunks.
+
+A chunking is a method plus parameters; its chunks are ``(doc_id, start, end)`` views of the
+documents. Every chunking covers every document of its project: ingest chunks new documents
+with all chunkings, and creating a chunking chunks all existing documents. Re-chunking makes a
+new chunking and touches nothing else.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import sqlalchemy as sa
+
+from assay.chunking import chunk_text
+from assay.db import as_utc, utcnow
+from assay.errors import Conflict, InvalidInput, NotFound
+from assay.models import Chunk, Chunking, Project
+from assay.projects import check_name
+from assay.schema import chunkings, chunks, documents
+from assay.workspace import Workspace
+
+Progress = Callable[[int, int], None]
+"""Called as ``progress(done, total)`` during long work."""
+
+
+def _row_to_chunking(row: sa.Row[Any]) -> Chunking:
+    return Chunking(
+        id=row.id,
+        project_id=row.project_id,
+        name=row.name,
+        method=row.method,
+        params=dict(row.params or {}),
+        is_default=bool(row.is_default),
+        created_at=as_utc(row.created_at),
+    )
+
+
+def list_chunkings(ws: Workspace, project: Project) -> list[Chunking]:
+    with ws.engine.connect() as conn:
+        rows = conn.execute(
+            sa.select(chunkings)
+            .where(chunkings.c.project_id == project.id)
+            .order_by(chunkings.c.created_at, chunkings.c.id)
+        ).all()
+    return [_row_to_chunking(row) for row in rows]
+
+
+def get_chunking(ws: Workspace, project: Project, name: str | None = None) -> Chunking:
+    """The named chunking, or the project's default one."""
+    found = list_chunkings(ws, project)
+    for chunking in found:
+        if (name is None and chunking.is_default) or chunking.name == name:
+            return chunking
+    names = ", ".join(c.name for c in found) or "none"
+    if name is None:
+        raise NotFound(f"project {project.name!r} has no default chunking (chunkings: {names})")
+    raise NotFound(f"project {project.name!r} has no chunking named {name!r} (chunkings: {names})")
+
+
+def chunk_document(
+    conn: sa.Connection, chunking: Chunking, doc_id: str, text: str
+) -> list[Chunk]:
+    """Write the chunks of one document under one chunking (inside the caller's transaction)."""
+    spans = chunk_text(text, chunking.method, chunking.params)
+    rows = [
+        Chunk(chunking.id, f"{doc_id}#{ordinal}", doc_id, ordinal, start, end)
+        for ordinal, (start, end) in enumerate(spans)
+    ]
+    if rows:
+        conn.execute(
+            chunks.insert(),
+            [
+                {
+                    "chunking_id": c.chunking_id,
+                    "chunk_id": c.chunk_id,
+                    "doc_id": c.doc_id,
+                    "ordinal": c.ordinal,
+                    "start": c.start,
+                    "end": c.end,
+                }
+                for c in rows
+            ],
+        )
+    return rows
+
+
+def create_chunking(
+    ws: Workspace,
+    project: Project,
+    name: str,
+    method: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    make_default: bool = False,
+    progress: Progress | None = None,
+) -> Chunking:
+    """Create a chunking and chunk every document of the project with it, in one transaction."""
+    name = check_name(name, "chunking")
+    params = dict(params or {})
+    chunk_text("", method, params)  # validates method and parameters before anything is written
+    with ws.engine.begin() as conn:
+        clash = conn.execute(
+            sa.select(chunkings.c.id).where(
+                chunkings.c.project_id == project.id, chunkings.c.name == name
+            )
+        ).first()
+        if clash:
+            raise Conflict(f"project {project.name!r} already has a chunking named {name!r}")
+        if make_default:
+            conn.execute(
+                chunkings.update()
+                .where(chunkings.c.project_id == project.id)
+                .values(is_default=False)
+            )
+        chunking_id = conn.execute(
+            chunkings.insert().values(
+                project_id=project.id, name=name, method=method, params=params,
+                is_default=make_default, created_at=utcnow(),
+            )
+        ).inserted_primary_key[0]  # type: ignore[index]
+        row = conn.execute(sa.select(chunkings).where(chunkings.c.id == chunking_id)).one()
+        chunking = _row_to_chunking(row)
+        doc_ids = conn.scalars(
+            sa.select(documents.c.id).where(documents.c.project_id == project.id)
+        ).all()
+        for done, doc_id in enumerate(doc_ids, 1):
+            text = conn.scalar(sa.select(documents.c.text).where(documents.c.id == doc_id))
+            chunk_document(conn, chunking, doc_id, text or "")
+            if progress:
+                progress(done, len(doc_ids))
+    return chunking
+
+
+def set_default_chunking(ws: Workspace, project: Project, name: str) -> Chunking:
+    chunking = get_chunking(ws, project, name)
+    with ws.engine.begin() as conn:
+        conn.execute(
+            chunkings.update()
+            .where(chunkings.c.project_id == project.id)
+            .values(is_default=chunkings.c.id == chunking.id)
+        )
+    return get_chunking(ws, project, name)
+
+
+def delete_chunking(ws: Workspace, project: Project, name: str) -> None:
+    chunking = get_chunking(ws, project, name)
+    if chunking.is_default:
+        raise InvalidInput(
+            f"chunking {name!r} is the project's default; make another one the default first"
+        )
+    with ws.engine.begin() as conn:
+        conn.execute(chunkings.delete().where(chunkings.c.id == chunking.id))
+    for path in ws.index_path(project.id, chunking.id).parent.glob(f"c{chunking.id}-*"):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def document_chunks(ws: Workspace, chunking: Chunking, doc_id: str) -> list[Chunk]:
+    with ws.engine.connect() as conn:
+        rows = conn.execute(
+            sa.select(chunks)
+            .where(chunks.c.chunking_id == chunking.id, chunks.c.doc_id == doc_id)
+            .order_by(chunks.c.ordinal)
+        ).all()
+    return [Chunk(r.chunking_id, r.chunk_id, r.doc_id, r.ordinal, r.start, r.end) for r in rows]
+
+
+def count_chunks(ws: Workspace, chunking: Chunking) -> int:
+    with ws.engine.connect() as conn:
+        return int(
+            conn.scalar(
+                sa.select(sa.func.count()).select_from(chunks).where(
+                    chunks.c.chunking_id == chunking.id
+                )
+            )
+            or 0
+        )

@@ -1,0 +1,284 @@
+"""``assay ingest``, ``assay documents``, ``assay document``, ``assay chunk``, ``assay chunkings``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from assay import chunkings as chunkings_api
+from assay import documents as documents_api
+from assay.chunking import describe_chunkers
+from assay.cli.common import (
+    JsonOption,
+    ProjectOption,
+    console,
+    human_size,
+    parse_params,
+    print_json,
+    project_of,
+    run,
+)
+from assay.errors import NotFound
+from assay.ingest import IngestReport, Outcome, ingest_paths, sources_from_paths
+from assay.models import Chunk, Chunking, Project
+from assay.projects import create_project, get_project
+from assay.search.indexes import sync_index, sync_project
+from assay.workspace import Workspace
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ingest")(ingest)
+    app.command("documents")(documents)
+    app.command("document")(document)
+    app.command("chunk")(chunk)
+    app.command("chunkings")(chunkings)
+
+
+def progress_bar(transient: bool = True) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console(),
+        transient=transient,
+        disable=not sys.stderr.isatty() and not sys.stdout.isatty(),
+    )
+
+
+def _chunker_help() -> str:
+    lines = []
+    for method, info in describe_chunkers().items():
+        params = ", ".join(f"{k}={v.get('default')}" for k, v in info.get("params", {}).items())
+        lines.append(f"{method} ({params})")
+    return "; ".join(lines)
+
+
+def _project_for_ingest(ws: Workspace, name: str | None, language: str) -> Project:
+    if name:
+        try:
+            return get_project(ws, name)
+        except NotFound:
+            project = create_project(ws, name, language)
+            console().print(f"Created project {project.name!r} (language {project.language})")
+            return project
+    return project_of(ws, None)
+
+
+def _ensure_chunker(ws: Workspace, project: Project, spec: str) -> None:
+    """``--chunker sentences:sentences=3`` makes sure that chunking exists (named by the spec)."""
+    method, _, raw = spec.partition(":")
+    params = parse_params([p for p in raw.split(",") if p]) if raw else {}
+    existing = {c.name for c in chunkings_api.list_chunkings(ws, project)}
+    if spec not in existing:
+        chunkings_api.create_chunking(ws, project, spec, method.strip(), params)
+        console().print(f"Created chunking {spec!r}")
+
+
+def ingest(
+    ctx: typer.Context,
+    paths: list[str] = typer.Argument(
+        ..., help="Files and folders (folders are read recursively); '-' reads standard input."
+    ),
+    project: str = typer.Option(
+        None, "--project", "-p",
+        help="Project to add to; created if it does not exist. May be left out when the "
+        "workspace has exactly one project.",
+        show_default=False,
+    ),
+    language: str = typer.Option(
+        "en", "--language", "-l", help="Language when the project is created here."
+    ),
+    chunker: str = typer.Option(
+        None, "--chunker",
+        help="Also chunk with METHOD[:name=value,...] (created as a chunking named by the "
+        "spec if missing). Every chunking of the project always covers every document.",
+        show_default=False,
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Add files to a project: parse, dedupe, chunk and index them.
+
+    Text (.txt, .md), HTML, PDF and DOCX are parsed; other files are stored without text. Bad
+    files are reported by name and the rest are ingested.
+    """
+
+    def body(ws: Workspace) -> IngestReport:
+        target = _project_for_ingest(ws, project, language)
+        if chunker:
+            _ensure_chunker(ws, target, chunker)
+        total = sum(1 for item in sources_from_paths(p for p in paths if p != "-"))
+        total += paths.count("-")
+        with progress_bar() as bar:
+            task = bar.add_task("Ingesting", total=total)
+
+            def advance(outcome: Outcome) -> None:
+                bar.update(task, advance=1, description=f"Ingesting {outcome.source[:40]}")
+
+            report = ingest_paths(ws, target, paths, progress=advance)
+            index_task = bar.add_task("Indexing", total=None)
+            sync_project(ws, target, progress=lambda d, t: bar.update(index_task, completed=d,
+                                                                        total=t))
+        return report
+
+    report = run(ctx, body)
+    if as_json:
+        print_json(report.outcomes)
+    else:
+        out = console()
+        for outcome in report.outcomes:
+            if outcome.status == "added":
+                renamed = f" (stored as {outcome.name})" if outcome.name != outcome.source else ""
+                out.print(f"[green]added[/]     {outcome.source}{renamed}")
+                for warning in outcome.warnings:
+                    out.print(f"  [yellow]warning:[/] {warning}")
+            elif outcome.status == "duplicate":
+                out.print(f"[blue]duplicate[/] {outcome.message}")
+            else:
+                out.print(f"[red]error[/]     {outcome.message}")
+        out.print(
+            f"{len(report.added)} added, {len(report.duplicates)} duplicate(s), "
+            f"{len(report.errors)} error(s)"
+        )
+    if report.errors:
+        raise typer.Exit(1 if not report.added and not report.duplicates else 2)
+
+
+def documents(
+    ctx: typer.Context,
+    project: str = ProjectOption,
+    name: str = typer.Option("", "--name", help="Only documents whose name contains this."),
+    as_json: bool = JsonOption,
+) -> None:
+    """List the documents of a project."""
+
+    def body(ws: Workspace) -> None:
+        found = documents_api.list_documents(ws, project_of(ws, project), name_contains=name)
+        if as_json:
+            print_json(found)
+            return
+        table = Table("doc_id", "name", "media type", "size", "chars", "warnings")
+        for d in found:
+            table.add_row(d.id, d.name, d.media_type, human_size(d.size), str(d.chars),
+                          "; ".join(d.warnings))
+        console().print(table)
+
+    run(ctx, body)
+
+
+def document(
+    ctx: typer.Context,
+    doc_id: str = typer.Argument(..., help="Document id (or a unique prefix of it)."),
+    project: str = ProjectOption,
+    text: bool = typer.Option(False, "--text", help="Print the extracted text exactly."),
+    original: Path = typer.Option(
+        None, "--original", help="Write the original file's bytes to this path.",
+        show_default=False,
+    ),
+    chunks: str = typer.Option(
+        None, "--chunks", help="List the document's chunks under this chunking.",
+        show_default=False,
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Show one document: its details, its exact text, its chunks or its original file."""
+
+    def body(ws: Workspace) -> None:
+        proj = project_of(ws, project)
+        doc = documents_api.get_document(ws, proj, doc_id)
+        if text:
+            sys.stdout.write(doc.text)
+            sys.stdout.flush()
+            return
+        if original:
+            original.write_bytes(documents_api.original_bytes(ws, doc))
+            console().print(f"Wrote {doc.size} bytes to {original}")
+            return
+        if chunks is not None:
+            chunking = chunkings_api.get_chunking(ws, proj, chunks or None)
+            rows = chunkings_api.document_chunks(ws, chunking, doc.id)
+            if as_json:
+                print_json([{**_chunk_json(c), "text": doc.text[c.start:c.end]} for c in rows])
+                return
+            for c in rows:
+                console().print(f"[bold]{c.chunk_id}[/] [{c.start}:{c.end}]")
+                console().print(doc.text[c.start:c.end], markup=False)
+            return
+        summary = {
+            "doc_id": doc.id, "name": doc.name, "media_type": doc.media_type, "size": doc.size,
+            "sha256": doc.sha256, "chars": len(doc.text), "parser": doc.parse_info.parser,
+            "pages": doc.parse_info.pages, "warnings": list(doc.parse_info.warnings),
+            "notes": doc.notes, "metadata": doc.metadata, "created_at": doc.created_at,
+        }
+        if as_json:
+            print_json(summary)
+            return
+        for key, value in summary.items():
+            console().print(f"[bold]{key}:[/] {value}", markup=True)
+
+    run(ctx, body)
+
+
+def _chunk_json(c: Chunk) -> dict[str, object]:
+    return {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "ordinal": c.ordinal, "start": c.start,
+            "end": c.end}
+
+
+def chunk(
+    ctx: typer.Context,
+    method: str = typer.Option(..., "--method", "-m", help="Chunker: recursive, tokens or sentences."),
+    name: str = typer.Option(..., "--name", "-n", help="Name of the new chunking."),
+    param: list[str] = typer.Option(
+        [], "--param", help="Chunker parameter as name=value; repeat for several.",
+    ),
+    default: bool = typer.Option(False, "--default", help="Make it the project's default."),
+    project: str = ProjectOption,
+) -> None:
+    """Create a new named chunking and chunk every document with it (existing ones stay)."""
+
+    def body(ws: Workspace) -> None:
+        proj = project_of(ws, project)
+        with progress_bar() as bar:
+            task = bar.add_task("Chunking", total=None)
+            created = chunkings_api.create_chunking(
+                ws, proj, name, method, parse_params(param), make_default=default,
+                progress=lambda d, t: bar.update(task, completed=d, total=t),
+            )
+            index_task = bar.add_task("Indexing", total=None)
+            sync_index(ws, proj, created,
+                       progress=lambda d, t: bar.update(index_task, completed=d, total=t))
+        n = chunkings_api.count_chunks(ws, created)
+        console().print(f"Created chunking {created.name!r}: {n} chunks ({method})")
+
+    run(ctx, body)
+
+
+def chunkings(
+    ctx: typer.Context,
+    project: str = ProjectOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """List the chunkings of a project."""
+
+    def body(ws: Workspace) -> None:
+        found = chunkings_api.list_chunkings(ws, project_of(ws, project))
+        counts = [chunkings_api.count_chunks(ws, c) for c in found]
+        if as_json:
+            print_json([{**_chunking_json(c), "chunks": n} for c, n in zip(found, counts,
+                                                                            strict=True)])
+            return
+        table = Table("name", "method", "params", "chunks", "default")
+        for c, n in zip(found, counts, strict=True):
+            table.add_row(c.name, c.method, str(c.params), str(n), "yes" if c.is_default else "")
+        console().print(table)
+
+    run(ctx, body)
+
+
+def _chunking_json(c: Chunking) -> dict[str, object]:
+    return {"name": c.name, "method": c.method, "params": c.params, "default": c.is_default}
+

@@ -1,0 +1,195 @@
+"""Reading and editing stored documents (ingest.py is where they come from)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from assay.db import as_utc
+from assay.errors import Conflict, InvalidInput, NotFound
+from assay.models import Document, DocumentSummary, ParseInfo, Project
+from assay.projects import check_name
+from assay.schema import documents
+from assay.workspace import Workspace
+
+
+def parse_info_from_json(data: dict[str, Any]) -> ParseInfo:
+    return ParseInfo(
+        parser=str(data.get("parser", "")),
+        pages=data.get("pages"),
+        warnings=tuple(data.get("warnings", ())),
+        page_starts=tuple(data.get("page_starts", ())),
+    )
+
+
+def parse_info_to_json(info: ParseInfo) -> dict[str, Any]:
+    return {
+        "parser": info.parser,
+        "pages": info.pages,
+        "warnings": list(info.warnings),
+        "page_starts": list(info.page_starts),
+    }
+
+
+def _row_to_document(row: sa.Row[Any]) -> Document:
+    return Document(
+        id=row.id,
+        project_id=row.project_id,
+        name=row.name,
+        media_type=row.media_type,
+        size=row.size,
+        sha256=row.sha256,
+        text=row.text,
+        parse_info=parse_info_from_json(row.parse_info or {}),
+        notes=row.notes,
+        metadata=dict(row.metadata or {}),
+        author=row.author,
+        created_at=as_utc(row.created_at),
+        updated_at=as_utc(row.updated_at),
+    )
+
+
+def list_documents(
+    ws: Workspace,
+    project: Project,
+    *,
+    name_contains: str = "",
+    offset: int = 0,
+    limit: int | None = None,
+) -> list[DocumentSummary]:
+    """Documents of a project by name, without their text."""
+    query = (
+        sa.select(
+            documents.c.id,
+            documents.c.name,
+            documents.c.media_type,
+            documents.c.size,
+            documents.c.sha256,
+            sa.func.length(documents.c.text).label("chars"),
+            documents.c.parse_info,
+            documents.c.created_at,
+        )
+        .where(documents.c.project_id == project.id)
+        .order_by(documents.c.name)
+        .offset(offset)
+        .limit(limit)
+    )
+    if name_contains:
+        query = query.where(documents.c.name.icontains(name_contains, autoescape=True))
+    with ws.engine.connect() as conn:
+        rows = conn.execute(query).all()
+    return [
+        DocumentSummary(
+            id=row.id,
+            name=row.name,
+            media_type=row.media_type,
+            size=row.size,
+            sha256=row.sha256,
+            chars=row.chars or 0,
+            warnings=tuple((row.parse_info or {}).get("warnings", ())),
+            created_at=as_utc(row.created_at),
+        )
+        for row in rows
+    ]
+
+
+def count_documents(ws: Workspace, project: Project) -> int:
+    with ws.engine.connect() as conn:
+        return int(
+            conn.scalar(
+                sa.select(sa.func.count())
+                .select_from(documents)
+                .where(documents.c.project_id == project.id)
+            )
+            or 0
+        )
+
+
+def get_document(ws: Workspace, project: Project, doc_id: str) -> Document:
+    """A document by id, or by a unique id prefix of at least 4 characters."""
+    doc_id = doc_id.strip()
+    with ws.engine.connect() as conn:
+        row = conn.execute(
+            sa.select(documents).where(
+                documents.c.project_id == project.id, documents.c.id == doc_id
+            )
+        ).first()
+        if row is None and len(doc_id) >= 4:
+            rows = conn.execute(
+                sa.select(documents)
+                .where(
+                    documents.c.project_id == project.id,
+                    documents.c.id.startswith(doc_id, autoescape=True),
+                )
+                .limit(2)
+            ).all()
+            if len(rows) > 1:
+                raise InvalidInput(f"document id prefix {doc_id!r} is ambiguous; give more of it")
+            row = rows[0] if rows else None
+    if row is None:
+        raise NotFound(f"project {project.name!r} has no document with id {doc_id!r}")
+    return _row_to_document(row)
+
+
+def get_document_by_name(ws: Workspace, project: Project, name: str) -> Document:
+    with ws.engine.connect() as conn:
+        row = conn.execute(
+            sa.select(documents).where(
+                documents.c.project_id == project.id, documents.c.name == name
+            )
+        ).first()
+    if row is None:
+        raise NotFound(f"project {project.name!r} has no document named {name!r}")
+    return _row_to_document(row)
+
+
+def original_bytes(ws: Workspace, document: Document) -> bytes:
+    return ws.blobs.get(document.sha256)
+
+
+def update_document(
+    ws: Workspace,
+    document: Document,
+    *,
+    name: str | None = None,
+    notes: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Document:
+    """Rename a document or change its notes/metadata (its text and chunks stay as they are)."""
+    values: dict[str, Any] = {}
+    if name is not None:
+        values["name"] = check_name(name, "document")
+    if notes is not None:
+        values["notes"] = notes
+    if metadata is not None:
+        values["metadata"] = metadata
+    if not values:
+        return document
+    with ws.engine.begin() as conn:
+        if "name" in values:
+            clash = conn.execute(
+                sa.select(documents.c.id).where(
+                    documents.c.project_id == document.project_id,
+                    documents.c.name == values["name"],
+                    documents.c.id != document.id,
+                )
+            ).first()
+            if clash:
+                raise Conflict(f"another document is already named {values['name']!r}")
+        # Metadata edits do not bump updated_at: it marks changes to text and chunks.
+        conn.execute(documents.update().where(documents.c.id == document.id).values(**values))
+        row = conn.execute(sa.select(documents).where(documents.c.id == document.id)).one()
+    return _row_to_document(row)
+
+
+def delete_document(ws: Workspace, document: Document) -> None:
+    """Delete a document and its chunks (search indexes follow on their next sync)."""
+    with ws.engine.begin() as conn:
+        conn.execute(documents.delete().where(documents.c.id == document.id))
+        still_used = conn.execute(
+            sa.select(documents.c.id).where(documents.c.sha256 == document.sha256).limit(1)
+        ).first()
+    if not still_used:
+        ws.blobs.path(document.sha256).unlink(missing_ok=True)
+

@@ -1,0 +1,247 @@
+"""Files become documents: size check, dedupe by content, parse, name, store, chunk.
+
+Each file is stored in its own transaction together with its chunks for every chunking of the
+project, so a failure or a killed process leaves whole documents or none. Bad files are
+reported by name and the rest go on. Search indexes are derived data and catch up on their
+next sync (see ``assay.search.indexes``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path, PurePath
+from typing import Any, Literal
+
+import sqlalchemy as sa
+
+from assay.chunkings import chunk_document, list_chunkings
+from assay.db import utcnow
+from assay.documents import get_document, parse_info_to_json
+from assay.errors import AssayError, InvalidInput
+from assay.models import Document, ParseInfo, Project
+from assay.parsing import guess_media_type, parse
+from assay.schema import documents
+from assay.workspace import Workspace
+
+Status = Literal["added", "duplicate", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One file to ingest: a display name, how to read it, and its size if known up front."""
+
+    name: str
+    read: Callable[[], bytes]
+    size: int | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    source: str
+    status: Status
+    message: str = ""
+    doc_id: str = ""
+    name: str = ""
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass
+class IngestReport:
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def _with(self, status: Status) -> list[Outcome]:
+        return [o for o in self.outcomes if o.status == status]
+
+    @property
+    def added(self) -> list[Outcome]:
+        return self._with("added")
+
+    @property
+    def duplicates(self) -> list[Outcome]:
+        return self._with("duplicate")
+
+    @property
+    def errors(self) -> list[Outcome]:
+        return self._with("error")
+
+
+def sources_from_paths(paths: Iterable[str | Path]) -> Iterator[Source | Outcome]:
+    """Files named directly, files inside folders (recursively, hidden ones skipped), ``-`` for
+    standard input. A path that does not exist yields an error outcome."""
+    for raw in paths:
+        if str(raw) == "-":
+            data = sys.stdin.buffer.read()
+            yield Source("stdin.txt", lambda data=data: data, len(data), {"path": "-"})
+            continue
+        path = Path(raw)
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                rel = child.relative_to(path)
+                if child.is_file() and not any(part.startswith(".") for part in rel.parts):
+                    yield _file_source(child, rel)
+        elif path.is_file():
+            yield _file_source(path, PurePath(path.name))
+        else:
+            yield Outcome(str(raw), "error", f"{raw}: no such file or folder")
+
+
+def _file_source(path: Path, rel: PurePath) -> Source:
+    stat = path.stat()
+    modified = datetime.fromtimestamp(stat.st_mtime, UTC).isoformat()
+    return Source(
+        path.name,
+        path.read_bytes,
+        stat.st_size,
+        {"path": rel.as_posix(), "last_modified": modified},
+    )
+
+
+def ingest_paths(
+    ws: Workspace,
+    project: Project,
+    paths: Iterable[str | Path],
+    *,
+    author: str | None = None,
+    progress: Callable[[Outcome], None] | None = None,
+) -> IngestReport:
+    """Ingest files and folders; every file gets an outcome, bad files never stop the rest."""
+    report = IngestReport()
+    for item in sources_from_paths(paths):
+        outcome = item if isinstance(item, Outcome) else ingest_source(ws, project, item, author)
+        report.outcomes.append(outcome)
+        if progress:
+            progress(outcome)
+    return report
+
+
+def ingest_source(
+    ws: Workspace, project: Project, source: Source, author: str | None = None
+) -> Outcome:
+    try:
+        document, duplicate_of = _store(ws, project, source, author)
+    except AssayError as exc:
+        return Outcome(source.name, "error", str(exc))
+    except Exception as exc:  # a parser bug must not stop a batch of a thousand files
+        return Outcome(source.name, "error", f"{source.name}: unexpected error: {exc!r}")
+    if duplicate_of:
+        return Outcome(
+            source.name,
+            "duplicate",
+            f"{source.name}: same content as document {duplicate_of.name!r}; not added again",
+            duplicate_of.id,
+            duplicate_of.name,
+        )
+    return Outcome(
+        source.name, "added", "", document.id, document.name, document.parse_info.warnings
+    )
+
+
+def ingest_bytes(
+    ws: Workspace,
+    project: Project,
+    name: str,
+    data: bytes,
+    *,
+    metadata: dict[str, Any] | None = None,
+    author: str | None = None,
+) -> Document:
+    """Store one file's bytes as a document (or return the existing one with the same bytes)."""
+    source = Source(name, lambda: data, len(data), dict(metadata or {}))
+    document, duplicate_of = _store(ws, project, source, author)
+    return duplicate_of or document
+
+
+def _store(
+    ws: Workspace, project: Project, source: Source, author: str | None
+) -> tuple[Document, Document | None]:
+    limit = ws.settings.max_file_bytes
+    if source.size is not None and source.size > limit:
+        raise InvalidInput(_over_limit(source.name, source.size, limit))
+    data = source.read()
+    if len(data) > limit:
+        raise InvalidInput(_over_limit(source.name, len(data), limit))
+    sha256 = hashlib.sha256(data).hexdigest()
+    existing = _find_by_sha(ws, project, sha256)
+    if existing is not None:
+        return existing, existing
+    media_type = guess_media_type(source.name, data)
+    parsed = parse(
+        source.name,
+        data,
+        media_type,
+        fallback_encoding=ws.settings.text_fallback_encoding or None,
+    )
+    ws.blobs.put(data)
+    info = ParseInfo(parsed.parser, parsed.pages, parsed.warnings, parsed.page_starts)
+    doc_id = str(uuid.uuid4())
+    now = utcnow()
+    with ws.engine.begin() as conn:
+        name = unique_name(conn, project.id, _clean_name(source.name))
+        conn.execute(
+            documents.insert().values(
+                id=doc_id,
+                project_id=project.id,
+                name=name,
+                media_type=media_type,
+                size=len(data),
+                sha256=sha256,
+                text=parsed.text,
+                parse_info=parse_info_to_json(info),
+                notes="",
+                metadata=source.metadata,
+                author=author if author is not None else ws.settings.author,
+                created_at=now,
+                updated_at=now,
+            )
+        )
+        for chunking in list_chunkings(ws, project):
+            chunk_document(conn, chunking, doc_id, parsed.text)
+    return get_document(ws, project, doc_id), None
+
+
+def _over_limit(name: str, size: int, limit: int) -> str:
+    return (
+        f"{name}: {size / 1048576:.3g} MB is over the {limit / 1048576:.3g} MB limit "
+        "(ASSAY_MAX_FILE_MB)"
+    )
+
+
+def _find_by_sha(ws: Workspace, project: Project, sha256: str) -> Document | None:
+    with ws.engine.connect() as conn:
+        doc_id = conn.scalar(
+            sa.select(documents.c.id)
+            .where(documents.c.project_id == project.id, documents.c.sha256 == sha256)
+            .limit(1)
+        )
+    return get_document(ws, project, doc_id) if doc_id else None
+
+
+def _clean_name(name: str) -> str:
+    cleaned = "".join(ch for ch in PurePath(name.replace("\\", "/")).name if ord(ch) >= 32)
+    return cleaned.strip() or "unnamed"
+
+
+def unique_name(conn: sa.Connection, project_id: int, name: str) -> str:
+    """``report.pdf`` → ``report-1.pdf`` → ``report-2.pdf`` while the name is taken."""
+    taken = set(
+        conn.scalars(
+            sa.select(documents.c.name).where(
+                documents.c.project_id == project_id,
+                documents.c.name.startswith(PurePath(name).stem, autoescape=True),
+            )
+        )
+    )
+    if name not in taken:
+        return name
+    path = PurePath(name)
+    stem, suffix = (path.stem, path.suffix) if path.stem else (name, "")
+    counter = 1
+    while f"{stem}-{counter}{suffix}" in taken:
+        counter += 1
+    return f"{stem}-{counter}{suffix}"

@@ -1,0 +1,152 @@
+"""Projects: a named collection of documents, chunkings and (later) gold items."""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any
+
+import sqlalchemy as sa
+
+from assay.db import as_utc, utcnow
+from assay.errors import Conflict, InvalidInput, NotFound
+from assay.models import Project
+from assay.schema import chunkings, documents, projects
+from assay.workspace import Workspace
+
+LANGUAGES: dict[str, str] = {
+    "en": "English",
+    "de": "German",
+    "fr": "French",
+    "es": "Spanish",
+    "it": "Italian",
+    "nl": "Dutch",
+    "pt": "Portuguese",
+}
+"""Project languages; the language picks the search analyzer (stemmer)."""
+
+DEFAULT_CHUNKING = {"name": "default", "method": "recursive", "params": {"max_length": 1000}}
+
+
+def _row_to_project(row: sa.Row[Any]) -> Project:
+    return Project(
+        id=row.id,
+        name=row.name,
+        language=row.language,
+        settings=dict(row.settings or {}),
+        created_at=as_utc(row.created_at),
+        updated_at=as_utc(row.updated_at),
+    )
+
+
+def check_name(name: str, what: str = "project") -> str:
+    cleaned = name.strip()
+    if not cleaned:
+        raise InvalidInput(f"{what} name must not be empty")
+    if len(cleaned) > 200:
+        raise InvalidInput(f"{what} name is longer than 200 characters")
+    if any(ord(ch) < 32 or ch == "/" for ch in cleaned):
+        raise InvalidInput(f"{what} name {cleaned!r} must not contain '/' or control characters")
+    return cleaned
+
+
+def check_language(language: str) -> str:
+    if language not in LANGUAGES:
+        valid = ", ".join(f"{code} ({label})" for code, label in LANGUAGES.items())
+        raise InvalidInput(f"unsupported language {language!r}; choose one of: {valid}")
+    return language
+
+
+def create_project(
+    ws: Workspace, name: str, language: str = "en", settings: dict[str, Any] | None = None
+) -> Project:
+    """Create a project with its default chunking (recursive, 1000 characters)."""
+    name = check_name(name)
+    language = check_language(language)
+    now = utcnow()
+    with ws.engine.begin() as conn:
+        if conn.execute(sa.select(projects.c.id).where(projects.c.name == name)).first():
+            raise Conflict(f"a project named {name!r} already exists")
+        project_id = conn.execute(
+            projects.insert().values(
+                name=name, language=language, settings=settings or {}, created_at=now,
+                updated_at=now,
+            )
+        ).inserted_primary_key[0]  # type: ignore[index]
+        conn.execute(
+            chunkings.insert().values(
+                project_id=project_id,
+                name=DEFAULT_CHUNKING["name"],
+                method=DEFAULT_CHUNKING["method"],
+                params=DEFAULT_CHUNKING["params"],
+                is_default=True,
+                created_at=now,
+            )
+        )
+    return get_project(ws, name)
+
+
+def list_projects(ws: Workspace) -> list[Project]:
+    with ws.engine.connect() as conn:
+        rows = conn.execute(sa.select(projects).order_by(projects.c.name)).all()
+    return [_row_to_project(row) for row in rows]
+
+
+def get_project(ws: Workspace, name: str) -> Project:
+    with ws.engine.connect() as conn:
+        row = conn.execute(sa.select(projects).where(projects.c.name == name)).first()
+    if row is None:
+        known = ", ".join(p.name for p in list_projects(ws)) or "none yet"
+        raise NotFound(f"no project named {name!r} (projects: {known})")
+    return _row_to_project(row)
+
+
+def resolve_project(ws: Workspace, name: str | None) -> Project:
+    """The named project, or the only one when no name is given."""
+    if name:
+        return get_project(ws, name)
+    found = list_projects(ws)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise NotFound(
+            "the workspace has no projects yet: create one with `assay projects create NAME` "
+            "(or pass --project NAME to `assay ingest`)"
+        )
+    names = ", ".join(p.name for p in found)
+    raise InvalidInput(f"the workspace has several projects ({names}); choose one with --project")
+
+
+def rename_project(ws: Workspace, project: Project, new_name: str) -> Project:
+    new_name = check_name(new_name)
+    with ws.engine.begin() as conn:
+        clash = conn.execute(
+            sa.select(projects.c.id).where(projects.c.name == new_name, projects.c.id != project.id)
+        ).first()
+        if clash:
+            raise Conflict(f"a project named {new_name!r} already exists")
+        conn.execute(
+            projects.update()
+            .where(projects.c.id == project.id)
+            .values(name=new_name, updated_at=utcnow())
+        )
+    return get_project(ws, new_name)
+
+
+def update_project_settings(ws: Workspace, project: Project, settings: dict[str, Any]) -> Project:
+    with ws.engine.begin() as conn:
+        conn.execute(
+            projects.update()
+            .where(projects.c.id == project.id)
+            .values(settings=settings, updated_at=utcnow())
+        )
+    return get_project(ws, project.name)
+
+
+def delete_project(ws: Workspace, project: Project) -> None:
+    """Delete the project, its documents, chunks and indexes; then drop unused blobs."""
+    with ws.engine.begin() as conn:
+        conn.execute(projects.delete().where(projects.c.id == project.id))
+    shutil.rmtree(ws.index_path(project.id, 0).parent, ignore_errors=True)
+    with ws.engine.connect() as conn:
+        used = {row.sha256 for row in conn.execute(sa.select(documents.c.sha256).distinct())}
+    ws.blobs.delete_unused(used)

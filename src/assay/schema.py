@@ -1,0 +1,97 @@
+"""The database tables, in SQLAlchemy Core.
+
+One schema for SQLite and PostgreSQL: only portable types (JSON, Text, DateTime with time zone).
+Alembic migrations in ``assay/migrations`` create exactly these tables; a test compares them.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+    }
+)
+
+Timestamp = sa.DateTime(timezone=True)
+
+projects = sa.Table(
+    "projects",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("name", sa.String(200), nullable=False, unique=True),
+    sa.Column("language", sa.String(16), nullable=False),
+    sa.Column("settings", sa.JSON, nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+)
+
+documents = sa.Table(
+    "documents",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column(
+        "project_id",
+        sa.Integer,
+        sa.ForeignKey("projects.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("name", sa.String(500), nullable=False),
+    sa.Column("media_type", sa.String(200), nullable=False),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("sha256", sa.String(64), nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("parse_info", sa.JSON, nullable=False),
+    sa.Column("notes", sa.Text, nullable=False),
+    sa.Column("metadata", sa.JSON, nullable=False),
+    sa.Column("author", sa.String(200), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+    sa.UniqueConstraint("project_id", "name"),
+    sa.Index(None, "project_id", "sha256"),
+)
+
+chunkings = sa.Table(
+    "chunkings",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "project_id",
+        sa.Integer,
+        sa.ForeignKey("projects.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("method", sa.String(100), nullable=False),
+    sa.Column("params", sa.JSON, nullable=False),
+    sa.Column("is_default", sa.Boolean, nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.UniqueConstraint("project_id", "name"),
+)
+
+chunks = sa.Table(
+    "chunks",
+    metadata,
+    sa.Column(
+        "chunking_id",
+        sa.Integer,
+        sa.ForeignKey("chunkings.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("chunk_id", sa.String(300), primary_key=True),
+    sa.Column(
+        "doc_id",
+        sa.String(36),
+        sa.ForeignKey("documents.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("ordinal", sa.Integer, nullable=False),
+    sa.Column("start", sa.Integer, nullable=False),
+    sa.Column("end", sa.Integer, nullable=False),
+    sa.Index(None, "doc_id", "chunking_id", "ordinal"),
+)

@@ -1,0 +1,154 @@
+"""Where a project's indexes live and how they follow the database.
+
+Indexes are derived data. Each one keeps a small marker file with the state of the database it
+last caught up with (document count and newest change). Searching compares that marker with the
+database, a cheap query, and resynchronises only when they differ: documents whose fingerprint
+changed are re-added, documents gone from the database are dropped. So a process killed between
+a database commit and an index commit loses nothing: the next search repairs the index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from assay.chunkings import get_chunking, list_chunkings
+from assay.db import as_utc
+from assay.models import Chunking, ChunkText, Hit, IndexedDocument, Project
+from assay.schema import chunks, documents
+from assay.search import SearchIndex
+from assay.search.keyword import KeywordIndex
+from assay.workspace import Workspace
+
+MARKER = "assay-sync.json"
+BATCH = 500
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    chunking: str
+    added: int
+    removed: int
+
+
+def open_keyword_index(ws: Workspace, project: Project, chunking: Chunking) -> KeywordIndex:
+    return KeywordIndex(ws.index_path(project.id, chunking.id, "keyword"), project.language)
+
+
+def _fingerprint(sha256: str, updated_at: datetime) -> str:
+    return f"{sha256[:16]}@{as_utc(updated_at).isoformat()}"
+
+
+def _database_marker(ws: Workspace, project: Project) -> str:
+    with ws.engine.connect() as conn:
+        count, newest = conn.execute(
+            sa.select(sa.func.count(), sa.func.max(documents.c.updated_at)).where(
+                documents.c.project_id == project.id
+            )
+        ).one()
+    return f"{count}|{newest}"
+
+
+def _read_marker(path: Path) -> str | None:
+    try:
+        return str(json.loads((path / MARKER).read_text())["database"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _write_marker(path: Path, marker: str) -> None:
+    tmp = path / f"{MARKER}.tmp"
+    tmp.write_text(json.dumps({"database": marker}))
+    os.replace(tmp, path / MARKER)
+
+
+def sync_index(
+    ws: Workspace,
+    project: Project,
+    chunking: Chunking,
+    index: SearchIndex | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> SyncReport:
+    """Bring one chunking's keyword index in line with the database."""
+    index = index or open_keyword_index(ws, project, chunking)
+    path = ws.index_path(project.id, chunking.id, "keyword")
+    marker = _database_marker(ws, project)
+    with ws.engine.connect() as conn:
+        current = {
+            row.id: _fingerprint(row.sha256, row.updated_at)
+            for row in conn.execute(
+                sa.select(documents.c.id, documents.c.sha256, documents.c.updated_at).where(
+                    documents.c.project_id == project.id
+                )
+            )
+        }
+    held = index.indexed()
+    stale = [doc_id for doc_id, fp in current.items() if held.get(doc_id) != fp]
+    gone = [doc_id for doc_id in held if doc_id not in current]
+    if gone and not stale:
+        index.update([], delete=gone)
+    for done, batch in enumerate(_batches(stale), 1):
+        index.update(
+            _indexed_documents(ws, chunking, batch, current), delete=gone if done == 1 else ()
+        )
+        if progress:
+            progress(min(done * BATCH, len(stale)), len(stale))
+    _write_marker(path, marker)
+    return SyncReport(chunking.name, len(stale), len(gone))
+
+
+def _batches(items: list[str]) -> Iterator[list[str]]:
+    for start in range(0, len(items), BATCH):
+        yield items[start : start + BATCH]
+
+
+def _indexed_documents(
+    ws: Workspace, chunking: Chunking, doc_ids: list[str], fingerprints: dict[str, str]
+) -> list[IndexedDocument]:
+    with ws.engine.connect() as conn:
+        texts = {
+            row.id: row.text
+            for row in conn.execute(
+                sa.select(documents.c.id, documents.c.text).where(documents.c.id.in_(doc_ids))
+            )
+        }
+        rows = conn.execute(
+            sa.select(chunks.c.chunk_id, chunks.c.doc_id, chunks.c.start, chunks.c.end)
+            .where(chunks.c.chunking_id == chunking.id, chunks.c.doc_id.in_(doc_ids))
+            .order_by(chunks.c.doc_id, chunks.c.ordinal)
+        ).all()
+    grouped: dict[str, list[ChunkText]] = {doc_id: [] for doc_id in doc_ids}
+    for row in rows:
+        text = texts[row.doc_id][row.start : row.end]
+        grouped[row.doc_id].append(ChunkText(row.chunk_id, row.doc_id, row.start, row.end, text))
+    return [
+        IndexedDocument(doc_id, fingerprints[doc_id], tuple(grouped[doc_id]))
+        for doc_id in doc_ids
+        if doc_id in texts
+    ]
+
+
+def sync_project(
+    ws: Workspace, project: Project, *, progress: Callable[[int, int], None] | None = None
+) -> list[SyncReport]:
+    """Sync every chunking's index of the project (after ingest, deletes, new chunkings)."""
+    return [sync_index(ws, project, c, progress=progress) for c in list_chunkings(ws, project)]
+
+
+def search(
+    ws: Workspace, project: Project, query: str, k: int = 10, chunking: str | None = None
+) -> list[Hit]:
+    """Keyword search over one chunking (the default one unless named)."""
+    selected = get_chunking(ws, project, chunking)
+    index = open_keyword_index(ws, project, selected)
+    path = ws.index_path(project.id, selected.id, "keyword")
+    if _read_marker(path) != _database_marker(ws, project):
+        sync_index(ws, project, selected, index)
+    return index.search(query, k)

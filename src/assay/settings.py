@@ -1,0 +1,56 @@
+"""Settings, read from ``ASSAY_*`` environment variables.
+
+Every field here is documented in docs/settings.md; a test fails when one is not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Where the workspace lives and the limits it enforces."""
+
+    model_config = SettingsConfigDict(env_prefix="ASSAY_", extra="ignore")
+
+    home: Path = Field(
+        default=Path("assay-data"),
+        description="Workspace folder: database, uploaded files (blobs) and search indexes.",
+    )
+    database_url: str = Field(
+        default="",
+        description=(
+            "SQLAlchemy URL of the database. Empty means a SQLite file `assay.db` inside the "
+            "workspace folder. For PostgreSQL: `postgresql+psycopg://user:pass@host/db`."
+        ),
+    )
+    max_file_mb: float = Field(
+        default=10.0,
+        gt=0,
+        description="Largest file accepted by ingest and upload, in megabytes (10 MB like RAGold).",
+    )
+    text_fallback_encoding: str = Field(
+        default="",
+        description=(
+            "Encoding tried for text files that are not valid UTF-8 (for example `cp1252`). "
+            "Empty means such files are rejected with an error."
+        ),
+    )
+    host: str = Field(default="127.0.0.1", description="Address `assay serve` binds to.")
+    port: int = Field(default=8765, ge=0, le=65535, description="Port `assay serve` listens on.")
+    author: str = Field(
+        default="",
+        description="Name recorded as the author of what the CLI and Python API create.",
+    )
+
+    @property
+    def max_file_bytes(self) -> int:
+        return int(self.max_file_mb * 1024 * 1024)
+
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.home / 'assay.db').resolve()}"
