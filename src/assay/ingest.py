@@ -162,10 +162,10 @@ def _store(
 ) -> tuple[Document, Document | None]:
     limit = ws.settings.max_file_bytes
     if source.size is not None and source.size > limit:
-        raise InvalidInput(_over_limit(source.name, source.size, limit))
+        raise InvalidInput(_over_limit(source.name, source.size, ws.settings.max_file_mb))
     data = source.read()
     if len(data) > limit:
-        raise InvalidInput(_over_limit(source.name, len(data), limit))
+        raise InvalidInput(_over_limit(source.name, len(data), ws.settings.max_file_mb))
     sha256 = hashlib.sha256(data).hexdigest()
     existing = _find_by_sha(ws, project, sha256)
     if existing is not None:
@@ -205,11 +205,8 @@ def _store(
     return get_document(ws, project, doc_id), None
 
 
-def _over_limit(name: str, size: int, limit: int) -> str:
-    return (
-        f"{name}: {size / 1048576:.3g} MB is over the {limit / 1048576:.3g} MB limit "
-        "(ASSAY_MAX_FILE_MB)"
-    )
+def _over_limit(name: str, size: int, limit_mb: float) -> str:
+    return f"{name}: {size / 1048576:.3g} MB is over the {limit_mb:g} MB limit (ASSAY_MAX_FILE_MB)"
 
 
 def _find_by_sha(ws: Workspace, project: Project, sha256: str) -> Document | None:

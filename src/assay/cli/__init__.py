@@ -19,6 +19,7 @@ def make_app() -> typer.Typer:
             "The workspace folder comes from --home or ASSAY_HOME (default ./assay-data)."
         ),
         no_args_is_help=True,
+        add_completion=False,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
         context_settings={"help_option_names": ["-h", "--help"]},
@@ -28,7 +29,8 @@ def make_app() -> typer.Typer:
     def _root(
         ctx: typer.Context,
         home: str = typer.Option(
-            None, "--home", help="Workspace folder (overrides ASSAY_HOME).", show_default=False
+            None, "--home", metavar="DIR", help="Workspace folder (overrides ASSAY_HOME).",
+            show_default=False,
         ),
     ) -> None:
         ctx.obj = State(home=home)

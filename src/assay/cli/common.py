@@ -25,6 +25,7 @@ ProjectOption = typer.Option(
     None,
     "--project",
     "-p",
+    metavar="NAME",
     help="Project name; may be left out when the workspace has exactly one project.",
     show_default=False,
 )
@@ -50,7 +51,7 @@ def state(ctx: typer.Context) -> State:
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
-    Console(stderr=True).print(f"[bold red]Error:[/] {message}", highlight=False, markup=True)
+    Console(stderr=True, soft_wrap=True).print(f"[bold red]Error:[/] {message}", highlight=False)
     raise typer.Exit(code)
 
 
@@ -81,7 +82,7 @@ def print_json(value: Any) -> None:
 
 
 def console() -> Console:
-    return Console(highlight=False)
+    return Console(highlight=False, soft_wrap=True)
 
 
 def parse_params(pairs: list[str]) -> dict[str, Any]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sys
+import textwrap
 from pathlib import Path
 
 import typer
@@ -34,7 +36,7 @@ def register(app: typer.Typer) -> None:
     app.command("ingest")(ingest)
     app.command("documents")(documents)
     app.command("document")(document)
-    app.command("chunk")(chunk)
+    app.command("chunk", epilog=_chunker_help())(chunk)
     app.command("chunkings")(chunkings)
 
 
@@ -51,11 +53,20 @@ def progress_bar(transient: bool = True) -> Progress:
 
 
 def _chunker_help() -> str:
-    lines = []
+    """The chunkers and their parameters, for the --help text of `assay chunk`."""
+    blocks = ["Chunkers and their parameters (default in brackets):"]
     for method, info in describe_chunkers().items():
-        params = ", ".join(f"{k}={v.get('default')}" for k, v in info.get("params", {}).items())
-        lines.append(f"{method} ({params})")
-    return "; ".join(lines)
+        lines = textwrap.wrap(f"{method}: {info.get('description', '')}", 96)
+        for key, spec in info.get("params", {}).items():
+            default = json.dumps(spec.get("default"))
+            lines += textwrap.wrap(
+                f"{key} [{default}]: {spec.get('description', '')}",
+                96,
+                initial_indent="  ",
+                subsequent_indent="    ",
+            )
+        blocks.append("\b\n" + "\n".join(lines))
+    return "\n\n".join(blocks)
 
 
 def _project_for_ingest(ws: Workspace, name: str | None, language: str) -> Project:
@@ -82,19 +93,19 @@ def _ensure_chunker(ws: Workspace, project: Project, spec: str) -> None:
 def ingest(
     ctx: typer.Context,
     paths: list[str] = typer.Argument(
-        ..., help="Files and folders (folders are read recursively); '-' reads standard input."
+        ..., metavar="PATH...", help="Files and folders (folders are read recursively); '-' reads standard input."
     ),
     project: str = typer.Option(
-        None, "--project", "-p",
+        None, "--project", "-p", metavar="NAME",
         help="Project to add to; created if it does not exist. May be left out when the "
         "workspace has exactly one project.",
         show_default=False,
     ),
     language: str = typer.Option(
-        "en", "--language", "-l", help="Language when the project is created here."
+        "en", "--language", "-l", metavar="CODE", help="Language when the project is created here."
     ),
     chunker: str = typer.Option(
-        None, "--chunker",
+        None, "--chunker", metavar="METHOD[:NAME=VALUE,...]",
         help="Also chunk with METHOD[:name=value,...] (created as a chunking named by the "
         "spec if missing). Every chunking of the project always covers every document.",
         show_default=False,
@@ -151,7 +162,7 @@ def ingest(
 def documents(
     ctx: typer.Context,
     project: str = ProjectOption,
-    name: str = typer.Option("", "--name", help="Only documents whose name contains this."),
+    name: str = typer.Option("", "--name", metavar="TEXT", help="Only documents whose name contains this."),
     as_json: bool = JsonOption,
 ) -> None:
     """List the documents of a project."""
@@ -172,15 +183,15 @@ def documents(
 
 def document(
     ctx: typer.Context,
-    doc_id: str = typer.Argument(..., help="Document id (or a unique prefix of it)."),
+    doc_id: str = typer.Argument(..., metavar="DOC_ID", help="Document id (or a unique prefix of it)."),
     project: str = ProjectOption,
     text: bool = typer.Option(False, "--text", help="Print the extracted text exactly."),
     original: Path = typer.Option(
-        None, "--original", help="Write the original file's bytes to this path.",
+        None, "--original", metavar="FILE", help="Write the original file's bytes to this path.",
         show_default=False,
     ),
     chunks: str = typer.Option(
-        None, "--chunks", help="List the document's chunks under this chunking.",
+        None, "--chunks", metavar="CHUNKING", help="List the document's chunks under this chunking.",
         show_default=False,
     ),
     as_json: bool = JsonOption,
@@ -230,10 +241,12 @@ def _chunk_json(c: Chunk) -> dict[str, object]:
 
 def chunk(
     ctx: typer.Context,
-    method: str = typer.Option(..., "--method", "-m", help="Chunker: recursive, tokens or sentences."),
-    name: str = typer.Option(..., "--name", "-n", help="Name of the new chunking."),
+    method: str = typer.Option(
+        ..., "--method", "-m", metavar="METHOD", help="Chunker: recursive, tokens or sentences."
+    ),
+    name: str = typer.Option(..., "--name", "-n", metavar="NAME", help="Name of the new chunking."),
     param: list[str] = typer.Option(
-        [], "--param", help="Chunker parameter as name=value; repeat for several.",
+        [], "--param", metavar="NAME=VALUE", help="Chunker parameter as name=value; repeat for several.",
     ),
     default: bool = typer.Option(False, "--default", help="Make it the project's default."),
     project: str = ProjectOption,

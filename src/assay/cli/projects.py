@@ -28,9 +28,11 @@ def register(app: typer.Typer) -> None:
 def init(
     ctx: typer.Context,
     project: str = typer.Option(
-        None, "--project", "-p", help="Also create a project with this name.", show_default=False
+        None, "--project", "-p", metavar="NAME", help="Also create a project with this name.", show_default=False
     ),
-    language: str = typer.Option("en", "--language", "-l", help="Language of that project."),
+    language: str = typer.Option(
+        "en", "--language", "-l", metavar="CODE", help="Language of that project."
+    ),
 ) -> None:
     """Create the workspace folder and database (and optionally a first project)."""
 
@@ -73,9 +75,9 @@ def _project_json(p: projects_api.Project) -> dict[str, object]:
 
 def create(
     ctx: typer.Context,
-    name: str = typer.Argument(..., help="Project name (unique in the workspace)."),
+    name: str = typer.Argument(..., metavar="NAME", help="Project name (unique in the workspace)."),
     language: str = typer.Option(
-        "en", "--language", "-l",
+        "en", "--language", "-l", metavar="CODE",
         help="Language of the documents: " + ", ".join(projects_api.LANGUAGES) + ".",
     ),
 ) -> None:
@@ -90,8 +92,8 @@ def create(
 
 def rename(
     ctx: typer.Context,
-    old: str = typer.Argument(..., help="Current name."),
-    new: str = typer.Argument(..., help="New name."),
+    old: str = typer.Argument(..., metavar="OLD", help="Current name."),
+    new: str = typer.Argument(..., metavar="NEW", help="New name."),
 ) -> None:
     """Rename a project."""
 
@@ -104,7 +106,7 @@ def rename(
 
 def delete(
     ctx: typer.Context,
-    name: str = typer.Argument(..., help="Project to delete, with all its documents."),
+    name: str = typer.Argument(..., metavar="NAME", help="Project to delete, with all its documents."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
     """Delete a project and everything in it (asks first unless --yes)."""

@@ -17,11 +17,11 @@ def register(app: typer.Typer) -> None:
 
 
 HostOption = typer.Option(
-    None, "--host", help="Address to bind (default ASSAY_HOST, 127.0.0.1: this machine only).",
+    None, "--host", metavar="HOST", help="Address to bind (default ASSAY_HOST, 127.0.0.1: this machine only).",
     show_default=False,
 )
 PortOption = typer.Option(
-    None, "--port", help="Port to listen on (default ASSAY_PORT, 8765).", show_default=False
+    None, "--port", metavar="PORT", help="Port to listen on (default ASSAY_PORT, 8765).", show_default=False
 )
 
 
