@@ -1,0 +1,122 @@
+"""Throughput of the chunkers on a generated text of a few megabytes.
+
+Runs our recursive splitter and LangChain's RecursiveCharacterTextSplitter with the same
+settings in the same process (LangChain is in the ``bench`` extra; skipped if missing), then
+the token and sentence chunkers. Prints MB/s (MB = 10**6 bytes of UTF-8) for the best of
+``--repeat`` runs.
+
+    python benchmarks/chunking.py [--mb 8] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from collections.abc import Callable
+
+from assay.chunking import DEFAULT_SEPARATORS, recursive_spans, sentence_spans, token_spans
+
+VOCABULARY = (
+    "the of and to in is that for on with as by retrieval evaluation document passage chunk "
+    "index query answer model score rank relevance annotator review dataset benchmark corpus "
+    "Dokument Größe über Straße Prüfung Qualität naïve café résumé 2024 3.5 42 e.g. i.e. Dr. "
+    "approximately information nevertheless considerable implementation characteristics"
+)
+
+
+def generate_text(megabytes: float, seed: int = 7) -> str:
+    """Paragraphs of varied sentences, lists and the odd very long paragraph or line."""
+    rng = random.Random(seed)
+    words = VOCABULARY.split()
+    target = int(megabytes * 1_000_000)
+    parts: list[str] = []
+    size = 0
+    while size < target:
+        kind = rng.random()
+        if kind < 0.1:  # a bulleted list, one item per line
+            items = [
+                "- " + " ".join(rng.choices(words, k=rng.randint(2, 12)))
+                for _ in range(rng.randint(2, 8))
+            ]
+            part = "\n".join(items)
+        elif kind < 0.13:  # a long line without sentence ends (a table row, a URL dump)
+            part = " ".join(rng.choices(words, k=rng.randint(300, 600)))
+        else:
+            count = rng.randint(1, 40) if kind < 0.2 else rng.randint(1, 8)
+            sentences = [
+                " ".join(rng.choices(words, k=rng.randint(4, 35))).capitalize()
+                + rng.choice([".", ".", ".", "?", "!"])
+                for _ in range(count)
+            ]
+            part = rng.choice([" ", " ", " ", "\n"]).join(sentences)
+        parts.append(part)
+        parts.append(rng.choice(["\n\n", "\n\n", "\n\n", "\n", "\n\n\n"]))
+        size += len(part.encode()) + 2
+    return "".join(parts)
+
+
+def best_time(run: Callable[[], object], repeat: int) -> tuple[float, object]:
+    best = float("inf")
+    result: object = None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = run()
+        best = min(best, time.perf_counter() - started)
+    return best, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, default=8.0, help="size of the text in MB")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per chunker; best counts")
+    args = parser.parse_args()
+
+    text = generate_text(args.mb)
+    megabytes = len(text.encode()) / 1_000_000
+    print(f"text: {megabytes:.2f} MB, {len(text):,} characters")
+
+    def report(name: str, seconds: float, chunk_count: int) -> float:
+        rate = megabytes / seconds
+        print(f"{name:<48} {rate:8.2f} MB/s  {seconds:7.3f} s  {chunk_count:>8,} chunks")
+        return rate
+
+    seconds, spans = best_time(lambda: recursive_spans(text, max_length=1000), args.repeat)
+    assert isinstance(spans, list)
+    ours = report("recursive_spans (max_length=1000)", seconds, len(spans))
+
+    try:
+        from langchain_text_splitters import RecursiveCharacterTextSplitter
+    except ImportError:
+        print("langchain-text-splitters not installed: comparison skipped")
+    else:
+        splitter = RecursiveCharacterTextSplitter(
+            chunk_size=1000,
+            chunk_overlap=0,
+            separators=list(DEFAULT_SEPARATORS),
+            keep_separator="end",
+            is_separator_regex=False,
+        )
+        seconds, chunks = best_time(lambda: splitter.split_text(text), args.repeat)
+        assert isinstance(chunks, list)
+        theirs = report("LangChain RecursiveCharacterTextSplitter", seconds, len(chunks))
+        print(f"{'ratio ours / LangChain':<48} {ours / theirs:8.2f} x")
+        same = [text[start:end] for start, end in spans] == [chunk.strip() for chunk in chunks]
+        print(f"{'same chunks (stripped)':<48} {same}")
+
+    seconds, spans = best_time(lambda: recursive_spans(text, overlap=200), args.repeat)
+    assert isinstance(spans, list)
+    report("recursive_spans (max_length=1000, overlap=200)", seconds, len(spans))
+    seconds, spans = best_time(lambda: token_spans(text, size=256, overlap=32), args.repeat)
+    assert isinstance(spans, list)
+    report("token_spans (size=256, overlap=32)", seconds, len(spans))
+    seconds, spans = best_time(lambda: sentence_spans(text, sentences=5), 1)
+    assert isinstance(spans, list)
+    report("sentence_spans (sentences=5, en)", seconds, len(spans))
+    seconds, spans = best_time(lambda: sentence_spans(text, sentences=5, language="de"), 1)
+    assert isinstance(spans, list)
+    report("sentence_spans (sentences=5, de)", seconds, len(spans))
+
+
+if __name__ == "__main__":
+    main()
