@@ -67,7 +67,11 @@ def postgres_url() -> str:
 
 
 def chromium_path() -> str | None:
-    for candidate in ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser")):
+    for candidate in (
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    ):
         if candidate and Path(candidate).exists():
             return candidate
     return None
@@ -97,8 +101,9 @@ class LiveServer:
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(create_app(ws), host="127.0.0.1", port=self.port,
-                                log_level="warning")
+        config = uvicorn.Config(
+            create_app(ws), host="127.0.0.1", port=self.port, log_level="warning"
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

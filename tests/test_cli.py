@@ -37,8 +37,18 @@ def corpus(tmp_path: Path) -> Path:
 def test_help_lists_the_commands(cli) -> None:  # type: ignore[no-untyped-def]
     result = cli("--help")
     assert result.exit_code == 0
-    for command in ("init", "projects", "ingest", "documents", "document", "chunk", "chunkings",
-                    "search", "serve", "demo"):
+    for command in (
+        "init",
+        "projects",
+        "ingest",
+        "documents",
+        "document",
+        "chunk",
+        "chunkings",
+        "search",
+        "serve",
+        "demo",
+    ):
         assert command in result.output
 
 
@@ -62,8 +72,17 @@ def test_tour(cli, corpus: Path) -> None:  # type: ignore[no-untyped-def]
 
     hits = json.loads(cli("search", "hotel night", "-k", "3", "--json").stdout)
     assert hits[0]["rank"] == 1
-    assert set(hits[0]) >= {"doc_id", "chunk_id", "start", "end", "score", "rank", "text",
-                            "snippet", "highlights"}
+    assert set(hits[0]) >= {
+        "doc_id",
+        "chunk_id",
+        "start",
+        "end",
+        "score",
+        "rank",
+        "text",
+        "snippet",
+        "highlights",
+    }
     assert "120 euros" in hits[0]["text"]
 
     made = cli("chunk", "--method", "sentences", "--name", "sent", "--param", "sentences=1")

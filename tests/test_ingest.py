@@ -161,9 +161,9 @@ def test_killed_ingest_leaves_a_consistent_database(tmp_path: Path) -> None:
                 continue
             if stored >= 100:
                 break
-    assert proc.poll() is None, "ingest ended before it could be killed: " + (
-        tmp_path / "ingest.log"
-    ).read_text()
+    assert proc.poll() is None, (
+        "ingest ended before it could be killed: " + (tmp_path / "ingest.log").read_text()
+    )
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     log.close()

@@ -30,7 +30,7 @@ def test_names_are_unique_and_checked(ws: Workspace) -> None:
         create_project(ws, "a")
     with pytest.raises(InvalidInput, match="must not be empty"):
         create_project(ws, "  ")
-    with pytest.raises(InvalidInput, match="unsupported language 'xx'.*en \\(English\\)"):
+    with pytest.raises(InvalidInput, match=r"unsupported language 'xx'.*en \(English\)"):
         create_project(ws, "b", "xx")
 
 

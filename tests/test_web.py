@@ -13,7 +13,9 @@ PAYLOAD = "<img src=x onerror=alert(1)>"
 
 
 def test_pages_and_json_twins(ws: Workspace, project: Project) -> None:
-    doc = ingest_bytes(ws, project, f"{PAYLOAD}.txt", f"Ferry timetable {PAYLOAD} changes.".encode())
+    doc = ingest_bytes(
+        ws, project, f"{PAYLOAD}.txt", f"Ferry timetable {PAYLOAD} changes.".encode()
+    )
     client = TestClient(create_app(ws))
 
     assert client.get("/api/projects").json() == [

@@ -38,14 +38,18 @@ def _row_to_chunking(row: sa.Row[Any]) -> Chunking:
     )
 
 
+def project_chunkings(conn: sa.Connection, project_id: int) -> list[Chunking]:
+    rows = conn.execute(
+        sa.select(chunkings)
+        .where(chunkings.c.project_id == project_id)
+        .order_by(chunkings.c.created_at, chunkings.c.id)
+    ).all()
+    return [_row_to_chunking(row) for row in rows]
+
+
 def list_chunkings(ws: Workspace, project: Project) -> list[Chunking]:
     with ws.engine.connect() as conn:
-        rows = conn.execute(
-            sa.select(chunkings)
-            .where(chunkings.c.project_id == project.id)
-            .order_by(chunkings.c.created_at, chunkings.c.id)
-        ).all()
-    return [_row_to_chunking(row) for row in rows]
+        return project_chunkings(conn, project.id)
 
 
 def get_chunking(ws: Workspace, project: Project, name: str | None = None) -> Chunking:
@@ -60,9 +64,7 @@ def get_chunking(ws: Workspace, project: Project, name: str | None = None) -> Ch
     raise NotFound(f"project {project.name!r} has no chunking named {name!r} (chunkings: {names})")
 
 
-def chunk_document(
-    conn: sa.Connection, chunking: Chunking, doc_id: str, text: str
-) -> list[Chunk]:
+def chunk_document(conn: sa.Connection, chunking: Chunking, doc_id: str, text: str) -> list[Chunk]:
     """Write the chunks of one document under one chunking (inside the caller's transaction)."""
     spans = chunk_text(text, chunking.method, chunking.params)
     rows = [
@@ -117,8 +119,12 @@ def create_chunking(
             )
         chunking_id = conn.execute(
             chunkings.insert().values(
-                project_id=project.id, name=name, method=method, params=params,
-                is_default=make_default, created_at=utcnow(),
+                project_id=project.id,
+                name=name,
+                method=method,
+                params=params,
+                is_default=make_default,
+                created_at=utcnow(),
             )
         ).inserted_primary_key[0]  # type: ignore[index]
         row = conn.execute(sa.select(chunkings).where(chunkings.c.id == chunking_id)).one()
@@ -171,9 +177,9 @@ def count_chunks(ws: Workspace, chunking: Chunking) -> int:
     with ws.engine.connect() as conn:
         return int(
             conn.scalar(
-                sa.select(sa.func.count()).select_from(chunks).where(
-                    chunks.c.chunking_id == chunking.id
-                )
+                sa.select(sa.func.count())
+                .select_from(chunks)
+                .where(chunks.c.chunking_id == chunking.id)
             )
             or 0
         )

@@ -192,4 +192,3 @@ def delete_document(ws: Workspace, document: Document) -> None:
         ).first()
     if not still_used:
         ws.blobs.path(document.sha256).unlink(missing_ok=True)
-

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
-from assay.chunkings import chunk_document, list_chunkings
+from assay.chunkings import chunk_document, project_chunkings
 from assay.db import utcnow
 from assay.documents import get_document, parse_info_to_json
 from assay.errors import AssayError, InvalidInput
@@ -77,7 +77,7 @@ def sources_from_paths(paths: Iterable[str | Path]) -> Iterator[Source | Outcome
     for raw in paths:
         if str(raw) == "-":
             data = sys.stdin.buffer.read()
-            yield Source("stdin.txt", lambda data=data: data, len(data), {"path": "-"})
+            yield Source("stdin.txt", _constant(data), len(data), {"path": "-"})
             continue
         path = Path(raw)
         if path.is_dir():
@@ -89,6 +89,10 @@ def sources_from_paths(paths: Iterable[str | Path]) -> Iterator[Source | Outcome
             yield _file_source(path, PurePath(path.name))
         else:
             yield Outcome(str(raw), "error", f"{raw}: no such file or folder")
+
+
+def _constant(data: bytes) -> Callable[[], bytes]:
+    return lambda: data
 
 
 def _file_source(path: Path, rel: PurePath) -> Source:
@@ -152,7 +156,7 @@ def ingest_bytes(
     author: str | None = None,
 ) -> Document:
     """Store one file's bytes as a document (or return the existing one with the same bytes)."""
-    source = Source(name, lambda: data, len(data), dict(metadata or {}))
+    source = Source(name, _constant(data), len(data), dict(metadata or {}))
     document, duplicate_of = _store(ws, project, source, author)
     return duplicate_of or document
 
@@ -179,30 +183,28 @@ def _store(
     )
     ws.blobs.put(data)
     info = ParseInfo(parsed.parser, parsed.pages, parsed.warnings, parsed.page_starts)
-    doc_id = str(uuid.uuid4())
     now = utcnow()
+    values: dict[str, Any] = {
+        "id": str(uuid.uuid4()),
+        "project_id": project.id,
+        "media_type": media_type,
+        "size": len(data),
+        "sha256": sha256,
+        "text": parsed.text,
+        "notes": "",
+        "metadata": source.metadata,
+        "author": author if author is not None else ws.settings.author,
+        "created_at": now,
+        "updated_at": now,
+    }
     with ws.engine.begin() as conn:
-        name = unique_name(conn, project.id, _clean_name(source.name))
-        conn.execute(
-            documents.insert().values(
-                id=doc_id,
-                project_id=project.id,
-                name=name,
-                media_type=media_type,
-                size=len(data),
-                sha256=sha256,
-                text=parsed.text,
-                parse_info=parse_info_to_json(info),
-                notes="",
-                metadata=source.metadata,
-                author=author if author is not None else ws.settings.author,
-                created_at=now,
-                updated_at=now,
-            )
-        )
-        for chunking in list_chunkings(ws, project):
-            chunk_document(conn, chunking, doc_id, parsed.text)
-    return get_document(ws, project, doc_id), None
+        values["name"] = unique_name(conn, project.id, _clean_name(source.name))
+        conn.execute(documents.insert().values(parse_info=parse_info_to_json(info), **values))
+        # Chunkings are read inside the transaction so a chunking created meanwhile either
+        # sees this document or is seen here: every chunking covers every document.
+        for chunking in project_chunkings(conn, project.id):
+            chunk_document(conn, chunking, values["id"], parsed.text)
+    return Document(parse_info=info, **values), None
 
 
 def _over_limit(name: str, size: int, limit_mb: float) -> str:

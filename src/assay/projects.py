@@ -68,7 +68,10 @@ def create_project(
             raise Conflict(f"a project named {name!r} already exists")
         project_id = conn.execute(
             projects.insert().values(
-                name=name, language=language, settings=settings or {}, created_at=now,
+                name=name,
+                language=language,
+                settings=settings or {},
+                created_at=now,
                 updated_at=now,
             )
         ).inserted_primary_key[0]  # type: ignore[index]

@@ -29,7 +29,10 @@ def make_app() -> typer.Typer:
     def _root(
         ctx: typer.Context,
         home: str = typer.Option(
-            None, "--home", metavar="DIR", help="Workspace folder (overrides ASSAY_HOME).",
+            None,
+            "--home",
+            metavar="DIR",
+            help="Workspace folder (overrides ASSAY_HOME).",
             show_default=False,
         ),
     ) -> None:

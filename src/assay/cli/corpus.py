@@ -1,4 +1,4 @@
-"""``assay ingest``, ``assay documents``, ``assay document``, ``assay chunk``, ``assay chunkings``."""
+"""Corpus commands: ``ingest``, ``documents``, ``document``, ``chunk``, ``chunkings``."""
 
 from __future__ import annotations
 
@@ -93,10 +93,15 @@ def _ensure_chunker(ws: Workspace, project: Project, spec: str) -> None:
 def ingest(
     ctx: typer.Context,
     paths: list[str] = typer.Argument(
-        ..., metavar="PATH...", help="Files and folders (folders are read recursively); '-' reads standard input."
+        ...,
+        metavar="PATH...",
+        help="Files and folders (folders are read recursively); '-' reads standard input.",
     ),
     project: str = typer.Option(
-        None, "--project", "-p", metavar="NAME",
+        None,
+        "--project",
+        "-p",
+        metavar="NAME",
         help="Project to add to; created if it does not exist. May be left out when the "
         "workspace has exactly one project.",
         show_default=False,
@@ -105,7 +110,9 @@ def ingest(
         "en", "--language", "-l", metavar="CODE", help="Language when the project is created here."
     ),
     chunker: str = typer.Option(
-        None, "--chunker", metavar="METHOD[:NAME=VALUE,...]",
+        None,
+        "--chunker",
+        metavar="METHOD[:NAME=VALUE,...]",
         help="Also chunk with METHOD[:name=value,...] (created as a chunking named by the "
         "spec if missing). Every chunking of the project always covers every document.",
         show_default=False,
@@ -132,8 +139,9 @@ def ingest(
 
             report = ingest_paths(ws, target, paths, progress=advance)
             index_task = bar.add_task("Indexing", total=None)
-            sync_project(ws, target, progress=lambda d, t: bar.update(index_task, completed=d,
-                                                                        total=t))
+            sync_project(
+                ws, target, progress=lambda d, t: bar.update(index_task, completed=d, total=t)
+            )
         return report
 
     report = run(ctx, body)
@@ -162,7 +170,9 @@ def ingest(
 def documents(
     ctx: typer.Context,
     project: str = ProjectOption,
-    name: str = typer.Option("", "--name", metavar="TEXT", help="Only documents whose name contains this."),
+    name: str = typer.Option(
+        "", "--name", metavar="TEXT", help="Only documents whose name contains this."
+    ),
     as_json: bool = JsonOption,
 ) -> None:
     """List the documents of a project."""
@@ -174,8 +184,9 @@ def documents(
             return
         table = Table("doc_id", "name", "media type", "size", "chars", "warnings")
         for d in found:
-            table.add_row(d.id, d.name, d.media_type, human_size(d.size), str(d.chars),
-                          "; ".join(d.warnings))
+            table.add_row(
+                d.id, d.name, d.media_type, human_size(d.size), str(d.chars), "; ".join(d.warnings)
+            )
         console().print(table)
 
     run(ctx, body)
@@ -183,15 +194,23 @@ def documents(
 
 def document(
     ctx: typer.Context,
-    doc_id: str = typer.Argument(..., metavar="DOC_ID", help="Document id (or a unique prefix of it)."),
+    doc_id: str = typer.Argument(
+        ..., metavar="DOC_ID", help="Document id (or a unique prefix of it)."
+    ),
     project: str = ProjectOption,
     text: bool = typer.Option(False, "--text", help="Print the extracted text exactly."),
     original: Path = typer.Option(
-        None, "--original", metavar="FILE", help="Write the original file's bytes to this path.",
+        None,
+        "--original",
+        metavar="FILE",
+        help="Write the original file's bytes to this path.",
         show_default=False,
     ),
     chunks: str = typer.Option(
-        None, "--chunks", metavar="CHUNKING", help="List the document's chunks under this chunking.",
+        None,
+        "--chunks",
+        metavar="CHUNKING",
+        help="List the document's chunks under this chunking.",
         show_default=False,
     ),
     as_json: bool = JsonOption,
@@ -213,17 +232,25 @@ def document(
             chunking = chunkings_api.get_chunking(ws, proj, chunks or None)
             rows = chunkings_api.document_chunks(ws, chunking, doc.id)
             if as_json:
-                print_json([{**_chunk_json(c), "text": doc.text[c.start:c.end]} for c in rows])
+                print_json([{**_chunk_json(c), "text": doc.text[c.start : c.end]} for c in rows])
                 return
             for c in rows:
                 console().print(f"[bold]{c.chunk_id}[/] [{c.start}:{c.end}]")
-                console().print(doc.text[c.start:c.end], markup=False)
+                console().print(doc.text[c.start : c.end], markup=False)
             return
         summary = {
-            "doc_id": doc.id, "name": doc.name, "media_type": doc.media_type, "size": doc.size,
-            "sha256": doc.sha256, "chars": len(doc.text), "parser": doc.parse_info.parser,
-            "pages": doc.parse_info.pages, "warnings": list(doc.parse_info.warnings),
-            "notes": doc.notes, "metadata": doc.metadata, "created_at": doc.created_at,
+            "doc_id": doc.id,
+            "name": doc.name,
+            "media_type": doc.media_type,
+            "size": doc.size,
+            "sha256": doc.sha256,
+            "chars": len(doc.text),
+            "parser": doc.parse_info.parser,
+            "pages": doc.parse_info.pages,
+            "warnings": list(doc.parse_info.warnings),
+            "notes": doc.notes,
+            "metadata": doc.metadata,
+            "created_at": doc.created_at,
         }
         if as_json:
             print_json(summary)
@@ -235,8 +262,13 @@ def document(
 
 
 def _chunk_json(c: Chunk) -> dict[str, object]:
-    return {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "ordinal": c.ordinal, "start": c.start,
-            "end": c.end}
+    return {
+        "chunk_id": c.chunk_id,
+        "doc_id": c.doc_id,
+        "ordinal": c.ordinal,
+        "start": c.start,
+        "end": c.end,
+    }
 
 
 def chunk(
@@ -246,7 +278,10 @@ def chunk(
     ),
     name: str = typer.Option(..., "--name", "-n", metavar="NAME", help="Name of the new chunking."),
     param: list[str] = typer.Option(
-        [], "--param", metavar="NAME=VALUE", help="Chunker parameter as name=value; repeat for several.",
+        [],
+        "--param",
+        metavar="NAME=VALUE",
+        help="Chunker parameter as name=value; repeat for several.",
     ),
     default: bool = typer.Option(False, "--default", help="Make it the project's default."),
     project: str = ProjectOption,
@@ -258,12 +293,21 @@ def chunk(
         with progress_bar() as bar:
             task = bar.add_task("Chunking", total=None)
             created = chunkings_api.create_chunking(
-                ws, proj, name, method, parse_params(param), make_default=default,
+                ws,
+                proj,
+                name,
+                method,
+                parse_params(param),
+                make_default=default,
                 progress=lambda d, t: bar.update(task, completed=d, total=t),
             )
             index_task = bar.add_task("Indexing", total=None)
-            sync_index(ws, proj, created,
-                       progress=lambda d, t: bar.update(index_task, completed=d, total=t))
+            sync_index(
+                ws,
+                proj,
+                created,
+                progress=lambda d, t: bar.update(index_task, completed=d, total=t),
+            )
         n = chunkings_api.count_chunks(ws, created)
         console().print(f"Created chunking {created.name!r}: {n} chunks ({method})")
 
@@ -281,8 +325,9 @@ def chunkings(
         found = chunkings_api.list_chunkings(ws, project_of(ws, project))
         counts = [chunkings_api.count_chunks(ws, c) for c in found]
         if as_json:
-            print_json([{**_chunking_json(c), "chunks": n} for c, n in zip(found, counts,
-                                                                            strict=True)])
+            print_json(
+                [{**_chunking_json(c), "chunks": n} for c, n in zip(found, counts, strict=True)]
+            )
             return
         table = Table("name", "method", "params", "chunks", "default")
         for c, n in zip(found, counts, strict=True):
@@ -294,4 +339,3 @@ def chunkings(
 
 def _chunking_json(c: Chunking) -> dict[str, object]:
     return {"name": c.name, "method": c.method, "params": c.params, "default": c.is_default}
-

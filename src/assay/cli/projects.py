@@ -8,6 +8,7 @@ from rich.table import Table
 from assay import projects as projects_api
 from assay.cli.common import JsonOption, console, print_json, run, state, user_errors
 from assay.documents import count_documents
+from assay.models import Project
 from assay.workspace import Workspace
 
 
@@ -28,7 +29,12 @@ def register(app: typer.Typer) -> None:
 def init(
     ctx: typer.Context,
     project: str = typer.Option(
-        None, "--project", "-p", metavar="NAME", help="Also create a project with this name.", show_default=False
+        None,
+        "--project",
+        "-p",
+        metavar="NAME",
+        help="Also create a project with this name.",
+        show_default=False,
     ),
     language: str = typer.Option(
         "en", "--language", "-l", metavar="CODE", help="Language of that project."
@@ -68,16 +74,23 @@ def list_projects(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     run(ctx, body)
 
 
-def _project_json(p: projects_api.Project) -> dict[str, object]:
-    return {"id": p.id, "name": p.name, "language": p.language,
-            "created_at": p.created_at.isoformat()}
+def _project_json(p: Project) -> dict[str, object]:
+    return {
+        "id": p.id,
+        "name": p.name,
+        "language": p.language,
+        "created_at": p.created_at.isoformat(),
+    }
 
 
 def create(
     ctx: typer.Context,
     name: str = typer.Argument(..., metavar="NAME", help="Project name (unique in the workspace)."),
     language: str = typer.Option(
-        "en", "--language", "-l", metavar="CODE",
+        "en",
+        "--language",
+        "-l",
+        metavar="CODE",
         help="Language of the documents: " + ", ".join(projects_api.LANGUAGES) + ".",
     ),
 ) -> None:
@@ -106,7 +119,9 @@ def rename(
 
 def delete(
     ctx: typer.Context,
-    name: str = typer.Argument(..., metavar="NAME", help="Project to delete, with all its documents."),
+    name: str = typer.Argument(
+        ..., metavar="NAME", help="Project to delete, with all its documents."
+    ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
     """Delete a project and everything in it (asks first unless --yes)."""

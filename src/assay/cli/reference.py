@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 
 def command_paths(app: typer.Typer) -> list[list[str]]:
-    """Every command and sub-command, as argument lists: [[], ["init"], ["projects", "create"], …]."""
+    """Every command and sub-command as argument lists: [], ["init"], ["projects", "create"]…"""
     root = get_command(app)
     paths: list[list[str]] = [[]]
 

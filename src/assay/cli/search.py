@@ -17,10 +17,18 @@ def register(app: typer.Typer) -> None:
 
 def search(
     ctx: typer.Context,
-    query: str = typer.Argument(..., metavar="QUERY", help="Words to look for (plain words, no query syntax)."),
-    k: int = typer.Option(10, "-k", "--top-k", metavar="N", min=1, max=1000, help="How many hits to show."),
+    query: str = typer.Argument(
+        ..., metavar="QUERY", help="Words to look for (plain words, no query syntax)."
+    ),
+    k: int = typer.Option(
+        10, "-k", "--top-k", metavar="N", min=1, max=1000, help="How many hits to show."
+    ),
     chunking: str = typer.Option(
-        None, "--chunking", "-c", metavar="NAME", help="Chunking to search (default: the project's default).",
+        None,
+        "--chunking",
+        "-c",
+        metavar="NAME",
+        help="Chunking to search (default: the project's default).",
         show_default=False,
     ),
     project: str = ProjectOption,

@@ -17,11 +17,18 @@ def register(app: typer.Typer) -> None:
 
 
 HostOption = typer.Option(
-    None, "--host", metavar="HOST", help="Address to bind (default ASSAY_HOST, 127.0.0.1: this machine only).",
+    None,
+    "--host",
+    metavar="HOST",
+    help="Address to bind (default ASSAY_HOST, 127.0.0.1: this machine only).",
     show_default=False,
 )
 PortOption = typer.Option(
-    None, "--port", metavar="PORT", help="Port to listen on (default ASSAY_PORT, 8765).", show_default=False
+    None,
+    "--port",
+    metavar="PORT",
+    help="Port to listen on (default ASSAY_PORT, 8765).",
+    show_default=False,
 )
 
 
@@ -37,16 +44,15 @@ def _serve(ws: Workspace, host: str | None, port: int | None) -> None:
     host = host or ws.settings.host
     port = port if port is not None else ws.settings.port
     scope = (
-        "this machine only" if host in ("127.0.0.1", "localhost", "::1")
+        "this machine only"
+        if host in ("127.0.0.1", "localhost", "::1")
         else "reachable from other machines"
     )
     console().print(f"Assay is serving on http://{host}:{port}/ ({scope}); Ctrl+C stops it.")
     uvicorn.run(create_app(ws), host=host, port=port, log_level="warning")
 
 
-def serve(
-    ctx: typer.Context, host: str = HostOption, port: int = PortOption
-) -> None:
+def serve(ctx: typer.Context, host: str = HostOption, port: int = PortOption) -> None:
     """Serve the web workbench (binds 127.0.0.1 unless told otherwise)."""
     run(ctx, lambda ws: _serve(ws, host, port))
 

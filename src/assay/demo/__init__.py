@@ -37,6 +37,6 @@ def open_demo(ws: Workspace, name: str = DEMO_PROJECT) -> tuple[Project, IngestR
     report = IngestReport()
     for file in demo_files():
         data = file.read_bytes()
-        source = Source(file.name, lambda data=data: data, len(data), {"path": file.name})
+        source = Source(file.name, file.read_bytes, len(data), {"path": file.name})
         report.outcomes.append(ingest_source(ws, project, source, author="assay-demo"))
     return project, report

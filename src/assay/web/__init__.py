@@ -45,8 +45,10 @@ def create_app(ws: Workspace) -> FastAPI:
     @app.get("/api/projects")
     def api_projects() -> Any:
         return to_json(
-            [{"name": p.name, "language": p.language, "documents": count_documents(ws, p)}
-             for p in list_projects(ws)]
+            [
+                {"name": p.name, "language": p.language, "documents": count_documents(ws, p)}
+                for p in list_projects(ws)
+            ]
         )
 
     @app.get("/", response_class=HTMLResponse)
@@ -84,8 +86,9 @@ def create_app(ws: Workspace) -> FastAPI:
     @app.get("/projects/{name}/documents/{doc_id}", response_class=HTMLResponse)
     def document_page(request: Request, name: str, doc_id: str) -> HTMLResponse:
         project = get_project(ws, name)
-        return page(request, "document.html", project=project,
-                    document=get_document(ws, project, doc_id))
+        return page(
+            request, "document.html", project=project, document=get_document(ws, project, doc_id)
+        )
 
     @app.get("/projects/{name}/documents/{doc_id}/original")
     def document_original(name: str, doc_id: str) -> Response:

@@ -1,0 +1,249 @@
+"""Embedded keyword search: BM25 over chunks in an on-disk tantivy index.
+
+One index folder per project and chunking. Every chunk is one tantivy document; every indexed
+document also gets one small marker record holding its fingerprint, so ``indexed()`` can tell
+the sync code what the index holds (including documents without chunks) without touching
+chunk text. Queries are analysed into plain terms and OR-ed together, so user input is never
+parsed as query syntax. Why tantivy and the measurements behind it: docs/backends.md.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from assay.errors import Conflict, InvalidInput
+from assay.models import Hit, IndexedDocument
+from assay.search.analysis import build_analyzer, make_snippet, query_terms, snowball_name
+
+FORMAT = 1
+"""Bumped whenever the schema or the analyzer changes; an index of another format is rebuilt."""
+
+META_FILE = "assay-keyword.json"
+WRITER_HEAP_BYTES = 128_000_000
+LOCK_TIMEOUT_SECONDS = 30.0
+
+# Field names.
+KIND = "kind"
+DOC_ID = "doc_id"
+CHUNK_ID = "chunk_id"
+START = "start"
+END = "end"
+TEXT = "text"
+FINGERPRINT = "fingerprint"
+KIND_CHUNK = "chunk"
+KIND_MARKER = "doc"
+
+
+def _schema(tokenizer: str) -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field(KIND, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field(DOC_ID, stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field(CHUNK_ID, stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_integer_field(START, stored=True)
+    builder.add_integer_field(END, stored=True)
+    # Term frequencies are all BM25 needs; we run no phrase queries, so no positions.
+    builder.add_text_field(TEXT, stored=True, tokenizer_name=tokenizer, index_option="freq")
+    builder.add_text_field(FINGERPRINT, stored=True, tokenizer_name="raw", index_option="basic")
+    return builder.build()
+
+
+class KeywordIndex:
+    """BM25 keyword search over the chunks of one project, stored in the folder `path`.
+
+    Any number of instances (in any processes) may search the same folder; writes take
+    tantivy's writer lock for the length of one ``update`` and wait up to `lock_timeout`
+    seconds for another writer to finish, then raise Conflict.
+    """
+
+    def __init__(
+        self, path: Path, language: str, *, lock_timeout: float = LOCK_TIMEOUT_SECONDS
+    ) -> None:
+        snowball_name(language)  # raises InvalidInput for an unknown language
+        self.path = Path(path)
+        self.language = language.strip().lower()
+        self.lock_timeout = lock_timeout
+        self._tokenizer = f"assay_{self.language}"
+        self._analyzer = build_analyzer(self.language)
+        self._schema = _schema(self._tokenizer)
+        self._write_lock = threading.Lock()
+        self._index = self._open()
+
+    def __repr__(self) -> str:
+        return f"KeywordIndex({str(self.path)!r}, language={self.language!r})"
+
+    # -- opening ---------------------------------------------------------------------------
+
+    def _open(self) -> tantivy.Index:
+        """Open the index in `path`, creating it, or emptying it when it was built for another
+        language or format (the sync code then sees an empty ``indexed()`` and refills it)."""
+        meta_path = self.path / META_FILE
+        wanted = {"format": FORMAT, "language": self.language}
+        if meta_path.exists():
+            if _read_meta(meta_path) != wanted:
+                shutil.rmtree(self.path)
+        elif self.path.exists() and any(self.path.iterdir()):
+            raise InvalidInput(
+                f"{self.path} is not empty and holds no Assay keyword index ({META_FILE} "
+                "is missing); point the index at an empty or new folder."
+            )
+        self.path.mkdir(parents=True, exist_ok=True)
+        if not meta_path.exists():
+            meta_path.write_text(json.dumps(wanted), encoding="utf-8")
+        if tantivy.Index.exists(str(self.path)):
+            index = tantivy.Index.open(str(self.path))
+        else:
+            index = tantivy.Index(self._schema, path=str(self.path))
+        index.register_tokenizer(self._tokenizer, self._analyzer)
+        return index
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def update(self, add: Sequence[IndexedDocument], delete: Collection[str] = ()) -> None:
+        """Remove all chunks of the doc_ids in `delete` and of every doc in `add`, then add the
+        chunks of `add`; durable when it returns (one commit). Idempotent.
+
+        If `add` names a doc_id twice, the last one wins.
+        """
+        latest = {doc.doc_id: doc for doc in add}
+        for doc in latest.values():
+            _check_document(doc)
+        gone = set(delete) | set(latest)
+        if not gone:
+            return
+        with self._write_lock:
+            writer = self._acquire_writer()
+            try:
+                for doc_id in gone:
+                    writer.delete_documents_by_term(DOC_ID, doc_id)
+                for doc in latest.values():
+                    for chunk in doc.chunks:
+                        writer.add_document(
+                            tantivy.Document(
+                                kind=KIND_CHUNK,
+                                doc_id=chunk.doc_id,
+                                chunk_id=chunk.chunk_id,
+                                start=chunk.start,
+                                end=chunk.end,
+                                text=chunk.text,
+                            )
+                        )
+                # Markers go last so they sit together in the doc store: indexed() then
+                # decompresses a few blocks of markers, not one block of chunk text per marker.
+                for doc in latest.values():
+                    writer.add_document(
+                        tantivy.Document(
+                            kind=KIND_MARKER, doc_id=doc.doc_id, fingerprint=doc.fingerprint
+                        )
+                    )
+                writer.commit()
+            except BaseException:
+                writer.rollback()
+                raise
+            finally:
+                # Lets background merges finish (a dropped writer abandons them, and segments
+                # would pile up) and releases the lock for other processes.
+                writer.wait_merging_threads()
+        self._index.reload()
+
+    def _acquire_writer(self) -> tantivy.IndexWriter:
+        """Tantivy allows one writer per index folder across all processes; wait for it."""
+        deadline = time.monotonic() + self.lock_timeout
+        pause = 0.01
+        while True:
+            try:
+                return self._index.writer(heap_size=WRITER_HEAP_BYTES)
+            except ValueError as error:
+                if "LockBusy" not in str(error):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise Conflict(
+                        f"The keyword index in {self.path} is being written by another process "
+                        f"(waited {self.lock_timeout:g} s for its writer lock); try again when "
+                        "that update has finished."
+                    ) from error
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        """Best k chunks by BM25, rank 1 first; a query without words returns []."""
+        if k < 1:
+            raise InvalidInput(f"k must be at least 1 to search the keyword index, not {k}.")
+        terms = query_terms(self._analyzer, query)
+        if not terms:
+            return []
+        self._index.reload()
+        searcher = self._index.searcher()
+        limit = min(k, searcher.num_docs)
+        if limit == 0:
+            return []
+        term_queries = [
+            (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, TEXT, term, "freq"))
+            for term in terms
+        ]
+        found = searcher.search(tantivy.Query.boolean_query(term_queries), limit, count=False)
+        term_set = set(terms)
+        hits: list[Hit] = []
+        for rank, (score, address) in enumerate(found.hits, start=1):
+            fields = searcher.doc(address)
+            text = _first(fields, TEXT, "")
+            snippet, highlights = make_snippet(self._analyzer, text, term_set)
+            hits.append(
+                Hit(
+                    doc_id=_first(fields, DOC_ID, ""),
+                    chunk_id=_first(fields, CHUNK_ID, ""),
+                    start=_first(fields, START, 0),
+                    end=_first(fields, END, 0),
+                    score=float(score),
+                    rank=rank,
+                    text=text,
+                    snippet=snippet,
+                    highlights=highlights,
+                )
+            )
+        return hits
+
+    def indexed(self) -> dict[str, str]:
+        """doc_id -> fingerprint of every document the index holds (chunks or not)."""
+        self._index.reload()
+        searcher = self._index.searcher()
+        if searcher.num_docs == 0:
+            return {}
+        markers = tantivy.Query.term_query(self._schema, KIND, KIND_MARKER, "basic")
+        found = searcher.search(markers, searcher.num_docs, count=False)
+        result: dict[str, str] = {}
+        for _score, address in found.hits:
+            fields = searcher.doc(address)
+            result[_first(fields, DOC_ID, "")] = _first(fields, FINGERPRINT, "")
+        return result
+
+
+def _first(fields: tantivy.Document, name: str, default: Any) -> Any:
+    value = fields.get_first(name)
+    return default if value is None else value
+
+
+def _read_meta(meta_path: Path) -> dict[str, Any] | None:
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def _check_document(doc: IndexedDocument) -> None:
+    for chunk in doc.chunks:
+        if chunk.doc_id != doc.doc_id:
+            raise InvalidInput(
+                f"Chunk {chunk.chunk_id!r} says it belongs to document {chunk.doc_id!r} but was "
+                f"handed to the keyword index inside document {doc.doc_id!r}."
+            )
