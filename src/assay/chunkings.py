@@ -9,7 +9,7 @@ new chunking and touches nothing else.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -24,6 +24,10 @@ from assay.workspace import Workspace
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` during long work."""
+
+IMPORTED = "imported"
+"""Method of chunkings brought in from other tools: their chunk ids and offsets are kept as
+they came. Documents ingested later get no chunks under them (there is no rule to apply)."""
 
 
 def _row_to_chunking(row: sa.Row[Any]) -> Chunking:
@@ -66,6 +70,8 @@ def get_chunking(ws: Workspace, project: Project, name: str | None = None) -> Ch
 
 def chunk_document(conn: sa.Connection, chunking: Chunking, doc_id: str, text: str) -> list[Chunk]:
     """Write the chunks of one document under one chunking (inside the caller's transaction)."""
+    if chunking.method == IMPORTED:
+        return []
     spans = chunk_text(text, chunking.method, chunking.params)
     rows = [
         Chunk(chunking.id, f"{doc_id}#{ordinal}", doc_id, ordinal, start, end)
@@ -138,6 +144,86 @@ def create_chunking(
             if progress:
                 progress(done, len(doc_ids))
     return chunking
+
+
+def import_chunking(
+    ws: Workspace,
+    project: Project,
+    name: str,
+    spans: Iterable[tuple[str, str, int, int]],
+    *,
+    params: Mapping[str, Any] | None = None,
+    make_default: bool = False,
+) -> Chunking:
+    """Create a chunking from ``(chunk_id, doc_id, start, end)`` views that keep their ids.
+
+    All checks run before anything is written; the first bad chunk raises InvalidInput naming
+    it, and nothing is stored.
+    """
+    name = check_name(name, "chunking")
+    with ws.engine.begin() as conn:
+        if conn.execute(
+            sa.select(chunkings.c.id).where(
+                chunkings.c.project_id == project.id, chunkings.c.name == name
+            )
+        ).first():
+            raise Conflict(f"project {project.name!r} already has a chunking named {name!r}")
+        lengths = {
+            row.id: row.length
+            for row in conn.execute(
+                sa.select(documents.c.id, sa.func.length(documents.c.text).label("length")).where(
+                    documents.c.project_id == project.id
+                )
+            )
+        }
+        rows: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        ordinals: dict[str, int] = {}
+        for chunk_id, doc_id, start, end in spans:
+            where = f"chunk {chunk_id!r}"
+            if not chunk_id or chunk_id in seen:
+                raise InvalidInput(f"{where}: chunk ids must be unique and not empty")
+            if doc_id not in lengths:
+                raise InvalidInput(f"{where}: no document {doc_id!r} in project {project.name!r}")
+            if not 0 <= start < end <= lengths[doc_id]:
+                raise InvalidInput(
+                    f"{where}: offsets {start}..{end} are outside document {doc_id!r} "
+                    f"(0..{lengths[doc_id]})"
+                )
+            seen.add(chunk_id)
+            ordinal = ordinals.get(doc_id, 0)
+            ordinals[doc_id] = ordinal + 1
+            rows.append(
+                {
+                    "chunk_id": chunk_id,
+                    "doc_id": doc_id,
+                    "ordinal": ordinal,
+                    "start": start,
+                    "end": end,
+                }
+            )
+        if make_default:
+            conn.execute(
+                chunkings.update()
+                .where(chunkings.c.project_id == project.id)
+                .values(is_default=False)
+            )
+        chunking_id = conn.execute(
+            chunkings.insert().values(
+                project_id=project.id,
+                name=name,
+                method=IMPORTED,
+                params=dict(params or {}),
+                is_default=make_default,
+                created_at=utcnow(),
+            )
+        ).inserted_primary_key[0]  # type: ignore[index]
+        for row in rows:
+            row["chunking_id"] = chunking_id
+        if rows:
+            conn.execute(chunks.insert(), rows)
+        created = conn.execute(sa.select(chunkings).where(chunkings.c.id == chunking_id)).one()
+    return _row_to_chunking(created)
 
 
 def set_default_chunking(ws: Workspace, project: Project, name: str) -> Chunking:
