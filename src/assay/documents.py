@@ -10,7 +10,7 @@ from assay.db import as_utc
 from assay.errors import Conflict, InvalidInput, NotFound
 from assay.models import Document, DocumentSummary, ParseInfo, Project
 from assay.projects import check_name
-from assay.schema import documents
+from assay.schema import documents, evidence, items, turns
 from assay.workspace import Workspace
 
 
@@ -183,9 +183,39 @@ def update_document(
     return _row_to_document(row)
 
 
+def citing_items(conn: sa.Connection, doc_id: str) -> list[tuple[str, str]]:
+    """``(item_id, query)`` of the items whose evidence points at a document."""
+    rows = conn.execute(
+        sa.select(items.c.id, items.c.query)
+        .where(
+            items.c.id.in_(
+                sa.select(turns.c.item_id)
+                .join(evidence, evidence.c.turn_id == turns.c.id)
+                .where(evidence.c.doc_id == doc_id)
+            )
+        )
+        .order_by(items.c.created_at)
+    ).all()
+    return [(row.id, row.query) for row in rows]
+
+
 def delete_document(ws: Workspace, document: Document) -> None:
-    """Delete a document and its chunks (search indexes follow on their next sync)."""
+    """Delete a document and its chunks (search indexes follow on their next sync).
+
+    Refused while evidence points at it, like RAGold: the message names the items.
+    """
     with ws.engine.begin() as conn:
+        cited = citing_items(conn, document.id)
+        if cited:
+            shown = "; ".join(
+                f"{query[:60] or '(no question yet)'!r} ({item_id[:8]})"
+                for item_id, query in cited[:5]
+            )
+            more = f" and {len(cited) - 5} more" if len(cited) > 5 else ""
+            raise Conflict(
+                f"cannot delete {document.name!r}: evidence in {len(cited)} item(s) points at "
+                f"it: {shown}{more}"
+            )
         conn.execute(documents.delete().where(documents.c.id == document.id))
         still_used = conn.execute(
             sa.select(documents.c.id).where(documents.c.sha256 == document.sha256).limit(1)

@@ -19,13 +19,13 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
-from assay.chunkings import chunk_document, project_chunkings
+from assay.chunkings import IMPORTED, chunk_document, project_chunkings
 from assay.db import utcnow
 from assay.documents import get_document, parse_info_to_json
 from assay.errors import AssayError, InvalidInput
 from assay.models import Document, ParseInfo, Project
 from assay.parsing import guess_media_type, parse
-from assay.schema import documents
+from assay.schema import chunks, documents, evidence
 from assay.workspace import Workspace
 
 Status = Literal["added", "duplicate", "error"]
@@ -244,3 +244,66 @@ def unique_name(conn: sa.Connection, project_id: int, name: str) -> str:
     while f"{stem}-{counter}{suffix}" in taken:
         counter += 1
     return f"{stem}-{counter}{suffix}"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaceReport:
+    document: Document
+    stale_evidence: int
+    """Evidence whose passage no longer matches the new text: flagged, offsets unchanged."""
+    dropped_imported_chunks: int
+    """Chunks of imported chunkings for this document, removed because their offsets no
+    longer fit the new text."""
+
+
+def replace_document(
+    ws: Workspace, project: Project, document: Document, name: str, data: bytes
+) -> ReplaceReport:
+    """Replace a document's file: re-parse, re-chunk, and flag evidence that no longer matches.
+
+    The document keeps its id and name; evidence is never moved to a new place.
+    """
+    if len(data) > ws.settings.max_file_bytes:
+        raise InvalidInput(_over_limit(name, len(data), ws.settings.max_file_mb))
+    media_type = guess_media_type(name, data)
+    fallback = ws.settings.text_fallback_encoding or None
+    parsed = parse(name, data, media_type, fallback_encoding=fallback)
+    sha256 = ws.blobs.put(data)
+    info = ParseInfo(parsed.parser, parsed.pages, parsed.warnings, parsed.page_starts)
+    stale = dropped = 0
+    with ws.engine.begin() as conn:
+        conn.execute(
+            documents.update()
+            .where(documents.c.id == document.id)
+            .values(
+                media_type=media_type,
+                size=len(data),
+                sha256=sha256,
+                text=parsed.text,
+                parse_info=parse_info_to_json(info),
+                updated_at=utcnow(),
+            )
+        )
+        for chunking in project_chunkings(conn, project.id):
+            removed = conn.execute(
+                chunks.delete().where(
+                    chunks.c.chunking_id == chunking.id, chunks.c.doc_id == document.id
+                )
+            ).rowcount
+            if chunking.method == IMPORTED:
+                dropped += removed
+            chunk_document(conn, chunking, document.id, parsed.text)
+        cited = conn.execute(
+            sa.select(evidence.c.id, evidence.c.start, evidence.c.end, evidence.c.text).where(
+                evidence.c.doc_id == document.id, evidence.c.anchor.in_(("ok", "stale"))
+            )
+        ).all()
+        for row in cited:
+            matches = parsed.text[row.start : row.end] == row.text
+            stale += not matches
+            conn.execute(
+                evidence.update()
+                .where(evidence.c.id == row.id)
+                .values(anchor="ok" if matches else "stale")
+            )
+    return ReplaceReport(get_document(ws, project, document.id), stale, dropped)

@@ -128,6 +128,76 @@ class Hit:
     """Matched terms as ``(start, end)`` offsets into ``snippet``."""
 
 
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """A passage marked for a turn, anchored to its document by offsets.
+
+    ``anchor`` is ``ok`` when ``document.text[start:end] == text``; ``unlocated`` for imported
+    text that could not be found in its document (kept, reported, never dropped); ``stale``
+    when the document's text changed under it (flagged, never silently moved).
+    """
+
+    doc_id: str | None
+    start: int | None
+    end: int | None
+    text: str
+    label: str
+    grade: int | None
+    group: int
+    origin: str
+    anchor: str
+    author: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    ordinal: int
+    query: str
+    rewrite: str
+    query_type: str
+    enrichments: dict[str, list[str]]
+    answer: str
+    alternatives: tuple[str, ...]
+    original_answer: str
+    generation: dict[str, Any]
+    retrieved: tuple[dict[str, Any], ...]
+    evidence: tuple[Evidence, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """The unit of gold work: one turn (``qa``) or many (``conversation``)."""
+
+    id: str
+    project_id: int
+    kind: str
+    status: str
+    origin: str
+    notes: str
+    extra: dict[str, Any]
+    author: str
+    version: int
+    created_at: datetime
+    updated_at: datetime
+    turns: tuple[Turn, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ItemSummary:
+    id: str
+    kind: str
+    status: str
+    origin: str
+    query: str
+    query_type: str
+    turn_count: int
+    evidence_count: int
+    author: str
+    version: int
+    updated_at: datetime
+
+
 def to_json(value: Any) -> Any:
     """Records (and containers of them) as JSON-ready values; datetimes in ISO 8601."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

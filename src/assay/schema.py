@@ -95,3 +95,99 @@ chunks = sa.Table(
     sa.Column("end", sa.Integer, nullable=False),
     sa.Index(None, "doc_id", "chunking_id", "ordinal"),
 )
+
+items = sa.Table(
+    "items",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column(
+        "project_id",
+        sa.Integer,
+        sa.ForeignKey("projects.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("kind", sa.String(20), nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("origin", sa.String(40), nullable=False),
+    sa.Column("query", sa.Text, nullable=False),
+    sa.Column("query_type", sa.String(100), nullable=False),
+    sa.Column("turn_count", sa.Integer, nullable=False),
+    sa.Column("evidence_count", sa.Integer, nullable=False),
+    sa.Column("notes", sa.Text, nullable=False),
+    sa.Column("extra", sa.JSON, nullable=False),
+    sa.Column("author", sa.String(200), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+    sa.Index(None, "project_id", "updated_at"),
+    sa.Index(None, "project_id", "status"),
+    sa.Index(None, "project_id", "query_type"),
+    sa.Index(None, "project_id", "author"),
+)
+
+turns = sa.Table(
+    "turns",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "item_id", sa.String(36), sa.ForeignKey("items.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("ordinal", sa.Integer, nullable=False),
+    sa.Column("query", sa.Text, nullable=False),
+    sa.Column("rewrite", sa.Text, nullable=False),
+    sa.Column("query_type", sa.String(100), nullable=False),
+    sa.Column("enrichments", sa.JSON, nullable=False),
+    sa.Column("answer", sa.Text, nullable=False),
+    sa.Column("alternatives", sa.JSON, nullable=False),
+    sa.Column("original_answer", sa.Text, nullable=False),
+    sa.Column("generation", sa.JSON, nullable=False),
+    sa.Column("retrieved", sa.JSON, nullable=False),
+    sa.UniqueConstraint("item_id", "ordinal"),
+)
+
+evidence = sa.Table(
+    "evidence",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("turn_id", sa.Integer, sa.ForeignKey("turns.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("ordinal", sa.Integer, nullable=False),
+    sa.Column(
+        # NO ACTION (checked at the end of a statement): deleting a project removes items and
+        # documents together, while deleting one document that evidence cites is refused.
+        "doc_id",
+        sa.String(36),
+        sa.ForeignKey("documents.id"),
+        nullable=True,
+    ),
+    sa.Column("start", sa.Integer, nullable=True),
+    sa.Column("end", sa.Integer, nullable=True),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("label", sa.String(20), nullable=False),
+    sa.Column("grade", sa.Integer, nullable=True),
+    sa.Column("group_no", sa.Integer, nullable=False),
+    sa.Column("origin", sa.String(40), nullable=False),
+    sa.Column("anchor", sa.String(20), nullable=False),
+    sa.Column("author", sa.String(200), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Index(None, "doc_id"),
+    sa.Index(None, "turn_id", "ordinal"),
+)
+
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "project_id",
+        sa.Integer,
+        sa.ForeignKey("projects.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("item_id", sa.String(36), nullable=True),
+    sa.Column("actor", sa.String(200), nullable=False),
+    sa.Column("action", sa.String(60), nullable=False),
+    sa.Column("before", sa.JSON, nullable=True),
+    sa.Column("after", sa.JSON, nullable=True),
+    sa.Column("at", Timestamp, nullable=False),
+    sa.Index(None, "project_id", "item_id", "at"),
+)

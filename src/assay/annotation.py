@@ -1,0 +1,534 @@
+"""Gold items, their turns and evidence: create, save, read, list, delete.
+
+Saving an item replaces its turns and evidence as one transaction and carries the version the
+editor read (optimistic concurrency): a stale save raises :class:`StaleItem` with the stored
+item attached, so nothing either side wrote is lost. Every evidence is anchored on write:
+``document.text[start:end] == evidence.text`` or the write is refused, except for imported
+text that could not be located (kept as ``unlocated``) and evidence whose document changed
+under it (kept as ``stale``). Drafts may be incomplete; completeness is checked by
+``assay.checks`` when an item is submitted.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any, Literal
+
+import sqlalchemy as sa
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.anchoring import DocumentTexts, EvidenceIn, anchor_evidence
+from assay.checks import check_item, errors
+from assay.db import as_utc, utcnow
+from assay.errors import Conflict, InvalidInput, NotFound
+from assay.models import Evidence, Item, ItemSummary, Project, Turn, to_json
+from assay.schema import events, evidence, items, turns
+from assay.taxonomy import UNANSWERABLE
+from assay.workspace import Workspace
+
+Status = Literal["draft", "submitted", "accepted", "rejected"]
+STATUSES: tuple[str, ...] = ("draft", "submitted", "accepted", "rejected")
+
+
+class TurnIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: str = ""
+    rewrite: str = ""
+    query_type: str = "fact_single"
+    enrichments: dict[str, list[str]] = Field(default_factory=dict)
+    answer: str = ""
+    alternatives: list[str] = Field(default_factory=list)
+    original_answer: str = ""
+    generation: dict[str, Any] = Field(default_factory=dict)
+    retrieved: list[dict[str, Any]] = Field(default_factory=list)
+    evidence: list[EvidenceIn] = Field(default_factory=list)
+
+
+class ItemIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["qa", "conversation"] = "qa"
+    notes: str = ""
+    origin: str = "human"
+    extra: dict[str, Any] = Field(default_factory=dict)
+    turns: list[TurnIn] = Field(default_factory=lambda: [TurnIn()])
+
+
+class StaleItem(Conflict):
+    """The item changed since the editor read it; ``current`` is what is stored now."""
+
+    def __init__(self, current: Item, base_version: int) -> None:
+        super().__init__(
+            f"item {current.id} was changed elsewhere (you edited version {base_version}, "
+            f"it is now version {current.version}); nothing was overwritten"
+        )
+        self.current = current
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _turn_rows(
+    conn: sa.Connection, project: Project, item_id: str, data: ItemIn, author: str
+) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    texts = DocumentTexts(conn, project.id)
+    now = utcnow()
+    for t_index, turn in enumerate(data.turns):
+        rows: list[dict[str, Any]] = []
+        next_group = max((e.group or 0 for e in turn.evidence), default=0) + 1
+        for e_index, ev in enumerate(turn.evidence):
+            if turn.query_type == UNANSWERABLE and ev.label == "relevant":
+                continue  # an unanswerable question has no relevant passage (RAGold's rule)
+            where = f"turn {t_index + 1}, evidence {e_index + 1}"
+            doc_id, start, end, text, anchor = anchor_evidence(ev, texts, where)
+            group = ev.group
+            if group is None:
+                group, next_group = (
+                    (next_group, next_group + 1) if ev.label == "relevant" else (0, next_group)
+                )
+            rows.append(
+                {
+                    "ordinal": e_index,
+                    "doc_id": doc_id,
+                    "start": start,
+                    "end": end,
+                    "text": text,
+                    "label": ev.label,
+                    "grade": ev.grade,
+                    "group_no": group,
+                    "origin": ev.origin,
+                    "anchor": anchor,
+                    "author": ev.author or author,
+                    "created_at": _parse_time(ev.created_at) or now,
+                }
+            )
+        turn_row = {
+            "item_id": item_id,
+            "ordinal": t_index,
+            "query": turn.query,
+            "rewrite": turn.rewrite,
+            "query_type": turn.query_type.strip() or "fact_single",
+            "enrichments": turn.enrichments,
+            "answer": turn.answer,
+            "alternatives": [a for a in turn.alternatives if a.strip()],
+            "original_answer": turn.original_answer,
+            "generation": turn.generation,
+            "retrieved": turn.retrieved,
+        }
+        yield turn_row, rows
+
+
+def _parse_time(value: str | None) -> Any:
+    if not value:
+        return None
+    try:
+        return as_utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
+    except ValueError:
+        return None
+
+
+def _write_turns(
+    conn: sa.Connection, project: Project, item_id: str, data: ItemIn, author: str
+) -> dict[str, Any]:
+    """Replace the item's turns and evidence; returns the denormalised listing fields."""
+    conn.execute(turns.delete().where(turns.c.item_id == item_id))
+    evidence_count = 0
+    first: dict[str, Any] | None = None
+    for turn_row, evidence_rows in _turn_rows(conn, project, item_id, data, author):
+        turn_id = conn.execute(turns.insert().values(**turn_row)).inserted_primary_key[0]  # type: ignore[index]
+        if evidence_rows:
+            conn.execute(evidence.insert(), [{**row, "turn_id": turn_id} for row in evidence_rows])
+        evidence_count += len(evidence_rows)
+        first = first or turn_row
+    if first is None:
+        raise InvalidInput("an item needs at least one turn")
+    if data.kind == "qa" and len(data.turns) != 1:
+        raise InvalidInput(f"a single-turn item has exactly one turn, not {len(data.turns)}")
+    return {
+        "query": first["query"],
+        "query_type": first["query_type"],
+        "turn_count": len(data.turns),
+        "evidence_count": evidence_count,
+    }
+
+
+def _event(
+    conn: sa.Connection,
+    project: Project,
+    item_id: str,
+    actor: str,
+    action: str,
+    before: Any,
+    after: Any,
+) -> None:
+    conn.execute(
+        events.insert().values(
+            project_id=project.id,
+            item_id=item_id,
+            actor=actor,
+            action=action,
+            before=before,
+            after=after,
+            at=utcnow(),
+        )
+    )
+
+
+def create_item(
+    ws: Workspace,
+    project: Project,
+    data: ItemIn,
+    *,
+    author: str | None = None,
+    status: Status = "draft",
+    item_id: str | None = None,
+) -> Item:
+    author = author if author is not None else ws.settings.author
+    item_id = item_id or str(uuid.uuid4())
+    now = utcnow()
+    with ws.engine.begin() as conn:
+        if conn.scalar(sa.select(items.c.id).where(items.c.id == item_id)):
+            raise Conflict(f"an item with id {item_id!r} already exists")
+        conn.execute(
+            items.insert().values(
+                id=item_id,
+                project_id=project.id,
+                kind=data.kind,
+                status=status,
+                origin=data.origin,
+                query="",
+                query_type="",
+                turn_count=0,
+                evidence_count=0,
+                notes=data.notes,
+                extra=data.extra,
+                author=author,
+                version=1,
+                created_at=now,
+                updated_at=now,
+            )
+        )
+        listing = _write_turns(conn, project, item_id, data, author)
+        conn.execute(items.update().where(items.c.id == item_id).values(**listing))
+        _event(conn, project, item_id, author, "create", None, data.model_dump())
+    return get_item(ws, project, item_id)
+
+
+def save_item(
+    ws: Workspace,
+    project: Project,
+    item_id: str,
+    data: ItemIn,
+    base_version: int,
+    *,
+    author: str | None = None,
+) -> Item:
+    """Replace an item's content if it is still at ``base_version``; else raise StaleItem."""
+    author = author if author is not None else ws.settings.author
+    with ws.engine.begin() as conn:
+        before = _load(conn, project, item_id)
+        changed = conn.execute(
+            items.update()
+            .where(items.c.id == item_id, items.c.version == base_version)
+            .values(
+                kind=data.kind,
+                origin=data.origin,
+                notes=data.notes,
+                extra=data.extra,
+                version=base_version + 1,
+                updated_at=utcnow(),
+            )
+        ).rowcount
+        if changed != 1:
+            raise StaleItem(before, base_version)
+        listing = _write_turns(conn, project, item_id, data, author)
+        conn.execute(items.update().where(items.c.id == item_id).values(**listing))
+        _event(conn, project, item_id, author, "save", to_json(before), data.model_dump())
+    return get_item(ws, project, item_id)
+
+
+def set_status(
+    ws: Workspace,
+    project: Project,
+    item_id: str,
+    status: str,
+    base_version: int,
+    *,
+    actor: str | None = None,
+) -> Item:
+    if status not in STATUSES:
+        raise InvalidInput(f"unknown status {status!r}; choose one of: {', '.join(STATUSES)}")
+    actor = actor if actor is not None else ws.settings.author
+    with ws.engine.begin() as conn:
+        before = _load(conn, project, item_id)
+        changed = conn.execute(
+            items.update()
+            .where(items.c.id == item_id, items.c.version == base_version)
+            .values(status=status, version=base_version + 1, updated_at=utcnow())
+        ).rowcount
+        if changed != 1:
+            raise StaleItem(before, base_version)
+        _event(
+            conn, project, item_id, actor, "status", {"status": before.status}, {"status": status}
+        )
+    return get_item(ws, project, item_id)
+
+
+def delete_item(ws: Workspace, project: Project, item_id: str, *, actor: str | None = None) -> None:
+    with ws.engine.begin() as conn:
+        before = _load(conn, project, item_id)
+        conn.execute(items.delete().where(items.c.id == item_id))
+        _event(
+            conn,
+            project,
+            item_id,
+            actor if actor is not None else ws.settings.author,
+            "delete",
+            to_json(before),
+            None,
+        )
+
+
+def item_input(item: Item) -> ItemIn:
+    """The editable form of a stored item (what an editor sends back when saving)."""
+    return ItemIn(
+        kind=item.kind,  # type: ignore[arg-type]
+        notes=item.notes,
+        origin=item.origin,
+        extra=item.extra,
+        turns=[
+            TurnIn(
+                query=t.query,
+                rewrite=t.rewrite,
+                query_type=t.query_type,
+                enrichments=t.enrichments,
+                answer=t.answer,
+                alternatives=list(t.alternatives),
+                original_answer=t.original_answer,
+                generation=t.generation,
+                retrieved=list(t.retrieved),
+                evidence=[
+                    EvidenceIn(
+                        doc_id=e.doc_id,
+                        start=e.start,
+                        end=e.end,
+                        text=e.text,
+                        label=e.label,  # type: ignore[arg-type]
+                        grade=e.grade,
+                        group=e.group,
+                        origin=e.origin,  # type: ignore[arg-type]
+                        anchor=e.anchor,  # type: ignore[arg-type]
+                        author=e.author,
+                        created_at=e.created_at.isoformat(),
+                    )
+                    for e in t.evidence
+                ],
+            )
+            for t in item.turns
+        ],
+    )
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _load(conn: sa.Connection, project: Project, item_id: str) -> Item:
+    row = conn.execute(
+        sa.select(items).where(items.c.id == item_id, items.c.project_id == project.id)
+    ).first()
+    if row is None:
+        raise NotFound(f"project {project.name!r} has no item {item_id!r}")
+    turn_rows = conn.execute(
+        sa.select(turns).where(turns.c.item_id == item_id).order_by(turns.c.ordinal)
+    ).all()
+    ev_rows = conn.execute(
+        sa.select(evidence)
+        .where(evidence.c.turn_id.in_([t.id for t in turn_rows]))
+        .order_by(evidence.c.turn_id, evidence.c.ordinal)
+    ).all()
+    by_turn: dict[int, list[Evidence]] = {t.id: [] for t in turn_rows}
+    for e in ev_rows:
+        by_turn[e.turn_id].append(
+            Evidence(
+                doc_id=e.doc_id,
+                start=e.start,
+                end=e.end,
+                text=e.text,
+                label=e.label,
+                grade=e.grade,
+                group=e.group_no,
+                origin=e.origin,
+                anchor=e.anchor,
+                author=e.author,
+                created_at=as_utc(e.created_at),
+            )
+        )
+    return Item(
+        id=row.id,
+        project_id=row.project_id,
+        kind=row.kind,
+        status=row.status,
+        origin=row.origin,
+        notes=row.notes,
+        extra=dict(row.extra or {}),
+        author=row.author,
+        version=row.version,
+        created_at=as_utc(row.created_at),
+        updated_at=as_utc(row.updated_at),
+        turns=tuple(
+            Turn(
+                ordinal=t.ordinal,
+                query=t.query,
+                rewrite=t.rewrite,
+                query_type=t.query_type,
+                enrichments=dict(t.enrichments or {}),
+                answer=t.answer,
+                alternatives=tuple(t.alternatives or ()),
+                original_answer=t.original_answer,
+                generation=dict(t.generation or {}),
+                retrieved=tuple(t.retrieved or ()),
+                evidence=tuple(by_turn[t.id]),
+            )
+            for t in turn_rows
+        ),
+    )
+
+
+def _summary(r: Any) -> ItemSummary:
+    return ItemSummary(
+        id=r.id,
+        kind=r.kind,
+        status=r.status,
+        origin=r.origin,
+        query=r.query,
+        query_type=r.query_type,
+        turn_count=r.turn_count,
+        evidence_count=r.evidence_count,
+        author=r.author,
+        version=r.version,
+        updated_at=as_utc(r.updated_at),
+    )
+
+
+def get_item(ws: Workspace, project: Project, item_id: str) -> Item:
+    with ws.engine.connect() as conn:
+        return _load(conn, project, item_id)
+
+
+SORTS: dict[str, Any] = {
+    "updated": items.c.updated_at,
+    "created": items.c.created_at,
+    "query": items.c.query,
+    "status": items.c.status,
+    "type": items.c.query_type,
+    "author": items.c.author,
+}
+
+
+def list_items(
+    ws: Workspace,
+    project: Project,
+    *,
+    status: str | None = None,
+    query_type: str | None = None,
+    author: str | None = None,
+    kind: str | None = None,
+    text: str = "",
+    sort: str = "-updated",
+    offset: int = 0,
+    limit: int = 50,
+) -> tuple[int, list[ItemSummary]]:
+    """One page of a project's items and the total matching the filters."""
+    key = sort.lstrip("-")
+    if key not in SORTS:
+        raise InvalidInput(f"unknown sort {sort!r}; choose one of: {', '.join(SORTS)}")
+    where = [items.c.project_id == project.id]
+    if status:
+        where.append(items.c.status == status)
+    if query_type:
+        where.append(items.c.query_type == query_type)
+    if author:
+        where.append(items.c.author == author)
+    if kind:
+        where.append(items.c.kind == kind)
+    if text.strip():
+        needle = text.strip()
+        answers = sa.select(turns.c.id).where(
+            turns.c.item_id == items.c.id, turns.c.answer.icontains(needle, autoescape=True)
+        )
+        where.append(
+            sa.or_(
+                items.c.query.icontains(needle, autoescape=True),
+                items.c.notes.icontains(needle, autoescape=True),
+                answers.exists(),
+            )
+        )
+    column = SORTS[key]
+    order = [column.desc() if sort.startswith("-") else column.asc(), items.c.id]
+    with ws.engine.connect() as conn:
+        total = conn.scalar(sa.select(sa.func.count()).select_from(items).where(*where)) or 0
+        rows = conn.execute(
+            sa.select(
+                items.c.id,
+                items.c.kind,
+                items.c.status,
+                items.c.origin,
+                items.c.query,
+                items.c.query_type,
+                items.c.turn_count,
+                items.c.evidence_count,
+                items.c.author,
+                items.c.version,
+                items.c.updated_at,
+            )
+            .where(*where)
+            .order_by(*order)
+            .offset(offset)
+            .limit(limit)
+        ).all()
+    return int(total), [_summary(r) for r in rows]
+
+
+def items_citing(ws: Workspace, doc_id: str) -> list[ItemSummary]:
+    """Items whose evidence points at a document (a document delete is refused while any do)."""
+    with ws.engine.connect() as conn:
+        ids = conn.scalars(
+            sa.select(turns.c.item_id)
+            .join(evidence, evidence.c.turn_id == turns.c.id)
+            .where(evidence.c.doc_id == doc_id)
+            .distinct()
+        ).all()
+        rows = conn.execute(sa.select(items).where(items.c.id.in_(ids))).all()
+    return [_summary(r) for r in rows]
+
+
+def item_events(ws: Workspace, project: Project, item_id: str) -> list[dict[str, Any]]:
+    with ws.engine.connect() as conn:
+        rows = conn.execute(
+            sa.select(events)
+            .where(events.c.project_id == project.id, events.c.item_id == item_id)
+            .order_by(events.c.at, events.c.id)
+        ).all()
+    return [
+        {
+            "actor": r.actor,
+            "action": r.action,
+            "before": r.before,
+            "after": r.after,
+            "at": as_utc(r.at).isoformat(),
+        }
+        for r in rows
+    ]
+
+
+def submit_item(
+    ws: Workspace, project: Project, item_id: str, base_version: int, *, actor: str | None = None
+) -> Item:
+    """Mark an item as submitted for review, if it passes the completeness rules."""
+    item = get_item(ws, project, item_id)
+    problems = errors(check_item(item, project))
+    if problems:
+        listed = "; ".join(p.message for p in problems)
+        raise InvalidInput(f"item {item_id} cannot be submitted yet: {listed}")
+    return set_status(ws, project, item_id, "submitted", base_version, actor=actor)
