@@ -24,7 +24,7 @@ def test_pages_and_json_twins(ws: Workspace, project: Project) -> None:
     home = client.get("/")
     assert home.status_code == 200 and "/projects/test" in home.text
 
-    page = client.get("/projects/test", params={"q": "ferry"})
+    page = client.get("/projects/test/documents", params={"search": "ferry"})
     assert page.status_code == 200
     assert PAYLOAD not in page.text  # escaped everywhere
     assert "&lt;img src=x onerror=alert(1)&gt;" in page.text

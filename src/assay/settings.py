@@ -41,6 +41,13 @@ class Settings(BaseSettings):
     )
     host: str = Field(default="127.0.0.1", description="Address `assay serve` binds to.")
     port: int = Field(default=8765, ge=0, le=65535, description="Port `assay serve` listens on.")
+    contact_info: str = Field(
+        default="",
+        description=(
+            "Shown on the guide page as where annotators send questions or their exports "
+            "(for example an e-mail address). Empty hides the note."
+        ),
+    )
     author: str = Field(
         default="",
         description="Name recorded as the author of what the CLI and Python API create.",

@@ -24,6 +24,7 @@ def test_browse_search_and_read(
     page.goto(live_server.url + "/")
     page.get_by_role("link", name="test").click()
     expect(page.get_by_role("heading", name="test")).to_be_visible()
+    page.get_by_role("navigation").get_by_role("link", name="Documents").click()
     expect(page.get_by_role("link", name=f"{payload}.txt")).to_be_visible()
 
     page.get_by_label("Search the documents").fill("night ferry")
@@ -34,7 +35,7 @@ def test_browse_search_and_read(
     page.locator("article.hit a").first.click()
     expect(page.locator("pre.doctext")).to_contain_text("The night ferry leaves at 22:40.")
 
-    page.goto(live_server.url + "/projects/test?q=buses")
+    page.goto(live_server.url + "/projects/test/documents?search=buses")
     page.locator("article.hit a").first.click()
     expect(page.locator("pre.doctext")).to_contain_text("<script>window.hacked=2</script>")
     assert page.evaluate("window.hacked") is None

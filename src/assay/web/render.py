@@ -1,0 +1,54 @@
+"""Rendering pages: templates with the translator, language, CSRF token and helpers."""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from assay.web.i18n import COOKIE, LANGUAGES, Translator, negotiate
+from assay.workspace import Workspace
+
+
+def make_templates() -> Jinja2Templates:
+    templates = Jinja2Templates(directory=str(resources.files("assay.web") / "templates"))
+    templates.env.globals["LANGUAGES"] = LANGUAGES
+    return templates
+
+
+def workspace(request: Request) -> Workspace:
+    ws = request.app.state.ws
+    assert isinstance(ws, Workspace)
+    return ws
+
+
+def language(request: Request) -> str:
+    return negotiate(request.cookies.get(COOKIE), request.headers.get("accept-language"))
+
+
+def translator(request: Request) -> Translator:
+    catalogs = request.app.state.catalogs
+    lang = language(request)
+    return Translator(lang, catalogs[lang], catalogs["en"])
+
+
+def render(
+    request: Request, template: str, *, status_code: int = 200, **context: Any
+) -> HTMLResponse:
+    """Render a page; every template gets ``_`` (translate), ``lang`` and ``csrf_token``."""
+    t = translator(request)
+    return request.app.state.templates.TemplateResponse(  # type: ignore[no-any-return]
+        request,
+        template,
+        {
+            "_": t,
+            "lang": t.language,
+            "csrf_token": request.scope.get("state", {}).get("csrf_token", ""),
+            "contact_info": workspace(request).settings.contact_info,
+            **context,
+        },
+        status_code=status_code,
+    )

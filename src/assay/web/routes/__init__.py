@@ -1,0 +1,1 @@
+"""Web routes, one module per stage."""

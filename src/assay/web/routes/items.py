@@ -1,0 +1,7 @@
+"""Gold items: list and editor (filled in by the workbench issue)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter()
