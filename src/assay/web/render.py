@@ -52,3 +52,12 @@ def render(
         },
         status_code=status_code,
     )
+
+
+AUTHOR_COOKIE = "assay_author"
+
+
+def author(request: Request) -> str:
+    """Who is working: the name the annotator gave (cookie), else ASSAY_AUTHOR."""
+    name = request.cookies.get(AUTHOR_COOKIE, "").strip()
+    return name[:200] or workspace(request).settings.author
