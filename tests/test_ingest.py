@@ -185,3 +185,35 @@ def test_killed_ingest_leaves_a_consistent_database(tmp_path: Path) -> None:
     assert len(report.added) == 3000 - partial
     assert count_documents(ws, project) == 3000
     ws.close()
+
+
+def test_offsets_refer_to_the_normalised_text_for_any_input(tmp_path: Path) -> None:
+    """Property: whatever text comes in, every stored chunk is a non-blank slice of the stored,
+    normalised text, and the stored text is the parser's normalisation of the input."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from assay.parsing import normalize_text
+    from assay.projects import create_project
+
+    ws = Workspace.open(Settings(home=tmp_path / "ws"))
+    project = create_project(ws, "prop")
+    chunking = get_chunking(ws, project)
+    alphabet = st.characters(blacklist_categories=("Cs",))
+    counter = iter(range(10**6))
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.text(alphabet=alphabet, min_size=1, max_size=3000))
+    def check(text: str) -> None:
+        data = text.encode("utf-8")
+        try:
+            doc = ingest_bytes(ws, project, f"t{next(counter)}.txt", data)
+        except InvalidInput:
+            return  # e.g. text that looks binary: refused with a message, nothing stored
+        assert doc.text == normalize_text(data.decode("utf-8").removeprefix("\ufeff"))
+        for chunk in document_chunks(ws, chunking, doc.id):
+            piece = doc.text[chunk.start : chunk.end]
+            assert piece.strip() and piece == piece.strip()
+
+    check()
+    ws.close()
