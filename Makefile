@@ -16,7 +16,7 @@ $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[all,dev]'
+	$(BIN)/pip install --quiet -e '.[all,dev,oracle]'
 	touch $@ $(VENV)/.demo-installed
 
 demo: $(VENV)/.demo-installed
