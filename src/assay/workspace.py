@@ -6,7 +6,7 @@ documents or search lives in the stage modules, which take a Workspace as first 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ class Workspace:
     engine: sa.Engine
     blobs: BlobStore
     index_root: Path
+    _embedders: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def open(cls, settings: Settings | None = None) -> Workspace:
@@ -48,6 +49,14 @@ class Workspace:
         if url.get_backend_name() == "sqlite":
             return "sqlite"
         return f"{url.get_backend_name()}-{url.host or 'local'}-{url.port or ''}-{url.database}"
+
+    def embedder(self, name: str) -> Any:
+        """The embedder ``name``, built once per workspace (loading MiniLM takes ~0.5 s)."""
+        if name not in self._embedders:
+            from assay.embeddings import make_embedder
+
+            self._embedders[name] = make_embedder(name)
+        return self._embedders[name]
 
     def close(self) -> None:
         self.engine.dispose()

@@ -20,10 +20,14 @@ import sqlalchemy as sa
 
 from assay.chunkings import get_chunking, list_chunkings
 from assay.db import as_utc
+from assay.embeddings import Embedder
 from assay.models import Chunking, ChunkText, Hit, IndexedDocument, Project
 from assay.schema import chunks, documents
 from assay.search import SearchIndex
+from assay.search.dense import DenseIndex
+from assay.search.hybrid import HybridIndex
 from assay.search.keyword import KeywordIndex
+from assay.search.settings import RetrieverSettings
 from assay.workspace import Workspace
 
 MARKER = "assay-sync.json"
@@ -39,6 +43,18 @@ class SyncReport:
 
 def open_keyword_index(ws: Workspace, project: Project, chunking: Chunking) -> KeywordIndex:
     return KeywordIndex(ws.index_path(project.id, chunking.id, "keyword"), project.language)
+
+
+def open_dense_index(
+    ws: Workspace, project: Project, chunking: Chunking, embedder: Embedder | str = "minilm"
+) -> DenseIndex:
+    """One folder per embedder, so switching embedders back and forth rebuilds nothing.
+    Building a MiniLMEmbedder costs ~0.4 s (model load + sha256): callers that search often
+    should pass one they keep (e.g. on the Workspace) instead of a name."""
+    built = ws.embedder(embedder) if isinstance(embedder, str) else embedder
+    folder = "".join(c if c.isalnum() or c in "-_." else "_" for c in built.name)
+    path = ws.index_path(project.id, chunking.id, f"dense-{folder}")
+    return DenseIndex(path, built, language=project.language)
 
 
 def _fingerprint(sha256: str, updated_at: datetime) -> str:
@@ -72,13 +88,13 @@ def sync_index(
     ws: Workspace,
     project: Project,
     chunking: Chunking,
-    index: SearchIndex | None = None,
+    index: KeywordIndex | DenseIndex | None = None,
     *,
     progress: Callable[[int, int], None] | None = None,
 ) -> SyncReport:
-    """Bring one chunking's keyword index in line with the database."""
+    """Bring one index of a chunking (keyword unless given) in line with the database."""
     index = index or open_keyword_index(ws, project, chunking)
-    path = ws.index_path(project.id, chunking.id, "keyword")
+    path = index.path
     marker = _database_marker(ws, project)
     with ws.engine.connect() as conn:
         current = {
@@ -142,13 +158,35 @@ def sync_project(
     return [sync_index(ws, project, c, progress=progress) for c in list_chunkings(ws, project)]
 
 
+def _synced(
+    ws: Workspace, project: Project, chunking: Chunking, index: KeywordIndex | DenseIndex
+) -> KeywordIndex | DenseIndex:
+    if _read_marker(index.path) != _database_marker(ws, project):
+        sync_index(ws, project, chunking, index)
+    return index
+
+
 def search(
-    ws: Workspace, project: Project, query: str, k: int = 10, chunking: str | None = None
+    ws: Workspace,
+    project: Project,
+    query: str,
+    k: int = 10,
+    chunking: str | None = None,
+    retriever: RetrieverSettings | None = None,
+    embedder: Embedder | None = None,
 ) -> list[Hit]:
-    """Keyword search over one chunking (the default one unless named)."""
+    """Search one chunking (the default one unless named) with the retriever's kind of
+    index (keyword unless given); indexes catch up with the database first."""
+    retriever = retriever or RetrieverSettings()
     selected = get_chunking(ws, project, chunking)
-    index = open_keyword_index(ws, project, selected)
-    path = ws.index_path(project.id, selected.id, "keyword")
-    if _read_marker(path) != _database_marker(ws, project):
-        sync_index(ws, project, selected, index)
-    return index.search(query, k)
+    members: dict[str, SearchIndex] = {}
+    if retriever.kind in ("keyword", "hybrid"):
+        keyword = open_keyword_index(ws, project, selected)
+        members["keyword"] = _synced(ws, project, selected, keyword)
+    if retriever.kind in ("dense", "hybrid"):
+        dense = open_dense_index(ws, project, selected, embedder or retriever.embedder)
+        members["dense"] = _synced(ws, project, selected, dense)
+    if retriever.kind == "hybrid":
+        fused = HybridIndex(members, retriever.fusion_weights(), k_rrf=retriever.k_rrf)
+        return fused.search(query, k)
+    return members[retriever.kind].search(query, k)

@@ -1,0 +1,1 @@
+"""Third-party data files shipped inside Assay, each folder with a MANIFEST naming its source."""
