@@ -25,7 +25,7 @@ def test_browse_search_and_read(
     page.get_by_role("link", name="test").click()
     expect(page.get_by_role("heading", name="test")).to_be_visible()
     page.get_by_role("navigation").get_by_role("link", name="Documents").click()
-    expect(page.get_by_role("link", name=f"{payload}.txt")).to_be_visible()
+    expect(page.get_by_role("link", name=f"{payload}.txt", exact=True)).to_be_visible()
 
     page.get_by_label("Search the documents").fill("night ferry")
     page.get_by_role("button", name="Search").click()

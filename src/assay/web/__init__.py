@@ -19,7 +19,7 @@ from assay.errors import AssayError, BackendUnavailable, Conflict, InvalidInput,
 from assay.web.csrf import CSRFMiddleware
 from assay.web.i18n import load_catalogs
 from assay.web.render import make_templates, render
-from assay.web.routes import documents, items, projects, search
+from assay.web.routes import documents, guide, items, projects, search
 from assay.workspace import Workspace
 
 STATUS = {NotFound: 404, Conflict: 409, InvalidInput: 422, BackendUnavailable: 503}
@@ -55,6 +55,6 @@ def create_app(ws: Workspace) -> FastAPI:
         ]
         return JSONResponse({"detail": "; ".join(problems)}, status_code=422)
 
-    for module in (projects, documents, items, search):
+    for module in (projects, documents, items, search, guide):
         app.include_router(module.router)
     return app

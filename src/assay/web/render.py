@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 from typing import Any
+from urllib.parse import unquote
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse
@@ -58,6 +59,7 @@ AUTHOR_COOKIE = "assay_author"
 
 
 def author(request: Request) -> str:
-    """Who is working: the name the annotator gave (cookie), else ASSAY_AUTHOR."""
-    name = request.cookies.get(AUTHOR_COOKIE, "").strip()
+    """Who is working: the name the annotator gave (cookie, percent-encoded by static/author.js
+    so that any name survives), else ASSAY_AUTHOR."""
+    name = unquote(request.cookies.get(AUTHOR_COOKIE, "")).strip()
     return name[:200] or workspace(request).settings.author

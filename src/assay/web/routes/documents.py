@@ -1,31 +1,144 @@
-"""Documents: list, view, original download (the workbench issue grows this page)."""
+"""Documents: list with upload, rename, notes, replace, delete; the document view with chunks.
+
+Uploads are one file per request, read by ``web.uploads`` with the size limit enforced while
+the body streams in. After every change the project's search indexes are synced, so the
+search box and the editor's search panel see the change at once.
+"""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from pydantic import BaseModel, ConfigDict
+from starlette.concurrency import run_in_threadpool
 
-from assay.documents import count_documents, get_document, list_documents, original_bytes
-from assay.models import Hit, to_json
+from assay.chunkings import document_chunks, get_chunking, list_chunkings
+from assay.documents import (
+    count_documents,
+    delete_document,
+    get_document,
+    list_documents,
+    original_bytes,
+    update_document,
+)
+from assay.errors import AssayError
+from assay.ingest import Source, ingest_source, replace_document
+from assay.models import Document, Hit, Project, to_json
 from assay.projects import get_project
 from assay.search.indexes import search as search_chunks
-from assay.web.render import render, workspace
+from assay.search.indexes import sync_project
+from assay.web.render import author, render, translator, workspace
+from assay.web.uploads import Upload, read_upload
+from assay.workspace import Workspace
 
 router = APIRouter()
 PAGE_SIZE = 50
+
+UPLOAD_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary"},
+                        "last_modified": {"type": "string", "description": "ISO 8601 time"},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+class DocumentPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = None
+    notes: str | None = None
+
+
+def document_json(document: Document) -> dict[str, Any]:
+    """A document without its text (uploads and edits answer with this)."""
+    return {
+        "id": document.id,
+        "name": document.name,
+        "media_type": document.media_type,
+        "size": document.size,
+        "chars": len(document.text),
+        "warnings": list(document.parse_info.warnings),
+        "notes": document.notes,
+        "author": document.author,
+    }
+
+
+def sync_quietly(ws: Workspace, project: Project) -> None:
+    """Bring the search indexes up to date; a busy index catches up on the next search."""
+    with contextlib.suppress(AssayError):
+        sync_project(ws, project)
+
+
+def too_large(request: Request, upload: Upload) -> JSONResponse:
+    settings = workspace(request).settings
+    name = upload.filename or "the file"
+    detail = translator(request)(
+        "documents.too_large", name=name, limit=f"{settings.max_file_mb:g}"
+    )
+    return JSONResponse({"detail": detail}, status_code=413)
 
 
 @router.get("/api/projects/{name}/documents", tags=["documents"])
 def api_documents(
     request: Request, name: str, q: str = "", offset: int = 0, limit: int = PAGE_SIZE
 ) -> Any:
+    """Documents by name (``q`` filters on a part of the name), ``limit`` at most 500."""
     ws = workspace(request)
     project = get_project(ws, name)
-    docs = list_documents(ws, project, name_contains=q, offset=offset, limit=limit)
-    return to_json({"total": count_documents(ws, project), "documents": docs})
+    limit = max(0, min(limit, 500))
+    docs = list_documents(ws, project, name_contains=q, offset=max(0, offset), limit=limit)
+    total = count_documents(ws, project)
+    matching = count_matching(ws, project, q) if q else total
+    return to_json({"total": total, "matching": matching, "documents": docs})
+
+
+def count_matching(ws: Workspace, project: Project, q: str) -> int:
+    return len(list_documents(ws, project, name_contains=q))
+
+
+@router.post(
+    "/api/projects/{name}/documents",
+    status_code=201,
+    tags=["documents"],
+    openapi_extra=UPLOAD_BODY,
+    responses={200: {"description": "same content as an existing document; not added"}},
+)
+async def api_upload(request: Request, name: str) -> Response:
+    """Upload one file (multipart field ``file``): 201 with the new document, 200 when the
+    same content is already there, 413 over the size limit, 422 when it cannot be read."""
+    ws = workspace(request)
+    project = await run_in_threadpool(get_project, ws, name)
+    upload = await read_upload(request, ws.settings.max_file_bytes)
+    if upload.too_large:
+        return too_large(request, upload)
+    data = bytes(upload.data)
+    metadata = {"uploaded_as": upload.filename}
+    if upload.fields.get("last_modified"):
+        metadata["last_modified"] = upload.fields["last_modified"]
+    source = Source(upload.filename or "unnamed", lambda: data, len(data), metadata)
+    outcome = await run_in_threadpool(ingest_source, ws, project, source, author(request))
+    if outcome.status == "error":
+        return JSONResponse({"detail": outcome.message}, status_code=422)
+    if outcome.status == "duplicate":
+        duplicate_of = {"id": outcome.doc_id, "name": outcome.name}
+        return JSONResponse({"duplicate_of": duplicate_of, "detail": outcome.message})
+    await run_in_threadpool(sync_quietly, ws, project)
+    document = await run_in_threadpool(get_document, ws, project, outcome.doc_id)
+    return JSONResponse({"document": document_json(document)}, status_code=201)
 
 
 @router.get("/api/projects/{name}/documents/{doc_id}", tags=["documents"])
@@ -34,11 +147,94 @@ def api_document(request: Request, name: str, doc_id: str) -> Any:
     return to_json(get_document(ws, get_project(ws, name), doc_id))
 
 
+@router.patch("/api/projects/{name}/documents/{doc_id}", tags=["documents"])
+def api_update_document(request: Request, name: str, doc_id: str, body: DocumentPatch) -> Any:
+    """Rename a document or change its notes; its text and chunks stay as they are."""
+    ws = workspace(request)
+    project = get_project(ws, name)
+    document = update_document(
+        ws, get_document(ws, project, doc_id), name=body.name, notes=body.notes
+    )
+    return document_json(document)
+
+
+@router.post(
+    "/api/projects/{name}/documents/{doc_id}/replace", tags=["documents"], openapi_extra=UPLOAD_BODY
+)
+async def api_replace(request: Request, name: str, doc_id: str) -> Response:
+    """Replace the file: re-parse and re-chunk; evidence whose passage no longer matches the
+    new text is flagged (``stale_evidence``), never moved."""
+    ws = workspace(request)
+    project = await run_in_threadpool(get_project, ws, name)
+    document = await run_in_threadpool(get_document, ws, project, doc_id)
+    upload = await read_upload(request, ws.settings.max_file_bytes)
+    if upload.too_large:
+        return too_large(request, upload)
+    filename = upload.filename or document.name
+    report = await run_in_threadpool(
+        replace_document, ws, project, document, filename, bytes(upload.data)
+    )
+    await run_in_threadpool(sync_quietly, ws, project)
+    return JSONResponse(
+        {
+            "document": document_json(report.document),
+            "stale_evidence": report.stale_evidence,
+            "dropped_imported_chunks": report.dropped_imported_chunks,
+            "detail": translator(request)(
+                "documents.replaced_stale" if report.stale_evidence else "documents.replaced",
+                name=report.document.name,
+                stale=report.stale_evidence,
+            ),
+        }
+    )
+
+
+@router.delete("/api/projects/{name}/documents/{doc_id}", status_code=204, tags=["documents"])
+def api_delete_document(request: Request, name: str, doc_id: str) -> Response:
+    """Delete a document; refused (409, naming the items) while evidence points at it."""
+    ws = workspace(request)
+    project = get_project(ws, name)
+    delete_document(ws, get_document(ws, project, doc_id))
+    sync_quietly(ws, project)
+    return Response(status_code=204)
+
+
+@router.get("/api/projects/{name}/documents/{doc_id}/chunks", tags=["documents"])
+def api_document_chunks(
+    request: Request, name: str, doc_id: str, chunking: str | None = None
+) -> Any:
+    """The document's chunks under a chunking (the default one unless named), with text."""
+    ws = workspace(request)
+    project = get_project(ws, name)
+    document = get_document(ws, project, doc_id)
+    selected = get_chunking(ws, project, chunking)
+    return {
+        "chunking": selected.name,
+        "doc_id": document.id,
+        "chunks": [
+            {
+                "chunk_id": c.chunk_id,
+                "ordinal": c.ordinal,
+                "start": c.start,
+                "end": c.end,
+                "text": document.text[c.start : c.end],
+            }
+            for c in document_chunks(ws, selected, document.id)
+        ],
+    }
+
+
 @router.get("/projects/{name}/documents", response_class=HTMLResponse, include_in_schema=False)
-def documents_page(request: Request, name: str, q: str = "", search: str = "") -> HTMLResponse:
+def documents_page(
+    request: Request, name: str, q: str = "", search: str = "", page: int = 1
+) -> HTMLResponse:
     ws = workspace(request)
     project = get_project(ws, name)
     hits = search_chunks(ws, project, search, 10) if search.strip() else []
+    total = count_documents(ws, project)
+    matching = count_matching(ws, project, q) if q else total
+    pages = max(1, -(-matching // PAGE_SIZE))
+    page = min(max(1, page), pages)
     return render(
         request,
         "documents.html",
@@ -47,23 +243,37 @@ def documents_page(request: Request, name: str, q: str = "", search: str = "") -
         query=q,
         search=search,
         hits=[(hit, snippet_parts(hit)) for hit in hits],
-        documents=list_documents(ws, project, name_contains=q, limit=500),
-        total=count_documents(ws, project),
+        documents=list_documents(
+            ws, project, name_contains=q, offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE
+        ),
+        total=total,
+        matching=matching,
+        page=page,
+        pages=pages,
+        max_file_mb=f"{ws.settings.max_file_mb:g}",
     )
 
 
 @router.get(
     "/projects/{name}/documents/{doc_id}", response_class=HTMLResponse, include_in_schema=False
 )
-def document_page(request: Request, name: str, doc_id: str) -> HTMLResponse:
+def document_page(
+    request: Request, name: str, doc_id: str, chunking: str | None = None
+) -> HTMLResponse:
     ws = workspace(request)
     project = get_project(ws, name)
+    document = get_document(ws, project, doc_id)
+    selected = get_chunking(ws, project, chunking or None)
     return render(
         request,
         "document.html",
         project=project,
         section="documents",
-        document=get_document(ws, project, doc_id),
+        document=document,
+        chunkings=list_chunkings(ws, project),
+        chunking=selected,
+        chunks=document_chunks(ws, selected, document.id),
+        max_file_mb=f"{ws.settings.max_file_mb:g}",
     )
 
 

@@ -1,4 +1,4 @@
-"""Projects page, project home, language switch."""
+"""Projects page, project home with the query-type editor, language switch."""
 
 from __future__ import annotations
 
@@ -7,14 +7,15 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from assay.annotation import list_items
 from assay.chunkings import list_chunkings
 from assay.documents import count_documents
 from assay.models import to_json
 from assay.projects import LANGUAGES as PROJECT_LANGUAGES
-from assay.projects import create_project, get_project, list_projects
+from assay.projects import create_project, get_project, list_projects, update_project_settings
+from assay.taxonomy import DEFAULT_QUERY_TYPES, check_query_types, query_types
 from assay.web.i18n import COOKIE, LANGUAGES
 from assay.web.render import render, workspace
 
@@ -24,6 +25,20 @@ router = APIRouter()
 class ProjectIn(BaseModel):
     name: str
     language: str = "en"
+
+
+class SettingsIn(BaseModel):
+    """Settings to change; keys left out keep their value, ``null`` restores the default."""
+
+    model_config = ConfigDict(extra="forbid")
+    query_types: list[Any] | None = Field(
+        default=None,
+        description="Query types: [{id, label: {en, de}, help: {en, de}}]; null = the defaults",
+    )
+
+
+def query_types_json(entries: Any) -> list[dict[str, Any]]:
+    return [{"id": q.id, "label": q.label, "help": q.help} for q in entries]
 
 
 def project_overview(request: Request, name: str) -> dict[str, Any]:
@@ -40,6 +55,8 @@ def project_overview(request: Request, name: str) -> dict[str, Any]:
         "items": sum(by_status.values()),
         "items_by_status": by_status,
         "chunkings": [c.name for c in list_chunkings(ws, project)],
+        "query_types": query_types_json(query_types(project)),
+        "custom_query_types": bool(project.settings.get("query_types")),
         "created_at": project.created_at,
     }
 
@@ -49,7 +66,12 @@ def api_projects(request: Request) -> Any:
     ws = workspace(request)
     return to_json(
         [
-            {"name": p.name, "language": p.language, "documents": count_documents(ws, p)}
+            {
+                "name": p.name,
+                "language": p.language,
+                "documents": count_documents(ws, p),
+                "items": list_items(ws, p, limit=0)[0],
+            }
             for p in list_projects(ws)
         ]
     )
@@ -66,6 +88,40 @@ def api_project(request: Request, name: str) -> Any:
     return to_json(project_overview(request, name))
 
 
+@router.put("/api/projects/{name}/settings", tags=["projects"])
+def api_update_settings(request: Request, name: str, body: SettingsIn) -> Any:
+    """Change project settings (for now the query-type taxonomy); invalid lists get 422."""
+    ws = workspace(request)
+    project = get_project(ws, name)
+    settings = dict(project.settings)
+    if "query_types" in body.model_fields_set:
+        if body.query_types is None:
+            settings.pop("query_types", None)
+        else:
+            settings["query_types"] = check_query_types(
+                [without_blanks(entry) for entry in body.query_types]
+            )
+    update_project_settings(ws, project, settings)
+    return to_json(project_overview(request, name))
+
+
+def without_blanks(entry: Any) -> Any:
+    """Trim ids and drop empty label/help translations (the form sends every field)."""
+    if not isinstance(entry, dict):
+        return entry
+    cleaned = dict(entry)
+    if isinstance(cleaned.get("id"), str):
+        cleaned["id"] = cleaned["id"].strip()
+    for key in ("label", "help"):
+        if isinstance(cleaned.get(key), dict):
+            cleaned[key] = {
+                lang: text.strip()
+                for lang, text in cleaned[key].items()
+                if isinstance(text, str) and text.strip()
+            }
+    return cleaned
+
+
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
 def projects_page(request: Request) -> HTMLResponse:
     return render(
@@ -79,7 +135,13 @@ def projects_page(request: Request) -> HTMLResponse:
 @router.get("/projects/{name}", response_class=HTMLResponse, include_in_schema=False)
 def project_home(request: Request, name: str) -> HTMLResponse:
     overview = project_overview(request, name)
-    return render(request, "project.html", project=overview, section="home")
+    return render(
+        request,
+        "project.html",
+        project=overview,
+        section="home",
+        default_query_types=query_types_json(DEFAULT_QUERY_TYPES),
+    )
 
 
 @router.get("/language/{code}", include_in_schema=False)
