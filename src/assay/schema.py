@@ -119,8 +119,10 @@ items = sa.Table(
     sa.Column("version", sa.Integer, nullable=False),
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Column("updated_at", Timestamp, nullable=False),
-    sa.Index(None, "project_id", "updated_at"),
-    sa.Index(None, "project_id", "status"),
+    # list pages sort by a column and the id (tie-break): these indexes cover the ORDER BY
+    sa.Index(None, "project_id", "updated_at", "id"),
+    sa.Index(None, "project_id", "created_at", "id"),
+    sa.Index(None, "project_id", "status", "updated_at", "id"),
     sa.Index(None, "project_id", "query_type"),
     sa.Index(None, "project_id", "author"),
 )
@@ -190,4 +192,74 @@ events = sa.Table(
     sa.Column("after", sa.JSON, nullable=True),
     sa.Column("at", Timestamp, nullable=False),
     sa.Index(None, "project_id", "item_id", "at"),
+)
+
+experiments = sa.Table(
+    "experiments",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "project_id",
+        sa.Integer,
+        sa.ForeignKey("projects.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("mode", sa.String(20), nullable=False),
+    sa.Column("selection", sa.JSON, nullable=False),
+    sa.Column("pipelines", sa.JSON, nullable=False),
+    sa.Column("metrics", sa.JSON, nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),
+    # set by cancel_experiment, read by the runner between tasks (works across processes)
+    sa.Column("stop_requested", sa.Boolean, nullable=False),
+    sa.Column("task_count", sa.Integer, nullable=False),
+    sa.Column("done_count", sa.Integer, nullable=False),
+    sa.Column("error_count", sa.Integer, nullable=False),
+    sa.Column("message", sa.Text, nullable=False),
+    sa.Column("author", sa.String(200), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+    sa.Column("started_at", Timestamp, nullable=True),
+    sa.Column("finished_at", Timestamp, nullable=True),
+    sa.UniqueConstraint("project_id", "name"),
+)
+
+experiment_tasks = sa.Table(
+    "experiment_tasks",
+    metadata,
+    sa.Column(
+        "experiment_id",
+        sa.Integer,
+        sa.ForeignKey("experiments.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("task_id", sa.String(300), primary_key=True),
+    sa.Column("ordinal", sa.Integer, nullable=False),
+    sa.Column("item_id", sa.String(36), nullable=False),
+    sa.Column("query_type", sa.String(100), nullable=False),
+    # the whole task as it was when the experiment was created: later edits change no run
+    sa.Column("data", sa.JSON, nullable=False),
+    sa.Index(None, "experiment_id", "ordinal"),
+)
+
+experiment_results = sa.Table(
+    "experiment_results",
+    metadata,
+    sa.Column(
+        "experiment_id",
+        sa.Integer,
+        sa.ForeignKey("experiments.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("pipeline", sa.String(200), primary_key=True),
+    sa.Column("task_id", sa.String(300), primary_key=True),
+    sa.Column("retrieved", sa.JSON, nullable=False),
+    sa.Column("answer", sa.Text, nullable=False),
+    sa.Column("contexts", sa.JSON, nullable=False),
+    sa.Column("timings", sa.JSON, nullable=False),
+    sa.Column("metrics", sa.JSON, nullable=False),
+    # how the metrics were reached: judge replies and messages, the grain scored (chunk/doc)
+    sa.Column("details", sa.JSON, nullable=False),
+    sa.Column("error", sa.Text, nullable=True),
+    sa.Column("created_at", Timestamp, nullable=False),
 )

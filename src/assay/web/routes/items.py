@@ -1,7 +1,247 @@
-"""Gold items: list and editor (filled in by the workbench issue)."""
+"""Gold items: the list, the editor, and their JSON API (``/api/projects/{name}/items``).
+
+Saves carry the version the editor read; a stale save answers 409 with the stored item in
+``current`` so the page can show both versions and nothing is lost.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.annotation import (
+    ItemIn,
+    StaleItem,
+    create_item,
+    delete_item,
+    get_item,
+    item_events,
+    save_item,
+    set_status,
+    submit_item,
+)
+from assay.models import Item, Project, to_json
+from assay.projects import get_project
+from assay.search.indexes import search
+from assay.web.items_view import (
+    PAGE_SIZE,
+    SORT_OPTIONS,
+    clean_filters,
+    document_names,
+    editor_url,
+    find_items,
+    item_payload,
+    js_messages,
+    next_url,
+    paginate,
+    type_options,
+)
+from assay.web.render import author, language, render, translator, workspace
+from assay.workspace import Workspace
 
 router = APIRouter()
+
+
+class ItemSave(BaseModel):
+    """A save from the editor: the item's new content and the version it was based on."""
+
+    model_config = ConfigDict(extra="forbid")
+    version: int = Field(ge=1)
+    item: ItemIn
+
+
+class StatusChange(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    version: int = Field(ge=1)
+    status: str
+
+
+def _open(request: Request, name: str) -> tuple[Workspace, Project]:
+    ws = workspace(request)
+    return ws, get_project(ws, name)
+
+
+def _conflict(ws: Workspace, project: Project, exc: StaleItem) -> JSONResponse:
+    current: Item = exc.current
+    body = {"detail": str(exc), **item_payload(ws, project, current)}
+    body["current"] = body.pop("item")
+    body["current_input"] = body.pop("input")
+    return JSONResponse(body, status_code=409)
+
+
+# ---------------------------------------------------------------- JSON API
+
+
+@router.get("/api/projects/{name}/items", tags=["items"])
+def api_items(
+    request: Request,
+    name: str,
+    status: str = "",
+    query_type: str = "",
+    author: str = "",
+    kind: str = "",
+    text: str = "",
+    sort: str = "-updated",
+    offset: int = Query(0, ge=0),
+    limit: int = Query(PAGE_SIZE, ge=0, le=500),
+) -> Any:
+    """One page of items matching the filters, and how many match in all."""
+    ws, project = _open(request, name)
+    filters = {"status": status, "query_type": query_type, "author": author, "kind": kind}
+    total, rows = find_items(ws, project, {**filters, "text": text, "sort": sort}, offset, limit)
+    return {"total": total, "offset": offset, "limit": limit, "items": to_json(rows)}
+
+
+@router.post("/api/projects/{name}/items", status_code=201, tags=["items"])
+def api_create_item(request: Request, name: str, body: ItemIn) -> Any:
+    ws, project = _open(request, name)
+    item = create_item(ws, project, body, author=author(request))
+    return item_payload(ws, project, item)
+
+
+@router.get("/api/projects/{name}/items/{item_id}", tags=["items"])
+def api_item(request: Request, name: str, item_id: str) -> Any:
+    """The item, the findings of the completeness checks, and the project's query types."""
+    ws, project = _open(request, name)
+    payload = item_payload(ws, project, get_item(ws, project, item_id))
+    return {**payload, "query_types": type_options(project, language(request))}
+
+
+@router.put("/api/projects/{name}/items/{item_id}", tags=["items"])
+def api_save_item(request: Request, name: str, item_id: str, body: ItemSave) -> Any:
+    ws, project = _open(request, name)
+    try:
+        item = save_item(ws, project, item_id, body.item, body.version, author=author(request))
+    except StaleItem as exc:
+        return _conflict(ws, project, exc)
+    return item_payload(ws, project, item)
+
+
+@router.post("/api/projects/{name}/items/{item_id}/status", tags=["items"])
+def api_item_status(request: Request, name: str, item_id: str, body: StatusChange) -> Any:
+    """Change the status; ``submitted`` only when the item passes the completeness checks."""
+    ws, project = _open(request, name)
+    try:
+        if body.status == "submitted":
+            item = submit_item(ws, project, item_id, body.version, actor=author(request))
+        else:
+            item = set_status(
+                ws, project, item_id, body.status, body.version, actor=author(request)
+            )
+    except StaleItem as exc:
+        return _conflict(ws, project, exc)
+    return item_payload(ws, project, item)
+
+
+@router.delete("/api/projects/{name}/items/{item_id}", status_code=204, tags=["items"])
+def api_delete_item(request: Request, name: str, item_id: str) -> Response:
+    ws, project = _open(request, name)
+    delete_item(ws, project, item_id, actor=author(request))
+    return Response(status_code=204)
+
+
+@router.get("/api/projects/{name}/items/{item_id}/events", tags=["items"])
+def api_item_events(request: Request, name: str, item_id: str) -> Any:
+    """The item's history: who did what, with the content before and after."""
+    ws, project = _open(request, name)
+    get_item(ws, project, item_id)  # 404 for an unknown item rather than an empty history
+    return item_events(ws, project, item_id)
+
+
+@router.get("/api/projects/{name}/editor/search", tags=["items"])
+def api_editor_search(request: Request, name: str, q: str, k: int = Query(10, ge=1, le=100)) -> Any:
+    """The editor's search panel: hits over the default chunking, with document names."""
+    ws, project = _open(request, name)
+    hits = search(ws, project, q, k) if q.strip() else []
+    names = document_names(ws, project, {hit.doc_id for hit in hits})
+    return {"hits": to_json(hits), "documents": names}
+
+
+# ---------------------------------------------------------------- pages
+
+
+@router.get("/projects/{name}/items", response_class=HTMLResponse, include_in_schema=False)
+def items_page(request: Request, name: str, page: int = 1) -> HTMLResponse:
+    ws, project = _open(request, name)
+    filters = clean_filters(dict(request.query_params))
+    total, rows = find_items(ws, project, filters, paginate(None, page).offset, PAGE_SIZE)
+    at = paginate(total, page)
+    if page != at.number:  # past the last page: show the last one
+        total, rows = find_items(ws, project, filters, at.offset, PAGE_SIZE)
+    list_query = urlencode(filters)
+    types = type_options(project, language(request))
+    return render(
+        request,
+        "items.html",
+        project=project,
+        section="items",
+        filters=filters,
+        rows=[
+            (row, editor_url(project, row.id, list_query, at.offset + i))
+            for i, row in enumerate(rows)
+        ],
+        page=at,
+        types=types,
+        type_labels={t["id"]: t["label"] for t in types},
+        sort_options=SORT_OPTIONS,
+        page_url=lambda number: "?" + urlencode({**filters, "page": number}),
+    )
+
+
+@router.get("/projects/{name}/items/new", response_class=HTMLResponse, include_in_schema=False)
+def new_item_page(request: Request, name: str) -> HTMLResponse:
+    ws, project = _open(request, name)
+    return _editor(request, ws, project, None, "", None)
+
+
+@router.get(
+    "/projects/{name}/items/{item_id}", response_class=HTMLResponse, include_in_schema=False
+)
+def item_page(
+    request: Request,
+    name: str,
+    item_id: str,
+    list_query: str = Query("", alias="list"),
+    pos: int | None = Query(None, ge=0),
+) -> HTMLResponse:
+    """The editor; ``list`` and ``pos`` say which list it was opened from (for "next")."""
+    ws, project = _open(request, name)
+    return _editor(request, ws, project, get_item(ws, project, item_id), list_query, pos)
+
+
+def _editor(
+    request: Request,
+    ws: Workspace,
+    project: Project,
+    item: Item | None,
+    list_query: str,
+    pos: int | None,
+) -> HTMLResponse:
+    types = type_options(project, language(request))
+    payload = item_payload(ws, project, item) if item else {"findings": [], "documents": {}}
+    data = {
+        "project": project.name,
+        "item": payload.get("item"),
+        "input": payload.get("input"),
+        "findings": payload["findings"],
+        "documents": payload["documents"],
+        "query_types": types,
+        "default_type": types[0]["id"] if types else "fact_single",
+        "next_url": next_url(ws, project, item.id if item else None, list_query, pos),
+        "list_url": f"/projects/{quote(project.name)}/items"
+        + (f"?{list_query}" if list_query else ""),
+        "messages": js_messages(translator(request)),
+    }
+    return render(
+        request,
+        "item.html",
+        project=project,
+        section="items",
+        item=item,
+        types=types,
+        data=data,
+    )

@@ -1,0 +1,149 @@
+"""Screenshots of the main workbench pages for docs/screenshots/ (run after UI changes).
+
+Run: python scripts/screenshots.py [--out docs/screenshots]
+
+Starts the app on the demo project in a temporary workspace, writes a few demo gold items
+through the JSON API (as the editor does), and saves 1280x900 PNGs of the documents page, the
+items list and the item editor (search results and evidence shown) with the system Chromium.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+from playwright.sync_api import Page, sync_playwright
+
+from assay import open_workspace
+from assay.demo import gold_items, open_demo
+from assay.documents import get_document_by_name
+from assay.models import Project
+from assay.web import create_app
+from assay.workspace import Workspace
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+]
+SIZE = {"width": 1280, "height": 900}
+
+
+@contextmanager
+def serve(ws: Workspace, port: int = 8765) -> Iterator[str]:
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(ws), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def gold_body(ws: Workspace, project: Project, gold: dict[str, Any]) -> dict[str, Any]:
+    evidence = [
+        {
+            "doc_id": get_document_by_name(ws, project, ev["document"]).id,
+            "text": ev["text"],
+            "label": ev.get("label", "relevant"),
+            "group": ev.get("group"),
+            "origin": "searched",
+        }
+        for ev in gold.get("evidence", [])
+    ]
+    turn = {
+        "query": gold["query"],
+        "query_type": gold.get("query_type", "fact_single"),
+        "answer": gold.get("answer", ""),
+        "evidence": evidence,
+    }
+    return {"turns": [turn]}
+
+
+def write_items(ws: Workspace, project: Project, base_url: str) -> str:
+    """Write a dozen demo gold items through the API; returns the id of the one to show."""
+    with httpx.Client(base_url=base_url) as client:
+        client.get("/")
+        client.headers["X-CSRF-Token"] = client.cookies["assay_csrf"]
+        client.cookies.set("assay_author", "ana")
+        shown = ""
+        for n, gold in enumerate(gold_items()[:12]):
+            response = client.post(
+                f"/api/projects/{project.name}/items", json=gold_body(ws, project, gold)
+            )
+            response.raise_for_status()
+            item = response.json()["item"]
+            if gold["query_id"] == "q03":
+                shown = item["id"]
+            elif n % 3 == 0:
+                client.post(
+                    f"/api/projects/{project.name}/items/{item['id']}/status",
+                    json={"version": item["version"], "status": "submitted"},
+                ).raise_for_status()
+    return shown
+
+
+def documents_screenshots(page: Page, base_url: str, out: Path) -> None:
+    page.goto(f"{base_url}/projects/demo/documents")
+    page.wait_for_load_state("networkidle")
+    page.screenshot(path=str(out / "documents.png"))
+
+
+def items_screenshots(page: Page, base_url: str, out: Path, item_id: str) -> None:
+    page.goto(f"{base_url}/projects/demo/items")
+    page.screenshot(path=str(out / "items-list.png"))
+
+    page.goto(f"{base_url}/projects/demo/items/{item_id}")
+    page.locator("#hits .hit").first.wait_for()
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(out / "item-editor.png"))
+
+    first = page.locator("#hits .hit").first
+    first.get_by_role("button", name="Open the document").click()
+    page.locator("#doc-panel mark.focus").wait_for()
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(out / "item-editor-document.png"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as home:
+        ws = open_workspace(Path(home))
+        project, _ = open_demo(ws)
+        with serve(ws) as base_url, sync_playwright() as playwright:
+            item_id = write_items(ws, project, base_url)
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            context = browser.new_context(viewport=SIZE, locale="en-GB")
+            page = context.new_page()
+            documents_screenshots(page, base_url, args.out)
+            items_screenshots(page, base_url, args.out, item_id)
+            browser.close()
+        ws.close()
+    for png in sorted(args.out.glob("*.png")):
+        print(png.relative_to(ROOT) if png.is_relative_to(ROOT) else png)
+
+
+if __name__ == "__main__":
+    main()

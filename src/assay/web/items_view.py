@@ -1,0 +1,139 @@
+"""What the items list and the item editor show: JSON payloads, pagination, the next item.
+
+Kept apart from the routes so they stay thin; everything here calls stage functions
+(annotation, checks, documents, taxonomy) and holds no SQL.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode
+
+from assay.annotation import item_input, list_items
+from assay.checks import check_item
+from assay.documents import get_document
+from assay.errors import NotFound
+from assay.models import Item, Project, to_json
+from assay.taxonomy import query_types
+from assay.web.i18n import Translator
+from assay.workspace import Workspace
+
+PAGE_SIZE = 50
+FILTERS = ("status", "query_type", "author", "kind", "text", "sort")
+SORT_OPTIONS = ("-updated", "updated", "-created", "created", "query", "status", "type", "author")
+
+
+def type_options(project: Project, language: str) -> list[dict[str, str]]:
+    """The project's query types with label and definition in the interface language."""
+    options = []
+    for qt in query_types(project):
+        label, help_text = qt.text(language)
+        options.append({"id": qt.id, "label": label, "help": help_text})
+    return options
+
+
+def document_names(ws: Workspace, project: Project, doc_ids: set[str]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for doc_id in sorted(doc_ids):
+        try:
+            names[doc_id] = get_document(ws, project, doc_id).name
+        except NotFound:
+            continue
+    return names
+
+
+def item_payload(ws: Workspace, project: Project, item: Item) -> dict[str, Any]:
+    """An item with its findings and the names of the documents its evidence points to."""
+    cited = {e.doc_id for t in item.turns for e in t.evidence if e.doc_id}
+    return {
+        "item": to_json(item),
+        "input": item_input(item).model_dump(),
+        "findings": [dataclasses.asdict(f) for f in check_item(item, project)],
+        "documents": document_names(ws, project, cited),
+    }
+
+
+def js_messages(t: Translator) -> dict[str, str]:
+    """The catalog entries the editor script needs, in the interface language."""
+    keys = [k for k in t.fallback if k.startswith(("items.", "status."))]
+    return {k: t(k) for k in keys}
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    number: int
+    pages: int
+    offset: int
+    total: int
+
+
+def paginate(total: int | None, page: int, size: int = PAGE_SIZE) -> Page:
+    """Page ``page`` (1-based) clamped to the pages there are; ``total=None``: not known yet."""
+    pages = max(1, math.ceil((total or 0) / size))
+    number = max(1, page) if total is None else min(max(1, page), pages)
+    return Page(number, pages, (number - 1) * size, total or 0)
+
+
+def clean_filters(raw: dict[str, str]) -> dict[str, str]:
+    """The list filters that were given, as strings (empty ones dropped)."""
+    kept = {k: raw.get(k, "").strip() for k in FILTERS}
+    if kept["sort"] not in SORT_OPTIONS:
+        kept["sort"] = ""
+    return {k: v for k, v in kept.items() if v}
+
+
+def find_items(
+    ws: Workspace, project: Project, filters: dict[str, str], offset: int, limit: int
+) -> tuple[int, list[Any]]:
+    return list_items(
+        ws,
+        project,
+        status=filters.get("status") or None,
+        query_type=filters.get("query_type") or None,
+        author=filters.get("author") or None,
+        kind=filters.get("kind") or None,
+        text=filters.get("text", ""),
+        sort=filters.get("sort") or "-updated",
+        offset=offset,
+        limit=limit,
+    )
+
+
+def editor_url(project: Project, item_id: str, list_query: str = "", pos: int | None = None) -> str:
+    url = f"/projects/{quote(project.name)}/items/{quote(item_id)}"
+    if pos is not None:
+        url += "?" + urlencode({"list": list_query, "pos": pos})
+    return url
+
+
+def next_url(
+    ws: Workspace, project: Project, item_id: str | None, list_query: str, pos: int | None
+) -> str:
+    """Where "save and next" goes: the item after this one in the list the annotator came from
+    (same filters and sort, as it is now); a new item when there is no list or it has ended.
+
+    The list may have moved since it was shown (a submitted item leaves a "drafts" list, a
+    saved one climbs to the top of "recently changed"), so the current item is looked up in a
+    small window around its old position rather than trusted to still be there.
+    """
+    new = f"/projects/{quote(project.name)}/items/new"
+    if item_id is None or pos is None:
+        return new
+    filters = clean_filters(dict(parse_qsl(list_query)))
+    start = max(0, pos - 2)
+    _, window = find_items(ws, project, filters, start, 5)
+    ids = [s.id for s in window]
+    if item_id in ids:
+        at = ids.index(item_id) + 1
+        following = window[at] if at < len(window) else None
+        position = start + at
+    else:
+        _, rest = find_items(ws, project, filters, pos, 1)
+        following = rest[0] if rest else None
+        position = pos
+    if following is None:
+        return new
+    return editor_url(project, following.id, urlencode(filters), position)

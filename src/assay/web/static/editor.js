@@ -1,0 +1,753 @@
+// The item editor: one question, its evidence from search or the document view, the answer,
+// autosave with conflict handling, and keyboard shortcuts. User data only ever reaches the page
+// through textContent and form values (never innerHTML), so typed or uploaded markup stays text.
+(function () {
+  "use strict";
+
+  const cfg = JSON.parse(document.getElementById("editor-data").textContent);
+  const M = cfg.messages;
+  const $ = (id) => document.getElementById(id);
+  const api = window.assay.api;
+  const base = "/api/projects/" + encodeURIComponent(cfg.project);
+  const DEBOUNCE_MS = 700;
+
+  function t(key, params) {
+    let text = M[key] || key;
+    for (const [name, value] of Object.entries(params || {})) {
+      text = text.split("{" + name + "}").join(String(value));
+    }
+    return text;
+  }
+
+  function el(tag, props, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (key === "text") node.textContent = value;
+      else if (key === "class") node.className = value;
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else if (key === "hidden" || key === "disabled") node[key] = Boolean(value);
+      else node.setAttribute(key, value);
+    }
+    for (const child of children) if (child) node.append(child);
+    return node;
+  }
+
+  const clone = (value) => JSON.parse(JSON.stringify(value));
+
+  function blankItem() {
+    return {
+      kind: "qa", notes: "", origin: "human", extra: {},
+      turns: [{
+        query: "", rewrite: "", query_type: cfg.default_type, enrichments: {}, answer: "",
+        alternatives: [], original_answer: "", generation: {}, retrieved: [], evidence: [],
+      }],
+    };
+  }
+
+  const state = {
+    id: cfg.item ? cfg.item.id : null,
+    version: cfg.item ? cfg.item.version : 0,
+    status: cfg.item ? cfg.item.status : "draft",
+    data: cfg.input ? clone(cfg.input) : blankItem(),
+    docs: Object.assign({}, cfg.documents),
+    findings: cfg.findings || [],
+    hits: [],
+    hitIndex: -1,
+    dirty: false,
+    saving: null,       // the promise of the save in flight
+    failed: false,
+    conflict: null,
+    retries: 0,
+    timer: null,
+    searchTouched: false,
+    docView: null,      // {doc_id, name, text}
+  };
+  const turn = () => state.data.turns[0];
+
+  // ------------------------------------------------------------ drafts kept in the browser
+
+  const draftKey = (id) => "assay:draft:" + cfg.project + ":" + (id || "new");
+
+  function storeDraft() {
+    try {
+      localStorage.setItem(draftKey(state.id), JSON.stringify(
+        { data: state.data, version: state.version, at: new Date().toISOString() }));
+    } catch (_) { /* storage full or disabled: the server copy still counts */ }
+  }
+
+  function dropDraft(id) {
+    try { localStorage.removeItem(draftKey(id)); } catch (_) { /* ignore */ }
+  }
+
+  function offerRestore() {
+    let draft = null;
+    try { draft = JSON.parse(localStorage.getItem(draftKey(state.id)) || "null"); } catch (_) { draft = null; }
+    if (!draft || !draft.data || JSON.stringify(draft.data) === JSON.stringify(state.data)) {
+      if (draft) dropDraft(state.id);
+      return;
+    }
+    const when = new Date(draft.at).toLocaleString(document.documentElement.lang);
+    const key = draft.version < state.version ? "items.restore.changed" : "items.restore.found";
+    $("restore-text").textContent = t(key, { time: when });
+    $("restore-banner").hidden = false;
+    $("restore-yes").onclick = () => {
+      state.data = draft.data;
+      $("restore-banner").hidden = true;
+      fillForm();
+      changed();
+    };
+    $("restore-no").onclick = () => {
+      dropDraft(state.id);
+      $("restore-banner").hidden = true;
+    };
+  }
+
+  // ------------------------------------------------------------ saving
+
+  function setSaveState(kind, detail) {
+    const box = $("save-state");
+    box.className = "save-state " + kind;
+    box.textContent = t("items.save." + kind) + (detail ? ": " + detail : "");
+  }
+
+  function changed() {
+    state.dirty = true;
+    storeDraft();
+    if (state.conflict) return;
+    setSaveState("pending");
+    clearTimeout(state.timer);
+    state.timer = setTimeout(saveNow, DEBOUNCE_MS);
+  }
+
+  function applySaved(payload) {
+    state.id = payload.item.id;
+    state.version = payload.item.version;
+    state.status = payload.item.status;
+    state.findings = payload.findings;
+    Object.assign(state.docs, payload.documents);
+    $("item-status").textContent = t("status." + state.status);
+    renderFindings();
+  }
+
+  function saveNow() {
+    clearTimeout(state.timer);
+    if (state.conflict || !state.dirty) return state.saving || Promise.resolve();
+    if (state.saving) return state.saving.then(() => saveNow());
+    state.dirty = false;
+    setSaveState("saving");
+    const body = clone(state.data);
+    const wasNew = !state.id;
+    const request = wasNew
+      ? api("POST", base + "/items", body)
+      : api("PUT", base + "/items/" + encodeURIComponent(state.id), { version: state.version, item: body });
+    state.saving = request.then((payload) => {
+      applySaved(payload);
+      if (wasNew) {
+        dropDraft(null);
+        const url = "/projects/" + encodeURIComponent(cfg.project) + "/items/" + encodeURIComponent(state.id);
+        history.replaceState(null, "", url);
+        const next = document.querySelector('form.lang input[name="next"]');
+        if (next) next.value = url;
+        $("editor-title").textContent = t("items.editor.title");
+      }
+      state.failed = false;
+      state.retries = 0;
+      if (state.dirty) storeDraft(); else { dropDraft(state.id); setSaveState("saved"); }
+    }, (err) => {
+      state.dirty = true;
+      storeDraft();
+      if (err.status === 409 && err.body && err.body.current) {
+        openConflict(err.body);
+      } else if (err.status && err.status < 500) {
+        state.failed = true;
+        setSaveState("error", err.message);
+      } else {
+        state.failed = true;
+        const delay = Math.min(30000, 1000 * 2 ** state.retries);
+        state.retries += 1;
+        setSaveState("retrying");
+        state.timer = setTimeout(saveNow, delay);
+      }
+    }).finally(() => {
+      state.saving = null;
+      if (state.dirty && !state.conflict && !state.failed) state.timer = setTimeout(saveNow, 50);
+    });
+    return state.saving;
+  }
+
+  async function flush() {
+    for (let round = 0; round < 20; round += 1) {
+      if (state.conflict) return false;
+      if (state.saving) { await state.saving; continue; }
+      if (!state.dirty) return true;
+      state.failed = false;
+      await saveNow();
+      if (state.failed) return false;
+    }
+    return !state.dirty;
+  }
+
+  window.addEventListener("beforeunload", (event) => {
+    if (state.dirty || state.saving || state.conflict) {
+      event.preventDefault();
+      event.returnValue = "";
+    }
+  });
+
+  // ------------------------------------------------------------ conflicts
+
+  function summary(target, data) {
+    target.replaceChildren();
+    const tr = data.turns[0] || {};
+    const relevant = (tr.evidence || []).filter((e) => e.label === "relevant").length;
+    const rows = [
+      ["items.field.query", tr.query || "—"],
+      ["items.field.answer", tr.answer || "—"],
+      ["items.conflict.evidence", t("items.conflict.evidence_count",
+        { count: (tr.evidence || []).length, relevant: relevant })],
+      ["items.field.notes", data.notes || "—"],
+    ];
+    for (const [key, value] of rows) target.append(el("dt", { text: t(key) }), el("dd", { text: value }));
+  }
+
+  function openConflict(body) {
+    state.conflict = body;
+    setSaveState("conflict");
+    summary($("conflict-mine"), state.data);
+    summary($("conflict-theirs"), body.current_input);
+    $("conflict-theirs-meta").textContent = t("items.conflict.meta", {
+      version: body.current.version,
+      author: body.current.author,
+      time: new Date(body.current.updated_at).toLocaleString(document.documentElement.lang),
+    });
+    const dialog = $("conflict");
+    if (!dialog.open) dialog.showModal();
+  }
+
+  function closeConflict() {
+    state.conflict = null;
+    $("conflict").close();
+  }
+
+  $("conflict").addEventListener("cancel", (event) => event.preventDefault());
+  $("conflict-mine-button").addEventListener("click", () => {
+    state.version = state.conflict.current.version;
+    closeConflict();
+    state.dirty = true;
+    saveNow();
+  });
+  $("conflict-theirs-button").addEventListener("click", () => {
+    const body = state.conflict;
+    const mine = state.data;
+    closeConflict();
+    state.data = clone(body.current_input);
+    applySaved({ item: body.current, findings: body.findings, documents: body.documents });
+    state.dirty = false;
+    fillForm();
+    setSaveState("saved");
+    // Yours is kept in this browser and offered back, so taking theirs loses nothing either.
+    try {
+      localStorage.setItem(draftKey(state.id), JSON.stringify(
+        { data: mine, version: state.version, at: new Date().toISOString() }));
+    } catch (_) { /* ignore */ }
+    offerRestore();
+  });
+
+  // ------------------------------------------------------------ the form
+
+  function typeHelp() {
+    const selected = cfg.query_types.find((q) => q.id === turn().query_type);
+    $("type-help").textContent = selected ? selected.help : t("items.field.type_unknown");
+  }
+
+  function fillForm() {
+    const tr = turn();
+    $("f-query").value = tr.query;
+    const select = $("f-type");
+    if (![...select.options].some((o) => o.value === tr.query_type)) {
+      select.append(el("option", { value: tr.query_type, text: tr.query_type }));
+    }
+    select.value = tr.query_type;
+    $("f-answer").value = tr.answer;
+    $("f-notes").value = state.data.notes;
+    if (!state.searchTouched) $("search-q").value = tr.query;
+    typeHelp();
+    renderAlternatives();
+    renderEvidence();
+    renderHits();
+    renderFindings();
+  }
+
+  const unanswerable = () => turn().query_type === "unanswerable";
+
+  $("f-query").addEventListener("input", (e) => {
+    turn().query = e.target.value;
+    if (!state.searchTouched) $("search-q").value = e.target.value;
+    changed();
+  });
+  $("f-answer").addEventListener("input", (e) => { turn().answer = e.target.value; changed(); });
+  $("f-notes").addEventListener("input", (e) => { state.data.notes = e.target.value; changed(); });
+  $("f-type").addEventListener("change", (e) => {
+    const next = e.target.value;
+    const relevant = turn().evidence.filter((ev) => ev.label === "relevant").length;
+    if (next === "unanswerable" && relevant > 0
+        && !window.confirm(t("items.confirm.unanswerable", { count: relevant }))) {
+      e.target.value = turn().query_type;
+      return;
+    }
+    if (next === "unanswerable") turn().evidence = turn().evidence.filter((ev) => ev.label !== "relevant");
+    turn().query_type = next;
+    typeHelp();
+    renderEvidence();
+    renderHits();
+    changed();
+  });
+
+  function renderAlternatives() {
+    const list = $("alt-list");
+    list.replaceChildren();
+    turn().alternatives.forEach((text, index) => {
+      const input = el("input", {
+        type: "text", "aria-label": t("items.field.alternative_n", { n: index + 1 }),
+        oninput: (e) => { turn().alternatives[index] = e.target.value; changed(); },
+      });
+      input.value = text;
+      const remove = el("button", {
+        type: "button", class: "secondary small", text: t("items.field.remove"),
+        "aria-label": t("items.field.remove_alternative", { n: index + 1 }),
+        onclick: () => { turn().alternatives.splice(index, 1); renderAlternatives(); changed(); },
+      });
+      list.append(el("li", {}, input, remove));
+    });
+  }
+  $("alt-add").addEventListener("click", () => {
+    turn().alternatives.push("");
+    renderAlternatives();
+    changed();
+    const inputs = $("alt-list").querySelectorAll("input");
+    inputs[inputs.length - 1].focus();
+  });
+
+  // ------------------------------------------------------------ evidence and AND/OR groups
+
+  function relevantGroups() {
+    // Relevant evidence by group (ascending); evidence of one group are alternatives (OR),
+    // the groups are all needed (AND).
+    const groups = new Map();
+    turn().evidence.forEach((ev, index) => {
+      if (ev.label !== "relevant") return;
+      const key = ev.group || 0;
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(index);
+    });
+    return [...groups.entries()].sort((a, b) => a[0] - b[0]);
+  }
+
+  function nextGroup() {
+    return Math.max(0, ...turn().evidence.map((e) => (e.label === "relevant" ? e.group || 0 : 0))) + 1;
+  }
+
+  function normaliseGroups() {
+    // Number the groups 1..n in their current order, so the page and the data agree.
+    relevantGroups().forEach(([, members], position) => {
+      for (const index of members) turn().evidence[index].group = position + 1;
+    });
+    for (const ev of turn().evidence) if (ev.label !== "relevant") ev.group = 0;
+  }
+
+  function sameSpan(a, b) { return a.doc_id === b.doc_id && a.start === b.start && a.end === b.end; }
+
+  function addEvidence(ev) {
+    if (ev.label === "relevant" && unanswerable()) {
+      window.assay.toast(t("items.evidence.no_relevant_unanswerable"), "error");
+      return;
+    }
+    const existing = turn().evidence.find((e) => sameSpan(e, ev));
+    if (existing) {
+      if (existing.label === ev.label) {
+        window.assay.toast(t("items.evidence.already", { label: t("items.label." + ev.label) }));
+        return;
+      }
+      existing.label = ev.label;
+      existing.group = ev.label === "relevant" ? nextGroup() : 0;
+    } else {
+      turn().evidence.push({
+        doc_id: ev.doc_id, start: ev.start, end: ev.end, text: ev.text, label: ev.label,
+        grade: null, group: ev.label === "relevant" ? nextGroup() : 0, origin: ev.origin,
+        anchor: null, author: null, created_at: null,
+      });
+    }
+    normaliseGroups();
+    renderEvidence();
+    renderHits();
+    changed();
+    window.assay.toast(t("items.evidence.added", { label: t("items.label." + ev.label) }));
+  }
+
+  function evidenceRow(index, groupInfo) {
+    const ev = turn().evidence[index];
+    const name = state.docs[ev.doc_id] || ev.doc_id || t("items.evidence.no_document");
+    const labelSelect = el("select", {
+      "aria-label": t("items.evidence.label_of", { n: index + 1 }),
+      onchange: (e) => {
+        ev.label = e.target.value;
+        ev.group = ev.label === "relevant" ? nextGroup() : 0;
+        normaliseGroups(); renderEvidence(); renderHits(); changed();
+      },
+    });
+    for (const label of ["relevant", "distracting"]) {
+      const option = el("option", { value: label, text: t("items.label." + label) });
+      if (label === "relevant" && unanswerable()) option.disabled = true;
+      labelSelect.append(option);
+    }
+    labelSelect.value = ev.label;
+    const actions = el("div", { class: "ev-actions" }, labelSelect);
+    if (groupInfo) {
+      actions.append(
+        el("button", {
+          type: "button", class: "secondary small", text: t("items.evidence.join_above"),
+          title: t("items.evidence.join_above_help"), disabled: groupInfo.position === 0,
+          onclick: () => {
+            ev.group = groupInfo.previousGroup;
+            normaliseGroups(); renderEvidence(); changed();
+          },
+        }),
+        el("button", {
+          type: "button", class: "secondary small", text: t("items.evidence.own_group"),
+          title: t("items.evidence.own_group_help"), disabled: groupInfo.size === 1,
+          onclick: () => {
+            ev.group = nextGroup();
+            normaliseGroups(); renderEvidence(); changed();
+          },
+        }),
+      );
+    }
+    actions.append(el("button", {
+      type: "button", class: "secondary small", text: t("items.field.remove"),
+      "aria-label": t("items.evidence.remove_n", { n: index + 1 }),
+      onclick: () => {
+        turn().evidence.splice(index, 1);
+        normaliseGroups(); renderEvidence(); renderHits(); changed();
+      },
+    }));
+    const where = ev.start === null || ev.start === undefined ? "" : t("items.evidence.chars", { start: ev.start, end: ev.end });
+    const flag = ev.anchor && ev.anchor !== "ok" ? el("span", { class: "badge warn", text: t("items.evidence.anchor_" + ev.anchor) }) : null;
+    return el("li", { class: "ev ev-" + ev.label, "data-label": ev.label, "data-group": String(ev.group) },
+      el("div", { class: "ev-head" },
+        el("span", { class: "badge label-" + ev.label, text: t("items.label." + ev.label) }),
+        el("button", { type: "button", class: "link docname", text: name, title: t("items.hit.open"),
+          onclick: () => openDocument(ev.doc_id, ev.start, ev.end) }),
+        el("span", { class: "muted", text: where }), flag),
+      el("blockquote", { class: "ev-text", text: ev.text }),
+      actions);
+  }
+
+  function renderEvidence() {
+    const box = $("ev-list");
+    box.replaceChildren();
+    const groups = relevantGroups();
+    groups.forEach(([group, members], position) => {
+      const title = t(members.length > 1 ? "items.evidence.group_or" : "items.evidence.group", { n: position + 1 });
+      const list = el("ol", { class: "ev-members" });
+      for (const index of members) {
+        list.append(evidenceRow(index, {
+          position, size: members.length, previousGroup: position > 0 ? groups[position - 1][0] : group,
+        }));
+      }
+      if (position > 0) box.append(el("p", { class: "and", text: t("items.evidence.and") }));
+      box.append(el("section", { class: "group", "data-group": String(position + 1) },
+        el("h3", { text: title }), list));
+    });
+    const distracting = turn().evidence.map((e, i) => [e, i]).filter(([e]) => e.label !== "relevant");
+    if (distracting.length) {
+      const list = el("ol", { class: "ev-members" });
+      for (const [, index] of distracting) list.append(evidenceRow(index, null));
+      box.append(el("section", { class: "group distracting" },
+        el("h3", { text: t("items.evidence.distracting_title") }), list));
+    }
+    const count = turn().evidence.length;
+    $("ev-count").textContent = count ? "(" + count + ")" : "";
+    $("ev-empty").hidden = count > 0;
+    $("ev-unanswerable").hidden = !unanswerable();
+  }
+
+  // ------------------------------------------------------------ findings
+
+  function renderFindings() {
+    const list = $("findings");
+    list.replaceChildren();
+    if (!state.id) {
+      list.append(el("li", { class: "muted", text: t("items.findings.unsaved") }));
+      return;
+    }
+    if (!state.findings.length) {
+      list.append(el("li", { class: "ok", text: t("items.findings.none") }));
+      return;
+    }
+    for (const f of state.findings) {
+      const key = "items.finding." + f.code;
+      const text = M[key] ? t(key, f.params) : f.message;
+      list.append(el("li", { class: "finding " + f.level },
+        el("strong", { text: t("items.findings." + f.level) + ": " }), text));
+    }
+  }
+
+  $("submit-button").addEventListener("click", async () => {
+    if (!(await flush())) return;
+    try {
+      const payload = await api("POST", base + "/items/" + encodeURIComponent(state.id) + "/status",
+        { version: state.version, status: "submitted" });
+      applySaved(payload);
+      setSaveState("submitted");
+    } catch (err) {
+      if (err.status === 409 && err.body && err.body.current) { state.dirty = true; openConflict(err.body); return; }
+      setSaveState("error", err.status === 422 ? t("items.submit.missing") : err.message);
+      renderFindings();
+      $("findings").scrollIntoView({ block: "nearest" });
+    }
+  });
+
+  // ------------------------------------------------------------ search and hits
+
+  function markedLabel(hit) {
+    const found = turn().evidence.find((e) => e.doc_id === hit.doc_id && e.start === hit.start && e.end === hit.end);
+    return found ? found.label : null;
+  }
+
+  function snippet(hit) {
+    const p = el("p", { class: "snippet" });
+    let cursor = 0;
+    const marks = [...hit.highlights].sort((a, b) => a[0] - b[0]);
+    const chars = Array.from(hit.snippet);  // highlights count code points, as Python does
+    for (const [start, end] of marks) {
+      if (start < cursor) continue;
+      p.append(chars.slice(cursor, start).join(""), el("mark", { text: chars.slice(start, end).join("") }));
+      cursor = end;
+    }
+    p.append(chars.slice(cursor).join(""));
+    return p;
+  }
+
+  function renderHits() {
+    const box = $("hits");
+    box.replaceChildren();
+    state.hits.forEach((hit, index) => {
+      const label = markedLabel(hit);
+      const name = state.docs[hit.doc_id] || hit.doc_id;
+      const full = el("div", {
+        class: "hit-text sel-source", "data-doc-id": hit.doc_id, "data-start": String(hit.start),
+        text: hit.text,
+      });
+      const markButton = (kind) => el("button", {
+        type: "button", class: "small mark-" + kind, text: t("items.hit." + kind),
+        "aria-keyshortcuts": kind[0], "aria-pressed": String(label === kind),
+        onmousedown: (e) => e.preventDefault(),   // keep a text selection alive
+        onclick: () => { focusHit(index); markFromSelectionOr(kind, hit); },
+      });
+      const article = el("article", {
+        class: "hit" + (index === state.hitIndex ? " current" : "") + (label ? " marked-" + label : ""),
+        role: "listitem", tabindex: index === Math.max(0, state.hitIndex) ? "0" : "-1",
+        "data-index": String(index), "aria-label": t("items.hit.aria", { rank: hit.rank, doc: name }),
+        onfocus: () => { state.hitIndex = index; markCurrent(); },
+      },
+      el("div", { class: "hit-meta" },
+        el("span", { class: "rank", text: String(hit.rank) }),
+        el("span", { class: "docname", text: name }),
+        el("span", { class: "muted", text: t("items.hit.score", { score: hit.score.toFixed(2) }) }),
+        label ? el("span", { class: "badge label-" + label, text: t("items.label." + label) }) : null),
+      snippet(hit),
+      el("details", {}, el("summary", { text: t("items.hit.whole") }), full),
+      el("div", { class: "hit-actions" }, markButton("relevant"), markButton("distracting"),
+        el("button", { type: "button", class: "secondary small", text: t("items.hit.open"),
+          onclick: () => openDocument(hit.doc_id, hit.start, hit.end) })));
+      box.append(article);
+    });
+  }
+
+  function markCurrent() {
+    document.querySelectorAll("#hits .hit").forEach((node, index) => {
+      node.classList.toggle("current", index === state.hitIndex);
+      node.tabIndex = index === state.hitIndex ? 0 : -1;
+    });
+  }
+
+  function focusHit(index) {
+    if (!state.hits.length) return;
+    state.hitIndex = Math.max(0, Math.min(state.hits.length - 1, index));
+    markCurrent();
+    const node = document.querySelector('#hits .hit[data-index="' + state.hitIndex + '"]');
+    if (node && document.activeElement !== node && !node.contains(document.activeElement)) node.focus();
+    if (node) node.scrollIntoView({ block: "nearest" });
+  }
+
+  async function runSearch() {
+    const query = $("search-q").value.trim();
+    if (!query) return;
+    $("search-state").textContent = t("items.search.searching");
+    try {
+      const params = new URLSearchParams({ q: query, k: $("search-k").value });
+      const result = await api("GET", base + "/editor/search?" + params);
+      state.hits = result.hits;
+      Object.assign(state.docs, result.documents);
+      state.hitIndex = state.hits.length ? 0 : -1;
+      renderHits();
+      $("search-state").textContent = state.hits.length
+        ? t("items.search.found", { count: state.hits.length }) : t("items.search.none");
+    } catch (err) {
+      $("search-state").textContent = t("items.search.failed", { detail: err.message });
+    }
+  }
+
+  $("search-form").addEventListener("submit", (e) => { e.preventDefault(); runSearch(); });
+  $("search-q").addEventListener("input", () => { state.searchTouched = true; });
+  $("search-k").addEventListener("change", runSearch);
+
+  // ------------------------------------------------------------ selections and the document view
+
+  const codePoints = (text, utf16) => Array.from(text.slice(0, utf16)).length;
+
+  function selectionSpan() {
+    // The selected part of a hit's whole text or of the document view, as document offsets.
+    const selection = window.getSelection();
+    if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return null;
+    const range = selection.getRangeAt(0);
+    const host = (node) => (node.nodeType === 1 ? node : node.parentElement).closest(".sel-source");
+    const source = host(range.startContainer);
+    if (!source || source !== host(range.endContainer)) return null;
+    const full = source.dataset.text !== undefined ? state.docView.text : source.textContent;
+    const offset = (container, at) => {
+      const before = document.createRange();
+      before.selectNodeContents(source);
+      before.setEnd(container, at);
+      return before.toString().length;
+    };
+    let start = offset(range.startContainer, range.startOffset);
+    let end = offset(range.endContainer, range.endOffset);
+    while (start < end && /\s/.test(full[start])) start += 1;
+    while (end > start && /\s/.test(full[end - 1])) end -= 1;
+    if (start >= end) return null;
+    const shift = Number(source.dataset.start || 0);
+    return {
+      doc_id: source.dataset.docId,
+      start: shift + codePoints(full, start),
+      end: shift + codePoints(full, end),
+      text: full.slice(start, end),
+      origin: "selected",
+    };
+  }
+
+  function markFromSelectionOr(label, hit) {
+    const span = selectionSpan();
+    if (span) {
+      addEvidence(Object.assign(span, { label }));
+      window.getSelection().removeAllRanges();
+      return true;
+    }
+    if (hit) {
+      addEvidence({ doc_id: hit.doc_id, start: hit.start, end: hit.end, text: hit.text, label, origin: "searched" });
+      return true;
+    }
+    return false;
+  }
+
+  async function openDocument(docId, start, end) {
+    if (!docId) return;
+    const panel = $("doc-panel");
+    try {
+      const doc = await api("GET", base + "/documents/" + encodeURIComponent(docId));
+      state.docView = { doc_id: doc.id, name: doc.name, text: doc.text };
+      state.docs[doc.id] = doc.name;
+      $("doc-title").textContent = doc.name;
+      const pre = $("doc-text");
+      pre.dataset.docId = doc.id;
+      pre.dataset.start = "0";
+      pre.dataset.text = "";
+      pre.classList.add("sel-source");
+      pre.replaceChildren();
+      const chars = Array.from(doc.text);   // offsets count code points
+      const from = Math.max(0, Math.min(start || 0, chars.length));
+      const to = Math.max(from, Math.min(end || from, chars.length));
+      const focus = el("mark", { class: "focus", text: chars.slice(from, to).join("") });
+      pre.append(chars.slice(0, from).join(""), focus, chars.slice(to).join(""));
+      panel.hidden = false;
+      focus.scrollIntoView({ block: "center" });
+      pre.focus({ preventScroll: true });
+    } catch (err) {
+      window.assay.toast(err.message, "error");
+    }
+  }
+
+  function closeDocument() {
+    $("doc-panel").hidden = true;
+    state.docView = null;
+  }
+
+  $("doc-close").addEventListener("click", closeDocument);
+  for (const kind of ["relevant", "distracting"]) {
+    const button = $("doc-" + kind);
+    button.addEventListener("mousedown", (e) => e.preventDefault());
+    button.addEventListener("click", () => {
+      if (!markFromSelectionOr(kind, null)) window.assay.toast(t("items.doc.select_first"), "error");
+    });
+  }
+
+  // ------------------------------------------------------------ help overlay and keys
+
+  function toggleHelp(show) {
+    const overlay = $("help-overlay");
+    const open = show === undefined ? overlay.hidden : show;
+    overlay.hidden = !open;
+    if (open) $("help-close").focus();
+  }
+  $("help-button").addEventListener("click", () => toggleHelp(true));
+  $("help-close").addEventListener("click", () => toggleHelp(false));
+
+  async function saveAndNext() {
+    if (await flush()) window.location.assign(cfg.next_url);
+  }
+
+  function typing(target) {
+    return target instanceof HTMLElement
+      && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+  }
+
+  document.addEventListener("keydown", (e) => {
+    if ((e.ctrlKey || e.metaKey) && (e.key === "Enter" || e.key.toLowerCase() === "s")) {
+      e.preventDefault();
+      saveAndNext();
+      return;
+    }
+    if (e.key === "Escape") {
+      if (!$("help-overlay").hidden) { toggleHelp(false); e.preventDefault(); } else if (!$("doc-panel").hidden) closeDocument();
+      return;
+    }
+    if (typing(e.target) || e.ctrlKey || e.metaKey || e.altKey || state.conflict) return;
+    const inHits = e.target instanceof HTMLElement && e.target.closest("#hits");
+    switch (e.key) {
+      case "?": toggleHelp(); break;
+      case "/": $("search-q").focus(); $("search-q").select(); break;
+      case "j": focusHit(state.hitIndex + 1); break;
+      case "k": focusHit(state.hitIndex - 1); break;
+      case "ArrowDown": if (!inHits) return; focusHit(state.hitIndex + 1); break;
+      case "ArrowUp": if (!inHits) return; focusHit(state.hitIndex - 1); break;
+      case "r": case "d":
+        markFromSelectionOr(e.key === "r" ? "relevant" : "distracting", state.hits[state.hitIndex]);
+        break;
+      case "o": {
+        const hit = state.hits[state.hitIndex];
+        if (hit) openDocument(hit.doc_id, hit.start, hit.end);
+        break;
+      }
+      default: return;
+    }
+    e.preventDefault();
+  });
+
+  // ------------------------------------------------------------ start
+
+  normaliseGroups();
+  fillForm();
+  setSaveState(state.id ? "saved" : "idle");
+  offerRestore();
+  if ($("search-q").value.trim()) runSearch();
+})();

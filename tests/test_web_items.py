@@ -1,0 +1,232 @@
+"""The items list, the item editor page and the items JSON API."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+from fastapi.testclient import TestClient
+
+from assay.annotation import ItemIn, TurnIn, create_item, get_item
+from assay.ingest import ingest_bytes
+from assay.models import Document, Project
+from assay.web import create_app
+from assay.workspace import Workspace
+
+PAYLOAD = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture
+def doc(ws: Workspace, project: Project) -> Document:
+    return ingest_bytes(
+        ws, project, "ferry.md", b"# Ferry\n\nThe night ferry leaves at 22:40 from pier 3.\n"
+    )
+
+
+@pytest.fixture
+def client(ws: Workspace) -> TestClient:
+    client = TestClient(create_app(ws))
+    client.get("/")  # the CSRF cookie
+    client.headers["X-CSRF-Token"] = client.cookies["assay_csrf"]
+    return client
+
+
+def body(doc: Document, **turn: object) -> dict[str, object]:
+    evidence = [{"doc_id": doc.id, "text": "22:40", "label": "relevant"}]
+    return {"notes": "n", "turns": [{"query": "When?", "evidence": evidence, **turn}]}
+
+
+def test_round_trip(client: TestClient, doc: Document) -> None:
+    created = client.post("/api/projects/test/items", json=body(doc, answer="At 22:40."))
+    assert created.status_code == 201
+    item = created.json()["item"]
+    assert item["version"] == 1 and item["status"] == "draft"
+    assert created.json()["documents"] == {doc.id: "ferry.md"}
+    assert created.json()["findings"] == []
+    ev = item["turns"][0]["evidence"][0]
+    assert (ev["start"], ev["end"], ev["group"], ev["anchor"]) == (35, 40, 1, "ok")
+
+    url = f"/api/projects/test/items/{item['id']}"
+    fetched = client.get(url).json()
+    assert fetched["item"] == item
+    assert [q["id"] for q in fetched["query_types"]][:2] == ["fact_single", "summary"]
+    assert fetched["query_types"][0]["help"].startswith("The documents state")
+    assert (
+        client.get(url, headers={"Accept-Language": "de"}).json()["query_types"][0]["label"]
+        == "Einzelfakt"
+    )
+
+    edited = fetched["input"]
+    edited["turns"][0]["answer"] = "Twenty to eleven."
+    saved = client.put(url, json={"version": 1, "item": edited})
+    assert saved.status_code == 200
+    assert saved.json()["item"]["version"] == 2
+    assert [f["code"] for f in saved.json()["findings"]] == ["answer_unsupported"]
+
+    submitted = client.post(url + "/status", json={"version": 2, "status": "submitted"})
+    assert submitted.status_code == 200 and submitted.json()["item"]["status"] == "submitted"
+    events = client.get(url + "/events").json()
+    assert [e["action"] for e in events] == ["create", "save", "status"]
+
+    assert client.delete(url).status_code == 204
+    assert client.get(url).status_code == 404
+
+
+def test_stale_save_gets_409_with_the_stored_item(client: TestClient, doc: Document) -> None:
+    item = client.post("/api/projects/test/items", json=body(doc)).json()["item"]
+    url = f"/api/projects/test/items/{item['id']}"
+    assert (
+        client.put(url, json={"version": 1, "item": body(doc, answer="first")}).status_code == 200
+    )
+    stale = client.put(url, json={"version": 1, "item": body(doc, answer="second")})
+    assert stale.status_code == 409
+    data = stale.json()
+    assert "changed elsewhere" in data["detail"]
+    assert data["current"]["version"] == 2
+    assert data["current"]["turns"][0]["answer"] == "first"
+    assert data["current_input"]["turns"][0]["answer"] == "first"
+    # the stale status change gets the same answer
+    assert client.post(url + "/status", json={"version": 1, "status": "draft"}).status_code == 409
+
+
+def test_submit_lists_what_is_missing(client: TestClient, doc: Document) -> None:
+    item = client.post("/api/projects/test/items", json={"turns": [{"query": ""}]}).json()["item"]
+    refused = client.post(
+        f"/api/projects/test/items/{item['id']}/status", json={"version": 1, "status": "submitted"}
+    )
+    assert refused.status_code == 422
+    detail = refused.json()["detail"]
+    for missing in ("the question is empty", "the answer is empty", "relevant passage"):
+        assert missing in detail
+
+
+def test_validation_errors_name_the_field(client: TestClient, doc: Document) -> None:
+    wrong_type = client.post("/api/projects/test/items", json={"turns": [{"query": 3}]})
+    assert wrong_type.status_code == 422 and "turns.0.query" in wrong_type.json()["detail"]
+    no_doc = client.post(
+        "/api/projects/test/items",
+        json={"turns": [{"query": "q", "evidence": [{"doc_id": "nope", "text": "x"}]}]},
+    )
+    assert no_doc.status_code == 422 and "evidence 1" in no_doc.json()["detail"]
+    item = client.post("/api/projects/test/items", json=body(doc)).json()["item"]
+    no_version = client.put(f"/api/projects/test/items/{item['id']}", json={"item": body(doc)})
+    assert no_version.status_code == 422 and "version" in no_version.json()["detail"]
+    bad_status = client.post(
+        f"/api/projects/test/items/{item['id']}/status", json={"version": 1, "status": "done"}
+    )
+    assert bad_status.status_code == 422 and "unknown status" in bad_status.json()["detail"]
+
+
+def test_list_filters_sorting_and_pages(
+    client: TestClient, ws: Workspace, project: Project
+) -> None:
+    for n in range(120):
+        create_item(
+            ws,
+            project,
+            ItemIn(
+                turns=[
+                    TurnIn(query=f"question {n:03}", query_type="summary" if n % 3 else "reasoning")
+                ]
+            ),
+            author="ana" if n % 2 else "ben",
+            status="submitted" if n % 10 == 0 else "draft",
+        )
+    api = "/api/projects/test/items"
+    assert client.get(api).json()["total"] == 120
+    assert client.get(api, params={"status": "submitted"}).json()["total"] == 12
+    assert client.get(api, params={"query_type": "reasoning"}).json()["total"] == 40
+    assert (
+        client.get(api, params={"author": "ana", "query_type": "reasoning"}).json()["total"] == 20
+    )
+    assert client.get(api, params={"text": "question 07"}).json()["total"] == 10
+    page = client.get(api, params={"sort": "query", "offset": 100, "limit": 5}).json()
+    assert [i["query"] for i in page["items"]] == [f"question {n}" for n in range(100, 105)]
+    newest = client.get(api, params={"sort": "-created", "limit": 1}).json()["items"][0]
+    assert newest["query"] == "question 119"
+    assert client.get(api, params={"sort": "nonsense"}).status_code == 422
+
+    first = client.get("/projects/test/items", params={"sort": "query"})
+    assert first.status_code == 200 and "Page 1 of 3" in first.text
+    assert first.text.count('<td class="q">') == 50
+    third = client.get("/projects/test/items", params={"sort": "query", "page": 3})
+    assert "Page 3 of 3" in third.text and third.text.count('<td class="q">') == 20
+    assert "question 119" in third.text and "question 099" not in third.text
+    drafts = client.get("/projects/test/items", params={"status": "draft", "author": "ben"})
+    assert "(48)" in drafts.text and "Page 1 of 1" in drafts.text  # even n, not n % 10 == 0
+    german = client.get("/projects/test/items", headers={"Accept-Language": "de"})
+    assert "Seite 1 von 3" in german.text and "Neuer Eintrag" in german.text
+
+
+def test_next_item_follows_the_list(client: TestClient, ws: Workspace, project: Project) -> None:
+    ids = [create_item(ws, project, ItemIn(turns=[TurnIn(query=f"q{n}")])).id for n in range(3)]
+    listing = client.get("/projects/test/items", params={"sort": "created"}).text
+    links = re.findall(r'<td class="q"><a href="([^"]+)"', listing)
+    assert len(links) == 3 and ids[0] in links[0]
+    editor = client.get(html.unescape(links[0])).text
+    data = json.loads(
+        html.unescape(re.search(r'id="editor-data">(.*?)</script>', editor, re.S).group(1))  # type: ignore[union-attr]
+    )
+    assert ids[1] in data["next_url"]
+    last = client.get(html.unescape(links[2])).text
+    assert "/projects/test/items/new" in last
+    assert client.get(f"/projects/test/items/{ids[0]}").status_code == 200
+    assert client.get("/projects/test/items/new").status_code == 200
+    assert client.get("/projects/test/items/unknown").status_code == 404
+
+
+def test_payloads_are_stored_verbatim_and_escaped(
+    client: TestClient, ws: Workspace, project: Project
+) -> None:
+    doc = ingest_bytes(ws, project, f"{PAYLOAD}.txt", f"Ferry {PAYLOAD} pier".encode())
+    created = client.post(
+        "/api/projects/test/items",
+        json={
+            "notes": PAYLOAD,
+            "turns": [
+                {
+                    "query": PAYLOAD,
+                    "answer": PAYLOAD,
+                    "alternatives": [PAYLOAD],
+                    "evidence": [{"doc_id": doc.id, "text": PAYLOAD, "label": "relevant"}],
+                }
+            ],
+        },
+    ).json()
+    item_id = created["item"]["id"]
+    stored = get_item(ws, project, item_id)
+    assert stored.notes == PAYLOAD and stored.turns[0].query == PAYLOAD
+    assert stored.turns[0].evidence[0].text == PAYLOAD
+    listing = client.get("/projects/test/items")
+    assert PAYLOAD not in listing.text and html.escape(PAYLOAD, quote=False) in listing.text
+    editor = client.get(f"/projects/test/items/{item_id}")
+    assert PAYLOAD not in editor.text  # the JSON blob escapes < and > as well
+    assert "\\u003cimg" in editor.text
+
+
+def test_state_changes_need_the_csrf_token(ws: Workspace, doc: Document) -> None:
+    bare = TestClient(create_app(ws))
+    refused = bare.post("/api/projects/test/items", json=body(doc))
+    assert refused.status_code == 403 and "CSRF" in refused.json()["detail"]
+    bare.get("/projects/test/items")  # a page sets the token cookie
+    token = bare.cookies["assay_csrf"]
+    ok = bare.post("/api/projects/test/items", json=body(doc), headers={"X-CSRF-Token": token})
+    assert ok.status_code == 201
+    url = f"/api/projects/test/items/{ok.json()['item']['id']}"
+    assert bare.put(url, json={"version": 1, "item": body(doc)}).status_code == 403
+    assert bare.delete(url).status_code == 403
+    assert bare.get(url).status_code == 200
+
+
+def test_items_are_in_the_openapi_schema(client: TestClient) -> None:
+    paths = client.get("/api/openapi.json").json()["paths"]
+    for path in (
+        "/api/projects/{name}/items",
+        "/api/projects/{name}/items/{item_id}",
+        "/api/projects/{name}/items/{item_id}/status",
+        "/api/projects/{name}/items/{item_id}/events",
+    ):
+        assert path in paths
+        assert all("items" in op["tags"] for op in paths[path].values())
