@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -104,6 +105,23 @@ def count_documents(ws: Workspace, project: Project) -> int:
             )
             or 0
         )
+
+
+def iter_documents(ws: Workspace, project: Project, *, batch_size: int = 100) -> Iterator[Document]:
+    """Every document of a project with its text, oldest first, read in batches (exports)."""
+    with ws.engine.connect() as conn:
+        ids = conn.scalars(
+            sa.select(documents.c.id)
+            .where(documents.c.project_id == project.id)
+            .order_by(documents.c.created_at, documents.c.name)
+        ).all()
+    for offset in range(0, len(ids), batch_size):
+        batch = ids[offset : offset + batch_size]
+        with ws.engine.connect() as conn:
+            rows = {
+                r.id: r for r in conn.execute(sa.select(documents).where(documents.c.id.in_(batch)))
+            }
+        yield from (_row_to_document(rows[i]) for i in batch if i in rows)
 
 
 def get_document(ws: Workspace, project: Project, doc_id: str) -> Document:

@@ -1,0 +1,189 @@
+"""Exchange commands: ``formats``, ``import``, ``export``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from assay.annotation import STATUSES
+from assay.cli.common import JsonOption, ProjectOption, console, fail, print_json, project_of, run
+from assay.cli.corpus import progress_bar
+from assay.errors import InvalidInput, NotFound
+from assay.formats import ItemRecord, Lazy, formats, get_format
+from assay.projects import get_project, list_projects
+from assay.search.indexes import sync_project
+from assay.transfer import ImportReport, export_bundle, import_bundle
+from assay.workspace import Workspace
+
+SHOWN = 20
+
+
+def register(app: typer.Typer) -> None:
+    app.command("formats")(list_formats)
+    app.command("import")(import_command)
+    app.command("export")(export_command)
+
+
+def list_formats(as_json: bool = JsonOption) -> None:
+    """List the exchange formats that import and export understand (see docs/formats.md)."""
+    found = formats()
+    if as_json:
+        print_json(
+            [
+                {"name": s.name, "description": s.description, "extensions": list(s.extensions)}
+                for s in found.values()
+            ]
+        )
+        return
+    table = Table("format", "description")
+    for spec in found.values():
+        table.add_row(spec.name, spec.description)
+    console().print(table)
+
+
+def import_command(
+    ctx: typer.Context,
+    format_name: str = typer.Argument(..., metavar="FORMAT", help="Format name (assay formats)."),
+    path: Path = typer.Argument(..., metavar="PATH", help="File or folder to read."),
+    project: str = typer.Option(
+        None,
+        "--project",
+        "-p",
+        metavar="NAME",
+        help="Project to import into; created if missing. Defaults to the project named in "
+        "the file, else the workspace's only project.",
+        show_default=False,
+    ),
+    replace: bool = typer.Option(
+        False, "--replace", help="Replace the project's whole content with the file's."
+    ),
+    lenient: bool = typer.Option(
+        False,
+        "--lenient",
+        help="Skip bad records and report them instead of refusing the whole file.",
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Import a dataset into a project, in one transaction.
+
+    Nothing is written when any record is bad, unless --lenient is given: then every record
+    is reported as imported, skipped or flagged (imported, needs a look). Nothing that exists
+    is overwritten unless --replace is given.
+    """
+
+    def body(ws: Workspace) -> ImportReport:
+        spec = get_format(format_name)
+        with progress_bar() as bar:
+            task = bar.add_task(f"Reading {path.name}", total=None)
+            bundle = spec.read(path)
+            target = project or bundle.project.name or _only_project(ws)
+
+            def advance(stage: str, done: int, total: int | None) -> None:
+                bar.update(task, description=f"Importing {stage}", completed=done, total=total)
+
+            report = import_bundle(
+                ws, target, bundle, replace=replace, lenient=lenient, progress=advance
+            )
+            index_task = bar.add_task("Indexing", total=None)
+            sync_project(
+                ws,
+                get_project(ws, report.project),
+                progress=lambda d, t: bar.update(index_task, completed=d, total=t),
+            )
+        return report
+
+    report = run(ctx, body)
+    if as_json:
+        print_json({"project": report.project, "summary": report.summary(), **_details(report)})
+    else:
+        _print_report(report)
+    if report.count("skipped"):
+        raise typer.Exit(2)
+
+
+def _only_project(ws: Workspace) -> str:
+    found = list_projects(ws)
+    if len(found) == 1:
+        return found[0].name
+    raise InvalidInput("name the project to import into with --project")
+
+
+def _details(report: ImportReport) -> dict[str, object]:
+    return {"records": [o for o in report.outcomes if o.status != "imported"]}
+
+
+def _print_report(report: ImportReport) -> None:
+    out = console()
+    table = Table("records", "imported", "skipped", "flagged")
+    for kind, counts in report.summary().items():
+        table.add_row(kind, *(str(counts[s]) for s in ("imported", "skipped", "flagged")))
+    out.print(f"Imported into project {report.project!r}")
+    out.print(table)
+    noted = [o for o in report.outcomes if o.status != "imported"]
+    for outcome in noted[:SHOWN]:
+        colour = "red" if outcome.status == "skipped" else "yellow"
+        out.print(f"[{colour}]{outcome.status}[/] {outcome.kind} {outcome.ref}: {outcome.message}")
+    if len(noted) > SHOWN:
+        out.print(f"… and {len(noted) - SHOWN} more (use --json for all)")
+
+
+def export_command(
+    ctx: typer.Context,
+    format_name: str = typer.Argument(..., metavar="FORMAT", help="Format name (assay formats)."),
+    path: Path = typer.Argument(..., metavar="PATH", help="File or folder to write."),
+    project: str = ProjectOption,
+    chunking: str = typer.Option(
+        None,
+        "--chunking",
+        metavar="NAME",
+        help="Chunking whose chunk ids the export uses (default: the project's default).",
+        show_default=False,
+    ),
+    status: list[str] = typer.Option(
+        [],
+        "--status",
+        metavar="STATUS",
+        help="Only items with this status (draft, submitted, accepted, rejected); repeatable.",
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Export a project's documents, chunks and gold items in a format."""
+    for value in status:
+        if value not in STATUSES:
+            fail(f"unknown status {value!r}; choose one of: {', '.join(STATUSES)}")
+
+    def body(ws: Workspace) -> tuple[int, list[str]]:
+        spec = get_format(format_name)
+        proj = project_of(ws, project)
+        bundle = export_bundle(ws, proj, chunking=chunking, statuses=status or None)
+        counted = [0]
+        items = bundle.items
+        with progress_bar() as bar:
+            task = bar.add_task(f"Exporting {spec.name}", total=None)
+
+            def counting() -> Iterator[ItemRecord]:
+                counted[0] = 0
+                for item in items:
+                    counted[0] += 1
+                    bar.update(task, completed=counted[0])
+                    yield item
+
+            bundle.items = Lazy(counting)
+            options = {"chunking": bundle.target_chunking} if bundle.target_chunking else {}
+            notes = spec.write(bundle, path, **options)
+        return counted[0], notes
+
+    try:
+        count, notes = run(ctx, body)
+    except NotFound as exc:  # pragma: no cover - run() turns it into a message
+        fail(str(exc))
+    if as_json:
+        print_json({"path": str(path), "items": count, "notes": notes})
+        return
+    out = console()
+    for note in notes[:SHOWN]:
+        out.print(f"[yellow]note:[/] {note}")
+    out.print(f"Wrote {count} item(s) to {path}")

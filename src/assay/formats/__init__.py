@@ -1,0 +1,247 @@
+"""Exchange formats: the Bundle every format reads and writes, and the registry of formats.
+
+A Bundle is a plain, database-free picture of a project: documents, chunkings, gold items and
+what a reader could not take in. Each format module offers ``read(path) -> Bundle`` and
+``write(bundle, path, **options)`` and never touches the database; ``assay.transfer`` moves
+Bundles into and out of projects. Collections in a Bundle are iterables so an export can stream
+a million chunks; readers hand over lists.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from assay.errors import InvalidInput
+
+T = TypeVar("T")
+
+
+class Lazy(Generic[T]):
+    """A re-iterable sequence built by calling ``factory`` on every iteration (streams)."""
+
+    def __init__(self, factory: Callable[[], Iterable[T]]) -> None:
+        self.factory = factory
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.factory())
+
+
+@dataclass
+class ProjectInfo:
+    name: str = ""
+    language: str = "en"
+    settings: dict[str, Any] = field(default_factory=dict)
+    notes: str = ""
+    author: str = ""
+    created_at: str = ""
+    updated_at: str = ""
+
+
+@dataclass
+class DocumentRecord:
+    """One document. ``ref`` is how chunks and evidence of the same Bundle point at it (a
+    foreign id on import, the document id on export)."""
+
+    ref: str
+    name: str
+    media_type: str = ""
+    data: bytes | None = None
+    text: str | None = None
+    """The extracted text (export), or the text a reader expects the document to have."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    notes: str = ""
+    author: str = ""
+    sha256: str = ""
+    text_sha256: str = ""
+    load: Callable[[], bytes] | None = field(default=None, repr=False)
+    """Reads the original bytes on demand (exports stream them)."""
+
+    def original(self) -> bytes:
+        if self.data is not None:
+            return self.data
+        if self.load is not None:
+            return self.load()
+        return (self.text or "").encode("utf-8")
+
+
+@dataclass
+class ChunkRecord:
+    chunk_id: str
+    doc_ref: str
+    start: int
+    end: int
+    text: str | None = None
+
+
+@dataclass
+class ChunkingRecord:
+    """``method == "imported"`` chunkings carry their chunks; others are re-made from
+    ``method`` and ``params`` on import."""
+
+    name: str
+    method: str
+    params: dict[str, Any] = field(default_factory=dict)
+    is_default: bool = False
+    chunks: Iterable[ChunkRecord] = field(default_factory=list)
+
+
+@dataclass
+class EvidenceRecord:
+    """A passage: a document reference with offsets and/or text, or chunk ids to resolve.
+
+    On import ``chunk_ids`` names chunks of a Bundle chunking whose span is the passage; on
+    export it holds the chunks of the chosen chunking the passage maps to (overlap policy).
+    """
+
+    doc_ref: str | None = None
+    start: int | None = None
+    end: int | None = None
+    text: str = ""
+    label: str = "relevant"
+    grade: int | None = None
+    group: int | None = None
+    origin: str = "imported"
+    anchor: str | None = None
+    author: str | None = None
+    created_at: str | None = None
+    chunk_ids: tuple[str, ...] = ()
+
+
+@dataclass
+class TurnRecord:
+    query: str = ""
+    rewrite: str = ""
+    query_type: str = "fact_single"
+    enrichments: dict[str, list[str]] = field(default_factory=dict)
+    answer: str = ""
+    alternatives: list[str] = field(default_factory=list)
+    original_answer: str = ""
+    generation: dict[str, Any] = field(default_factory=dict)
+    retrieved: list[dict[str, Any]] = field(default_factory=list)
+    evidence: list[EvidenceRecord] = field(default_factory=list)
+
+
+@dataclass
+class ItemRecord:
+    """A gold item. ``id`` is the item id (native) or the id the other tool used."""
+
+    id: str
+    kind: str = "qa"
+    status: str = "draft"
+    origin: str = "imported"
+    notes: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+    author: str = ""
+    created_at: str = ""
+    updated_at: str = ""
+    turns: list[TurnRecord] = field(default_factory=list)
+
+
+@dataclass
+class Issue:
+    """A record a reader could not take in (skipped) or took in with a doubt (flagged)."""
+
+    where: str
+    message: str
+    severity: str = "error"
+    """``error``: the record was left out (a strict import refuses the file);
+    ``warning``: the record was kept and is flagged."""
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+@dataclass
+class Bundle:
+    project: ProjectInfo = field(default_factory=ProjectInfo)
+    documents: Iterable[DocumentRecord] = field(default_factory=list)
+    chunkings: list[ChunkingRecord] = field(default_factory=list)
+    items: Iterable[ItemRecord] = field(default_factory=list)
+    target_chunking: str | None = None
+    """On export: the chunking that ``EvidenceRecord.chunk_ids`` refer to."""
+    provenance: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Top-level keys a reader did not know, kept for the way back."""
+    issues: list[Issue] = field(default_factory=list)
+
+
+Reader = Callable[[Path], Bundle]
+Writer = Callable[..., None]
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    name: str
+    description: str
+    extensions: tuple[str, ...]
+    module: str
+
+    def _load(self) -> Any:
+        return importlib.import_module(f"assay.formats.{self.module}")
+
+    def read(self, path: str | Path) -> Bundle:
+        path = Path(path)
+        if not path.exists():
+            raise InvalidInput(f"{path}: no such file or folder")
+        bundle: Bundle = self._load().read(path)
+        return bundle
+
+    def write(self, bundle: Bundle, path: str | Path, **options: Any) -> list[str]:
+        """Write the Bundle; returns notes about what could not be expressed in the format."""
+        notes = self._load().write(bundle, Path(path), **options)
+        return list(notes or [])
+
+
+def formats() -> dict[str, FormatSpec]:
+    """The registry: format name → spec. Modules are imported only when used."""
+    specs = [
+        FormatSpec(
+            "native",
+            "Assay's own zip: documents with their bytes, chunkings, items, evidence (lossless)",
+            (".zip",),
+            "native",
+        ),
+        FormatSpec(
+            "ragold",
+            "RAGold export zip: annotations.json (schema v2; v1 read) and files/<uuid>/<name>",
+            (".zip",),
+            "ragold",
+        ),
+        FormatSpec(
+            "autorag",
+            "AutoRAG folder: qa.parquet and corpus.parquet for one chunking",
+            ("",),
+            "autorag",
+        ),
+        FormatSpec(
+            "beir",
+            "BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv (graded relevance)",
+            ("",),
+            "beir",
+        ),
+        FormatSpec(
+            "trec",
+            "TREC folder: qrels.txt, run.txt and topics.tsv (a single qrels or run file reads)",
+            ("", ".txt"),
+            "trec",
+        ),
+        FormatSpec("csv", "CSV, one row per item, for spreadsheets", (".csv",), "csv"),
+        FormatSpec(
+            "hf",
+            "Hugging Face dataset folder: parquet files and a README.md dataset card",
+            ("",),
+            "hf",
+        ),
+    ]
+    return {spec.name: spec for spec in specs}
+
+
+def get_format(name: str) -> FormatSpec:
+    found = formats()
+    if name not in found:
+        raise InvalidInput(f"unknown format {name!r}; choose one of: {', '.join(found)}")
+    return found[name]

@@ -1,0 +1,443 @@
+"""AutoRAG: ``qa.parquet`` and ``corpus.parquet`` in one folder, for one chunking.
+
+Reading follows AutoRAG's casting: ``retrieval_gt`` as a string becomes ``[[s]]``; a 2-D list
+is kept (outer = all needed, inner = alternatives); **a 1-D list ``[a, b]`` means all needed,
+``[[a], [b]]``** (AutoRAG's docs say "and"; its code makes one "or" group; we follow the docs
+and Assay's rule for flat lists). NumPy arrays are accepted like lists. ``generation_gt`` as a
+string becomes ``[s]``. Each corpus row becomes a document plus one chunk of an imported
+chunking named ``autorag`` whose chunk id is the row's ``doc_id``, so an export of that chunking
+gives the ids back. ``last_modified_datetime`` may be a timestamp or an ISO string. Text is
+not NFC-normalised or demojized here (AutoRAG does that when it loads).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from assay.errors import InvalidInput
+from assay.formats import (
+    Bundle,
+    ChunkingRecord,
+    ChunkRecord,
+    DocumentRecord,
+    EvidenceRecord,
+    Issue,
+    ItemRecord,
+    TurnRecord,
+)
+from assay.formats.common import read_parquet, require_folder, safe_name, type_name
+from assay.formats.groups import retrieval_groups, source_id
+
+CHUNKING = "autorag"
+QA_COLUMNS = ("qid", "query", "retrieval_gt", "generation_gt")
+CORPUS_COLUMNS = ("doc_id", "contents")
+ROW_GROUP = 20_000
+
+
+# ---------------------------------------------------------------- casting
+
+
+def cast_retrieval_gt(value: Any, where: str) -> list[list[str]]:
+    """AutoRAG's ``retrieval_gt`` as groups: outer list all needed, inner list alternatives."""
+    value = _plain(value)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [[value]] if value else []
+    if not isinstance(value, list):
+        raise InvalidInput(f"{where}: field 'retrieval_gt' must be a string or a list")
+    groups: list[list[str]] = []
+    for element in value:
+        element = _plain(element)
+        if isinstance(element, str):
+            groups.append([element])
+        elif isinstance(element, list) and all(isinstance(e, str) for e in element):
+            if element:
+                groups.append(list(element))
+        else:
+            raise InvalidInput(
+                f"{where}: field 'retrieval_gt' may hold strings or lists of strings, "
+                f"found {type_name(element)}"
+            )
+    return groups
+
+
+def cast_generation_gt(value: Any, where: str) -> list[str]:
+    value = _plain(value)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise InvalidInput(f"{where}: field 'generation_gt' must be a string or a list of strings")
+
+
+def _plain(value: Any) -> Any:
+    """NumPy arrays and tuples as lists (pandas hands list cells over as arrays)."""
+    if hasattr(value, "tolist") and not isinstance(value, str | bytes):
+        value = value.tolist()
+    if isinstance(value, tuple):
+        value = list(value)
+    return value
+
+
+def jsonable(value: Any) -> Any:
+    """A parquet cell as a JSON value (timestamps as ISO strings)."""
+    value = _plain(value)
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, float) and value != value:  # NaN
+        return None
+    if isinstance(value, list):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    return value
+
+
+def to_timestamp(value: Any, where: str) -> datetime | None:
+    """A timestamp or an ISO string as a naive UTC datetime (AutoRAG's timestamp[us])."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise InvalidInput(
+                f"{where}: field 'last_modified_datetime' is not a date and time: {value[:40]!r}"
+            ) from exc
+    if isinstance(value, date) and not isinstance(value, datetime):
+        value = datetime(value.year, value.month, value.day)
+    if not isinstance(value, datetime):
+        raise InvalidInput(
+            f"{where}: field 'last_modified_datetime' must be a timestamp or a string"
+        )
+    stamp: datetime = value
+    if stamp.tzinfo is not None:
+        stamp = stamp.astimezone(UTC).replace(tzinfo=None)
+    return stamp
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read(path: Path) -> Bundle:
+    require_folder(path, "an AutoRAG dataset (qa.parquet and corpus.parquet)")
+    issues: list[Issue] = []
+    corpus_path, qa_path = path / "corpus.parquet", path / "qa.parquet"
+    for needed in (corpus_path, qa_path):
+        if not needed.is_file():
+            raise InvalidInput(f"{needed}: missing (an AutoRAG dataset has both parquet files)")
+    documents, chunks = _read_corpus(corpus_path, issues)
+    known = {c.chunk_id for c in chunks}
+    items = _read_qa(qa_path, known, issues)
+    chunking = ChunkingRecord(CHUNKING, "imported", {"source": "autorag"}, True, chunks)
+    return Bundle(
+        documents=documents,
+        chunkings=[chunking],
+        items=items,
+        provenance={"format": "autorag", "path": str(path)},
+        issues=issues,
+    )
+
+
+def _columns(table: Any, path: Path, required: tuple[str, ...]) -> None:
+    import pyarrow as pa
+
+    names = table.schema.names
+    if len(set(names)) != len(names):
+        raise InvalidInput(f"{path}: a column name appears twice")
+    for column in required:
+        if column not in names:
+            raise InvalidInput(f"{path}: column {column!r} is missing (found: {', '.join(names)})")
+    for column in ("qid", "query", "doc_id", "contents"):
+        if column in required:
+            kind = table.schema.field(column).type
+            if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+                raise InvalidInput(f"{path}: column {column!r} must hold strings, found {kind}")
+
+
+def _rows(table: Any, path: Path) -> list[dict[str, Any]]:
+    try:
+        rows: list[dict[str, Any]] = table.to_pylist()
+    except Exception as exc:  # pyarrow conversion of an exotic column type
+        raise InvalidInput(f"{path}: cannot read the rows ({exc})") from exc
+    return rows
+
+
+def _read_corpus(path: Path, issues: list[Issue]) -> tuple[list[DocumentRecord], list[ChunkRecord]]:
+    import pyarrow as pa
+
+    table = read_parquet(path)
+    _columns(table, path, CORPUS_COLUMNS)
+    if "metadata" in table.schema.names:
+        kind = table.schema.field("metadata").type
+        if not (pa.types.is_struct(kind) or pa.types.is_map(kind) or pa.types.is_null(kind)):
+            raise InvalidInput(f"{path}: column 'metadata' must be a struct or a map, found {kind}")
+    documents: list[DocumentRecord] = []
+    chunks: list[ChunkRecord] = []
+    seen: set[str] = set()
+    for number, row in enumerate(_rows(table, path), 1):
+        doc_id, contents = row.get("doc_id"), row.get("contents")
+        where = f"{path.name} row {number} (doc_id {doc_id!r})"
+        if not isinstance(doc_id, str) or not doc_id.strip():
+            issues.append(Issue(where, "field 'doc_id' is empty"))
+            continue
+        if doc_id in seen:
+            issues.append(Issue(where, f"field 'doc_id': {doc_id!r} appears twice"))
+            continue
+        seen.add(doc_id)
+        if not isinstance(contents, str) or not contents.strip():
+            issues.append(Issue(where, "field 'contents' is empty (AutoRAG drops such rows)"))
+            continue
+        metadata = _plain(row.get("metadata"))
+        if isinstance(metadata, list):  # a map column: [(key, value), ...]
+            metadata = {str(k): v for k, v in metadata}
+        if metadata is not None and not isinstance(metadata, dict):
+            raise InvalidInput(f"{where}: field 'metadata' must be a struct or a map")
+        metadata = dict(metadata or {})
+        stamp = to_timestamp(metadata.get("last_modified_datetime"), where)
+        metadata["last_modified_datetime"] = stamp.isoformat() if stamp else None
+        others = {
+            k: jsonable(v) for k, v in row.items() if k not in ("doc_id", "contents", "metadata")
+        }
+        info = {"metadata": jsonable(metadata), "columns": others}
+        documents.append(
+            DocumentRecord(
+                ref=doc_id,
+                name=safe_name(doc_id, "row") + ".txt",
+                media_type="text/plain",
+                text=contents,
+                data=contents.encode("utf-8"),
+                metadata={"source_id": doc_id, "autorag": info},
+            )
+        )
+        chunks.append(ChunkRecord(doc_id, doc_id, 0, len(contents), contents))
+    return documents, chunks
+
+
+def _read_qa(path: Path, known: set[str], issues: list[Issue]) -> list[ItemRecord]:
+    table = read_parquet(path)
+    _columns(table, path, QA_COLUMNS)
+    items: list[ItemRecord] = []
+    seen: set[str] = set()
+    for number, row in enumerate(_rows(table, path), 1):
+        qid = row.get("qid")
+        where = f"{path.name} row {number} (qid {qid!r})"
+        if not isinstance(qid, str) or not qid.strip():
+            issues.append(Issue(where, "field 'qid' is empty"))
+            continue
+        if qid in seen:
+            issues.append(Issue(where, f"field 'qid': {qid!r} appears twice"))
+            continue
+        seen.add(qid)
+        groups = cast_retrieval_gt(row.get("retrieval_gt"), where)
+        answers = cast_generation_gt(row.get("generation_gt"), where)
+        missing = [doc_id for group in groups for doc_id in group if doc_id not in known]
+        if missing:
+            issues.append(
+                Issue(where, f"field 'retrieval_gt': {missing[0]!r} is not a doc_id of the corpus")
+            )
+            continue
+        evidence = [
+            EvidenceRecord(chunk_ids=(doc_id,), group=number_, label="relevant")
+            for number_, group in enumerate(groups, 1)
+            for doc_id in group
+        ]
+        extra = {k: jsonable(v) for k, v in row.items() if k not in QA_COLUMNS}
+        items.append(
+            ItemRecord(
+                id=qid,
+                extra={"autorag": extra} if extra else {},
+                turns=[
+                    TurnRecord(
+                        query=row.get("query") or "",
+                        query_type="fact_single" if groups else "unanswerable",
+                        answer=answers[0] if answers else "",
+                        alternatives=answers[1:],
+                        evidence=evidence,
+                    )
+                ],
+            )
+        )
+    return items
+
+
+# ---------------------------------------------------------------- writing
+
+
+def write(bundle: Bundle, path: Path, *, chunking: str | None = None, **_: Any) -> list[str]:
+    """Write ``corpus.parquet`` (the chunks of one chunking) and ``qa.parquet``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    name = chunking or bundle.target_chunking
+    chosen = next((c for c in bundle.chunkings if c.name == name), None)
+    if chosen is None:
+        raise InvalidInput(f"no chunking named {name!r} to write the AutoRAG corpus from")
+    path.mkdir(parents=True, exist_ok=True)
+    notes: list[str] = []
+    docs = {d.ref: (d.metadata, d.name, len(d.text or "")) for d in bundle.documents}
+    corpus_tmp, qa_tmp = path / ".corpus.parquet.tmp", path / ".qa.parquet.tmp"
+    known: set[str] = set()
+    try:
+        with pq.ParquetWriter(corpus_tmp, _corpus_schema(pa)) as out:
+            batch: list[dict[str, Any]] = []
+            for row in _corpus_rows(chosen, docs):
+                known.add(row["doc_id"])
+                batch.append(row)
+                if len(batch) >= ROW_GROUP:
+                    out.write_table(pa.Table.from_pylist(batch, schema=_corpus_schema(pa)))
+                    batch = []
+            if batch or not known:
+                out.write_table(pa.Table.from_pylist(batch, schema=_corpus_schema(pa)))
+        with pq.ParquetWriter(qa_tmp, _qa_schema(pa)) as out:
+            batch = []
+            for row in _qa_rows(bundle, name or "", known, notes):
+                batch.append(row)
+                if len(batch) >= ROW_GROUP:
+                    out.write_table(pa.Table.from_pylist(batch, schema=_qa_schema(pa)))
+                    batch = []
+            out.write_table(pa.Table.from_pylist(batch, schema=_qa_schema(pa)))
+        os.replace(corpus_tmp, path / "corpus.parquet")
+        os.replace(qa_tmp, path / "qa.parquet")
+    finally:
+        corpus_tmp.unlink(missing_ok=True)
+        qa_tmp.unlink(missing_ok=True)
+    return notes
+
+
+def _corpus_schema(pa: Any) -> Any:
+    metadata = pa.struct(
+        [
+            ("last_modified_datetime", pa.timestamp("us")),
+            ("prev_id", pa.string()),
+            ("next_id", pa.string()),
+            ("path", pa.string()),
+        ]
+    )
+    return pa.schema(
+        [
+            ("doc_id", pa.string()),
+            ("contents", pa.string()),
+            ("metadata", metadata),
+            ("path", pa.string()),
+            ("start_end_idx", pa.list_(pa.int64())),
+        ]
+    )
+
+
+def _qa_schema(pa: Any) -> Any:
+    return pa.schema(
+        [
+            ("qid", pa.string()),
+            ("query", pa.string()),
+            ("retrieval_gt", pa.list_(pa.list_(pa.string()))),
+            ("generation_gt", pa.list_(pa.string())),
+        ]
+    )
+
+
+def _corpus_rows(
+    chunking: ChunkingRecord, docs: dict[str, tuple[dict[str, Any], str, int]]
+) -> Iterator[dict[str, Any]]:
+    """Corpus rows; prev_id/next_id link neighbouring chunks of a document (one look-ahead)."""
+    previous: dict[str, Any] | None = None
+    for chunk in chunking.chunks:
+        metadata, name, length = docs.get(chunk.doc_ref, ({}, chunk.doc_ref, 0))
+        info = metadata.get("autorag") if isinstance(metadata.get("autorag"), dict) else None
+        whole = (
+            chunk.start == 0 and chunk.end == length and metadata.get("source_id") == chunk.chunk_id
+        )
+        if info is not None and whole:
+            original = info.get("metadata") or {}
+            columns = info.get("columns") or {}
+            row: dict[str, Any] = {
+                "doc_id": chunk.chunk_id,
+                "contents": chunk.text or "",
+                "metadata": {
+                    "last_modified_datetime": to_timestamp(
+                        original.get("last_modified_datetime"), chunk.chunk_id
+                    ),
+                    "prev_id": original.get("prev_id"),
+                    "next_id": original.get("next_id"),
+                    "path": original.get("path"),
+                },
+                "path": columns.get("path"),
+                "start_end_idx": columns.get("start_end_idx"),
+                "_doc": None,
+            }
+        else:
+            stamp = metadata.get("last_modified")
+            try:
+                when = to_timestamp(stamp, chunk.chunk_id) if isinstance(stamp, str) else None
+            except InvalidInput:
+                when = None
+            path = metadata.get("path") if isinstance(metadata.get("path"), str) else name
+            row = {
+                "doc_id": chunk.chunk_id,
+                "contents": chunk.text or "",
+                "metadata": {
+                    "last_modified_datetime": when,
+                    "prev_id": None,
+                    "next_id": None,
+                    "path": path,
+                },
+                "path": path,
+                "start_end_idx": [chunk.start, chunk.end],
+                "_doc": chunk.doc_ref,
+            }
+            if previous is not None and previous["_doc"] == chunk.doc_ref:
+                row["metadata"]["prev_id"] = previous["doc_id"]
+                previous["metadata"]["next_id"] = chunk.chunk_id
+        if previous is not None:
+            yield _strip(previous)
+        previous = row
+    if previous is not None:
+        yield _strip(previous)
+
+
+def _strip(row: dict[str, Any]) -> dict[str, Any]:
+    row.pop("_doc", None)
+    return row
+
+
+def _qa_rows(
+    bundle: Bundle, chunking: str, known: set[str], notes: list[str]
+) -> Iterator[dict[str, Any]]:
+    for item in bundle.items:
+        qid = source_id(item)
+        for index, turn in enumerate(item.turns):
+            row_id = qid if len(item.turns) == 1 else f"{qid}<::>{index + 1}"
+            groups, unmapped = retrieval_groups(turn)
+            if unmapped:
+                notes.append(
+                    f"item {row_id}: {unmapped} relevant passage(s) map to no chunk of "
+                    f"{chunking!r}; left out of retrieval_gt"
+                )
+            for group in groups:
+                for chunk_id in group:
+                    if chunk_id not in known:
+                        raise InvalidInput(
+                            f"item {row_id}: retrieval_gt id {chunk_id!r} is not in the corpus "
+                            f"of chunking {chunking!r}; nothing was written"
+                        )
+            answers = [a for a in [turn.answer, *turn.alternatives] if a]
+            query = turn.rewrite if len(item.turns) > 1 and turn.rewrite else turn.query
+            yield {
+                "qid": row_id,
+                "query": query,
+                "retrieval_gt": groups,
+                "generation_gt": answers,
+            }

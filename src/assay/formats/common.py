@@ -1,0 +1,340 @@
+"""What the format modules share: checked JSON, typed fields, safe zips, parquet.
+
+Every reader turns a problem into :class:`InvalidInput` naming the file, the record and the
+field. Zips are read entry by entry with limits on names, entry count, total size and
+compression ratio, counting the bytes actually inflated (a lying header cannot slip by).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from assay.errors import InvalidInput
+
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+"""Fixed entry timestamp, so writing the same Bundle twice gives the same bytes."""
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def loads(data: bytes | str, where: str) -> Any:
+    """Parse JSON; NaN and Infinity are refused (they are not JSON)."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(f"{where}: not UTF-8 text (byte {exc.start})") from exc
+    try:
+        return json.loads(data, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"{where}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from exc
+    except RecursionError as exc:
+        raise InvalidInput(f"{where}: JSON nested too deeply") from exc
+
+
+def loads_lenient(data: str, where: str) -> Any:
+    """Parse JSON that may hold NaN (MTRAG and Python write it); NaN becomes None."""
+    try:
+        value = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"{where}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from exc
+    except RecursionError as exc:
+        raise InvalidInput(f"{where}: JSON nested too deeply") from exc
+    return _nan_to_none(value)
+
+
+def _nan_to_none(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_nan_to_none(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _nan_to_none(v) for k, v in value.items()}
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def dumps_line(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def jsonl_lines(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a JSON Lines text."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        value = loads_lenient(line, f"{where} line {number}")
+        if not isinstance(value, dict):
+            raise InvalidInput(f"{where} line {number}: expected a JSON object")
+        yield number, value
+
+
+def read_text(path: Path, where: str | None = None) -> str:
+    where = where or str(path)
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{where}: not UTF-8 text (byte {exc.start})") from exc
+    except OSError as exc:
+        raise InvalidInput(f"{where}: cannot be read ({exc.strerror or exc})") from exc
+
+
+# ---------------------------------------------------------------- typed fields
+
+
+def as_object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{where}: expected an object, found {type_name(value)}")
+    return value
+
+
+def field_str(obj: dict[str, Any], key: str, where: str, default: str = "") -> str:
+    value = obj.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise InvalidInput(f"{where}: field {key!r} must be a string, found {type_name(value)}")
+    return value
+
+
+def field_int(obj: dict[str, Any], key: str, where: str, default: int | None = None) -> int | None:
+    value = obj.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{where}: field {key!r} must be an integer, found {type_name(value)}")
+    return value
+
+
+def field_dict(obj: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = obj.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{where}: field {key!r} must be an object, found {type_name(value)}")
+    return value
+
+
+def field_list(obj: dict[str, Any], key: str, where: str) -> list[Any]:
+    value = obj.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InvalidInput(f"{where}: field {key!r} must be a list, found {type_name(value)}")
+    return value
+
+
+def str_list(value: Any, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InvalidInput(f"{where}: expected a list of strings")
+    return list(value)
+
+
+def type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def is_uuid(value: str) -> bool:
+    try:
+        return str(uuid.UUID(value)) == value.lower() and len(value) == 36
+    except ValueError:
+        return False
+
+
+def safe_name(name: str, fallback: str) -> str:
+    """A file name without folders or control characters (for names inside archives)."""
+    cleaned = "".join(ch for ch in name.replace("\\", "/").rsplit("/", 1)[-1] if ord(ch) >= 32)
+    cleaned = cleaned.strip()
+    return cleaned if cleaned not in ("", ".", "..") else fallback
+
+
+# ---------------------------------------------------------------- zips
+
+
+@dataclass(frozen=True)
+class ArchiveLimits:
+    max_entries: int = 200_000
+    max_total_bytes: int = 4 * 1024**3
+    max_entry_bytes: int = 1024**3
+    max_ratio: float = 200.0
+    """Inflated / compressed size allowed for entries over ``ratio_floor`` bytes."""
+    ratio_floor: int = 1024 * 1024
+
+
+class SafeZip:
+    """A zip opened for reading with every entry checked before anything is inflated."""
+
+    def __init__(self, path: Path, limits: ArchiveLimits | None = None) -> None:
+        self.path = path
+        self.limits = limits or ArchiveLimits()
+        try:
+            self.zip = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+            raise InvalidInput(f"{path}: not a readable zip file ({exc})") from exc
+        self.entries: dict[str, zipfile.ZipInfo] = {}
+        total = 0
+        infos = self.zip.infolist()
+        if len(infos) > self.limits.max_entries:
+            raise InvalidInput(f"{path}: {len(infos)} entries is over the limit")
+        for info in infos:
+            name = info.filename
+            check_entry_name(name, path)
+            if info.is_dir():
+                continue
+            if name in self.entries:
+                raise InvalidInput(f"{path}: entry {name!r} appears twice")
+            if info.file_size > self.limits.max_entry_bytes:
+                raise InvalidInput(f"{path}: entry {name!r} expands to {info.file_size} bytes")
+            self._check_ratio(name, info.file_size, info.compress_size)
+            total += info.file_size
+            if total > self.limits.max_total_bytes:
+                raise InvalidInput(f"{path}: the archive expands past {total} bytes")
+            self.entries[name] = info
+
+    def _check_ratio(self, name: str, size: int, compressed: int) -> None:
+        if size > self.limits.ratio_floor and size > self.limits.max_ratio * max(compressed, 1):
+            raise InvalidInput(
+                f"{self.path}: entry {name!r} expands {size / max(compressed, 1):.0f} times "
+                f"(limit {self.limits.max_ratio:.0f}): refusing a possible zip bomb"
+            )
+
+    def has(self, name: str) -> bool:
+        return name in self.entries
+
+    def read(self, name: str) -> bytes:
+        info = self.entries.get(name)
+        if info is None:
+            raise InvalidInput(f"{self.path}: the archive has no file {name!r}")
+        parts: list[bytes] = []
+        size = 0
+        try:
+            with self.zip.open(info) as handle:
+                while True:
+                    block = handle.read(1 << 20)
+                    if not block:
+                        break
+                    size += len(block)
+                    if size > info.file_size or size > self.limits.max_entry_bytes:
+                        raise InvalidInput(
+                            f"{self.path}: entry {name!r} inflates past its declared size"
+                        )
+                    parts.append(block)
+        except InvalidInput:
+            raise
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
+            raise InvalidInput(f"{self.path}: entry {name!r} is damaged ({exc})") from exc
+        except Exception as exc:  # zlib.error and friends from a corrupt stream
+            raise InvalidInput(f"{self.path}: entry {name!r} is damaged ({exc!r})") from exc
+        return b"".join(parts)
+
+    def close(self) -> None:
+        self.zip.close()
+
+    def __enter__(self) -> SafeZip:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def check_entry_name(name: str, path: Path) -> None:
+    pure = PurePosixPath(name)
+    if (
+        not name
+        or name.startswith(("/", "\\"))
+        or "\\" in name
+        or ".." in pure.parts
+        or (len(name) > 1 and name[1] == ":")
+        or any(ord(ch) < 32 for ch in name)
+    ):
+        raise InvalidInput(f"{path}: unsafe entry name {name!r} (absolute path or '..')")
+
+
+def zip_writer(path: Path) -> zipfile.ZipFile:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6)
+
+
+def zip_entry(name: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    return info
+
+
+# ---------------------------------------------------------------- parquet
+
+
+def read_parquet(path: Path) -> Any:
+    """A pyarrow Table, or InvalidInput for a file that is not parquet."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+        for column in table.schema:  # names and types decode lazily: surface their errors here
+            str(column.name)
+            str(column.type)
+        return table
+    except (pa.ArrowException, OSError, ValueError, TypeError, KeyError, IndexError) as exc:
+        raise InvalidInput(f"{path}: not a readable parquet file ({exc})") from exc
+
+
+def require_folder(path: Path, what: str) -> None:
+    if not path.is_dir():
+        raise InvalidInput(f"{path}: {what} is a folder; give the folder's path")
+
+
+# ---------------------------------------------------------------- vocabularies
+
+LABELS = ("relevant", "distracting", "irrelevant")
+ORIGINS = ("retrieved", "searched", "selected", "imported", "llm-suggestion")
+ANCHORS = ("ok", "unlocated", "stale")
+STATUSES = ("draft", "submitted", "accepted", "rejected")
+KINDS = ("qa", "conversation")
+
+
+def one_of(value: str, allowed: tuple[str, ...], key: str, where: str) -> str:
+    if value not in allowed:
+        raise InvalidInput(
+            f"{where}: field {key!r} is {value!r}; expected one of: {', '.join(allowed)}"
+        )
+    return value
+
+
+def sub_dict(obj: dict[str, Any], key: str) -> dict[str, Any]:
+    """``obj[key]`` when it is an object, else an empty one (for keys Assay wrote itself)."""
+    value = obj.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def sub_str(obj: dict[str, Any], key: str, default: str = "") -> str:
+    value = obj.get(key)
+    return value if isinstance(value, str) else default

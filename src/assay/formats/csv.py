@@ -1,0 +1,198 @@
+"""CSV, one row per item, for spreadsheets.
+
+Columns: ``id, kind, status, query_type, query, answer, alternatives, relevant, distracting,
+notes, author, extra, turns``. ``alternatives`` is a JSON list of strings; ``relevant`` and
+``distracting`` are JSON lists of passages ``{"doc", "start", "end", "text", "group",
+"grade"}`` where ``doc`` is the document's name (plain text also reads: one passage per blank-
+line-separated block, located on import). ``turns`` holds all turns of a conversation as JSON
+and is empty for single questions. Only ``query`` is required when reading.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from assay.errors import InvalidInput
+from assay.formats import Bundle, EvidenceRecord, Issue, ItemRecord, TurnRecord
+from assay.formats.common import (
+    KINDS,
+    STATUSES,
+    as_object,
+    loads,
+    one_of,
+    read_text,
+    str_list,
+)
+from assay.formats.groups import source_id
+from assay.formats.jsonrec import evidence_from_json, evidence_to_json, turn_from_json, turn_to_json
+
+COLUMNS = (
+    "id",
+    "kind",
+    "status",
+    "query_type",
+    "query",
+    "answer",
+    "alternatives",
+    "relevant",
+    "distracting",
+    "notes",
+    "author",
+    "extra",
+    "turns",
+)
+PASSAGE_KEYS = ("doc", "start", "end", "text", "group", "grade")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def guard(cell: str) -> str:
+    """Stop spreadsheets from running a cell as a formula: a leading apostrophe before ``=``,
+    ``+``, ``-``, ``@``, tab or carriage return (and before an apostrophe, so reading back is
+    exact)."""
+    return "'" + cell if cell.startswith((*FORMULA_STARTS, "'")) else cell
+
+
+def unguard(cell: str) -> str:
+    if cell.startswith("'") and cell[1:2] and cell[1:2] in (*FORMULA_STARTS, "'"):
+        return cell[1:]
+    return cell
+
+
+def read(path: Path) -> Bundle:
+    text = read_text(path)
+    try:
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise InvalidInput(f"{path}: malformed CSV ({exc})") from exc
+    if not rows:
+        return Bundle(provenance={"format": "csv", "path": str(path)})
+    header = [h for h in rows[0] if h is not None]
+    if "query" not in header:
+        raise InvalidInput(f"{path}: column 'query' is missing (found: {', '.join(header)})")
+    items: list[ItemRecord] = []
+    issues: list[Issue] = []
+    seen: set[str] = set()
+    for number, row in enumerate(rows, 2):
+        where = f"{path.name} line {number}"
+        if None in row:
+            raise InvalidInput(f"{where}: more cells than columns")
+        item = _item(row, where, number)
+        if item.id in seen:
+            issues.append(Issue(where, f"field 'id': {item.id!r} appears twice"))
+            continue
+        seen.add(item.id)
+        items.append(item)
+    return Bundle(items=items, provenance={"format": "csv", "path": str(path)}, issues=issues)
+
+
+def _cell(row: dict[str, str | None], key: str) -> str:
+    return unguard(row.get(key) or "")
+
+
+def _json(row: dict[str, str | None], key: str, where: str, default: Any) -> Any:
+    raw = _cell(row, key).strip()
+    return loads(raw, f"{where}, column {key!r}") if raw else default
+
+
+def _passages(row: dict[str, str | None], key: str, label: str, where: str) -> list[EvidenceRecord]:
+    raw = _cell(row, key).strip()
+    if not raw:
+        return []
+    if not raw.startswith("["):
+        return [
+            EvidenceRecord(text=block.strip(), label=label)
+            for block in raw.split("\n\n")
+            if block.strip()
+        ]
+    value = loads(raw, f"{where}, column {key!r}")
+    if not isinstance(value, list):
+        raise InvalidInput(f"{where}, column {key!r}: expected a JSON list of passages")
+    found = []
+    for index, passage in enumerate(value, 1):
+        here = f"{where}, column {key!r}, passage {index}"
+        obj = as_object(passage, here)
+        found.append(evidence_from_json({**obj, "label": label}, here))
+    return found
+
+
+def _item(row: dict[str, str | None], where: str, number: int) -> ItemRecord:
+    kind = one_of(_cell(row, "kind") or "qa", KINDS, "kind", where)
+    extra = _json(row, "extra", where, {})
+    if not isinstance(extra, dict):
+        raise InvalidInput(f"{where}, column 'extra': expected a JSON object")
+    turns_json = _json(row, "turns", where, [])
+    if not isinstance(turns_json, list):
+        raise InvalidInput(f"{where}, column 'turns': expected a JSON list")
+    if turns_json:
+        turns = [turn_from_json(t, f"{where}, turn {i}") for i, t in enumerate(turns_json, 1)]
+    else:
+        turns = [
+            TurnRecord(
+                query=_cell(row, "query"),
+                query_type=_cell(row, "query_type") or "fact_single",
+                answer=_cell(row, "answer"),
+                alternatives=str_list(
+                    _json(row, "alternatives", where, []), f"{where}, column 'alternatives'"
+                ),
+                evidence=_passages(row, "relevant", "relevant", where)
+                + _passages(row, "distracting", "distracting", where),
+            )
+        ]
+    if kind == "qa" and len(turns) != 1:
+        raise InvalidInput(f"{where}: a 'qa' item has exactly one turn")
+    return ItemRecord(
+        id=_cell(row, "id").strip() or f"row-{number}",
+        kind=kind,
+        status=one_of(_cell(row, "status") or "draft", STATUSES, "status", where),
+        notes=_cell(row, "notes"),
+        author=_cell(row, "author"),
+        extra=extra,
+        turns=turns,
+    )
+
+
+def write(bundle: Bundle, path: Path, **_: Any) -> list[str]:
+    names = {d.ref: d.name for d in bundle.documents}
+
+    def doc(ref: str | None) -> str | None:
+        return names.get(ref, ref) if ref is not None else None
+
+    def passages(turn: TurnRecord, label: str) -> str:
+        found = [
+            {k: v for k, v in evidence_to_json(e, doc).items() if k in PASSAGE_KEYS}
+            for e in turn.evidence
+            if e.label == label
+        ]
+        return json.dumps(found, ensure_ascii=False) if found else ""
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(COLUMNS)
+        for item in bundle.items:
+            first = item.turns[0]
+            extra = {k: v for k, v in item.extra.items() if k != "source_id"}
+            conversation = len(item.turns) > 1 or item.kind == "conversation"
+            row = [
+                source_id(item),
+                item.kind,
+                item.status,
+                first.query_type,
+                first.query,
+                first.answer,
+                json.dumps(first.alternatives, ensure_ascii=False) if first.alternatives else "",
+                passages(first, "relevant"),
+                passages(first, "distracting"),
+                item.notes,
+                item.author,
+                json.dumps(extra, ensure_ascii=False) if extra else "",
+                json.dumps([turn_to_json(t, doc) for t in item.turns], ensure_ascii=False)
+                if conversation
+                else "",
+            ]
+            out.writerow([guard("" if cell is None else str(cell)) for cell in row])
+    return []

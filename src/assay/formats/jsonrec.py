@@ -1,0 +1,153 @@
+"""Items, turns and evidence as JSON objects (native, csv and hf share this shape)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from assay.errors import InvalidInput
+from assay.formats import EvidenceRecord, ItemRecord, TurnRecord
+from assay.formats.common import (
+    ANCHORS,
+    KINDS,
+    LABELS,
+    ORIGINS,
+    STATUSES,
+    as_object,
+    field_dict,
+    field_int,
+    field_list,
+    field_str,
+    one_of,
+    str_list,
+    type_name,
+)
+
+
+def evidence_to_json(ev: EvidenceRecord, doc: Callable[[str | None], str | None]) -> dict[str, Any]:
+    return {
+        "doc": doc(ev.doc_ref),
+        "start": ev.start,
+        "end": ev.end,
+        "text": ev.text,
+        "label": ev.label,
+        "grade": ev.grade,
+        "group": ev.group,
+        "origin": ev.origin,
+        "anchor": ev.anchor,
+        "author": ev.author,
+        "created_at": ev.created_at,
+    }
+
+
+def turn_to_json(turn: TurnRecord, doc: Callable[[str | None], str | None]) -> dict[str, Any]:
+    return {
+        "query": turn.query,
+        "rewrite": turn.rewrite,
+        "query_type": turn.query_type,
+        "enrichments": turn.enrichments,
+        "answer": turn.answer,
+        "alternatives": turn.alternatives,
+        "original_answer": turn.original_answer,
+        "generation": turn.generation,
+        "retrieved": turn.retrieved,
+        "evidence": [evidence_to_json(ev, doc) for ev in turn.evidence],
+    }
+
+
+def item_to_json(item: ItemRecord, doc: Callable[[str | None], str | None]) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "kind": item.kind,
+        "status": item.status,
+        "origin": item.origin,
+        "notes": item.notes,
+        "extra": item.extra,
+        "author": item.author,
+        "turns": [turn_to_json(t, doc) for t in item.turns],
+    }
+
+
+def evidence_from_json(value: Any, where: str) -> EvidenceRecord:
+    obj = as_object(value, where)
+    start = field_int(obj, "start", where)
+    end = field_int(obj, "end", where)
+    if (start is None) != (end is None) or (
+        start is not None and end is not None and not 0 <= start < end
+    ):
+        raise InvalidInput(f"{where}: fields 'start' and 'end' must be 0 <= start < end")
+    doc = obj.get("doc")
+    if doc is not None and not isinstance(doc, str):
+        raise InvalidInput(f"{where}: field 'doc' must be a string, found {type_name(doc)}")
+    group = field_int(obj, "group", where)
+    if group is not None and group < 0:
+        raise InvalidInput(f"{where}: field 'group' must not be negative")
+    anchor = obj.get("anchor")
+    if anchor is not None:
+        anchor = one_of(field_str(obj, "anchor", where), ANCHORS, "anchor", where)
+    author = obj.get("author")
+    created = obj.get("created_at")
+    return EvidenceRecord(
+        doc_ref=doc,
+        start=start,
+        end=end,
+        text=field_str(obj, "text", where),
+        label=one_of(field_str(obj, "label", where, "relevant"), LABELS, "label", where),
+        grade=field_int(obj, "grade", where),
+        group=group,
+        origin=one_of(field_str(obj, "origin", where, "imported"), ORIGINS, "origin", where),
+        anchor=anchor,
+        author=field_str(obj, "author", where) if author is not None else None,
+        created_at=field_str(obj, "created_at", where) if created is not None else None,
+    )
+
+
+def turn_from_json(value: Any, where: str) -> TurnRecord:
+    obj = as_object(value, where)
+    enrichments: dict[str, list[str]] = {}
+    for key, values in field_dict(obj, "enrichments", where).items():
+        enrichments[key] = str_list(values, f"{where}, enrichment {key!r}")
+    retrieved = field_list(obj, "retrieved", where)
+    for index, entry in enumerate(retrieved, 1):
+        as_object(entry, f"{where}, retrieved {index}")
+    return TurnRecord(
+        query=field_str(obj, "query", where),
+        rewrite=field_str(obj, "rewrite", where),
+        query_type=field_str(obj, "query_type", where, "fact_single") or "fact_single",
+        enrichments=enrichments,
+        answer=field_str(obj, "answer", where),
+        alternatives=str_list(field_list(obj, "alternatives", where), f"{where}, alternatives"),
+        original_answer=field_str(obj, "original_answer", where),
+        generation=field_dict(obj, "generation", where),
+        retrieved=retrieved,
+        evidence=[
+            evidence_from_json(ev, f"{where}, evidence {index}")
+            for index, ev in enumerate(field_list(obj, "evidence", where), 1)
+        ],
+    )
+
+
+def item_from_json(value: Any, where: str) -> ItemRecord:
+    obj = as_object(value, where)
+    item_id = field_str(obj, "id", where)
+    if not item_id.strip():
+        raise InvalidInput(f"{where}: field 'id' must not be empty")
+    kind = one_of(field_str(obj, "kind", where, "qa"), KINDS, "kind", where)
+    turns = [
+        turn_from_json(t, f"{where}, turn {index}")
+        for index, t in enumerate(field_list(obj, "turns", where), 1)
+    ]
+    if not turns:
+        raise InvalidInput(f"{where}: field 'turns' must hold at least one turn")
+    if kind == "qa" and len(turns) != 1:
+        raise InvalidInput(f"{where}: a 'qa' item has exactly one turn, not {len(turns)}")
+    return ItemRecord(
+        id=item_id,
+        kind=kind,
+        status=one_of(field_str(obj, "status", where, "draft"), STATUSES, "status", where),
+        origin=field_str(obj, "origin", where, "imported") or "imported",
+        notes=field_str(obj, "notes", where),
+        extra=field_dict(obj, "extra", where),
+        author=field_str(obj, "author", where),
+        turns=turns,
+    )

@@ -1,0 +1,248 @@
+"""Assay's own format, version 1: a zip that carries a project without loss.
+
+Entries: ``manifest.json`` (``{"format": "assay", "version": 1, "project": …}``),
+``documents.jsonl`` (one document per line, referenced by its unique name),
+``files/<sha256>`` (original bytes), ``chunkings.jsonl`` (method and parameters),
+``chunks.jsonl`` (the chunks of imported chunkings only; the others are re-made from their
+method) and ``items.jsonl`` (items, turns and evidence with offsets and groups). Lines are
+written with sorted keys and every entry has a fixed date, so the same project always gives
+the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from pathlib import Path
+from typing import Any
+
+from assay.errors import InvalidInput
+from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, ProjectInfo
+from assay.formats.common import (
+    ArchiveLimits,
+    SafeZip,
+    as_object,
+    dumps_line,
+    field_dict,
+    field_int,
+    field_str,
+    jsonl_lines,
+    loads,
+    zip_entry,
+    zip_writer,
+)
+from assay.formats.jsonrec import item_from_json, item_to_json
+
+FORMAT = "assay"
+VERSION = 1
+IMPORTED = "imported"
+
+
+def write(bundle: Bundle, path: Path, **options: Any) -> None:
+    with zip_writer(path) as zf:
+        manifest = {
+            "format": FORMAT,
+            "version": VERSION,
+            "project": {
+                "name": bundle.project.name,
+                "language": bundle.project.language,
+                "settings": bundle.project.settings,
+                "notes": bundle.project.notes,
+            },
+            "extra": bundle.extra,
+        }
+        zf.writestr(zip_entry("manifest.json"), dumps_line(manifest) + "\n")
+        names: dict[str, str] = {}
+        lines: list[str] = []
+        written: set[str] = set()
+        for doc in bundle.documents:
+            data = doc.original()
+            sha256 = doc.sha256 or hashlib.sha256(data).hexdigest()
+            if sha256 not in written:
+                zf.writestr(zip_entry(f"files/{sha256}"), data)
+                written.add(sha256)
+            names[doc.ref] = doc.name
+            text = doc.text or ""
+            lines.append(
+                dumps_line(
+                    {
+                        "name": doc.name,
+                        "media_type": doc.media_type,
+                        "sha256": sha256,
+                        "size": len(data),
+                        "text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                        "chars": len(text),
+                        "metadata": doc.metadata,
+                        "notes": doc.notes,
+                        "author": doc.author,
+                    }
+                )
+            )
+        zf.writestr(zip_entry("documents.jsonl"), "".join(line + "\n" for line in lines))
+        zf.writestr(
+            zip_entry("chunkings.jsonl"),
+            "".join(
+                dumps_line(
+                    {
+                        "name": c.name,
+                        "method": c.method,
+                        "params": c.params,
+                        "default": c.is_default,
+                    }
+                )
+                + "\n"
+                for c in bundle.chunkings
+            ),
+        )
+        with zf.open(zip_entry("chunks.jsonl"), "w", force_zip64=True) as raw:
+            out = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+            for chunking in bundle.chunkings:
+                if chunking.method != IMPORTED:
+                    continue
+                for chunk in chunking.chunks:
+                    out.write(
+                        dumps_line(
+                            {
+                                "chunking": chunking.name,
+                                "chunk_id": chunk.chunk_id,
+                                "doc": names.get(chunk.doc_ref),
+                                "start": chunk.start,
+                                "end": chunk.end,
+                            }
+                        )
+                        + "\n"
+                    )
+            out.flush()
+            out.detach()
+        with zf.open(zip_entry("items.jsonl"), "w", force_zip64=True) as raw:
+            out = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+            for item in bundle.items:
+                out.write(dumps_line(item_to_json(item, lambda ref: names.get(ref or ""))) + "\n")
+            out.flush()
+            out.detach()
+
+
+def read(path: Path, limits: ArchiveLimits | None = None) -> Bundle:
+    with SafeZip(path, limits) as zf:
+        where = f"{path}: manifest.json"
+        manifest = as_object(loads(zf.read("manifest.json"), where), where)
+        if manifest.get("format") != FORMAT:
+            raise InvalidInput(f"{where}: field 'format' must be {FORMAT!r}")
+        version = manifest.get("version")
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise InvalidInput(f"{where}: field 'version' must be an integer")
+        if version > VERSION:
+            raise InvalidInput(
+                f"{where}: format version {version} needs a newer Assay (this one reads {VERSION})"
+            )
+        if version < 1:
+            raise InvalidInput(f"{where}: unknown format version {version}")
+        info = field_dict(manifest, "project", where)
+        project = ProjectInfo(
+            name=field_str(info, "name", where),
+            language=field_str(info, "language", where, "en") or "en",
+            settings=field_dict(info, "settings", where),
+            notes=field_str(info, "notes", where),
+        )
+        documents = _documents(zf, path)
+        chunkings = _chunkings(zf, path, {d.ref for d in documents})
+        items = [
+            item_from_json(obj, f"{path}: items.jsonl line {number}")
+            for number, obj in jsonl_lines(_text(zf, "items.jsonl"), f"{path}: items.jsonl")
+        ]
+    seen: set[str] = set()
+    for item in items:
+        if item.id in seen:
+            raise InvalidInput(f"{path}: items.jsonl: item id {item.id!r} appears twice")
+        seen.add(item.id)
+    return Bundle(
+        project=project,
+        documents=documents,
+        chunkings=chunkings,
+        items=items,
+        provenance={"format": FORMAT, "version": version, "path": str(path)},
+        extra=field_dict(manifest, "extra", where),
+    )
+
+
+def _text(zf: SafeZip, name: str) -> str:
+    data = zf.read(name)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{zf.path}: {name} is not UTF-8 (byte {exc.start})") from exc
+
+
+def _documents(zf: SafeZip, path: Path) -> list[DocumentRecord]:
+    found: list[DocumentRecord] = []
+    names: set[str] = set()
+    for number, obj in jsonl_lines(_text(zf, "documents.jsonl"), f"{path}: documents.jsonl"):
+        where = f"{path}: documents.jsonl line {number}"
+        name = field_str(obj, "name", where)
+        if not name.strip():
+            raise InvalidInput(f"{where}: field 'name' must not be empty")
+        if name in names:
+            raise InvalidInput(f"{where}: document name {name!r} appears twice")
+        names.add(name)
+        sha256 = field_str(obj, "sha256", where)
+        entry = f"files/{sha256}"
+        if not zf.has(entry):
+            raise InvalidInput(f"{where}: its file {entry!r} is missing from the archive")
+        data = zf.read(entry)
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise InvalidInput(f"{where}: {entry} does not match its sha256")
+        found.append(
+            DocumentRecord(
+                ref=name,
+                name=name,
+                media_type=field_str(obj, "media_type", where),
+                data=data,
+                metadata=field_dict(obj, "metadata", where),
+                notes=field_str(obj, "notes", where),
+                author=field_str(obj, "author", where),
+                sha256=sha256,
+                text_sha256=field_str(obj, "text_sha256", where),
+            )
+        )
+    return found
+
+
+def _chunkings(zf: SafeZip, path: Path, doc_refs: set[str]) -> list[ChunkingRecord]:
+    chunkings: dict[str, ChunkingRecord] = {}
+    for number, obj in jsonl_lines(_text(zf, "chunkings.jsonl"), f"{path}: chunkings.jsonl"):
+        where = f"{path}: chunkings.jsonl line {number}"
+        name = field_str(obj, "name", where)
+        if not name.strip() or name in chunkings:
+            raise InvalidInput(f"{where}: chunking names must be unique and not empty")
+        default = obj.get("default", False)
+        if not isinstance(default, bool):
+            raise InvalidInput(f"{where}: field 'default' must be true or false")
+        chunkings[name] = ChunkingRecord(
+            name=name,
+            method=field_str(obj, "method", where),
+            params=field_dict(obj, "params", where),
+            is_default=default,
+            chunks=[],
+        )
+    if not zf.has("chunks.jsonl"):
+        return list(chunkings.values())
+    seen: set[tuple[str, str]] = set()
+    for number, obj in jsonl_lines(_text(zf, "chunks.jsonl"), f"{path}: chunks.jsonl"):
+        where = f"{path}: chunks.jsonl line {number}"
+        chunking = chunkings.get(field_str(obj, "chunking", where))
+        if chunking is None or chunking.method != IMPORTED:
+            raise InvalidInput(f"{where}: field 'chunking' names no imported chunking")
+        chunk_id = field_str(obj, "chunk_id", where)
+        doc = field_str(obj, "doc", where)
+        start = field_int(obj, "start", where)
+        end = field_int(obj, "end", where)
+        if doc not in doc_refs:
+            raise InvalidInput(f"{where}: field 'doc' names no document of the archive")
+        if start is None or end is None or not 0 <= start < end:
+            raise InvalidInput(f"{where}: fields 'start' and 'end' must be 0 <= start < end")
+        if not chunk_id or (chunking.name, chunk_id) in seen:
+            raise InvalidInput(f"{where}: chunk id {chunk_id!r} is empty or appears twice")
+        seen.add((chunking.name, chunk_id))
+        assert isinstance(chunking.chunks, list)
+        chunking.chunks.append(ChunkRecord(chunk_id, doc, start, end))
+    return list(chunkings.values())

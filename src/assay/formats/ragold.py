@@ -1,0 +1,276 @@
+"""RAGold's export zip: ``annotations.json`` (schema version 2) and ``files/<uuid>/<name>``.
+
+Writing produces exactly schema v2 (all fields, ``language`` "en" or "de", 2-space indent).
+Reading accepts v2 and v1 like RAGold's loose schema (missing fields take defaults, unknown
+keys are kept and written back); v1's ``description``/``filename`` are read as ``notes`` and
+``name``. A file with a version above 2 is refused with RAGold's own reason. Chunk texts carry
+no offsets: the import locates them in their document and keeps what it cannot find as
+unverified evidence.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from assay.errors import InvalidInput
+from assay.formats import (
+    Bundle,
+    DocumentRecord,
+    EvidenceRecord,
+    Issue,
+    ItemRecord,
+    ProjectInfo,
+    TurnRecord,
+)
+from assay.formats.common import (
+    SafeZip,
+    as_object,
+    field_dict,
+    field_list,
+    field_str,
+    is_uuid,
+    loads,
+    safe_name,
+    sub_dict,
+    type_name,
+    zip_entry,
+    zip_writer,
+)
+from assay.formats.groups import source_id
+
+SCHEMA_VERSION = 2
+LANGUAGES = ("en", "de")
+TOP_KEYS = ("version", "author", "project", "notes", "language", "createdAt", "updatedAt")
+ANNOTATION_KEYS = (
+    "query",
+    "queryType",
+    "relevantChunks",
+    "distractingChunks",
+    "response",
+    "notes",
+    "createdAt",
+    "updatedAt",
+)
+DOCUMENT_KEYS = ("name", "size", "notes", "createdAt", "updatedAt")
+
+
+def read(path: Path) -> Bundle:
+    with SafeZip(path) as zf:
+        where = f"{path}: annotations.json"
+        data = as_object(loads(zf.read("annotations.json"), where), where)
+        version = data.get("version", SCHEMA_VERSION)
+        if isinstance(version, bool) or not isinstance(version, int | float):
+            raise InvalidInput(f"{where}: field 'version' must be a number")
+        if version > SCHEMA_VERSION:
+            raise InvalidInput(
+                f"{where}: schema version {version} requires a newer version of RAGold "
+                f"(this reader knows version {SCHEMA_VERSION})"
+            )
+        language = data.get("language", "en")
+        if language not in LANGUAGES:
+            raise InvalidInput(f"{where}: field 'language' must be 'en' or 'de', not {language!r}")
+        notes_key = "notes" if version >= 2 or "notes" in data else "description"
+        project = ProjectInfo(
+            name=field_str(data, "project", where),
+            language=language,
+            notes=field_str(data, notes_key, where),
+            author=field_str(data, "author", where),
+            created_at=field_str(data, "createdAt", where),
+            updated_at=field_str(data, "updatedAt", where),
+        )
+        issues: list[Issue] = []
+        documents = _documents(zf, field_dict(data, "documents", where), where, issues)
+    items = [
+        _item(key, value, f"{where}: annotation {key!r}")
+        for key, value in field_dict(data, "annotations", where).items()
+    ]
+    unknown = {k: v for k, v in data.items() if k not in (*TOP_KEYS, "annotations", "documents")}
+    return Bundle(
+        project=project,
+        documents=documents,
+        items=items,
+        provenance={"format": "ragold", "version": version, "path": str(path)},
+        extra={"ragold": unknown} if unknown else {},
+        issues=issues,
+    )
+
+
+def _documents(
+    zf: SafeZip, documents: dict[str, Any], where: str, issues: list[Issue]
+) -> list[DocumentRecord]:
+    found: list[DocumentRecord] = []
+    for key, value in documents.items():
+        here = f"{where}: document {key!r}"
+        doc = as_object(value, here)
+        name = field_str(doc, "name", here) or field_str(doc, "filename", here)
+        notes = field_str(doc, "notes", here) or field_str(doc, "description", here)
+        size = doc.get("size", 0)
+        if isinstance(size, bool) or not isinstance(size, int | float):
+            raise InvalidInput(f"{here}: field 'size' must be a number, found {type_name(size)}")
+        entry = f"files/{key}/{name}"
+        if not name or not zf.has(entry):
+            issues.append(Issue(here, f"its file {entry!r} is missing from the archive"))
+            continue
+        kept = {k: v for k, v in doc.items() if k not in DOCUMENT_KEYS}
+        found.append(
+            DocumentRecord(
+                ref=key,
+                name=name,
+                data=zf.read(entry),
+                notes=notes,
+                metadata={
+                    "source_id": key,
+                    "ragold": {
+                        "createdAt": field_str(doc, "createdAt", here),
+                        "updatedAt": field_str(doc, "updatedAt", here),
+                        **({"unknown": kept} if kept else {}),
+                    },
+                },
+            )
+        )
+    return found
+
+
+def _chunks(annotation: dict[str, Any], key: str, label: str, where: str) -> list[EvidenceRecord]:
+    found: list[EvidenceRecord] = []
+    for index, value in enumerate(field_list(annotation, key, where), 1):
+        here = f"{where}, {key}[{index}]"
+        chunk = as_object(value, here)
+        content = field_str(chunk, "content", here)
+        doc_id = chunk.get("documentId")
+        if doc_id is not None and not isinstance(doc_id, str):
+            raise InvalidInput(f"{here}: field 'documentId' must be a string")
+        if content.strip():  # RAGold drops blank chunks on save
+            found.append(EvidenceRecord(doc_ref=doc_id or None, text=content, label=label))
+    return found
+
+
+def _item(key: str, value: Any, where: str) -> ItemRecord:
+    annotation = as_object(value, where)
+    evidence = _chunks(annotation, "relevantChunks", "relevant", where)
+    evidence += _chunks(annotation, "distractingChunks", "distracting", where)
+    unknown = {k: v for k, v in annotation.items() if k not in ANNOTATION_KEYS}
+    ragold = {
+        "createdAt": field_str(annotation, "createdAt", where),
+        "updatedAt": field_str(annotation, "updatedAt", where),
+        **({"unknown": unknown} if unknown else {}),
+    }
+    return ItemRecord(
+        id=key,
+        notes=field_str(annotation, "notes", where),
+        extra={"ragold": ragold},
+        turns=[
+            TurnRecord(
+                query=field_str(annotation, "query", where),
+                query_type=field_str(annotation, "queryType", where, "fact_single")
+                or "fact_single",
+                answer=field_str(annotation, "response", where),
+                evidence=evidence,
+            )
+        ],
+    )
+
+
+# ---------------------------------------------------------------- writing
+
+
+def iso_ms(value: str) -> str:
+    """An ISO time as RAGold writes it (``2026-01-01T00:00:00.000Z``); "" when unknown."""
+    if not value:
+        return ""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return value
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (
+        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    )
+
+
+def write(bundle: Bundle, path: Path, **_: Any) -> list[str]:
+    notes: list[str] = []
+    language = bundle.project.language if bundle.project.language in LANGUAGES else "en"
+    if language != bundle.project.language:
+        notes.append(f"RAGold knows only en and de; language {bundle.project.language!r} → en")
+    uuids: dict[str, str] = {}
+    documents: dict[str, Any] = {}
+    with zip_writer(path) as zf:
+        for doc in bundle.documents:
+            original = doc.metadata.get("source_id")
+            key = original if isinstance(original, str) and is_uuid(original) else doc.ref
+            uuids[doc.ref] = key
+            data = doc.original()
+            info = sub_dict(doc.metadata, "ragold")
+            name = safe_name(doc.name, "document")
+            documents[key] = {
+                "name": name,
+                "size": len(data),
+                "notes": doc.notes,
+                "createdAt": str(info.get("createdAt", "")),
+                "updatedAt": str(info.get("updatedAt", "")),
+            }
+            zf.writestr(zip_entry(f"files/{key}/{name}"), data)
+        annotations: dict[str, Any] = {}
+        authors: list[str] = []
+        for item in bundle.items:
+            if len(item.turns) > 1:
+                notes.append(f"item {item.id}: RAGold has single questions; kept the first turn")
+            annotation = _annotation(item, uuids)
+            annotations[source_id(item)] = annotation
+            dropped = annotation.pop("_dropped")
+            if dropped:
+                notes.append(
+                    f"item {item.id}: {dropped} passage(s) without a document left out "
+                    "(RAGold requires a document for every chunk)"
+                )
+            authors.append(item.author)
+        payload = {
+            "version": SCHEMA_VERSION,
+            "author": bundle.project.author
+            or (max(set(authors), key=authors.count) if authors else ""),
+            "project": bundle.project.name,
+            "notes": bundle.project.notes,
+            "language": language,
+            "createdAt": iso_ms(bundle.project.created_at),
+            "updatedAt": iso_ms(bundle.project.updated_at),
+            "annotations": annotations,
+            "documents": documents,
+        }
+        zf.writestr(
+            zip_entry("annotations.json"), json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+        )
+    return notes
+
+
+def _annotation(item: ItemRecord, uuids: dict[str, str]) -> dict[str, Any]:
+    turn = item.turns[0]
+    info = sub_dict(item.extra, "ragold")
+
+    def chunk(ev: EvidenceRecord) -> dict[str, Any]:
+        out: dict[str, Any] = {"content": ev.text}
+        if ev.doc_ref is not None and ev.doc_ref in uuids:
+            out["documentId"] = uuids[ev.doc_ref]
+        return out
+
+    unknown = sub_dict(info, "unknown")
+    kept = [e for e in turn.evidence if e.text.strip() and e.doc_ref in uuids]
+    dropped = sum(1 for e in turn.evidence if e.text.strip() and e.doc_ref not in uuids)
+    return {
+        "_dropped": dropped,
+        **{k: v for k, v in unknown.items() if k not in ANNOTATION_KEYS},
+        "query": turn.query,
+        "queryType": turn.query_type,
+        "relevantChunks": [
+            chunk(e) for e in kept if e.label == "relevant" and turn.query_type != "unanswerable"
+        ],
+        "distractingChunks": [chunk(e) for e in kept if e.label == "distracting"],
+        "response": turn.answer,
+        "notes": item.notes,
+        "createdAt": str(info.get("createdAt") or iso_ms(item.created_at)),
+        "updatedAt": str(info.get("updatedAt") or iso_ms(item.updated_at)),
+    }

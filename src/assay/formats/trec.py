@@ -1,0 +1,125 @@
+"""TREC: ``qrels.txt`` (``qid 0 docid relevance``), ``run.txt`` (``qid Q0 docid rank score
+tag``) and ``topics.tsv`` (``qid<TAB>query``) in a folder; a single qrels or run file also
+reads (told apart by its number of columns).
+
+TREC files carry no document text, so judgments are kept on the item as ``extra.qrels``
+(written back, and mapped evidence is added on export); run lines become the turn's retrieved
+list ``{"doc_id", "rank", "score", "run"}``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from assay.errors import InvalidInput
+from assay.formats import Bundle, Issue, ItemRecord, TurnRecord
+from assay.formats.beir import judgments, queries
+from assay.formats.common import read_text
+
+
+def read(path: Path) -> Bundle:
+    items: dict[str, ItemRecord] = {}
+    issues: list[Issue] = []
+    if path.is_dir():
+        topics = path / "topics.tsv"
+        if topics.is_file():
+            _topics(topics, items, issues)
+        found = [p for p in (path / "qrels.txt", path / "run.txt") if p.is_file()]
+        if not found:
+            raise InvalidInput(f"{path}: no qrels.txt or run.txt in the folder")
+    else:
+        found = [path]
+    for file in found:
+        _lines(file, items, issues)
+    return Bundle(
+        items=list(items.values()),
+        provenance={"format": "trec", "path": str(path)},
+        issues=issues,
+    )
+
+
+def _item(items: dict[str, ItemRecord], query_id: str) -> ItemRecord:
+    if query_id not in items:
+        items[query_id] = ItemRecord(id=query_id, turns=[TurnRecord()])
+    return items[query_id]
+
+
+def _topics(path: Path, items: dict[str, ItemRecord], issues: list[Issue]) -> None:
+    for number, line in enumerate(read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        query_id, sep, text = line.partition("\t")
+        if not sep or not query_id.strip():
+            raise InvalidInput(f"{path.name} line {number}: expected qid<TAB>query")
+        if query_id.strip() in items:
+            issues.append(Issue(f"{path.name} line {number}", f"qid {query_id!r} appears twice"))
+            continue
+        _item(items, query_id.strip()).turns[0].query = text
+
+
+def _lines(path: Path, items: dict[str, ItemRecord], issues: list[Issue]) -> None:
+    seen: set[tuple[str, str, str]] = set()
+    for number, line in enumerate(read_text(path).splitlines(), 1):
+        cells = line.split()
+        if not cells:
+            continue
+        where = f"{path.name} line {number}"
+        if len(cells) == 4:
+            query_id, _, doc_id, raw = cells
+            relevance = _number(raw, "relevance", where, whole=True)
+            if (query_id, doc_id, "qrels") in seen:
+                issues.append(Issue(where, f"judgment {query_id} {doc_id} appears twice"))
+                continue
+            seen.add((query_id, doc_id, "qrels"))
+            _item(items, query_id).extra.setdefault("qrels", []).append(
+                {"corpus_id": doc_id, "score": int(relevance)}
+            )
+        elif len(cells) == 6:
+            query_id, _, doc_id, rank, score, tag = cells
+            entry = {
+                "doc_id": doc_id,
+                "rank": int(_number(rank, "rank", where, whole=True)),
+                "score": _number(score, "score", where),
+                "run": tag,
+            }
+            _item(items, query_id).turns[0].retrieved.append(entry)
+        else:
+            raise InvalidInput(
+                f"{where}: expected 4 columns (qrels) or 6 columns (run), found {len(cells)}"
+            )
+
+
+def _number(raw: str, name: str, where: str, whole: bool = False) -> float:
+    try:
+        value = float(int(raw)) if whole else float(raw)
+    except ValueError as exc:
+        kind = "an integer" if whole else "a number"
+        raise InvalidInput(f"{where}: field {name!r} must be {kind}, not {raw!r}") from exc
+    if not math.isfinite(value):
+        raise InvalidInput(f"{where}: field {name!r} must be finite")
+    return value
+
+
+def write(bundle: Bundle, path: Path, **_: Any) -> list[str]:
+    path.mkdir(parents=True, exist_ok=True)
+    with (
+        open(path / "qrels.txt", "w", encoding="utf-8") as qrels,
+        open(path / "run.txt", "w", encoding="utf-8") as run,
+        open(path / "topics.tsv", "w", encoding="utf-8") as topics,
+    ):
+        for item in bundle.items:
+            for query_id, text in queries(item):
+                topics.write(f"{query_id}\t{' '.join(text.split())}\n")
+            for query_id, corpus_id, score, _split in judgments(item):
+                qrels.write(f"{query_id} 0 {corpus_id} {score}\n")
+            for (query_id, _text), turn in zip(queries(item), item.turns, strict=True):
+                for rank, entry in enumerate(turn.retrieved, 1):
+                    doc_id = entry.get("chunk_id") or entry.get("doc_id")
+                    if not isinstance(doc_id, str):
+                        continue
+                    score = entry.get("score", 0.0)
+                    tag = entry.get("run") or "assay"
+                    run.write(f"{query_id} Q0 {doc_id} {entry.get('rank', rank)} {score} {tag}\n")
+    return []

@@ -1,0 +1,195 @@
+"""Projects out to Bundles.
+
+Export reads the project in batches and returns a Bundle of lazy iterables, so writers stream.
+Evidence is mapped onto the chosen chunking by character overlap
+(:func:`assay.evidence_mapping.chunks_for_span`).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator, Sequence
+from itertools import accumulate, groupby
+
+from assay.annotation import evidence_spans, iter_items
+from assay.chunkings import (
+    get_chunking,
+    iter_chunk_spans,
+    list_chunkings,
+)
+from assay.documents import (
+    iter_documents,
+)
+from assay.errors import NotFound
+from assay.evidence_mapping import chunks_for_span
+from assay.formats import (
+    Bundle,
+    ChunkingRecord,
+    ChunkRecord,
+    DocumentRecord,
+    EvidenceRecord,
+    ItemRecord,
+    Lazy,
+    ProjectInfo,
+    TurnRecord,
+)
+from assay.models import Chunking, Document, Item, Project
+from assay.workspace import Workspace
+
+
+def export_bundle(
+    ws: Workspace,
+    project: Project,
+    *,
+    chunking: str | None = None,
+    statuses: Sequence[str] | None = None,
+) -> Bundle:
+    """The project as a Bundle of lazy iterables; chunk ids refer to ``chunking`` (default:
+    the project's default chunking)."""
+    target = _target_chunking(ws, project, chunking)
+    mapper = _ChunkMapper(ws, project, target)
+    return Bundle(
+        project=ProjectInfo(
+            name=project.name,
+            language=project.language,
+            settings=project.settings,
+            created_at=project.created_at.isoformat(),
+            updated_at=project.updated_at.isoformat(),
+        ),
+        documents=Lazy(lambda: (_document_record(ws, d) for d in iter_documents(ws, project))),
+        chunkings=[
+            ChunkingRecord(
+                name=c.name,
+                method=c.method,
+                params=c.params,
+                is_default=c.is_default,
+                chunks=Lazy(_chunk_factory(ws, project, c)),
+            )
+            for c in list_chunkings(ws, project)
+        ],
+        items=Lazy(
+            lambda: (_item_record(i, mapper) for i in iter_items(ws, project, statuses=statuses))
+        ),
+        target_chunking=target.name if target else None,
+        provenance={"tool": "assay", "project": project.name},
+    )
+
+
+def _target_chunking(ws: Workspace, project: Project, name: str | None) -> Chunking | None:
+    try:
+        return get_chunking(ws, project, name)
+    except NotFound:
+        if name is not None:
+            raise
+        return None
+
+
+def _document_record(ws: Workspace, doc: Document) -> DocumentRecord:
+    sha256 = doc.sha256
+    return DocumentRecord(
+        ref=doc.id,
+        name=doc.name,
+        media_type=doc.media_type,
+        text=doc.text,
+        metadata=doc.metadata,
+        notes=doc.notes,
+        author=doc.author,
+        sha256=sha256,
+        load=lambda: ws.blobs.get(sha256),
+    )
+
+
+def _chunk_factory(
+    ws: Workspace, project: Project, chunking: Chunking
+) -> Callable[[], Iterator[ChunkRecord]]:
+    def chunks() -> Iterator[ChunkRecord]:
+        docs = iter_documents(ws, project)
+        current: Document | None = None
+        for chunk_id, doc_id, start, end in iter_chunk_spans(ws, chunking):
+            while current is None or current.id != doc_id:
+                current = next(docs)
+            yield ChunkRecord(chunk_id, doc_id, start, end, current.text[start:end])
+
+    return chunks
+
+
+class _ChunkMapper:
+    """Evidence span → chunk ids of one chunking, computed once for the whole project."""
+
+    def __init__(self, ws: Workspace, project: Project, chunking: Chunking | None) -> None:
+        self.ws = ws
+        self.project = project
+        self.chunking = chunking
+        self.table: dict[tuple[str, int, int], tuple[str, ...]] | None = None
+
+    def get(self, doc_id: str | None, start: int | None, end: int | None) -> tuple[str, ...]:
+        if self.chunking is None or doc_id is None or start is None or end is None:
+            return ()
+        if self.table is None:
+            self.table = self._build(self.chunking)
+        return self.table.get((doc_id, start, end), ())
+
+    def _build(self, chunking: Chunking) -> dict[tuple[str, int, int], tuple[str, ...]]:
+        table: dict[tuple[str, int, int], tuple[str, ...]] = {}
+        wanted = evidence_spans(self.ws, self.project)
+        if not wanted:
+            return table
+        for doc_id, doc_chunks in groupby(
+            iter_chunk_spans(self.ws, chunking), key=lambda row: row[1]
+        ):
+            spans = wanted.get(doc_id)
+            if not spans:
+                continue
+            ordered = sorted((c[2], c[3], c[0]) for c in doc_chunks)
+            starts = [c[0] for c in ordered]
+            reach = list(accumulate((c[1] for c in ordered), max))
+            for s, e in spans:
+                low, high = bisect_right(reach, s), bisect_left(starts, e)
+                candidates = [(cid, c_start, c_end) for c_start, c_end, cid in ordered[low:high]]
+                table[(doc_id, s, e)] = chunks_for_span(s, e, candidates)
+        return table
+
+
+def _item_record(item: Item, mapper: _ChunkMapper) -> ItemRecord:
+    return ItemRecord(
+        id=item.id,
+        kind=item.kind,
+        status=item.status,
+        origin=item.origin,
+        notes=item.notes,
+        extra=item.extra,
+        author=item.author,
+        created_at=item.created_at.isoformat(),
+        updated_at=item.updated_at.isoformat(),
+        turns=[
+            TurnRecord(
+                query=t.query,
+                rewrite=t.rewrite,
+                query_type=t.query_type,
+                enrichments=t.enrichments,
+                answer=t.answer,
+                alternatives=list(t.alternatives),
+                original_answer=t.original_answer,
+                generation=t.generation,
+                retrieved=list(t.retrieved),
+                evidence=[
+                    EvidenceRecord(
+                        doc_ref=e.doc_id,
+                        start=e.start,
+                        end=e.end,
+                        text=e.text,
+                        label=e.label,
+                        grade=e.grade,
+                        group=e.group,
+                        origin=e.origin,
+                        anchor=e.anchor,
+                        author=e.author,
+                        created_at=e.created_at.isoformat(),
+                        chunk_ids=mapper.get(e.doc_id, e.start, e.end),
+                    )
+                    for e in t.evidence
+                ],
+            )
+            for t in item.turns
+        ],
+    )

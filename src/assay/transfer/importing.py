@@ -1,0 +1,518 @@
+"""Bundles into projects.
+
+**Import is one transaction.** Every stage function (ingest, chunkings, items) runs on one
+database connection inside one transaction, so on any error nothing is written; with
+``lenient=True`` each record runs in a savepoint and a bad record is skipped and reported while
+the rest goes in. Original files are written to the blob store first (content-addressed: a
+rolled-back import at worst leaves unused blobs, never a half-written one). ``replace=True``
+deletes the project and builds it again from the Bundle in the same transaction; without it,
+nothing that exists is overwritten (an item id already in the project is a conflict).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import sqlalchemy as sa
+from pydantic import ValidationError
+
+from assay.anchoring import EvidenceIn, locate
+from assay.annotation import ItemIn, TurnIn, create_item, get_item
+from assay.blobs import BlobStore
+from assay.chunkings import (
+    IMPORTED,
+    create_chunking,
+    import_chunking,
+    list_chunkings,
+    set_default_chunking,
+)
+from assay.documents import (
+    get_document,
+    get_document_by_name,
+    list_documents,
+    update_document,
+)
+from assay.errors import AssayError, Conflict, InvalidInput, NotFound
+from assay.formats import (
+    Bundle,
+    ChunkingRecord,
+    ChunkRecord,
+    DocumentRecord,
+    EvidenceRecord,
+    ItemRecord,
+    ProjectInfo,
+    TurnRecord,
+)
+from assay.formats.common import is_uuid
+from assay.ingest import ingest_bytes
+from assay.models import Project
+from assay.projects import LANGUAGES, create_project, delete_project, get_project, list_projects
+from assay.workspace import Workspace
+
+Progress = Callable[[str, int, int | None], None]
+"""Called as ``progress(stage, done, total)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordOutcome:
+    kind: str
+    """``document``, ``chunking``, ``chunk``, ``item`` or ``record`` (found by the reader)."""
+    ref: str
+    status: str
+    """``imported``, ``skipped`` (left out) or ``flagged`` (imported, needs a look)."""
+    message: str = ""
+    id: str = ""
+
+
+@dataclass
+class ImportReport:
+    project: str = ""
+    outcomes: list[RecordOutcome] = field(default_factory=list)
+
+    def add(self, kind: str, ref: str, status: str, message: str = "", id: str = "") -> None:
+        self.outcomes.append(RecordOutcome(kind, ref, status, message, id))
+
+    def count(self, status: str, kind: str | None = None) -> int:
+        return sum(
+            1 for o in self.outcomes if o.status == status and (kind is None or o.kind == kind)
+        )
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        table: dict[str, dict[str, int]] = {}
+        for o in self.outcomes:
+            row = table.setdefault(o.kind, {"imported": 0, "skipped": 0, "flagged": 0})
+            row[o.status] += 1
+        return table
+
+
+# ---------------------------------------------------------------- one transaction
+
+
+class _SameConnection:
+    """Stands in for the engine: every ``begin()``/``connect()`` yields one connection."""
+
+    def __init__(self, conn: sa.Connection, engine: sa.Engine) -> None:
+        self._conn = conn
+        self._engine = engine
+
+    @contextmanager
+    def begin(self) -> Iterator[sa.Connection]:
+        yield self._conn
+
+    @contextmanager
+    def connect(self) -> Iterator[sa.Connection]:
+        yield self._conn
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+
+class _KeepBlobs(BlobStore):
+    """Blob store whose clean-up waits until the transaction has committed."""
+
+    def delete_unused(self, used: set[str]) -> int:
+        return 0
+
+
+@contextmanager
+def _transaction(ws: Workspace) -> Iterator[tuple[Workspace, sa.Connection]]:
+    with ws.engine.connect() as conn:
+        sqlite = conn.dialect.name == "sqlite"
+        raw: Any = conn.connection.driver_connection if sqlite else None
+        previous = raw.isolation_level if sqlite else None
+        if sqlite:
+            # pysqlite's own transaction handling breaks SAVEPOINT; drive it explicitly.
+            raw.isolation_level = None
+        try:
+            with conn.begin():
+                if sqlite:
+                    conn.exec_driver_sql("BEGIN IMMEDIATE")
+                engine = cast(sa.Engine, _SameConnection(conn, ws.engine))
+                yield (
+                    dataclasses.replace(ws, engine=engine, blobs=_KeepBlobs(ws.blobs.root)),
+                    conn,
+                )
+        finally:
+            if sqlite:
+                raw.isolation_level = previous
+
+
+def _collect_unused_blobs(ws: Workspace) -> None:
+    used = {d.sha256 for p in list_projects(ws) for d in list_documents(ws, p)}
+    ws.blobs.delete_unused(used)
+
+
+# ---------------------------------------------------------------- import
+
+
+def import_bundle(
+    ws: Workspace,
+    project: Project | str,
+    bundle: Bundle,
+    *,
+    replace: bool = False,
+    lenient: bool = False,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Put a Bundle into a project (created when a name is given that does not exist)."""
+    name = project.name if isinstance(project, Project) else project.strip()
+    report = ImportReport(project=name)
+    problems = [i for i in bundle.issues if i.severity == "error"]
+    if problems and not lenient:
+        shown = "; ".join(str(i) for i in problems[:5])
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise InvalidInput(f"{shown}{more}; nothing was imported (--lenient skips such records)")
+    for issue in bundle.issues:
+        status = "skipped" if issue.severity == "error" else "flagged"
+        report.add("record", issue.where, status, issue.message)
+    documents = list(bundle.documents)
+    items = list(bundle.items)
+    with _transaction(ws) as (tws, conn):
+        target, fresh = _target_project(tws, name, bundle.project, replace, report)
+        report.project = target.name
+        importer = _Importer(tws, conn, target, report, lenient, progress, fresh)
+        importer.generated_chunkings(bundle.chunkings)
+        importer.documents(documents)
+        importer.imported_chunkings(bundle.chunkings)
+        importer.items(items)
+    if replace:
+        _collect_unused_blobs(ws)
+    return report
+
+
+def _target_project(
+    ws: Workspace, name: str, info: ProjectInfo, replace: bool, report: ImportReport
+) -> tuple[Project, bool]:
+    name = name or info.name
+    if not name:
+        raise InvalidInput("name the project to import into (--project)")
+    try:
+        existing: Project | None = get_project(ws, name)
+    except NotFound:
+        existing = None
+    if existing is not None and not replace:
+        return existing, False
+    language = info.language if info.language in LANGUAGES else "en"
+    if info.language and language != info.language:
+        report.add("project", name, "flagged", f"language {info.language!r} unknown; using 'en'")
+    settings = dict(existing.settings if existing and not info.settings else info.settings)
+    if existing is not None:
+        delete_project(ws, existing)
+    return create_project(ws, name, language, settings), True
+
+
+class _Importer:
+    def __init__(
+        self,
+        ws: Workspace,
+        conn: sa.Connection,
+        project: Project,
+        report: ImportReport,
+        lenient: bool,
+        progress: Progress | None,
+        fresh: bool,
+    ) -> None:
+        self.ws = ws
+        self.fresh = fresh
+        """Created by this import: the Bundle's default chunking may become the default."""
+        self.conn = conn
+        self.project = project
+        self.report = report
+        self.lenient = lenient
+        self.progress = progress
+        self.docs: dict[str, _Placed] = {}
+        self.chunks: dict[str, tuple[str, int, int]] = {}
+
+    @contextmanager
+    def record(self, kind: str, ref: str) -> Iterator[None]:
+        """Strict: any error ends the import. Lenient: the record is undone and reported."""
+        if not self.lenient:
+            yield
+            return
+        savepoint = self.conn.begin_nested()
+        try:
+            yield
+        except AssayError as exc:
+            savepoint.rollback()
+            self.report.add(kind, ref, "skipped", str(exc))
+        else:
+            savepoint.commit()
+
+    def tick(self, stage: str, done: int, total: int | None) -> None:
+        if self.progress:
+            self.progress(stage, done, total)
+
+    # -- chunkings made by a chunker (their chunks are re-made from method and parameters)
+
+    def generated_chunkings(self, chunkings: Sequence[ChunkingRecord]) -> None:
+        existing = {c.name: c for c in list_chunkings(self.ws, self.project)}
+        for record in chunkings:
+            if record.method == IMPORTED:
+                continue
+            with self.record("chunking", record.name):
+                found = existing.get(record.name)
+                if found is None:
+                    create_chunking(
+                        self.ws,
+                        self.project,
+                        record.name,
+                        record.method,
+                        record.params,
+                        make_default=record.is_default and self.fresh,
+                    )
+                elif found.method != record.method or found.params != record.params:
+                    raise Conflict(
+                        f"chunking {record.name!r} exists with other settings "
+                        f"({found.method} {found.params}); rename it or import with --replace"
+                    )
+                elif record.is_default and not found.is_default and self.fresh:
+                    set_default_chunking(self.ws, self.project, record.name)
+                self.report.add("chunking", record.name, "imported")
+
+    # -- documents
+
+    def documents(self, records: list[DocumentRecord]) -> None:
+        known = {d.sha256: d.name for d in list_documents(self.ws, self.project)}
+        for done, record in enumerate(records, 1):
+            with self.record("document", record.ref):
+                self.document(record, known)
+            self.tick("documents", done, len(records))
+
+    def document(self, record: DocumentRecord, known: dict[str, str]) -> None:
+        data = record.original()
+        sha256 = hashlib.sha256(data).hexdigest()
+        doc = ingest_bytes(
+            self.ws,
+            self.project,
+            record.name,
+            data,
+            metadata=record.metadata,
+            author=record.author or None,
+        )
+        notes: list[str] = []
+        if sha256 in known:
+            notes.append(f"same content as the existing document {known[sha256]!r}; linked to it")
+        elif doc.name != record.name:
+            notes.append(f"stored as {doc.name!r} (the name was taken)")
+        if record.notes and record.notes != doc.notes:
+            doc = update_document(self.ws, doc, notes=record.notes)
+        changed = False
+        if record.text is not None and record.text != doc.text:
+            changed = True
+            notes.append("its text was normalised (line ends, Unicode NFC); offsets follow it")
+        elif record.text_sha256 and record.text_sha256 != _sha(doc.text):
+            changed = True
+            notes.append("its text differs from the exported text; passages are located again")
+        known[sha256] = doc.name
+        self.docs[record.ref] = _Placed(doc.id, doc.text, changed, record.text)
+        status = "flagged" if notes else "imported"
+        self.report.add("document", record.ref, status, "; ".join(notes), doc.id)
+
+    # -- chunkings brought with their own chunk ids
+
+    def imported_chunkings(self, chunkings: Sequence[ChunkingRecord]) -> None:
+        for record in chunkings:
+            if record.method != IMPORTED:
+                continue
+            with self.record("chunking", record.name):
+                spans: list[tuple[str, str, int, int]] = []
+                for chunk in record.chunks:
+                    span = self.place_chunk(record.name, chunk)
+                    if span is not None:
+                        spans.append(span)
+                import_chunking(
+                    self.ws,
+                    self.project,
+                    record.name,
+                    spans,
+                    params=record.params,
+                    make_default=record.is_default and self.fresh,
+                )
+                for chunk_id, doc_id, start, end in spans:
+                    self.chunks.setdefault(chunk_id, (doc_id, start, end))
+                self.report.add("chunking", record.name, "imported", f"{len(spans)} chunks")
+
+    def place_chunk(self, chunking: str, chunk: ChunkRecord) -> tuple[str, str, int, int] | None:
+        where = f"chunking {chunking!r}, chunk {chunk.chunk_id!r}"
+        placed = self.docs.get(chunk.doc_ref)
+        problem = ""
+        span: tuple[int, int] | None = (chunk.start, chunk.end)
+        if placed is None:
+            problem = f"its document {chunk.doc_ref!r} was not imported"
+        elif placed.changed:
+            span = placed.relocate(chunk.start, chunk.end, chunk.text)
+            if span is None:
+                problem = "its text was not found in the document"
+        if placed is None or span is None:
+            if not self.lenient:
+                raise InvalidInput(f"{where}: {problem}")
+            self.report.add("chunk", chunk.chunk_id, "skipped", problem)
+            return None
+        return chunk.chunk_id, placed.doc_id, span[0], span[1]
+
+    # -- items
+
+    def items(self, records: list[ItemRecord]) -> None:
+        for done, record in enumerate(records, 1):
+            with self.record("item", record.id):
+                self.item(record)
+            self.tick("items", done, len(records))
+
+    def item(self, record: ItemRecord) -> None:
+        notes: list[str] = []
+        extra = dict(record.extra)
+        item_id = record.id if is_uuid(record.id) else str(uuid.uuid4())
+        if item_id != record.id:
+            extra["source_id"] = record.id
+        else:
+            try:
+                get_item(self.ws, self.project, item_id)
+            except NotFound:
+                pass
+            else:
+                raise Conflict(
+                    f"item {record.id!r} is already in project {self.project.name!r}; "
+                    "nothing was overwritten (use --replace to replace the project)"
+                )
+        turns = [self.turn(t, index, extra, notes) for index, t in enumerate(record.turns, 1)]
+        try:
+            data = ItemIn(
+                kind=record.kind,  # type: ignore[arg-type]
+                notes=record.notes,
+                origin=record.origin,
+                extra=extra,
+                turns=turns,
+            )
+        except ValidationError as exc:
+            raise InvalidInput(f"item {record.id!r}: {_first_error(exc)}") from exc
+        author = record.author or None
+        status = cast(Any, record.status)
+        try:
+            item = create_item(
+                self.ws, self.project, data, author=author, status=status, item_id=item_id
+            )
+        except Conflict:  # the id is used by an item of another project
+            data.extra.setdefault("source_id", record.id)
+            item = create_item(self.ws, self.project, data, author=author, status=status)
+            notes.append(f"its id is used in another project; stored as {item.id}")
+        unlocated = sum(e.anchor == "unlocated" for t in item.turns for e in t.evidence)
+        if unlocated:
+            notes.append(f"{unlocated} passage(s) not found in their documents, kept unverified")
+        self.report.add(
+            "item", record.id, "flagged" if notes else "imported", "; ".join(notes), item.id
+        )
+
+    def turn(self, turn: TurnRecord, index: int, extra: dict[str, Any], notes: list[str]) -> TurnIn:
+        evidence: list[EvidenceIn] = []
+        for number, ev in enumerate(turn.evidence, 1):
+            where = f"turn {index}, evidence {number}"
+            converted = self.evidence(ev, where, extra, notes)
+            if converted is not None:
+                evidence.append(converted)
+        try:
+            return TurnIn(
+                query=turn.query,
+                rewrite=turn.rewrite,
+                query_type=turn.query_type,
+                enrichments=turn.enrichments,
+                answer=turn.answer,
+                alternatives=turn.alternatives,
+                original_answer=turn.original_answer,
+                generation=turn.generation,
+                retrieved=turn.retrieved,
+                evidence=evidence,
+            )
+        except ValidationError as exc:
+            raise InvalidInput(f"turn {index}: {_first_error(exc)}") from exc
+
+    def evidence(
+        self, ev: EvidenceRecord, where: str, extra: dict[str, Any], notes: list[str]
+    ) -> EvidenceIn | None:
+        doc_id: str | None = None
+        start, end, text = ev.start, ev.end, ev.text
+        anchor = ev.anchor
+        origin = ev.origin
+        if ev.doc_ref is None and ev.chunk_ids:
+            hit = self.chunks.get(ev.chunk_ids[0])
+            if hit is None:
+                extra.setdefault("unresolved_chunk_ids", []).append(ev.chunk_ids[0])
+                notes.append(f"{where}: chunk {ev.chunk_ids[0]!r} is not in the corpus")
+                return None
+            doc_id, start, end = hit
+            text = ""
+        elif ev.doc_ref is not None:
+            placed = self.docs.get(ev.doc_ref) or self.project_document(ev.doc_ref)
+            if placed is None:
+                notes.append(f"{where}: document {ev.doc_ref!r} is not in the project")
+                origin, start, end, anchor = "imported", None, None, "unlocated"
+            else:
+                doc_id = placed.doc_id
+                if placed.changed and anchor != "unlocated":
+                    span = placed.relocate(start, end, text or None)
+                    start, end = span if span else (None, None)
+                    anchor = None if span else "stale"
+        elif ev.origin != "imported":
+            origin = "imported"
+        try:
+            return EvidenceIn(
+                doc_id=doc_id,
+                start=start,
+                end=end,
+                text=text,
+                label=ev.label,  # type: ignore[arg-type]
+                grade=ev.grade,
+                group=ev.group,
+                origin=origin,  # type: ignore[arg-type]
+                anchor=anchor,  # type: ignore[arg-type]
+                author=ev.author,
+                created_at=ev.created_at,
+            )
+        except ValidationError as exc:
+            raise InvalidInput(f"{where}: {_first_error(exc)}") from exc
+
+    def project_document(self, ref: str) -> _Placed | None:
+        """A reference that is not in the Bundle may name a document already in the project."""
+        for lookup in (get_document, get_document_by_name):
+            try:
+                doc = lookup(self.ws, self.project, ref)
+            except (NotFound, InvalidInput):
+                continue
+            placed = _Placed(doc.id, doc.text, False, None)
+            self.docs[ref] = placed
+            return placed
+        return None
+
+
+@dataclass
+class _Placed:
+    """Where a Bundle document landed, and whether its text differs from what was expected."""
+
+    doc_id: str
+    text: str
+    changed: bool
+    expected: str | None
+
+    def relocate(
+        self, start: int | None, end: int | None, text: str | None
+    ) -> tuple[int, int] | None:
+        if self.expected is not None and start is not None and end is not None:
+            if start == 0 and end == len(self.expected):
+                return (0, len(self.text)) if self.text else None
+            text = text or self.expected[start:end]
+        return locate(self.text, text) if text else None
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    place = ".".join(str(p) for p in error.get("loc", ()))
+    return f"field {place!r}: {error.get('msg', 'invalid')}"

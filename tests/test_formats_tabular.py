@@ -1,0 +1,129 @@
+"""CSV and Hugging Face folders: round trips, the dataset card, and bad files."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from assay.annotation import list_items
+from assay.errors import InvalidInput
+from assay.formats import get_format
+from assay.models import Project
+from assay.projects import get_project
+from assay.transfer import export_bundle, import_bundle
+from assay.workspace import Workspace
+from tests.test_transfer import counts, rich_project
+
+
+def test_csv_round_trip_into_the_same_documents(
+    ws: Workspace, project: Project, tmp_path: Path
+) -> None:
+    rich_project(ws, project)
+    path = tmp_path / "items.csv"
+    get_format("csv").write(export_bundle(ws, project), path)
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 3
+    assert {r["status"] for r in rows} == {"accepted", "draft", "submitted"}
+    # the same items into a copy of the project: passages find their documents by name
+    native = tmp_path / "docs.zip"
+    get_format("native").write(export_bundle(ws, project, statuses=[]), native)
+    import_bundle(ws, "copy", get_format("native").read(native))
+    report = import_bundle(ws, "copy", get_format("csv").read(path))
+    assert report.count("skipped") == 0
+    copy = get_project(ws, "copy")
+    assert list_items(ws, copy)[0] == 3
+    again = tmp_path / "again.csv"
+    get_format("csv").write(export_bundle(ws, copy), again)
+    with open(again, newline="", encoding="utf-8") as handle:
+        back = {r["query"]: r for r in csv.DictReader(handle)}
+    for row in rows:
+        for column in (
+            "kind",
+            "status",
+            "query_type",
+            "answer",
+            "relevant",
+            "distracting",
+            "turns",
+        ):
+            assert back[row["query"]][column] == row[column], column
+
+
+def test_csv_plain_text_passages_and_bad_files(
+    ws: Workspace, project: Project, tmp_path: Path
+) -> None:
+    rich_project(ws, project)
+    before = counts(ws, "test")
+    path = tmp_path / "plain.csv"
+    path.write_text(
+        'query,answer,relevant\nHotel?,140,"Hotels are refunded up to 140 euros\n\nNowhere"\n'
+    )
+    bundle = get_format("csv").read(path)
+    assert [e.text for e in next(iter(bundle.items)).turns[0].evidence] == [
+        "Hotels are refunded up to 140 euros",
+        "Nowhere",
+    ]
+    cases = {
+        "no query": ("answer\nx\n", "column 'query' is missing"),
+        "json": ('query,relevant\nq,"[{""doc"": 5}]"\n', "line 2, column 'relevant', passage 1"),
+        "status": ("query,status\nq,done\n", "field 'status' is 'done'"),
+        "duplicate": ("id,query\na,q\na,q\n", "line 3: field 'id': 'a' appears twice"),
+        "cells": ("query\nq,extra\n", "more cells than columns"),
+    }
+    for label, (text, message) in cases.items():
+        bad = tmp_path / f"{label}.csv"
+        bad.write_text(text)
+        with pytest.raises(InvalidInput, match=message):
+            import_bundle(ws, "test", get_format("csv").read(bad))
+        assert counts(ws, "test") == before, label
+
+
+def test_hf_folder_loads_with_datasets_offline(
+    ws: Workspace, project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rich_project(ws, project)
+    folder = tmp_path / "hf"
+    get_format("hf").write(export_bundle(ws, project, chunking="paragraphs"), folder)
+    card = (folder / "README.md").read_text()
+    header = card.split("---\n")[1]
+    assert "path: data/items.parquet" in header and "config_name: documents" in header
+    rows = pq.read_table(folder / "data" / "items.parquet").to_pylist()
+    accepted = next(r for r in rows if r["status"] == "accepted")
+    assert accepted["retrieval_gt"] == [["p-2", "l-1"], ["p-2"]]
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    loaded = datasets.load_dataset(
+        "parquet",
+        data_files={"test": str(folder / "data" / "items.parquet")},
+        cache_dir=str(tmp_path / "cache"),
+    )
+    assert loaded["test"].num_rows == 3
+    assert set(loaded["test"].column_names) >= {"query", "answer", "retrieval_gt", "relevant"}
+    # and back into a project
+    report = import_bundle(ws, "from-hf", get_format("hf").read(folder))
+    assert report.count("skipped") == 0
+    assert counts(ws, "from-hf")[:2] == (2, 3)
+
+
+def test_bad_hf_files(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    with pytest.raises(InvalidInput, match=r"items\.parquet: missing"):
+        get_format("hf").read(tmp_path)
+    (tmp_path / "data" / "items.parquet").write_bytes(b"garbage")
+    with pytest.raises(InvalidInput, match="not a readable parquet"):
+        get_format("hf").read(tmp_path)
+
+
+def test_csv_cells_never_start_a_formula_and_read_back_exactly(tmp_path: Path) -> None:
+    from assay.formats.csv import guard, unguard
+
+    for text in ('=HYPERLINK("http://x")', "+1", "-5 euros", "@SUM(A1)", "'quoted", "'=x", "plain"):
+        written = guard(text)
+        assert not written.startswith(("=", "+", "-", "@")), text
+        assert unguard(written) == text
+    assert unguard("'hello") == "'hello"  # a spreadsheet's own apostrophe stays
