@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from assay.cli import corpus, projects, search, serve
+from assay.cli import corpus, evaluate, projects, search, serve, transfer
 from assay.cli.common import State, fail
 from assay.errors import AssayError
 
@@ -42,6 +42,8 @@ def make_app() -> typer.Typer:
     corpus.register(app)
     search.register(app)
     serve.register(app)
+    transfer.register(app)
+    evaluate.register(app)
     return app
 
 

@@ -1,0 +1,311 @@
+"""``assay eval``: score a run file, JSONL answers or an HTTP endpoint; a CI gate."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from assay.cli.common import JsonOption, ProjectOption, console, fail, print_json, project_of, run
+from assay.errors import InvalidInput
+from assay.workspace import Workspace
+
+GATE_EXIT = 3
+DIRECT_METRICS = ("nDCG@10", "R@10", "P@10", "RR", "AP")
+
+
+def register(app: typer.Typer) -> None:
+    from assay.cli import experiments
+
+    app.command("eval")(evaluate)
+    experiments.register(app)
+
+
+def progress_bar(enabled: bool = True) -> Progress:
+    """A bar on stderr, so ``--json`` output on stdout stays clean."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not enabled or not sys.stderr.isatty(),
+    )
+
+
+def parse_gates(pairs: list[str]) -> dict[str, float]:
+    """``["nDCG@10=0.5"]`` → ``{"nDCG@10": 0.5}`` with the metric's canonical name."""
+    from assay.metrics import parse_metric
+
+    gates: dict[str, float] = {}
+    for pair in pairs:
+        name, sep, raw = pair.rpartition("=")
+        if not sep or not name.strip():
+            fail(f"--fail-under {pair!r} must look like METRIC=VALUE, e.g. nDCG@10=0.5")
+        try:
+            value = float(raw)
+        except ValueError:
+            fail(f"--fail-under {pair!r}: {raw!r} is not a number")
+        try:
+            canonical = parse_metric(name).name
+        except InvalidInput as exc:
+            fail(f"--fail-under {pair!r}: {exc}")
+        gates[canonical] = value
+    return gates
+
+
+def _with_gates(metrics: list[str], gates: dict[str, float]) -> list[str]:
+    """The metrics asked for, plus any a gate names that is not among them."""
+    from assay.metrics import parse_metric
+
+    try:
+        names = {parse_metric(m).name for m in metrics}
+    except InvalidInput as exc:
+        fail(str(exc).replace("[", "\\["))
+    return [*metrics, *(g for g in gates if g not in names)]
+
+
+def check_gates(values: dict[str, float | None], gates: dict[str, float]) -> list[str]:
+    """Messages for every gate that fails (a metric with no value fails its gate)."""
+    failures = []
+    for name, threshold in gates.items():
+        value = values.get(name)
+        if value is None:
+            failures.append(
+                f"{name} has no value (no task could be scored) - threshold {threshold}"
+            )
+        elif value < threshold:
+            failures.append(f"{name} = {value:.4f} is under the threshold {threshold}")
+    return failures
+
+
+def evaluate(
+    ctx: typer.Context,
+    run_file: Path = typer.Option(
+        None, "--run", metavar="FILE", help="TREC run file: qid Q0 docid rank score tag."
+    ),
+    answers: Path = typer.Option(
+        None,
+        "--answers",
+        metavar="FILE",
+        help='JSONL answers: {"task_id"|"query_id", "answer", "contexts"?} per line.',
+    ),
+    endpoint: str = typer.Option(
+        None,
+        "--endpoint",
+        metavar="URL",
+        help="A RAG service speaking the HTTP contract of docs/evaluation.md.",
+    ),
+    qrels: Path = typer.Option(
+        None,
+        "--qrels",
+        metavar="FILE",
+        help="Score --run against these qrels directly (TREC or BEIR TSV); no project needed.",
+    ),
+    metric: list[str] = typer.Option(
+        [], "--metric", "-m", metavar="NAME", help="Metric to compute (repeatable)."
+    ),
+    fail_under: list[str] = typer.Option(
+        [],
+        "--fail-under",
+        metavar="METRIC=VALUE",
+        help=f"Exit with status {GATE_EXIT} when a metric's mean is below VALUE (repeatable).",
+    ),
+    mode: str = typer.Option(
+        None,
+        "--mode",
+        metavar="MODE",
+        help="retrieval or rag (default: retrieval for --run alone, else rag).",
+        show_default=False,
+    ),
+    chunking: str = typer.Option(
+        None, "--chunking", "-c", metavar="NAME", help="Chunking the gold is mapped onto."
+    ),
+    k: int = typer.Option(
+        None,
+        "--k",
+        metavar="N",
+        min=1,
+        max=1000,
+        help="Contexts asked of --endpoint (default 10); depth kept of --run (default all).",
+        show_default=False,
+    ),
+    status: str = typer.Option(
+        "accepted", "--status", metavar="STATUS", help="Item statuses to use (comma list or all)."
+    ),
+    turns: str = typer.Option(
+        "all", "--turns", metavar="WHICH", help="Conversation turns: all, first, last, random."
+    ),
+    timeout: float = typer.Option(60.0, "--timeout", metavar="S", help="Endpoint timeout."),
+    project: str = ProjectOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Score a system against a project's accepted items, or a run against qrels.
+
+    Give --run (ranked chunk or document ids), --answers, or --endpoint; ids in the files are
+    task ids (ITEM::TURN), item ids or the ids items were imported with. With --qrels and
+    --run, scores the run against the qrels directly (IR measures, as ir_measures names
+    them). With --fail-under, exits with status 3 if a metric is below its threshold.
+    """
+    from assay.experiments.scoring import DEFAULT_METRICS
+
+    gates = parse_gates(fail_under)
+    if qrels is not None:
+        if run_file is None:
+            fail("--qrels needs --run, the run file to score")
+        metrics = _with_gates(metric or list(DIRECT_METRICS), gates)
+        values, summary = _direct(qrels, run_file, metrics, k)
+    else:
+        sources = [s for s in (run_file, answers, endpoint) if s is not None]
+        if not sources:
+            fail("give --run, --answers or --endpoint (or --qrels with --run)")
+        if endpoint is not None and (run_file is not None or answers is not None):
+            fail("--endpoint cannot be combined with --run or --answers")
+        chosen = mode or ("retrieval" if answers is None and endpoint is None else "rag")
+        if chosen not in DEFAULT_METRICS:
+            fail(f"--mode {chosen!r}: choose retrieval, generation or rag")
+        metrics = _with_gates(metric or list(DEFAULT_METRICS[chosen]), gates)
+        spec: dict[str, Any] = {"name": "system", "timeout_s": timeout}
+        if endpoint is not None:
+            spec.update(kind="external", endpoint=endpoint, retriever={"k": k or 10})
+        else:
+            spec.update(
+                kind="file",
+                run_file=str(run_file) if run_file else "",
+                answers_file=str(answers) if answers else "",
+            )
+
+        def body(ws: Workspace) -> tuple[dict[str, float | None], dict[str, Any]]:
+            return _project_eval(
+                ws, project, spec, chosen, metrics, chunking, status, turns, k, as_json
+            )
+
+        values, summary = run(ctx, body)
+    failures = check_gates(values, gates)
+    if as_json:
+        print_json({**summary, "gates": {"passed": not failures, "failures": failures}})
+    else:
+        _print_table(summary)
+    if failures:
+        for failure in failures:
+            Console(stderr=True).print(f"[bold red]Gate failed:[/] {failure}", highlight=False)
+        raise typer.Exit(GATE_EXIT)
+
+
+def _direct(
+    qrels_path: Path, run_path: Path, metrics: list[str], k: int | None
+) -> tuple[dict[str, float | None], dict[str, Any]]:
+    from assay.errors import AssayError
+    from assay.experiments.runfiles import ranking, read_qrels, read_run
+    from assay.metrics import evaluate as ir_evaluate
+    from assay.metrics import parse_metric
+
+    try:
+        parsed = [parse_metric(m) for m in metrics]
+        not_ir = [p.name for p in parsed if p.spec.kind != "ir"]
+        if not_ir:
+            raise InvalidInput(
+                f"--qrels with --run computes IR measures (nDCG@k, R@k, P@k, RR, AP, "
+                f"Success@k, Judged@k); not: {', '.join(not_ir)}"
+            )
+        qrels = read_qrels(qrels_path)
+        run_ = read_run(run_path)
+        if k is not None:
+            run_ = {q: dict(ranking(scores)[:k]) for q, scores in run_.items()}
+        values = ir_evaluate(qrels, run_, [p.name for p in parsed])
+    except AssayError as exc:
+        fail(str(exc).replace("[", "\\["))
+    summary = {
+        "qrels": str(qrels_path),
+        "run": str(run_path),
+        "tasks": len(qrels),
+        "run_queries": len(run_),
+        "metrics": dict(values),
+    }
+    return {name: value for name, value in values.items()}, summary
+
+
+def _project_eval(
+    ws: Workspace,
+    project_name: str | None,
+    spec_data: dict[str, Any],
+    mode: str,
+    metrics: list[str],
+    chunking: str | None,
+    status: str,
+    turns: str,
+    k: int | None,
+    quiet: bool,
+) -> tuple[dict[str, float | None], dict[str, Any]]:
+    from assay.experiments.pipelines import parse_pipeline
+    from assay.experiments.runner import evaluate_tasks
+    from assay.experiments.scoring import means
+    from assay.experiments.tasks import build_tasks
+
+    target = project_of(ws, project_name)
+    spec = parse_pipeline(spec_data)
+    tasks = build_tasks(ws, target, statuses=status, turns=turns, chunking=chunking)
+    if not tasks:
+        raise InvalidInput(
+            f"project {target.name!r} has no items with status {status}; nothing to score"
+        )
+    with progress_bar(not quiet) as bar:
+        job = bar.add_task("Scoring", total=len(tasks))
+        result = evaluate_tasks(
+            ws,
+            target,
+            spec,
+            tasks,
+            mode=mode,
+            metrics=metrics or None,
+            chunking=chunking,
+            depth=k if spec.kind == "file" else None,
+            progress=lambda d, t: bar.update(job, completed=d, total=t),
+        )
+    values = means(result.summary)
+    summary = {
+        "project": target.name,
+        "mode": mode,
+        "tasks": len(tasks),
+        "errors": result.summary["errors"],
+        "error_examples": [
+            {"task_id": r.task.task_id, "error": r.outcome.error} for r in result.errors[:5]
+        ],
+        "metrics": values,
+        "by_query_type": {
+            query_type: {name: part["mean"] for name, part in parts.items()}
+            for query_type, parts in result.summary["by_query_type"].items()
+        },
+        "counts": {name: part["count"] for name, part in result.summary["overall"].items()},
+    }
+    return values, summary
+
+
+def _number(value: Any) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def _print_table(summary: dict[str, Any]) -> None:
+    out = console()
+    counts = summary.get("counts", {})
+    table = Table("metric", "mean", "scored", title=f"{summary.get('tasks', 0)} tasks")
+    for name, value in summary["metrics"].items():
+        table.add_row(name, _number(value), str(counts.get(name, summary.get("tasks", ""))))
+    out.print(table)
+    by_type = summary.get("by_query_type") or {}
+    if len(by_type) > 1:
+        names = list(summary["metrics"])
+        breakdown = Table("query type", *names, title="by query type")
+        for query_type, values in by_type.items():
+            breakdown.add_row(query_type or "-", *(_number(values.get(n)) for n in names))
+        out.print(breakdown)
+    if summary.get("errors"):
+        out.print(f"[yellow]{summary['errors']} task(s) failed[/], e.g.:")
+        for example in summary.get("error_examples", []):
+            out.print(f"  {example['task_id']}: {example['error']}", markup=False)

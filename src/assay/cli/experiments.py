@@ -1,0 +1,253 @@
+"""``assay experiments``: create, list, run (with a progress bar), show, cancel."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from assay.cli.common import JsonOption, ProjectOption, console, fail, print_json, project_of, run
+from assay.workspace import Workspace
+
+
+def register(app: typer.Typer) -> None:
+    group = typer.Typer(
+        help="Experiments: pipelines answer a project's gold tasks; metrics are stored.",
+        invoke_without_command=True,
+        no_args_is_help=False,
+    )
+    group.callback()(list_experiments)
+    group.command("create")(create)
+    group.command("run")(run_command)
+    group.command("show")(show)
+    group.command("cancel")(cancel)
+    app.add_typer(group, name="experiments")
+
+
+def _pipeline(value: str) -> Any:
+    """A preset name, a JSON object, or @FILE holding one (or a list of them)."""
+    text = value
+    if value.startswith("@"):
+        path = Path(value[1:])
+        if not path.is_file():
+            fail(f"--pipeline {value!r}: no such file")
+        text = path.read_text(encoding="utf-8")
+    if not text.lstrip().startswith(("{", "[")):
+        return value
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        fail(f"--pipeline {value[:60]!r}: not valid JSON ({exc})")
+
+
+def _metric(value: str) -> Any:
+    if value.lstrip().startswith("{"):
+        try:
+            return json.loads(value)
+        except ValueError as exc:
+            fail(f"--metric {value[:60]!r}: not valid JSON ({exc})")
+    return value
+
+
+def list_experiments(
+    ctx: typer.Context, project: str = ProjectOption, as_json: bool = JsonOption
+) -> None:
+    """List a project's experiments, newest first (the default sub-command)."""
+    if ctx.invoked_subcommand:
+        return
+    from assay.experiments import list_experiments as listing
+
+    found = run(ctx, lambda ws: listing(ws, project_of(ws, project)))
+    if as_json:
+        print_json(found)
+        return
+    if not found:
+        console().print("No experiments yet: assay experiments create NAME --pipeline keyword")
+        return
+    table = Table("id", "name", "mode", "pipelines", "tasks", "status", "done", "errors")
+    for e in found:
+        pipelines = ", ".join(p["name"] for p in e.pipelines)
+        table.add_row(
+            str(e.id),
+            e.name,
+            e.mode,
+            pipelines,
+            str(e.task_count),
+            e.status,
+            f"{e.done_count}/{e.total}",
+            str(e.error_count),
+        )
+    console().print(table)
+
+
+def create(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., metavar="NAME", help="Experiment name (unique per project)."),
+    pipeline: list[str] = typer.Option(
+        [],
+        "--pipeline",
+        metavar="SPEC",
+        help="keyword, dense, hybrid, a JSON object, or @FILE with JSON (repeatable).",
+    ),
+    mode: str = typer.Option(
+        "retrieval", "--mode", metavar="MODE", help="retrieval, generation or rag."
+    ),
+    metric: list[str] = typer.Option(
+        [], "--metric", "-m", metavar="NAME", help="Metric (repeatable; default per mode)."
+    ),
+    status: str = typer.Option(
+        "accepted", "--status", metavar="STATUS", help="Item statuses (comma list or all)."
+    ),
+    turns: str = typer.Option(
+        "all", "--turns", metavar="WHICH", help="Conversation turns: all, first, last, random."
+    ),
+    seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of --turns random."),
+    chunking: str = typer.Option(
+        None, "--chunking", "-c", metavar="NAME", help="Chunking to retrieve and score on."
+    ),
+    project: str = ProjectOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Create an experiment: freeze the tasks of the chosen items, ready to run."""
+    from assay.experiments import create_experiment
+
+    pipelines: list[Any] = []
+    for value in pipeline or ["keyword"]:
+        parsed = _pipeline(value)
+        pipelines.extend(parsed if isinstance(parsed, list) else [parsed])
+
+    def body(ws: Workspace) -> Any:
+        return create_experiment(
+            ws,
+            project_of(ws, project),
+            name,
+            pipelines=pipelines,
+            mode=mode,
+            metrics=[_metric(m) for m in metric] or None,
+            statuses=status,
+            turns=turns,
+            seed=seed,
+            chunking=chunking,
+        )
+
+    created = run(ctx, body)
+    if as_json:
+        print_json(created)
+        return
+    console().print(
+        f"Created experiment {created.name!r} (id {created.id}): {created.task_count} tasks × "
+        f"{len(created.pipelines)} pipeline(s). Run it: assay experiments run {created.name}"
+    )
+
+
+def run_command(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., metavar="EXPERIMENT", help="Experiment name or id."),
+    project: str = ProjectOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Run an experiment, or resume it: tasks with a stored result are skipped, failed
+    tasks are tried again. Ctrl-C (or `assay experiments cancel`) stops after a task."""
+    from assay.cli.evaluate import progress_bar
+    from assay.experiments import run_experiment
+
+    def body(ws: Workspace) -> Any:
+        with progress_bar(not as_json) as bar:
+            job = bar.add_task(f"Running {name}", total=None)
+            return run_experiment(
+                ws,
+                project_of(ws, project),
+                name,
+                progress=lambda d, t: bar.update(job, completed=d, total=t),
+            )
+
+    try:
+        result = run(ctx, body)
+    except KeyboardInterrupt:
+        fail(f"stopped; the results so far are kept. Resume: assay experiments run {name}", 130)
+    if as_json:
+        print_json(result)
+    else:
+        _print_experiment(result)
+    if result.status == "failed":
+        fail(f"experiment {result.name!r} failed: {result.message}")
+
+
+def show(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., metavar="EXPERIMENT", help="Experiment name or id."),
+    task: str = typer.Option(
+        None, "--task", metavar="TASK_ID", help="Show one task's results in every pipeline."
+    ),
+    project: str = ProjectOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Show an experiment's status and metric means per pipeline, or one task in detail."""
+    from assay.experiments import get_experiment, task_results
+
+    if task:
+        found = run(ctx, lambda ws: task_results(ws, project_of(ws, project), name, task))
+        gold, results = found
+        if as_json:
+            print_json({"task": gold, "results": results})
+            return
+        out = console()
+        out.print(f"[bold]{gold.task_id}[/] ({gold.query_type}): {gold.turns[-1]}", markup=True)
+        out.print(f"reference: {gold.answer}", markup=False)
+        for pipeline, result in results.items():
+            out.print(f"\n[bold]{pipeline}[/]")
+            if result.error:
+                out.print(f"error: {result.error}", markup=False)
+                continue
+            out.print(f"answer: {result.answer}", markup=False)
+            ids = ", ".join(str(r.get("chunk_id") or r.get("doc_id")) for r in result.retrieved)
+            out.print(f"retrieved: {ids}", markup=False)
+            out.print(f"metrics: {json.dumps(result.metrics)}", markup=False)
+        return
+    experiment = run(ctx, lambda ws: get_experiment(ws, project_of(ws, project), name))
+    if as_json:
+        print_json(experiment)
+    else:
+        _print_experiment(experiment)
+
+
+def cancel(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., metavar="EXPERIMENT", help="Experiment name or id."),
+    project: str = ProjectOption,
+) -> None:
+    """Ask a running experiment to stop after its current task (resume with run)."""
+    from assay.experiments import cancel_experiment
+
+    result = run(ctx, lambda ws: cancel_experiment(ws, project_of(ws, project), name))
+    console().print(f"Experiment {result.name!r}: stop requested (status {result.status}).")
+
+
+def _print_experiment(experiment: Any) -> None:
+    out = console()
+    out.print(
+        f"[bold]{experiment.name}[/] (id {experiment.id}, mode {experiment.mode}): "
+        f"{experiment.status}, {experiment.done_count}/{experiment.total} done, "
+        f"{experiment.error_count} error(s)"
+    )
+    if experiment.message:
+        out.print(experiment.message, markup=False)
+    if not experiment.aggregates:
+        return
+    pipelines = list(experiment.aggregates)
+    table = Table("metric", *pipelines)
+    for metric in experiment.metric_names:
+        cells = []
+        for pipeline in pipelines:
+            part = experiment.aggregates[pipeline]["overall"].get(metric, {})
+            mean = part.get("mean")
+            if mean is None and part.get("counts"):
+                cells.append(", ".join(f"{k}: {v}" for k, v in part["counts"].items()))
+            else:
+                cells.append("-" if mean is None else f"{mean:.4f}")
+        table.add_row(metric, *cells)
+    table.add_row("errors", *(str(experiment.aggregates[p].get("errors", 0)) for p in pipelines))
+    out.print(table)

@@ -1,0 +1,287 @@
+"""Pipelines: what answers the tasks, and running one task through one.
+
+Three kinds of pipeline:
+
+``search``    a retriever of this project (keyword, dense or hybrid) plus a generator
+              (offline, openai, local; the API key only ever comes from the environment);
+``external``  a RAG service behind the HTTP contract of docs/evaluation.md;
+``file``      what a system already produced: a TREC run file and/or JSONL answers.
+
+Modes: ``retrieval`` (retrieve only), ``generation`` (answer from the gold passages) and
+``rag`` (retrieve, then answer from what was retrieved). :class:`PipelineRunner` prepares a
+pipeline once (generator, files, document texts) and runs tasks one by one; a failure of one
+task comes back as an :class:`Outcome` with ``error`` set, never as an exception.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from assay.errors import AssayError, InvalidInput
+from assay.experiments.external import ContextResolver, ExternalClient
+from assay.experiments.runfiles import ranking, read_answers, read_run
+from assay.experiments.scoring import Outcome
+from assay.experiments.tasks import Task, task_lookup
+from assay.llm import GeneratorSettings, generate_answer, make_generator
+from assay.llm.records import Generator, Message
+from assay.models import Chunking, Project
+from assay.search.indexes import search
+from assay.search.settings import RetrieverSettings
+from assay.workspace import Workspace
+
+PipelineKind = Literal["search", "external", "file"]
+PRESETS: dict[str, dict[str, Any]] = {
+    "keyword": {"retriever": {"kind": "keyword"}},
+    "dense": {"retriever": {"kind": "dense"}},
+    "hybrid": {"retriever": {"kind": "hybrid"}},
+}
+
+
+class PipelineSpec(BaseModel):
+    """One pipeline of an experiment, as stored (no secrets: keys come from the env)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, max_length=200)
+    kind: PipelineKind = "search"
+    retriever: RetrieverSettings = Field(default_factory=RetrieverSettings)
+    generator: dict[str, Any] = Field(default_factory=dict)
+    endpoint: str = ""
+    timeout_s: float = Field(default=60.0, gt=0, le=3600)
+    retries: int = Field(default=2, ge=0, le=10)
+    run_file: str = ""
+    answers_file: str = ""
+
+    @field_validator("generator")
+    @classmethod
+    def _valid_generator(cls, value: dict[str, Any]) -> dict[str, Any]:
+        GeneratorSettings.from_mapping(value)  # raises InvalidInput naming the field
+        return value
+
+    def generator_settings(self) -> GeneratorSettings:
+        return GeneratorSettings.from_mapping(self.generator)
+
+
+def parse_pipeline(value: str | Mapping[str, Any]) -> PipelineSpec:
+    """A pipeline from JSON-ready data, or a preset name (``keyword``, ``dense``,
+    ``hybrid``: that retriever with the offline generator)."""
+    if isinstance(value, str):
+        if value not in PRESETS:
+            raise InvalidInput(
+                f"unknown pipeline preset {value!r}; presets: {', '.join(PRESETS)} "
+                "(or give a JSON object)"
+            )
+        data: dict[str, Any] = {"name": value, **PRESETS[value]}
+    else:
+        data = dict(value)
+    try:
+        spec = PipelineSpec.model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'pipeline'}: {e['msg']}"
+            for e in error.errors()
+        )
+        raise InvalidInput(f"pipeline {data.get('name', '?')!r}: {problems}") from None
+    where = f"pipeline {spec.name!r}"
+    if spec.kind == "external" and not spec.endpoint.startswith(("http://", "https://")):
+        raise InvalidInput(f"{where}: kind 'external' needs endpoint, an http(s) URL")
+    if spec.kind == "file" and not (spec.run_file or spec.answers_file):
+        raise InvalidInput(f"{where}: kind 'file' needs run_file and/or answers_file")
+    return spec
+
+
+def check_pipelines(specs: Sequence[PipelineSpec], mode: str) -> None:
+    names = [s.name for s in specs]
+    if not specs:
+        raise InvalidInput("an experiment needs at least one pipeline")
+    if len(set(names)) != len(names):
+        raise InvalidInput(f"pipeline names must differ, got: {', '.join(names)}")
+    for spec in specs:
+        if spec.kind == "file" and mode != "retrieval" and not spec.answers_file:
+            raise InvalidInput(f"pipeline {spec.name!r}: mode {mode!r} needs answers_file")
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 3)
+
+
+class PipelineRunner:
+    """One pipeline, prepared once, answering tasks one at a time."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        project: Project,
+        spec: PipelineSpec,
+        mode: str,
+        chunking: Chunking,
+        tasks: Sequence[Task] = (),
+        depth: int | None = None,
+    ) -> None:
+        """``depth`` keeps only the first ``depth`` entries of a run file's rankings."""
+        self.ws = ws
+        self.depth = depth
+        self.project = project
+        self.spec = spec
+        self.mode = mode
+        self.chunking = chunking
+        self.resolver = ContextResolver(ws, project, chunking)
+        self.generator: Generator | None = None
+        self.client: ExternalClient | None = None
+        self.run: dict[str, list[tuple[str, float]]] = {}
+        self.answers: dict[str, dict[str, Any]] = {}
+        self.embedder: Any = None
+        if spec.kind == "search" and mode != "retrieval":
+            self.generator = make_generator(spec.generator_settings())
+        if spec.kind == "search" and spec.retriever.kind != "keyword" and mode != "generation":
+            self.embedder = ws.embedder(spec.retriever.embedder)
+        if spec.kind == "external":
+            self.client = ExternalClient(
+                spec.endpoint, timeout_s=spec.timeout_s, retries=spec.retries
+            )
+        if spec.kind == "file":
+            self._read_files(tasks)
+
+    def _read_files(self, tasks: Sequence[Task]) -> None:
+        lookup = task_lookup(tasks)
+        if self.spec.run_file:
+            for qid, scores in read_run(self.spec.run_file).items():
+                task = lookup.get(qid)
+                if task is not None:
+                    self.run.setdefault(task.task_id, ranking(scores)[: self.depth])
+        if self.spec.answers_file:
+            for key, record in read_answers(self.spec.answers_file).items():
+                task = lookup.get(key)
+                if task is not None:
+                    self.answers.setdefault(task.task_id, record)
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+
+    def answer(self, task: Task) -> Outcome:
+        """Run one task; any error is caught and returned in the outcome."""
+        start = time.perf_counter()
+        try:
+            outcome = self._answer(task)
+        except AssayError as exc:
+            return Outcome(timings={"total_ms": _ms(start)}, error=str(exc))
+        except Exception as exc:  # a bug or a backend surprise must not end a long run
+            return Outcome(
+                timings={"total_ms": _ms(start)}, error=f"{exc.__class__.__name__}: {exc}"
+            )
+        return Outcome(
+            retrieved=outcome.retrieved,
+            answer=outcome.answer,
+            contexts=outcome.contexts,
+            timings={**outcome.timings, "total_ms": _ms(start)},
+        )
+
+    def _answer(self, task: Task) -> Outcome:
+        if self.spec.kind == "external":
+            return self._external(task)
+        if self.spec.kind == "file":
+            return self._file(task)
+        timings: dict[str, float] = {}
+        retrieved: list[dict[str, Any]] = []
+        if self.mode == "generation":
+            passages = [(_label(e.doc_id), e.text) for e in task.relevant if e.text.strip()]
+        else:
+            began = time.perf_counter()
+            hits = search(
+                self.ws,
+                self.project,
+                task.query(self.spec.retriever.query_from),
+                self.spec.retriever.k,
+                self.chunking.name,
+                self.spec.retriever,
+                embedder=self.embedder,
+            )
+            timings["retrieve_ms"] = _ms(began)
+            retrieved = [
+                {
+                    "chunk_id": h.chunk_id,
+                    "doc_id": h.doc_id,
+                    "start": h.start,
+                    "end": h.end,
+                    "score": h.score,
+                    "rank": h.rank,
+                    "text": h.text,
+                }
+                for h in hits
+            ]
+            passages = [(_label(h.doc_id), h.text) for h in hits]
+        answer = ""
+        if self.generator is not None:
+            began = time.perf_counter()
+            settings = self.spec.generator_settings()
+            generation = generate_answer(
+                self.generator,
+                task.turns[-1] if task.turns else "",
+                passages,
+                history=[Message(m["role"], m["content"]) for m in task.history],  # type: ignore[arg-type]
+                template=settings.prompt_template,
+                language=self.project.language,
+            )
+            timings["generate_ms"] = _ms(began)
+            answer = generation.text
+        return Outcome(
+            retrieved=tuple(retrieved),
+            answer=answer,
+            contexts=tuple(text for _, text in passages),
+            timings=timings,
+        )
+
+    def _external(self, task: Task) -> Outcome:
+        assert self.client is not None
+        began = time.perf_counter()
+        reply = self.client.ask(
+            task, task.query(self.spec.retriever.query_from), self.spec.retriever.k
+        )
+        timings = {"request_ms": _ms(began)}
+        retrieved = self.resolver.resolve(reply.contexts)
+        return Outcome(
+            retrieved=tuple(retrieved),
+            answer=reply.answer,
+            contexts=tuple(str(e["text"]) for e in retrieved if e["text"]),
+            timings=timings,
+        )
+
+    def _file(self, task: Task) -> Outcome:
+        record = self.answers.get(task.task_id)
+        ranked = self.run.get(task.task_id)
+        if record is None and ranked is None:
+            raise InvalidInput(
+                f"pipeline {self.spec.name!r}: the files have no entry for this task"
+            )
+        retrieved: list[dict[str, Any]] = []
+        if ranked is not None:
+            retrieved = self.resolver.resolve_ids(ranked)
+        elif record is not None:
+            retrieved = self.resolver.resolve(record["contexts"])
+        contexts = [str(e["text"]) for e in retrieved if e["text"]]
+        if record is not None and record["contexts"] and ranked is not None:
+            contexts = [str(c.get("text") or "") for c in record["contexts"] if c.get("text")]
+        return Outcome(
+            retrieved=tuple(retrieved),
+            answer=record["answer"] if record else "",
+            contexts=tuple(contexts),
+        )
+
+
+def _label(doc_id: str | None) -> str:
+    return doc_id or "passage"
+
+
+def outcome_level(outcome: Outcome) -> Literal["chunk", "doc"]:
+    """Score at the grain the system reported: chunks when any retrieved entry names a
+    known chunk, else documents when any names a document."""
+    if any(e.get("chunk_id") and e.get("start") is not None for e in outcome.retrieved):
+        return "chunk"
+    if any(e.get("doc_id") for e in outcome.retrieved):
+        return "doc"
+    return "chunk"

@@ -1,0 +1,273 @@
+"""Running experiments: task by task, each result in its own transaction.
+
+``run_experiment`` runs every task through every pipeline that has no good result yet, so
+calling it again resumes a cancelled or killed run: stored results are kept, results that
+ended in an error are tried again. Between tasks it checks ``should_stop`` and the stop flag
+``cancel_experiment`` sets in the database (so a run in another process can be stopped).
+``evaluate_tasks`` does the same work in memory, for ``assay eval``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from assay.chunkings import get_chunking
+from assay.db import utcnow
+from assay.errors import AssayError
+from assay.experiments.judge import JudgeMetric, Verdict, judge, make_judge
+from assay.experiments.pipelines import PipelineRunner, PipelineSpec, outcome_level
+from assay.experiments.scoring import Embed, MetricPlan, Outcome, aggregate, metric_plan, score_task
+from assay.experiments.store import (
+    Experiment,
+    experiment_tasks_of,
+    find_experiment,
+    get_experiment,
+    pipeline_specs,
+)
+from assay.experiments.tasks import Task
+from assay.llm.records import Generator
+from assay.models import Project
+from assay.schema import experiment_results, experiments
+from assay.workspace import Workspace
+
+Progress = Callable[[int, int], None]
+"""Called as ``progress(done, total)``; ``done`` counts task × pipeline units."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    task: Task
+    pipeline: str
+    outcome: Outcome
+    metrics: dict[str, Any]
+    details: dict[str, Any]
+
+
+class Scorer:
+    """Metrics of one outcome, judges included; judges and the embedder are made once."""
+
+    def __init__(self, ws: Workspace, plan: MetricPlan, embedder: str = "minilm") -> None:
+        self.plan = plan
+        self.judges: list[tuple[JudgeMetric, Generator]] = [
+            (metric, make_judge(metric)) for metric in plan.judges
+        ]
+        self.embed: Embed | None = None
+        if any(m.spec.name == "semantic_similarity" for m in plan.metrics):
+            self.embed = ws.embedder(embedder).embed
+
+    def score(self, task: Task, outcome: Outcome) -> tuple[Outcome, dict[str, Any], dict[str, Any]]:
+        """The metrics and details of an outcome; a metric that fails turns the outcome
+        into an error for this task (the run goes on)."""
+        if outcome.error:
+            return outcome, {}, {}
+        try:
+            metrics, details = self._score(task, outcome)
+        except AssayError as exc:
+            return dataclasses.replace(outcome, error=f"scoring failed: {exc}"), {}, {}
+        return outcome, metrics, details
+
+    def _score(self, task: Task, outcome: Outcome) -> tuple[dict[str, Any], dict[str, Any]]:
+        level = outcome_level(outcome)
+        verdicts: dict[str, Verdict] = {}
+        judged: dict[str, Any] = {}
+        for metric, generator in self.judges:
+            verdict = judge(generator, metric, task, outcome.answer, outcome.contexts)
+            verdicts[metric.name] = verdict
+            judged[metric.name] = {"reply": verdict.reply, "error": verdict.error}
+        metrics = score_task(
+            self.plan, task, outcome, level=level, embed=self.embed, verdicts=verdicts
+        )
+        details: dict[str, Any] = {"level": level}
+        if judged:
+            details["judges"] = judged
+        return metrics, details
+
+
+def _store(conn: sa.Connection, experiment_id: int, scored: Scored) -> int:
+    """Write one result (replacing a failed one); returns how many rows it replaced."""
+    outcome = scored.outcome
+    key = (
+        (experiment_results.c.experiment_id == experiment_id)
+        & (experiment_results.c.pipeline == scored.pipeline)
+        & (experiment_results.c.task_id == scored.task.task_id)
+    )
+    replaced = conn.execute(experiment_results.delete().where(key)).rowcount
+    conn.execute(
+        experiment_results.insert().values(
+            experiment_id=experiment_id,
+            pipeline=scored.pipeline,
+            task_id=scored.task.task_id,
+            retrieved=[{k: v for k, v in e.items() if k != "text"} for e in outcome.retrieved],
+            answer=outcome.answer,
+            contexts=list(outcome.contexts),
+            timings=outcome.timings,
+            metrics=scored.metrics,
+            details=scored.details,
+            error=outcome.error,
+            created_at=utcnow(),
+        )
+    )
+    return int(replaced or 0)
+
+
+def _counts(conn: sa.Connection, experiment_id: int) -> dict[str, int]:
+    done, failed = conn.execute(
+        sa.select(
+            sa.func.count().filter(experiment_results.c.error.is_(None)),
+            sa.func.count().filter(experiment_results.c.error.is_not(None)),
+        ).where(experiment_results.c.experiment_id == experiment_id)
+    ).one()
+    return {"done_count": int(done or 0), "error_count": int(failed or 0)}
+
+
+def _set(ws: Workspace, experiment_id: int, **values: Any) -> None:
+    with ws.engine.begin() as conn:
+        conn.execute(
+            experiments.update()
+            .where(experiments.c.id == experiment_id)
+            .values(**values, **_counts(conn, experiment_id), updated_at=utcnow())
+        )
+
+
+def _stop_requested(ws: Workspace, experiment_id: int) -> bool:
+    with ws.engine.connect() as conn:
+        return bool(
+            conn.scalar(
+                sa.select(experiments.c.stop_requested).where(experiments.c.id == experiment_id)
+            )
+        )
+
+
+def run_experiment(
+    ws: Workspace,
+    project: Project,
+    experiment_id: int | str,
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Experiment:
+    """Run (or resume) an experiment; returns it with its aggregates. A pipeline that cannot
+    start (a missing file, bad settings) fails the experiment with a message; a task that
+    fails is stored with its error and the run goes on."""
+    with ws.engine.connect() as conn:
+        row = find_experiment(conn, project, experiment_id)
+        good = {
+            (r.pipeline, r.task_id)
+            for r in conn.execute(
+                sa.select(experiment_results.c.pipeline, experiment_results.c.task_id).where(
+                    experiment_results.c.experiment_id == row.id,
+                    experiment_results.c.error.is_(None),
+                )
+            )
+        }
+    experiment = get_experiment(ws, project, row.id, with_aggregates=False)
+    started = experiment.started_at or utcnow()
+    _set(
+        ws,
+        row.id,
+        status="running",
+        stop_requested=False,
+        message="",
+        started_at=started,
+        finished_at=None,
+    )
+    tasks = experiment_tasks_of(ws, row.id)
+    total = len(tasks) * len(experiment.pipelines)
+    runners: list[PipelineRunner] = []
+    try:
+        plan = metric_plan(experiment.metrics, experiment.mode)
+        chunking = get_chunking(ws, project, experiment.selection.get("chunking"))
+        scorer = Scorer(ws, plan, experiment.selection.get("embedder", "minilm"))
+        for spec in pipeline_specs(experiment):
+            runners.append(PipelineRunner(ws, project, spec, experiment.mode, chunking, tasks))
+        done = len(good)
+        if progress:
+            progress(done, total)
+        for task in tasks:
+            if (should_stop and should_stop()) or _stop_requested(ws, row.id):
+                _set(ws, row.id, status="cancelled", stop_requested=False)
+                return get_experiment(ws, project, row.id)
+            for runner in runners:
+                if (runner.spec.name, task.task_id) in good:
+                    continue
+                outcome, metrics, details = scorer.score(task, runner.answer(task))
+                scored = Scored(task, runner.spec.name, outcome, metrics, details)
+                with ws.engine.begin() as conn:  # one task, one transaction
+                    replaced = _store(conn, row.id, scored)  # only failed results are re-run
+                    failed = 1 if outcome.error else 0
+                    conn.execute(  # counts follow the results, for pages watching the run
+                        experiments.update()
+                        .where(experiments.c.id == row.id)
+                        .values(
+                            done_count=experiments.c.done_count + (1 - failed),
+                            error_count=experiments.c.error_count + failed - replaced,
+                            updated_at=utcnow(),
+                        )
+                    )
+                done += 1
+                if progress:
+                    progress(done, total)
+        _set(ws, row.id, status="done", finished_at=utcnow())
+    except AssayError as exc:
+        _set(ws, row.id, status="failed", message=str(exc), finished_at=utcnow())
+    except KeyboardInterrupt:
+        _set(ws, row.id, status="cancelled", message="interrupted")
+        raise
+    except BaseException as exc:
+        _set(ws, row.id, status="failed", message=f"{exc.__class__.__name__}: {exc}")
+        raise
+    finally:
+        for runner in runners:
+            runner.close()
+    return get_experiment(ws, project, row.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """An in-memory run (``assay eval``): per-task rows and their aggregate."""
+
+    plan: MetricPlan
+    rows: list[Scored]
+    summary: dict[str, Any]
+
+    @property
+    def errors(self) -> list[Scored]:
+        return [r for r in self.rows if r.outcome.error]
+
+
+def evaluate_tasks(
+    ws: Workspace,
+    project: Project,
+    spec: PipelineSpec,
+    tasks: Sequence[Task],
+    *,
+    mode: str,
+    metrics: Sequence[str | dict[str, Any]] | None = None,
+    chunking: str | None = None,
+    depth: int | None = None,
+    progress: Progress | None = None,
+) -> Evaluation:
+    """Run one pipeline over tasks without storing anything, and aggregate the metrics;
+    ``depth`` cuts a run file's rankings."""
+    plan = metric_plan(metrics, mode)
+    scorer = Scorer(ws, plan)
+    selected = get_chunking(ws, project, chunking)
+    runner = PipelineRunner(ws, project, spec, mode, selected, tasks, depth=depth)
+    rows: list[Scored] = []
+    try:
+        for done, task in enumerate(tasks, start=1):
+            outcome, metrics_, details = scorer.score(task, runner.answer(task))
+            rows.append(Scored(task, spec.name, outcome, metrics_, details))
+            if progress:
+                progress(done, len(tasks))
+    finally:
+        runner.close()
+    summary = aggregate(
+        ((r.task.query_type, r.metrics) for r in rows if not r.outcome.error), plan.names
+    )
+    summary["errors"] = sum(1 for r in rows if r.outcome.error)
+    return Evaluation(plan, rows, summary)

@@ -1,0 +1,363 @@
+"""Experiments in the database: create (with a snapshot of every task), read, cancel.
+
+Creating an experiment freezes its tasks, gold included, so later edits to items change no
+run. Pages and the CLI read experiments through :func:`list_experiments`,
+:func:`get_experiment` (with aggregates per pipeline) and :func:`task_results` (one task
+across pipelines, for drill-down).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from assay.chunkings import get_chunking
+from assay.db import as_utc, utcnow
+from assay.errors import Conflict, InvalidInput, NotFound
+from assay.experiments.pipelines import PipelineSpec, check_pipelines, parse_pipeline
+from assay.experiments.scoring import aggregate, metric_plan
+from assay.experiments.tasks import (
+    DEFAULT_STATUSES,
+    Task,
+    build_tasks,
+    check_statuses,
+    task_from_json,
+    task_to_json,
+)
+from assay.models import Project
+from assay.projects import check_name
+from assay.schema import experiment_results, experiment_tasks, experiments
+from assay.workspace import Workspace
+
+STATES: tuple[str, ...] = ("pending", "running", "cancelled", "done", "failed")
+
+
+@dataclass(frozen=True, slots=True)
+class Experiment:
+    id: int
+    project_id: int
+    name: str
+    mode: str
+    selection: dict[str, Any]
+    pipelines: list[dict[str, Any]]
+    metrics: list[Any]
+    status: str
+    stop_requested: bool
+    task_count: int
+    done_count: int
+    error_count: int
+    message: str
+    author: str
+    created_at: datetime
+    updated_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    aggregates: dict[str, Any] = field(default_factory=dict)
+    """Per pipeline: :func:`assay.experiments.scoring.aggregate` plus ``errors`` (only
+    filled by :func:`get_experiment`)."""
+
+    @property
+    def total(self) -> int:
+        """Units of work: every task through every pipeline."""
+        return self.task_count * len(self.pipelines)
+
+    @property
+    def metric_names(self) -> list[str]:
+        return [m if isinstance(m, str) else str(m.get("name")) for m in self.metrics]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskResult:
+    """One task through one pipeline, as stored."""
+
+    pipeline: str
+    task_id: str
+    retrieved: list[dict[str, Any]]
+    answer: str
+    contexts: list[str]
+    timings: dict[str, float]
+    metrics: dict[str, Any]
+    details: dict[str, Any]
+    error: str | None
+    created_at: datetime
+
+
+def _experiment(row: Any, aggregates: dict[str, Any] | None = None) -> Experiment:
+    return Experiment(
+        id=row.id,
+        project_id=row.project_id,
+        name=row.name,
+        mode=row.mode,
+        selection=row.selection,
+        pipelines=row.pipelines,
+        metrics=row.metrics,
+        status=row.status,
+        stop_requested=bool(row.stop_requested),
+        task_count=row.task_count,
+        done_count=row.done_count,
+        error_count=row.error_count,
+        message=row.message,
+        author=row.author,
+        created_at=as_utc(row.created_at),
+        updated_at=as_utc(row.updated_at),
+        started_at=as_utc(row.started_at) if row.started_at else None,
+        finished_at=as_utc(row.finished_at) if row.finished_at else None,
+        aggregates=aggregates or {},
+    )
+
+
+def _result(row: Any) -> TaskResult:
+    return TaskResult(
+        pipeline=row.pipeline,
+        task_id=row.task_id,
+        retrieved=row.retrieved,
+        answer=row.answer,
+        contexts=row.contexts,
+        timings=row.timings,
+        metrics=row.metrics,
+        details=row.details,
+        error=row.error,
+        created_at=as_utc(row.created_at),
+    )
+
+
+def create_experiment(
+    ws: Workspace,
+    project: Project,
+    name: str,
+    *,
+    pipelines: Sequence[str | Mapping[str, Any] | PipelineSpec],
+    mode: str = "retrieval",
+    metrics: Iterable[str | Mapping[str, Any]] | None = None,
+    statuses: str | Iterable[str] | None = DEFAULT_STATUSES,
+    turns: str = "all",
+    seed: int = 0,
+    chunking: str | None = None,
+    embedder: str = "minilm",
+    author: str | None = None,
+    tasks: Sequence[Task] | None = None,
+) -> Experiment:
+    """Check everything, build the tasks (unless given) and store them with the experiment,
+    all in one transaction. ``embedder`` serves semantic_similarity."""
+    name = check_name(name, "experiment")
+    plan = metric_plan(metrics, mode)
+    specs = [p if isinstance(p, PipelineSpec) else parse_pipeline(p) for p in pipelines]
+    check_pipelines(specs, mode)
+    wanted = check_statuses(statuses)
+    chunk = get_chunking(ws, project, chunking)
+    if tasks is None:
+        tasks = build_tasks(
+            ws, project, statuses=wanted, turns=turns, seed=seed, chunking=chunk.name
+        )
+    if not tasks:
+        shown = "all" if wanted is None else ", ".join(wanted)
+        raise InvalidInput(
+            f"no tasks: project {project.name!r} has no items with status {shown}; accept "
+            "some items or choose other statuses"
+        )
+    selection = {
+        "statuses": "all" if wanted is None else list(wanted),
+        "turns": turns,
+        "seed": seed,
+        "chunking": chunk.name,
+        "embedder": embedder,
+    }
+    now = utcnow()
+    with ws.engine.begin() as conn:
+        clash = conn.scalar(
+            sa.select(experiments.c.id).where(
+                experiments.c.project_id == project.id, experiments.c.name == name
+            )
+        )
+        if clash:
+            raise Conflict(f"project {project.name!r} already has an experiment named {name!r}")
+        experiment_id = conn.execute(
+            experiments.insert().values(
+                project_id=project.id,
+                name=name,
+                mode=mode,
+                selection=selection,
+                pipelines=[s.model_dump(mode="json") for s in specs],
+                metrics=plan.to_json(),
+                status="pending",
+                stop_requested=False,
+                task_count=len(tasks),
+                done_count=0,
+                error_count=0,
+                message="",
+                author=author if author is not None else ws.settings.author,
+                created_at=now,
+                updated_at=now,
+            )
+        ).inserted_primary_key[0]  # type: ignore[index]
+        conn.execute(
+            experiment_tasks.insert(),
+            [
+                {
+                    "experiment_id": experiment_id,
+                    "task_id": task.task_id,
+                    "ordinal": ordinal,
+                    "item_id": task.item_id,
+                    "query_type": task.query_type,
+                    "data": task_to_json(task),
+                }
+                for ordinal, task in enumerate(tasks)
+            ],
+        )
+    return get_experiment(ws, project, experiment_id, with_aggregates=False)
+
+
+def _where(project: Project, ref: int | str) -> Any:
+    if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
+        by_id = experiments.c.id == int(ref)
+        by_name = experiments.c.name == str(ref)
+        return sa.and_(experiments.c.project_id == project.id, sa.or_(by_id, by_name))
+    return sa.and_(experiments.c.project_id == project.id, experiments.c.name == ref)
+
+
+def find_experiment(conn: sa.Connection, project: Project, ref: int | str) -> Any:
+    rows = conn.execute(sa.select(experiments).where(_where(project, ref))).all()
+    if not rows:
+        raise NotFound(f"project {project.name!r} has no experiment {ref!r}")
+    # an id wins over a name that happens to be digits
+    return next((r for r in rows if str(r.id) == str(ref)), rows[0])
+
+
+def list_experiments(ws: Workspace, project: Project) -> list[Experiment]:
+    """The project's experiments, newest first (without aggregates)."""
+    with ws.engine.connect() as conn:
+        rows = conn.execute(
+            sa.select(experiments)
+            .where(experiments.c.project_id == project.id)
+            .order_by(experiments.c.created_at.desc(), experiments.c.id.desc())
+        ).all()
+    return [_experiment(r) for r in rows]
+
+
+def get_experiment(
+    ws: Workspace, project: Project, ref: int | str, *, with_aggregates: bool = True
+) -> Experiment:
+    """One experiment by id or name; with aggregates of its stored results per pipeline."""
+    with ws.engine.connect() as conn:
+        row = find_experiment(conn, project, ref)
+        if not with_aggregates:
+            return _experiment(row)
+        names = [m if isinstance(m, str) else str(m.get("name")) for m in row.metrics]
+        types = dict(
+            conn.execute(
+                sa.select(experiment_tasks.c.task_id, experiment_tasks.c.query_type).where(
+                    experiment_tasks.c.experiment_id == row.id
+                )
+            ).all()
+        )
+        per_pipeline: dict[str, list[tuple[str, dict[str, Any]]]] = {
+            p["name"]: [] for p in row.pipelines
+        }
+        errors: dict[str, int] = {p["name"]: 0 for p in row.pipelines}
+        for result in conn.execute(
+            sa.select(
+                experiment_results.c.pipeline,
+                experiment_results.c.task_id,
+                experiment_results.c.metrics,
+                experiment_results.c.error,
+            ).where(experiment_results.c.experiment_id == row.id)
+        ):
+            if result.error is not None:
+                errors[result.pipeline] = errors.get(result.pipeline, 0) + 1
+                continue
+            per_pipeline.setdefault(result.pipeline, []).append(
+                (types.get(result.task_id, ""), result.metrics)
+            )
+    aggregates = {
+        name: {**aggregate(rows, names), "errors": errors.get(name, 0)}
+        for name, rows in per_pipeline.items()
+    }
+    return _experiment(row, aggregates)
+
+
+def experiment_tasks_of(ws: Workspace, experiment_id: int) -> list[Task]:
+    """The frozen tasks of an experiment, in their order."""
+    with ws.engine.connect() as conn:
+        rows = conn.scalars(
+            sa.select(experiment_tasks.c.data)
+            .where(experiment_tasks.c.experiment_id == experiment_id)
+            .order_by(experiment_tasks.c.ordinal)
+        ).all()
+    return [task_from_json(data) for data in rows]
+
+
+def iter_results(
+    ws: Workspace, project: Project, ref: int | str, pipeline: str | None = None
+) -> Iterator[TaskResult]:
+    """Every stored result of an experiment (optionally of one pipeline), in task order."""
+    with ws.engine.connect() as conn:
+        row = find_experiment(conn, project, ref)
+        query = (
+            sa.select(experiment_results)
+            .join(
+                experiment_tasks,
+                sa.and_(
+                    experiment_tasks.c.experiment_id == experiment_results.c.experiment_id,
+                    experiment_tasks.c.task_id == experiment_results.c.task_id,
+                ),
+            )
+            .where(experiment_results.c.experiment_id == row.id)
+            .order_by(experiment_tasks.c.ordinal, experiment_results.c.pipeline)
+        )
+        if pipeline is not None:
+            query = query.where(experiment_results.c.pipeline == pipeline)
+        rows = conn.execute(query).all()
+    for result in rows:
+        yield _result(result)
+
+
+def task_results(
+    ws: Workspace, project: Project, ref: int | str, task_id: str
+) -> tuple[Task, dict[str, TaskResult]]:
+    """One task of an experiment and its result in each pipeline that has run it."""
+    with ws.engine.connect() as conn:
+        row = find_experiment(conn, project, ref)
+        data = conn.scalar(
+            sa.select(experiment_tasks.c.data).where(
+                experiment_tasks.c.experiment_id == row.id, experiment_tasks.c.task_id == task_id
+            )
+        )
+        if data is None:
+            raise NotFound(f"experiment {row.name!r} has no task {task_id!r}")
+        results = conn.execute(
+            sa.select(experiment_results).where(
+                experiment_results.c.experiment_id == row.id,
+                experiment_results.c.task_id == task_id,
+            )
+        ).all()
+    return task_from_json(data), {r.pipeline: _result(r) for r in results}
+
+
+def cancel_experiment(ws: Workspace, project: Project, ref: int | str) -> Experiment:
+    """Ask a run to stop after its current task. A pending experiment is cancelled at once;
+    a running one is marked cancelled by its runner (in whatever process it runs)."""
+    with ws.engine.begin() as conn:
+        row = find_experiment(conn, project, ref)
+        values: dict[str, Any] = {"stop_requested": True, "updated_at": utcnow()}
+        if row.status == "pending":
+            values["status"] = "cancelled"
+        conn.execute(experiments.update().where(experiments.c.id == row.id).values(**values))
+    return get_experiment(ws, project, row.id, with_aggregates=False)
+
+
+def delete_experiment(ws: Workspace, project: Project, ref: int | str) -> None:
+    with ws.engine.begin() as conn:
+        row = find_experiment(conn, project, ref)
+        conn.execute(
+            experiment_results.delete().where(experiment_results.c.experiment_id == row.id)
+        )
+        conn.execute(experiment_tasks.delete().where(experiment_tasks.c.experiment_id == row.id))
+        conn.execute(experiments.delete().where(experiments.c.id == row.id))
+
+
+def pipeline_specs(experiment: Experiment) -> list[PipelineSpec]:
+    return [parse_pipeline(p) for p in experiment.pipelines]

@@ -1,0 +1,329 @@
+"""Gold items → evaluation tasks: one task per selected turn, with its gold frozen in.
+
+A task is what a RAG system is asked and what it is measured against: the query (from the
+turns so far, or the rewrite), the conversation before it, the gold evidence of that turn and
+the chunk ids standing for it under one chunking, and the reference answers. Single-turn
+items give one task; conversations give one task per turn, or only the first, the last, or a
+seeded random turn (RAGAPHENE's selection strategies). Task ids are ``<item_id>::<turn>``
+with 1-based turns. A turn without relevant evidence is kept and marked ``unanswerable``:
+retrieval metrics skip it, answer metrics still score it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from assay.annotation import STATUSES, iter_items
+from assay.chunkings import document_chunks, get_chunking
+from assay.errors import InvalidInput
+from assay.evidence_mapping import chunks_for_span
+from assay.models import Chunking, Item, Project, Turn
+from assay.search.settings import QueryFrom, query_text
+from assay.taxonomy import UNANSWERABLE
+from assay.workspace import Workspace
+
+TurnSelection = Literal["all", "first", "last", "random"]
+TURN_SELECTIONS: tuple[str, ...] = ("all", "first", "last", "random")
+DEFAULT_STATUSES: tuple[str, ...] = ("accepted",)
+
+
+@dataclass(frozen=True, slots=True)
+class GoldEvidence:
+    """One evidence of a task's turn, with the chunk ids that stand for it."""
+
+    doc_id: str | None
+    start: int | None
+    end: int | None
+    text: str
+    label: str
+    grade: int | None
+    group: int
+    chunk_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One question put to a pipeline, and its gold as it was when the task was made."""
+
+    task_id: str
+    item_id: str
+    turn: int
+    """1-based turn number within the item."""
+    turns: tuple[str, ...]
+    """The user's queries up to and including this turn (oldest first)."""
+    rewrite: str
+    history: tuple[dict[str, str], ...]
+    """Earlier turns as chat messages ``{"role": "user"|"assistant", "content": ...}``."""
+    query_type: str
+    evidence: tuple[GoldEvidence, ...]
+    answer: str
+    alternatives: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
+    """Other ids a run file may use for this task (the item's source id, the item id)."""
+    chunking: str = ""
+    unanswerable: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def query(self, query_from: QueryFrom = "last_turn") -> str:
+        """The query text a retriever sees; ``rewrite`` falls back to the last turn when the
+        turn has no rewrite (so one missing rewrite does not fail a whole run)."""
+        if query_from == "rewrite" and not self.rewrite.strip():
+            query_from = "last_turn"
+        return query_text(self.turns, self.rewrite, query_from)
+
+    @property
+    def references(self) -> list[str]:
+        """Reference answers: the answer, then the acceptable alternatives."""
+        return [a for a in (self.answer, *self.alternatives) if a.strip()]
+
+    @property
+    def relevant(self) -> tuple[GoldEvidence, ...]:
+        return tuple(e for e in self.evidence if e.label == "relevant")
+
+    def chunk_groups(self) -> list[list[str]]:
+        """Gold chunk ids as AND-of-OR groups (AutoRAG's 2-D ``retrieval_gt``): evidence
+        with the same group number are alternatives, different groups are all needed; a
+        passage spanning several chunks contributes all of them as alternatives."""
+        return _groups(self, lambda e: e.chunk_ids)
+
+    def doc_groups(self) -> list[list[str]]:
+        """The same groups on document ids, for runs that rank whole documents."""
+        return _groups(self, lambda e: (e.doc_id,) if e.doc_id else ())
+
+    def qrels(self, level: Literal["chunk", "doc"] = "chunk") -> dict[str, int]:
+        """Graded judgements ``{id: grade}`` of the relevant passages (grade 1 when none)."""
+        judged: dict[str, int] = {}
+        if self.unanswerable:
+            return judged
+        for ev in self.relevant:
+            ids = ev.chunk_ids if level == "chunk" else ((ev.doc_id,) if ev.doc_id else ())
+            for id_ in ids:
+                judged[id_] = max(judged.get(id_, 0), ev.grade if ev.grade is not None else 1)
+        return judged
+
+
+def _groups(task: Task, ids_of: Any) -> list[list[str]]:
+    if task.unanswerable:
+        return []
+    groups: dict[object, list[str]] = {}
+    for index, ev in enumerate(task.relevant):
+        key: object = ev.group if ev.group else ("single", index)
+        members = groups.setdefault(key, [])
+        members.extend(i for i in ids_of(ev) if i not in members)
+    return [members for members in groups.values() if members]
+
+
+def select_turns(count: int, selection: str, seed: int = 0, key: str = "") -> list[int]:
+    """0-based indexes of the turns to make tasks of. ``random`` draws one turn per item
+    from a generator seeded with ``seed`` and the item's ``key``, so a run is repeatable and
+    adding items changes no other item's choice."""
+    if selection not in TURN_SELECTIONS:
+        raise InvalidInput(
+            f"unknown turn selection {selection!r}; choose one of: {', '.join(TURN_SELECTIONS)}"
+        )
+    if count <= 0:
+        return []
+    if selection == "all":
+        return list(range(count))
+    if selection == "first":
+        return [0]
+    if selection == "last":
+        return [count - 1]
+    return [random.Random(f"{seed}:{key}").randrange(count)]
+
+
+def check_statuses(statuses: str | Iterable[str] | None) -> tuple[str, ...] | None:
+    """``None`` or ``"all"`` mean every status; otherwise the named ones, checked."""
+    if statuses is None:
+        return DEFAULT_STATUSES
+    names = (
+        [s.strip() for s in statuses.split(",")] if isinstance(statuses, str) else list(statuses)
+    )
+    names = [n for n in names if n]
+    if "all" in names:
+        return None
+    unknown = sorted(set(names) - set(STATUSES))
+    if unknown or not names:
+        raise InvalidInput(
+            f"unknown item status {', '.join(unknown) or '(none)'}; choose from: "
+            f"{', '.join(STATUSES)}, or all"
+        )
+    return tuple(names)
+
+
+class ChunkMap:
+    """Evidence spans → chunk ids under one chunking, reading each document's chunks once."""
+
+    def __init__(self, ws: Workspace, chunking: Chunking | None) -> None:
+        self.ws = ws
+        self.chunking = chunking
+        self._chunks: dict[str, list[tuple[str, int, int]]] = {}
+
+    def chunks_of(self, doc_id: str) -> list[tuple[str, int, int]]:
+        if self.chunking is None:
+            return []
+        if doc_id not in self._chunks:
+            self._chunks[doc_id] = [
+                (c.chunk_id, c.start, c.end)
+                for c in document_chunks(self.ws, self.chunking, doc_id)
+            ]
+        return self._chunks[doc_id]
+
+    def ids(self, doc_id: str | None, start: int | None, end: int | None) -> tuple[str, ...]:
+        if doc_id is None or start is None or end is None:
+            return ()
+        return chunks_for_span(start, end, self.chunks_of(doc_id))
+
+
+def tasks_from_item(item: Item, chunk_map: ChunkMap, selection: str, seed: int = 0) -> list[Task]:
+    """The tasks of one item: one per selected turn (a single-turn item has one)."""
+    picked = select_turns(len(item.turns), "all" if item.kind == "qa" else selection, seed, item.id)
+    source = item.extra.get("source_id")
+    chunking = chunk_map.chunking.name if chunk_map.chunking else ""
+    tasks: list[Task] = []
+    for index in picked:
+        turn = item.turns[index]
+        history: list[dict[str, str]] = []
+        for earlier in item.turns[:index]:
+            history.append({"role": "user", "content": earlier.query})
+            if earlier.answer.strip():
+                history.append({"role": "assistant", "content": earlier.answer})
+        aliases = [item.id] if item.kind == "qa" else []
+        if isinstance(source, str) and source:
+            aliases.append(source if item.kind == "qa" else f"{source}::{index + 1}")
+            if item.kind != "qa":
+                aliases.append(f"{source}<::>{index + 1}")  # MTRAG's separator
+        evidence = tuple(_gold_evidence(e, chunk_map) for e in turn.evidence)
+        tasks.append(
+            Task(
+                task_id=f"{item.id}::{index + 1}",
+                item_id=item.id,
+                turn=index + 1,
+                turns=tuple(t.query for t in item.turns[: index + 1]),
+                rewrite=turn.rewrite,
+                history=tuple(history),
+                query_type=turn.query_type,
+                evidence=evidence,
+                answer=turn.answer,
+                alternatives=tuple(turn.alternatives),
+                aliases=tuple(dict.fromkeys(aliases)),
+                chunking=chunking,
+                unanswerable=_unanswerable(turn),
+            )
+        )
+    return tasks
+
+
+def _gold_evidence(ev: Any, chunk_map: ChunkMap) -> GoldEvidence:
+    return GoldEvidence(
+        doc_id=ev.doc_id,
+        start=ev.start,
+        end=ev.end,
+        text=ev.text,
+        label=ev.label,
+        grade=ev.grade,
+        group=ev.group,
+        chunk_ids=chunk_map.ids(ev.doc_id, ev.start, ev.end) if ev.anchor != "stale" else (),
+    )
+
+
+def _unanswerable(turn: Turn) -> bool:
+    return turn.query_type == UNANSWERABLE or not any(e.label == "relevant" for e in turn.evidence)
+
+
+def build_tasks(
+    ws: Workspace,
+    project: Project,
+    *,
+    statuses: str | Iterable[str] | None = DEFAULT_STATUSES,
+    turns: str = "all",
+    seed: int = 0,
+    chunking: str | None = None,
+) -> list[Task]:
+    """Tasks from a project's items with the given statuses (``"all"`` for every item),
+    gold chunk ids under ``chunking`` (the project's default unless named)."""
+    select_turns(1, turns)  # check the selection before reading anything
+    wanted = check_statuses(statuses)
+    chunk_map = ChunkMap(ws, get_chunking(ws, project, chunking))
+    tasks: list[Task] = []
+    for item in iter_items(ws, project, statuses=wanted):
+        tasks.extend(tasks_from_item(item, chunk_map, turns, seed))
+    return tasks
+
+
+def task_to_json(task: Task) -> dict[str, Any]:
+    """The snapshot stored with an experiment (plain JSON)."""
+    data: dict[str, Any] = {
+        "task_id": task.task_id,
+        "item_id": task.item_id,
+        "turn": task.turn,
+        "turns": list(task.turns),
+        "rewrite": task.rewrite,
+        "history": [dict(m) for m in task.history],
+        "query_type": task.query_type,
+        "evidence": [
+            {
+                "doc_id": e.doc_id,
+                "start": e.start,
+                "end": e.end,
+                "text": e.text,
+                "label": e.label,
+                "grade": e.grade,
+                "group": e.group,
+                "chunk_ids": list(e.chunk_ids),
+            }
+            for e in task.evidence
+        ],
+        "answer": task.answer,
+        "alternatives": list(task.alternatives),
+        "aliases": list(task.aliases),
+        "chunking": task.chunking,
+        "unanswerable": task.unanswerable,
+        "extra": task.extra,
+    }
+    return data
+
+
+def task_from_json(data: Mapping[str, Any]) -> Task:
+    return Task(
+        task_id=data["task_id"],
+        item_id=data["item_id"],
+        turn=int(data["turn"]),
+        turns=tuple(data["turns"]),
+        rewrite=data.get("rewrite", ""),
+        history=tuple(dict(m) for m in data.get("history", [])),
+        query_type=data.get("query_type", ""),
+        evidence=tuple(
+            GoldEvidence(
+                doc_id=e.get("doc_id"),
+                start=e.get("start"),
+                end=e.get("end"),
+                text=e.get("text", ""),
+                label=e.get("label", "relevant"),
+                grade=e.get("grade"),
+                group=int(e.get("group") or 0),
+                chunk_ids=tuple(e.get("chunk_ids", [])),
+            )
+            for e in data.get("evidence", [])
+        ),
+        answer=data.get("answer", ""),
+        alternatives=tuple(data.get("alternatives", [])),
+        aliases=tuple(data.get("aliases", [])),
+        chunking=data.get("chunking", ""),
+        unanswerable=bool(data.get("unanswerable", False)),
+        extra=dict(data.get("extra", {})),
+    )
+
+
+def task_lookup(tasks: Sequence[Task]) -> dict[str, Task]:
+    """Every id a run file may use for a task (task id first, then aliases) → the task."""
+    table: dict[str, Task] = {}
+    for task in tasks:
+        table.setdefault(task.task_id, task)
+    for task in tasks:
+        for alias in task.aliases:
+            table.setdefault(alias, task)
+    return table

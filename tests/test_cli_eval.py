@@ -1,0 +1,175 @@
+"""``assay eval`` and ``assay experiments`` driven in-process, as a user or CI would."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import ir_measures
+import pytest
+from typer.testing import CliRunner
+
+from assay.cli import make_app
+from assay.experiments.tasks import build_tasks
+from assay.projects import create_project
+from assay.settings import Settings
+from assay.workspace import Workspace
+from tests.experiments_corpus import build_corpus
+from tests.fakes.rag_service import FakeRag
+
+MEASURES = ["nDCG@10", "nDCG", "R@5", "R@100", "P@5", "RR", "AP", "Success@1"]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "ws"
+
+
+@pytest.fixture
+def cli(home: Path):  # type: ignore[no-untyped-def]
+    runner = CliRunner()
+
+    def invoke(*args: str):  # type: ignore[no-untyped-def]
+        return runner.invoke(make_app(), ["--home", str(home), *args])
+
+    return invoke
+
+
+@pytest.fixture
+def handbook(home: Path) -> list[Any]:
+    """A workspace with the small experiments corpus; returns its tasks."""
+    with Workspace.open(Settings(home=home)) as ws:
+        project = create_project(ws, "handbook", "en")
+        build_corpus(ws, project)
+        return build_tasks(ws, project)
+
+
+def _mtrag_run(qrels_path: Path, path: Path) -> None:
+    """A seeded random ranking per query, mixing its relevant ids with other qrels ids."""
+    rows = [line.split("\t") for line in qrels_path.read_text().splitlines()[1:]]
+    by_query: dict[str, list[str]] = {}
+    for qid, docid, _ in rows:
+        by_query.setdefault(qid, []).append(docid)
+    pool = sorted({docid for _, docid, _ in rows})
+    rng = random.Random(42)
+    lines = []
+    for number, (qid, relevant) in enumerate(sorted(by_query.items())):
+        if number % 10 == 9:
+            continue  # some queries are missing from the run: they count as 0
+        ranked = rng.sample(relevant, k=rng.randint(0, len(relevant))) + rng.sample(pool, 20)
+        rng.shuffle(ranked)
+        for rank, docid in enumerate(dict.fromkeys(ranked), start=1):
+            lines.append(f"{qid} Q0 {docid} {rank} {100 - rank + rng.random():.6f} test")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_qrels_against_run_equals_ir_measures(cli, shared_fixtures: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    beir = shared_fixtures / "mtrag" / "cloud" / "dev.tsv"
+    run_path = tmp_path / "run.txt"
+    _mtrag_run(beir, run_path)
+    trec = tmp_path / "qrels.txt"
+    rows = [line.split("\t") for line in beir.read_text().splitlines()[1:]]
+    trec.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in rows))
+    expected = ir_measures.calc_aggregate(
+        [ir_measures.parse_measure(m) for m in MEASURES],
+        list(ir_measures.read_trec_qrels(str(trec))),
+        list(ir_measures.read_trec_run(str(run_path))),
+    )
+    for qrels in (beir, trec):  # the BEIR TSV and the TREC qrels give the same numbers
+        args = ["eval", "--qrels", str(qrels), "--run", str(run_path), "--json"]
+        result = cli(*args, *(a for m in MEASURES for a in ("--metric", m)))
+        assert result.exit_code == 0, result.output
+        got = json.loads(result.output)
+        assert got["tasks"] == 188
+        for measure in MEASURES:
+            reference = expected[ir_measures.parse_measure(measure)]
+            assert got["metrics"][measure] == pytest.approx(reference, abs=1e-9), measure
+
+
+def test_fail_under_is_a_ci_gate(cli, shared_fixtures: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    beir = shared_fixtures / "mtrag" / "cloud" / "dev.tsv"
+    run_path = tmp_path / "run.txt"
+    _mtrag_run(beir, run_path)
+    base = ["eval", "--qrels", str(beir), "--run", str(run_path)]
+    passed = cli(*base, "--fail-under", "ndcg@10=0.01")
+    assert passed.exit_code == 0, passed.output
+    assert "nDCG@10" in passed.output and "RR" in passed.output  # the default measures
+    failed = cli(*base, "--fail-under", "nDCG@10=0.99", "--fail-under", "RR=0.0")
+    assert failed.exit_code == 3
+    assert "nDCG@10 = 0." in failed.output and "under the threshold 0.99" in failed.output
+    assert "RR =" not in failed.output.split("Gate failed")[-1]
+    bad = cli(*base, "--fail-under", "nDCG@10")
+    assert bad.exit_code == 1 and "METRIC=VALUE" in bad.output
+    wrong = cli(*base, "--metric", "rouge_l")
+    assert wrong.exit_code == 1 and "IR measures" in wrong.output
+
+
+def test_eval_run_file_against_a_project(cli, handbook: list[Any], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    run_path = tmp_path / "run.txt"
+    lines = []
+    for task in handbook:
+        gold = [c for group in task.chunk_groups() for c in group]
+        if not gold:
+            continue  # the unanswerable task is left out of the run
+        ids = [*gold, "unknown-chunk"] if task.turn == 1 else ["unknown-chunk", *gold]
+        key = task.aliases[0] if task.aliases else task.task_id
+        for rank, chunk_id in enumerate(ids, start=1):
+            lines.append(f"{key} Q0 {chunk_id} {rank} {10 - rank} sys")
+    run_path.write_text("\n".join(lines) + "\n")
+    result = cli("eval", "--run", str(run_path), "--json", "-m", "retrieval_recall", "-m", "RR")
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.output)
+    assert got["tasks"] == 5 and got["errors"] == 1  # the unanswerable task has no run entry
+    assert got["metrics"]["retrieval_recall"] == 1.0
+    assert got["metrics"]["RR"] == pytest.approx((1 + 1 + 1 + 0.5) / 4)
+    table = cli("eval", "--run", str(run_path), "--fail-under", "RR=0.95")
+    assert table.exit_code == 3 and "RR = 0.8750 is under the threshold 0.95" in table.output
+
+
+def test_eval_answers_and_endpoint(cli, handbook: list[Any], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(
+        "".join(
+            json.dumps({"task_id": t.task_id, "answer": t.answer, "contexts": []}) + "\n"
+            for t in handbook
+        )
+    )
+    result = cli("eval", "--answers", str(answers), "--json", "-m", "exact_match")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["metrics"]["exact_match"] == 1.0
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        return {"answer": "30 days per calendar year.", "contexts": [{"text": body["query"]}]}
+
+    with FakeRag(reply) as service:
+        result = cli("eval", "--endpoint", service.url, "--k", "3", "-m", "token_f1", "--json")
+        assert result.exit_code == 0, result.output
+        assert {body["k"] for body in service.requests} == {3}
+    got = json.loads(result.output)
+    assert 0 < got["metrics"]["token_f1"] < 1 and got["errors"] == 0
+    assert cli("eval").exit_code == 1
+
+
+def test_experiments_commands(cli, handbook: list[Any]) -> None:  # type: ignore[no-untyped-def]
+    hybrid = json.dumps({"name": "hybrid", "retriever": {"kind": "hybrid", "embedder": "hashing"}})
+    created = cli("experiments", "create", "first", "--pipeline", "keyword", "--pipeline", hybrid)
+    assert created.exit_code == 0, created.output
+    assert "5 tasks × 2 pipeline(s)" in created.output
+    listed = cli("experiments", "--json")
+    assert [e["status"] for e in json.loads(listed.output)] == ["pending"]
+    ran = cli("experiments", "run", "first", "--json")
+    assert ran.exit_code == 0, ran.output
+    data = json.loads(ran.output)
+    assert data["status"] == "done" and data["done_count"] == 10
+    assert set(data["aggregates"]) == {"keyword", "hybrid"}
+    shown = cli("experiments", "show", "first")
+    assert "keyword" in shown.output and "retrieval_recall" in shown.output
+    detail = cli("experiments", "show", "first", "--task", handbook[0].task_id, "--json")
+    assert json.loads(detail.output)["task"]["task_id"] == handbook[0].task_id
+    assert cli("experiments", "cancel", "first").exit_code == 0
+    missing = cli("experiments", "show", "nope")
+    assert missing.exit_code == 1 and "no experiment 'nope'" in missing.output
+    bad = cli("experiments", "create", "second", "--pipeline", "bm25")
+    assert bad.exit_code == 1 and "unknown pipeline preset 'bm25'" in bad.output
