@@ -31,7 +31,7 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
 from assay import open_workspace
-from assay.annotation import get_item, item_input
+from assay.annotation import get_item, item_input, search_text
 from assay.checks import check_item
 from assay.chunkings import count_chunks, get_chunking, import_chunking
 from assay.documents import get_document
@@ -116,8 +116,10 @@ def seed_items(ws: Workspace, project: Project, count: int) -> None:
                         "created_at": created,
                     }
                 )
+            answer = sentence(rng)
             item_rows.append(
                 {
+                    "search_text": search_text("", [(query, answer)]),
                     "id": item_id,
                     "project_id": project.id,
                     "kind": "qa",
@@ -144,7 +146,7 @@ def seed_items(ws: Workspace, project: Project, count: int) -> None:
                     "rewrite": "",
                     "query_type": query_type,
                     "enrichments": {},
-                    "answer": sentence(rng),
+                    "answer": answer,
                     "alternatives": [],
                     "original_answer": "",
                     "generation": {},

@@ -117,13 +117,16 @@ items = sa.Table(
     sa.Column("extra", sa.JSON, nullable=False),
     sa.Column("author", sa.String(200), nullable=False),
     sa.Column("version", sa.Integer, nullable=False),
+    # questions, answers and notes in lower case, for the list's free-text filter
+    sa.Column("search_text", sa.Text, nullable=False, server_default=""),
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Column("updated_at", Timestamp, nullable=False),
     # list pages sort by a column and the id (tie-break): these indexes cover the ORDER BY
     sa.Index(None, "project_id", "updated_at", "id"),
     sa.Index(None, "project_id", "created_at", "id"),
     sa.Index(None, "project_id", "status", "updated_at", "id"),
-    sa.Index(None, "project_id", "query_type"),
+    # type filter, type+status filter (and their counts), and sorting those by question
+    sa.Index(None, "project_id", "query_type", "status", "query", "id"),
     sa.Index(None, "project_id", "author"),
 )
 
