@@ -1,0 +1,83 @@
+"""A project's stored settings for generation and retrieval, read and written with validation.
+
+``project.settings`` is free JSON; these are its checked parts:
+
+- ``generator``: :class:`assay.llm.GeneratorSettings` fields (kind, base_url, model,
+  temperature, max_tokens, prompt_template, …). Never an API key: that comes from
+  ``ASSAY_LLM_API_KEY`` only.
+- ``retriever``: :class:`assay.search.settings.RetrieverSettings` fields (kind, k, query_from,
+  embedder, weights, k_rrf).
+- ``enrichments``: ``{name: [values]}`` offered per conversation turn.
+- ``query_types``: see :mod:`assay.taxonomy`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from assay.errors import InvalidInput
+from assay.llm import GeneratorSettings
+from assay.models import Project
+from assay.projects import update_project_settings
+from assay.search.settings import RetrieverSettings, parse_retriever_settings
+from assay.taxonomy import check_query_types, enrichment_vocabulary
+from assay.workspace import Workspace
+
+
+def generator_settings(project: Project) -> GeneratorSettings:
+    return GeneratorSettings.from_mapping(project.settings.get("generator") or {})
+
+
+def retriever_settings(project: Project) -> RetrieverSettings:
+    return parse_retriever_settings(project.settings.get("retriever") or {})
+
+
+def check_enrichments(value: Any) -> dict[str, list[str]]:
+    if not isinstance(value, dict) or not value:
+        raise InvalidInput("enrichments must be a non-empty object of name → list of values")
+    checked: dict[str, list[str]] = {}
+    for name, values in value.items():
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidInput("every enrichment needs a non-empty name")
+        if (
+            not isinstance(values, list)
+            or not values
+            or not all(isinstance(v, str) and v.strip() for v in values)
+        ):
+            raise InvalidInput(f"enrichment {name!r}: give a non-empty list of non-empty values")
+        checked[name.strip()] = list(dict.fromkeys(v.strip() for v in values))
+    return checked
+
+
+def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) -> Project:
+    """Validate and store some settings; ``None`` for a part restores its default. Nothing is
+    stored when any part is invalid."""
+    settings = dict(project.settings)
+    for key, value in changes.items():
+        if value is None:
+            settings.pop(key, None)
+            continue
+        if key == "generator":
+            settings[key] = dataclasses.asdict(GeneratorSettings.from_mapping(value))
+        elif key == "retriever":
+            settings[key] = parse_retriever_settings(value).model_dump()
+        elif key == "enrichments":
+            settings[key] = check_enrichments(value)
+        elif key == "query_types":
+            settings[key] = check_query_types(value)
+        else:
+            raise InvalidInput(
+                f"unknown setting {key!r}; settings are: generator, retriever, enrichments, "
+                "query_types"
+            )
+    return update_project_settings(ws, project, settings)
+
+
+def settings_view(project: Project) -> dict[str, Any]:
+    """All checked settings with defaults filled in (for pages and the JSON API)."""
+    return {
+        "generator": dataclasses.asdict(generator_settings(project)),
+        "retriever": retriever_settings(project).model_dump(),
+        "enrichments": enrichment_vocabulary(project),
+    }
