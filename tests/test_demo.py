@@ -50,3 +50,14 @@ def test_keyword_search_finds_gold_evidence(ws: Workspace) -> None:
         if any(doc_id == h.doc_id and text in h.text for h in hits for doc_id, text in texts):
             found += 1
     assert found / len(answerable) >= 0.6, f"only {found} of {len(answerable)} found"
+
+
+def test_demo_gold_set_becomes_accepted_items(ws: Workspace) -> None:
+    from assay.annotation import get_item, list_items
+
+    project, _ = open_demo(ws, with_items=True)
+    total, summaries = list_items(ws, project, status="accepted", limit=200)
+    assert total == len(gold_items())
+    for summary in summaries:
+        item = get_item(ws, project, summary.id)
+        assert all(e.anchor == "ok" for e in item.turns[0].evidence)

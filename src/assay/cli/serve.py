@@ -66,14 +66,14 @@ def demo(
     """Create (first time) or open the demo project and serve it."""
 
     def body(ws: Workspace) -> None:
-        project, report = open_demo(ws)
+        project, report = open_demo(ws, with_items=True)
         out = console()
         if report is None:
             out.print(f"Opened the demo project {project.name!r} in {ws.settings.home.resolve()}")
         else:
             out.print(
-                f"Created the demo project {project.name!r}: {len(report.added)} documents "
-                f"in {ws.settings.home.resolve()}"
+                f"Created the demo project {project.name!r}: {len(report.added)} documents and "
+                f"the demo gold set as accepted items in {ws.settings.home.resolve()}"
             )
             for outcome in report.errors:
                 out.print(f"[red]error[/] {outcome.message}")

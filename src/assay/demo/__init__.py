@@ -7,6 +7,8 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
 
+from assay.annotation import ItemIn, create_item, set_status
+from assay.documents import list_documents
 from assay.errors import NotFound
 from assay.ingest import IngestReport, Source, ingest_source
 from assay.models import Project
@@ -27,8 +29,11 @@ def gold_items() -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def open_demo(ws: Workspace, name: str = DEMO_PROJECT) -> tuple[Project, IngestReport | None]:
-    """Open the demo project, creating and filling it on first use."""
+def open_demo(
+    ws: Workspace, name: str = DEMO_PROJECT, *, with_items: bool = False
+) -> tuple[Project, IngestReport | None]:
+    """Open the demo project, creating and filling it on first use; ``with_items`` also adds
+    the demo gold set as accepted items (what ``assay demo`` shows)."""
     try:
         return get_project(ws, name), None
     except NotFound:
@@ -39,4 +44,36 @@ def open_demo(ws: Workspace, name: str = DEMO_PROJECT) -> tuple[Project, IngestR
         data = file.read_bytes()
         source = Source(file.name, file.read_bytes, len(data), {"path": file.name})
         report.outcomes.append(ingest_source(ws, project, source, author="assay-demo"))
+    if with_items:
+        add_gold_items(ws, project)
     return project, report
+
+
+def add_gold_items(ws: Workspace, project: Project) -> int:
+    """The demo gold set as accepted items, evidence located in the documents by its text."""
+    doc_ids = {d.name: d.id for d in list_documents(ws, project)}
+    for gold in gold_items():
+        data = ItemIn.model_validate(
+            {
+                "notes": f"demo gold item {gold['query_id']} ({gold['language']})",
+                "turns": [
+                    {
+                        "query": gold["query"],
+                        "query_type": gold["query_type"],
+                        "answer": gold["answer"],
+                        "evidence": [
+                            {
+                                "doc_id": doc_ids[e["document"]],
+                                "text": e["text"],
+                                "label": e["label"],
+                                "group": e["group"],
+                            }
+                            for e in gold["evidence"]
+                        ],
+                    }
+                ],
+            }
+        )
+        item = create_item(ws, project, data, author="assay-demo")
+        set_status(ws, project, item.id, "accepted", item.version, actor="assay-demo")
+    return len(gold_items())
