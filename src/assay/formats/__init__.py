@@ -236,6 +236,24 @@ def formats() -> dict[str, FormatSpec]:
             ("",),
             "hf",
         ),
+        FormatSpec(
+            "ragaphene",
+            "RAGAPHENE conversation JSON (schema v2; v1 read), one conversation or a list",
+            (".json",),
+            "ragaphene",
+        ),
+        FormatSpec(
+            "mtrag",
+            "MTRAG generation tasks (JSON Lines), one task per line",
+            (".jsonl",),
+            "mtrag",
+        ),
+        FormatSpec(
+            "inspectorraget",
+            "InspectorRAGet JSON (schema v2; v1 read): tasks as items; experiment results apart",
+            (".json",),
+            "inspectorraget",
+        ),
     ]
     return {spec.name: spec for spec in specs}
 

@@ -31,7 +31,13 @@ from assay.formats import (
     ItemRecord,
     TurnRecord,
 )
-from assay.formats.common import read_parquet, require_folder, safe_name, type_name
+from assay.formats.common import (
+    fewer_collections,
+    read_parquet,
+    require_folder,
+    safe_name,
+    type_name,
+)
 from assay.formats.groups import retrieval_groups, source_id
 
 CHUNKING = "autorag"
@@ -279,6 +285,11 @@ def _read_qa(path: Path, known: set[str], issues: list[Issue]) -> list[ItemRecor
 
 def write(bundle: Bundle, path: Path, *, chunking: str | None = None, **_: Any) -> list[str]:
     """Write ``corpus.parquet`` (the chunks of one chunking) and ``qa.parquet``."""
+    with fewer_collections():
+        return _write(bundle, path, chunking)
+
+
+def _write(bundle: Bundle, path: Path, chunking: str | None) -> list[str]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -293,23 +304,23 @@ def write(bundle: Bundle, path: Path, *, chunking: str | None = None, **_: Any) 
     known: set[str] = set()
     try:
         with pq.ParquetWriter(corpus_tmp, _corpus_schema(pa)) as out:
-            batch: list[dict[str, Any]] = []
-            for row in _corpus_rows(chosen, docs):
-                known.add(row["doc_id"])
-                batch.append(row)
-                if len(batch) >= ROW_GROUP:
-                    out.write_table(pa.Table.from_pylist(batch, schema=_corpus_schema(pa)))
-                    batch = []
-            if batch or not known:
-                out.write_table(pa.Table.from_pylist(batch, schema=_corpus_schema(pa)))
+            columns = _CorpusColumns()
+            for chunk in chosen.chunks:
+                known.add(chunk.chunk_id)
+                columns.add(chunk, docs)
+                if len(columns) > ROW_GROUP:
+                    out.write_table(columns.table(pa, keep_last=True))
+            if len(columns) or not known:
+                out.write_table(columns.table(pa))
         with pq.ParquetWriter(qa_tmp, _qa_schema(pa)) as out:
-            batch = []
+            qa: dict[str, list[Any]] = {name: [] for name in QA_COLUMNS}
             for row in _qa_rows(bundle, name or "", known, notes):
-                batch.append(row)
-                if len(batch) >= ROW_GROUP:
-                    out.write_table(pa.Table.from_pylist(batch, schema=_qa_schema(pa)))
-                    batch = []
-            out.write_table(pa.Table.from_pylist(batch, schema=_qa_schema(pa)))
+                for key, value in row.items():
+                    qa[key].append(value)
+                if len(qa["qid"]) >= ROW_GROUP:
+                    out.write_table(pa.Table.from_pydict(qa, schema=_qa_schema(pa)))
+                    qa = {name: [] for name in QA_COLUMNS}
+            out.write_table(pa.Table.from_pydict(qa, schema=_qa_schema(pa)))
         os.replace(corpus_tmp, path / "corpus.parquet")
         os.replace(qa_tmp, path / "qa.parquet")
     finally:
@@ -349,68 +360,116 @@ def _qa_schema(pa: Any) -> Any:
     )
 
 
-def _corpus_rows(
-    chunking: ChunkingRecord, docs: dict[str, tuple[dict[str, Any], str, int]]
-) -> Iterator[dict[str, Any]]:
-    """Corpus rows; prev_id/next_id link neighbouring chunks of a document (one look-ahead)."""
-    previous: dict[str, Any] | None = None
-    for chunk in chunking.chunks:
-        metadata, name, length = docs.get(chunk.doc_ref, ({}, chunk.doc_ref, 0))
-        info = metadata.get("autorag") if isinstance(metadata.get("autorag"), dict) else None
+class _CorpusColumns:
+    """Corpus rows collected column by column (a million chunks without a dict per row).
+
+    ``prev_id``/``next_id`` link neighbouring chunks of one document; a row that came from an
+    AutoRAG import keeps its own metadata and links to nothing. The last row may be held back
+    when a row group is written, so its ``next_id`` can still be filled in.
+    """
+
+    NAMES = (
+        "doc_id",
+        "contents",
+        "stamp",
+        "prev_id",
+        "next_id",
+        "meta_path",
+        "path",
+        "span",
+        "doc",
+    )
+
+    def __init__(self) -> None:
+        self.cols: dict[str, list[Any]] = {name: [] for name in self.NAMES}
+        self.doc_info: dict[str, tuple[datetime | None, str, dict[str, Any] | None, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.cols["doc_id"])
+
+    def _info(
+        self, ref: str, docs: dict[str, tuple[dict[str, Any], str, int]]
+    ) -> tuple[datetime | None, str, dict[str, Any] | None, int]:
+        """Per document, once: the timestamp, the path, AutoRAG's own metadata, the length."""
+        metadata, name, length = docs.get(ref, ({}, ref, 0))
+        info = metadata.get("autorag")
+        stamp = metadata.get("last_modified")
+        try:
+            when = to_timestamp(stamp, ref) if isinstance(stamp, str) else None
+        except InvalidInput:
+            when = None
+        given = metadata.get("path")
+        path: str = given if isinstance(given, str) else name
+        original = info if isinstance(info, dict) else None
+        source = metadata.get("source_id")
+        if original is not None and source is not None:
+            original = {**original, "_source": source}
+        found = (when, path, original, length)
+        self.doc_info = {ref: found}  # chunks arrive document by document
+        return found
+
+    def add(self, chunk: ChunkRecord, docs: dict[str, tuple[dict[str, Any], str, int]]) -> None:
+        found = self.doc_info.get(chunk.doc_ref)
+        when, path, info, length = found or self._info(chunk.doc_ref, docs)
+        cols = self.cols
         whole = (
-            chunk.start == 0 and chunk.end == length and metadata.get("source_id") == chunk.chunk_id
+            info is not None
+            and chunk.start == 0
+            and chunk.end == length
+            and info.get("_source") == chunk.chunk_id
         )
-        if info is not None and whole:
+        cols["doc_id"].append(chunk.chunk_id)
+        cols["contents"].append(chunk.text or "")
+        if whole and info is not None:
             original = info.get("metadata") or {}
-            columns = info.get("columns") or {}
-            row: dict[str, Any] = {
-                "doc_id": chunk.chunk_id,
-                "contents": chunk.text or "",
-                "metadata": {
-                    "last_modified_datetime": to_timestamp(
-                        original.get("last_modified_datetime"), chunk.chunk_id
-                    ),
-                    "prev_id": original.get("prev_id"),
-                    "next_id": original.get("next_id"),
-                    "path": original.get("path"),
-                },
-                "path": columns.get("path"),
-                "start_end_idx": columns.get("start_end_idx"),
-                "_doc": None,
-            }
-        else:
-            stamp = metadata.get("last_modified")
-            try:
-                when = to_timestamp(stamp, chunk.chunk_id) if isinstance(stamp, str) else None
-            except InvalidInput:
-                when = None
-            path = metadata.get("path") if isinstance(metadata.get("path"), str) else name
-            row = {
-                "doc_id": chunk.chunk_id,
-                "contents": chunk.text or "",
-                "metadata": {
-                    "last_modified_datetime": when,
-                    "prev_id": None,
-                    "next_id": None,
-                    "path": path,
-                },
-                "path": path,
-                "start_end_idx": [chunk.start, chunk.end],
-                "_doc": chunk.doc_ref,
-            }
-            if previous is not None and previous["_doc"] == chunk.doc_ref:
-                row["metadata"]["prev_id"] = previous["doc_id"]
-                previous["metadata"]["next_id"] = chunk.chunk_id
-        if previous is not None:
-            yield _strip(previous)
-        previous = row
-    if previous is not None:
-        yield _strip(previous)
+            extra = info.get("columns") or {}
+            stamp = to_timestamp(original.get("last_modified_datetime"), chunk.chunk_id)
+            cols["stamp"].append(stamp)
+            cols["prev_id"].append(original.get("prev_id"))
+            cols["next_id"].append(original.get("next_id"))
+            cols["meta_path"].append(original.get("path"))
+            cols["path"].append(extra.get("path"))
+            cols["span"].append(extra.get("start_end_idx"))
+            cols["doc"].append(None)
+            return
+        linked = len(cols["doc"]) > 0 and cols["doc"][-1] == chunk.doc_ref
+        cols["stamp"].append(when)
+        cols["prev_id"].append(cols["doc_id"][-2] if linked else None)
+        cols["next_id"].append(None)
+        if linked:
+            cols["next_id"][-2] = chunk.chunk_id
+        cols["meta_path"].append(path)
+        cols["path"].append(path)
+        cols["span"].append([chunk.start, chunk.end])
+        cols["doc"].append(chunk.doc_ref)
 
-
-def _strip(row: dict[str, Any]) -> dict[str, Any]:
-    row.pop("_doc", None)
-    return row
+    def table(self, pa: Any, keep_last: bool = False) -> Any:
+        """The collected rows as a table (all but the last one when ``keep_last``)."""
+        cols = self.cols
+        cut = len(self) - 1 if keep_last else len(self)
+        schema = _corpus_schema(pa)
+        meta_type = schema.field("metadata").type
+        metadata = pa.StructArray.from_arrays(
+            [
+                pa.array(cols["stamp"][:cut], pa.timestamp("us")),
+                pa.array(cols["prev_id"][:cut], pa.string()),
+                pa.array(cols["next_id"][:cut], pa.string()),
+                pa.array(cols["meta_path"][:cut], pa.string()),
+            ],
+            fields=list(meta_type),
+        )
+        table = pa.Table.from_arrays(
+            [
+                pa.array(cols["doc_id"][:cut], pa.string()),
+                pa.array(cols["contents"][:cut], pa.string()),
+                metadata,
+                pa.array(cols["path"][:cut], pa.string()),
+                pa.array(cols["span"][:cut], pa.list_(pa.int64())),
+            ],
+            schema=schema,
+        )
+        self.cols = {name: values[cut:] for name, values in cols.items()}
+        return table
 
 
 def _qa_rows(

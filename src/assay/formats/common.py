@@ -7,11 +7,13 @@ compression ratio, counting the bytes actually inflated (a lying header cannot s
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import uuid
 import zipfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -196,7 +198,7 @@ class SafeZip:
         self.limits = limits or ArchiveLimits()
         try:
             self.zip = zipfile.ZipFile(path)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
             raise InvalidInput(f"{path}: not a readable zip file ({exc})") from exc
         self.entries: dict[str, zipfile.ZipInfo] = {}
         total = 0
@@ -277,14 +279,32 @@ def check_entry_name(name: str, path: Path) -> None:
         raise InvalidInput(f"{path}: unsafe entry name {name!r} (absolute path or '..')")
 
 
+@contextmanager
+def fewer_collections(threshold: int = 50_000) -> Iterator[None]:
+    """Run the cyclic garbage collector less often while a writer streams: an export makes
+    millions of short-lived records that reference counting frees anyway, and collections
+    triggered every 700 allocations cost a third of the time at a million chunks."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(threshold, before[0]), *before[1:])
+    try:
+        yield
+    finally:
+        if gc.get_threshold()[0] == max(threshold, before[0]):
+            gc.set_threshold(*before)
+
+
 def zip_writer(path: Path) -> zipfile.ZipFile:
     path.parent.mkdir(parents=True, exist_ok=True)
     return zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6)
 
 
-def zip_entry(name: str) -> zipfile.ZipInfo:
+def zip_entry(name: str, level: int | None = None) -> zipfile.ZipInfo:
+    """An entry with a fixed date (same project, same bytes); ``level`` is the deflate level
+    (zlib's default 6 when None)."""
     info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
     info.compress_type = zipfile.ZIP_DEFLATED
+    if level is not None:
+        info._compresslevel = level  # type: ignore[attr-defined]  # public only from 3.13
     info.external_attr = 0o644 << 16
     return info
 

@@ -47,7 +47,14 @@ def _check_archive(name: str, data: bytes) -> None:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             members = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError):
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        ValueError,
+        OSError,
+        EOFError,
+        NotImplementedError,
+    ):
         if data.startswith(OLE2_MAGIC):
             raise InvalidInput(
                 f"{name}: cannot read DOCX (it is an old binary .doc file or a password-protected "

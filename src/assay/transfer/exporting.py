@@ -9,17 +9,10 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from itertools import accumulate, groupby
+from itertools import accumulate
 
-from assay.annotation import evidence_spans, iter_items
-from assay.chunkings import (
-    get_chunking,
-    iter_chunk_spans,
-    list_chunkings,
-)
-from assay.documents import (
-    iter_documents,
-)
+from assay.chunkings import get_chunking, list_chunkings
+from assay.documents import iter_documents
 from assay.errors import NotFound
 from assay.evidence_mapping import chunks_for_span
 from assay.formats import (
@@ -33,7 +26,15 @@ from assay.formats import (
     ProjectInfo,
     TurnRecord,
 )
-from assay.models import Chunking, Document, Item, Project
+from assay.models import Chunking, Document, Project
+from assay.transfer.reading import (
+    ItemRow,
+    document_ids,
+    evidence_spans,
+    item_ids,
+    iter_document_chunks,
+    iter_item_rows,
+)
 from assay.workspace import Workspace
 
 
@@ -68,7 +69,9 @@ def export_bundle(
             for c in list_chunkings(ws, project)
         ],
         items=Lazy(
-            lambda: (_item_record(i, mapper) for i in iter_items(ws, project, statuses=statuses))
+            lambda: (
+                _item_record(i, mapper) for i in iter_item_rows(ws, item_ids(ws, project, statuses))
+            )
         ),
         target_chunking=target.name if target else None,
         provenance={"tool": "assay", "project": project.name},
@@ -103,12 +106,11 @@ def _chunk_factory(
     ws: Workspace, project: Project, chunking: Chunking
 ) -> Callable[[], Iterator[ChunkRecord]]:
     def chunks() -> Iterator[ChunkRecord]:
-        docs = iter_documents(ws, project)
-        current: Document | None = None
-        for chunk_id, doc_id, start, end in iter_chunk_spans(ws, chunking):
-            while current is None or current.id != doc_id:
-                current = next(docs)
-            yield ChunkRecord(chunk_id, doc_id, start, end, current.text[start:end])
+        order = document_ids(ws, project)
+        for doc_id, text, spans in iter_document_chunks(ws, chunking.id, order, with_text=True):
+            body = text or ""
+            for chunk_id, start, end in spans:
+                yield ChunkRecord(chunk_id, doc_id, start, end, body[start:end])
 
     return chunks
 
@@ -134,23 +136,20 @@ class _ChunkMapper:
         wanted = evidence_spans(self.ws, self.project)
         if not wanted:
             return table
-        for doc_id, doc_chunks in groupby(
-            iter_chunk_spans(self.ws, chunking), key=lambda row: row[1]
-        ):
-            spans = wanted.get(doc_id)
-            if not spans:
-                continue
-            ordered = sorted((c[2], c[3], c[0]) for c in doc_chunks)
+        for doc_id, _, doc_chunks in iter_document_chunks(self.ws, chunking.id, sorted(wanted)):
+            ordered = [(c_start, c_end, cid) for cid, c_start, c_end in doc_chunks]
+            if any(ordered[i] > ordered[i + 1] for i in range(len(ordered) - 1)):
+                ordered.sort()
             starts = [c[0] for c in ordered]
             reach = list(accumulate((c[1] for c in ordered), max))
-            for s, e in spans:
+            for s, e in wanted[doc_id]:
                 low, high = bisect_right(reach, s), bisect_left(starts, e)
                 candidates = [(cid, c_start, c_end) for c_start, c_end, cid in ordered[low:high]]
                 table[(doc_id, s, e)] = chunks_for_span(s, e, candidates)
         return table
 
 
-def _item_record(item: Item, mapper: _ChunkMapper) -> ItemRecord:
+def _item_record(item: ItemRow, mapper: _ChunkMapper) -> ItemRecord:
     return ItemRecord(
         id=item.id,
         kind=item.kind,
@@ -159,8 +158,8 @@ def _item_record(item: Item, mapper: _ChunkMapper) -> ItemRecord:
         notes=item.notes,
         extra=item.extra,
         author=item.author,
-        created_at=item.created_at.isoformat(),
-        updated_at=item.updated_at.isoformat(),
+        created_at=item.created_at,
+        updated_at=item.updated_at,
         turns=[
             TurnRecord(
                 query=t.query,
@@ -168,10 +167,10 @@ def _item_record(item: Item, mapper: _ChunkMapper) -> ItemRecord:
                 query_type=t.query_type,
                 enrichments=t.enrichments,
                 answer=t.answer,
-                alternatives=list(t.alternatives),
+                alternatives=t.alternatives,
                 original_answer=t.original_answer,
                 generation=t.generation,
-                retrieved=list(t.retrieved),
+                retrieved=t.retrieved,
                 evidence=[
                     EvidenceRecord(
                         doc_ref=e.doc_id,
@@ -184,7 +183,7 @@ def _item_record(item: Item, mapper: _ChunkMapper) -> ItemRecord:
                         origin=e.origin,
                         anchor=e.anchor,
                         author=e.author,
-                        created_at=e.created_at.isoformat(),
+                        created_at=e.created_at,
                         chunk_ids=mapper.get(e.doc_id, e.start, e.end),
                     )
                     for e in t.evidence

@@ -1,0 +1,393 @@
+"""RAGAPHENE conversation JSON: write schema version 2, read versions 1 and 2.
+
+A file holds one conversation object or a list of them. Each conversation becomes one item of
+kind ``conversation``; a user message and the agent message after it form a turn. An agent
+message's ``contexts`` become the turn's ``retrieved`` list (kept as written) and its evidence:
+``feedback.relevant[<user>].value`` "yes" is a relevant passage, "no" an irrelevant one, and
+the voter is the evidence's author. The contexts' texts make up the documents (one per
+``document_id``, its distinct context texts joined by blank lines) so evidence anchors by
+offsets. What our model has no field for (timestamps, retriever and generator settings,
+status history, comments, response ratings) is kept in ``item.extra["ragaphene"]`` and
+written back, so RAGAPHENE → Assay → RAGAPHENE compares equal apart from the normalisations
+listed in docs/formats.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from assay.errors import InvalidInput
+from assay.formats import Bundle, Issue, ItemRecord, TurnRecord
+from assay.formats.common import (
+    as_object,
+    field_dict,
+    field_list,
+    field_str,
+    loads,
+    read_text,
+    sub_dict,
+    type_name,
+)
+from assay.formats.contexts import (
+    ContextCorpus,
+    document_ids,
+    is_number,
+    read_contexts,
+    sub_list,
+    unix_time,
+    write_contexts,
+)
+
+SCHEMA_VERSION = 2
+SPEAKERS = ("user", "agent")
+TOP_KEYS = ("schema_version", "author", "retriever", "generator", "messages", "status")
+TOP_KEYS_MORE = ("status_history", "comments")
+REVIEWS = ("accepted", "rejected")
+DAY = 86400
+
+
+# ---------------------------------------------------------------- migration v1 → v2
+
+
+def migrate_v1(conversation: dict[str, Any]) -> dict[str, Any]:
+    """A schema-v1 conversation in the v2 shape (RAGAPHENE's own upload migration)."""
+    out = copy.deepcopy(conversation)
+    retriever = out.get("retriever")
+    if isinstance(retriever, dict):
+        connector = retriever.get("connector")
+        if isinstance(connector, dict) and connector.get("name") == "ELSER":
+            connector["name"] = "ElasticSearch"
+        if "parameters" in retriever and "settings" not in retriever:
+            params = retriever.pop("parameters")
+            settings = dict(params) if isinstance(params, dict) else {}
+            syntax = settings.get("query_syntax")
+            if isinstance(syntax, str):
+                with contextlib.suppress(ValueError, RecursionError):  # else kept as it was
+                    settings["query_syntax"] = json.loads(syntax)
+            project = settings.pop("project", None)
+            if project is None:
+                project = retriever.pop("project", None)
+            if isinstance(project, str) and "templates" not in settings:
+                template = "${" + _text_field(project) + "}"
+                settings["templates"] = {"projection": template, "display": template}
+            retriever["settings"] = settings
+    generator = out.get("generator")
+    if isinstance(generator, dict):
+        lifted = generator.get("settings")
+        settings = dict(lifted) if isinstance(lifted, dict) else {}
+        for key in ("prompt", "parameters"):
+            if key in generator:
+                settings.setdefault(key, generator.pop(key))
+        generator["settings"] = settings
+        generator.setdefault("mode", "completion")
+        connector = generator.get("connector")
+        if isinstance(connector, dict):
+            connector.pop("provider", None)
+    history = [h for h in sub_list(out, "status_history") if isinstance(h, dict)]
+    last = _last_timestamp(out)
+    reviewer, editor = out.pop("reviewer", None), out.pop("editor", None)
+    status = out.get("status")
+    if status in REVIEWS:
+        if not any(h.get("status") == status for h in history):
+            who = reviewer if isinstance(reviewer, str) else out.get("author", "")
+            history.append({"author": who, "status": status, "timestamp": last})
+        out["status"] = "reviewed"
+    if isinstance(editor, str) and editor:
+        reviews = [i for i, h in enumerate(history) if h.get("status") in REVIEWS]
+        first: Any = history[reviews[0]].get("timestamp") if reviews else None
+        when = first - DAY if is_number(first) else last
+        entry = {"author": editor, "status": "edited", "timestamp": when}
+        history.insert(reviews[0] if reviews else len(history), entry)
+    if history or "status_history" in out:
+        out["status_history"] = history
+    out["schema_version"] = SCHEMA_VERSION
+    return out
+
+
+def _text_field(project: str) -> str:
+    """The text field of v1's field map (a JSON object string, or the field name itself)."""
+    try:
+        mapping = json.loads(project)
+    except (ValueError, RecursionError):
+        return project
+    if isinstance(mapping, dict):
+        for key in ("text", "body", "content"):
+            if isinstance(mapping.get(key), str):
+                return str(mapping[key])
+    return project
+
+
+def _last_timestamp(conversation: dict[str, Any]) -> Any:
+    messages = conversation.get("messages")
+    stamps = [
+        m["timestamp"]
+        for m in (messages if isinstance(messages, list) else [])
+        if isinstance(m, dict) and is_number(m.get("timestamp"))
+    ]
+    return max(stamps, default=0)
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read(path: Path) -> Bundle:
+    where = str(path)
+    data = loads(read_text(path), where)
+    conversations = data if isinstance(data, list) else [data]
+    corpus = ContextCorpus()
+    items: list[ItemRecord] = []
+    issues: list[Issue] = []
+    for index, value in enumerate(conversations, 1):
+        here = f"{where}: conversation {index}" if isinstance(data, list) else where
+        try:
+            items.append(conversation_item(value, here, corpus))
+        except InvalidInput as exc:
+            issues.append(Issue(f"conversation {index}", str(exc)))
+    return Bundle(
+        documents=corpus.documents(),
+        items=items,
+        provenance={"format": "ragaphene", "path": str(path)},
+        issues=issues,
+    )
+
+
+def conversation_item(value: Any, where: str, corpus: ContextCorpus) -> ItemRecord:
+    """One conversation (v1 or v2) as an item of kind ``conversation``."""
+    raw = as_object(value, where)
+    version = raw.get("schema_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise InvalidInput(f"{where}: field 'schema_version' must be a whole number")
+    if version > SCHEMA_VERSION:
+        raise InvalidInput(
+            f"{where}: schema version {version} is newer than this reader knows ({SCHEMA_VERSION})"
+        )
+    conversation = migrate_v1(raw) if version < SCHEMA_VERSION else raw
+    if not isinstance(raw.get("messages"), list):
+        raise InvalidInput(f"{where}: field 'messages' must be a list of messages")
+    turns: list[TurnRecord] = []
+    metas: list[dict[str, Any]] = []
+    for index, value in enumerate(conversation["messages"], 1):
+        here = f"{where}, message {index}"
+        message = as_object(value, here)
+        speaker = message.get("speaker")
+        if speaker not in SPEAKERS:
+            raise InvalidInput(f"{here}: field 'speaker' must be 'user' or 'agent'")
+        text = field_str(message, "text", here)
+        meta = _message_meta(message, here)
+        if speaker == "user" or not turns or "agent" in metas[-1]:
+            turns.append(TurnRecord())
+            metas.append({})
+        turn = turns[-1]
+        if speaker == "user":
+            turn.query = text
+            turn.enrichments = _enrichments(message, here)
+        else:
+            turn.answer = text
+            turn.original_answer = field_str(message, "original_text", here)
+            turn.alternatives = [a["text"] for a in _alternatives(message, here)]
+            turn.retrieved, turn.evidence = read_contexts(
+                field_list(message, "contexts", here), here, corpus
+            )
+        metas[-1][speaker] = meta
+    status = field_str(conversation, "status", where, "created")
+    history = field_list(conversation, "status_history", where)
+    field_list(conversation, "comments", where)
+    kept = {k: v for k, v in conversation.items() if k not in ("messages", "schema_version")}
+    digest = hashlib.md5(
+        json.dumps(raw, sort_keys=True, default=str).encode(), usedforsecurity=False
+    ).hexdigest()
+    return ItemRecord(
+        id=digest,
+        kind="conversation",
+        status=_item_status(status, history),
+        author=field_str(conversation, "author", where),
+        extra={"ragaphene": {"conversation": kept, "messages": metas, "version": version}},
+        turns=turns,
+    )
+
+
+def _message_meta(message: dict[str, Any], where: str) -> dict[str, Any]:
+    """What a message holds beyond our turn fields, for the way back."""
+    meta = {
+        k: copy.deepcopy(v)
+        for k, v in message.items()
+        if k not in ("speaker", "text", "contexts", "original_text")
+    }
+    if "original_text" in message:
+        meta["has_original_text"] = True
+    if message.get("speaker") == "user":
+        meta.pop("enrichments", None)
+    return meta
+
+
+def _enrichments(message: dict[str, Any], where: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for key, values in field_dict(message, "enrichments", where).items():
+        if values is None:
+            continue
+        if isinstance(values, str):
+            values = [values]
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise InvalidInput(f"{where}: enrichment {key!r} must be a list of strings")
+        found[key] = list(values)
+    return found
+
+
+def _alternatives(message: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for index, value in enumerate(field_list(message, "alternatives", where), 1):
+        here = f"{where}, alternative {index}"
+        if isinstance(value, str):
+            value = {"text": value}
+        alternative = as_object(value, here)
+        if not isinstance(alternative.get("text"), str):
+            raise InvalidInput(
+                f"{here}: field 'text' must be a string, found {type_name(alternative.get('text'))}"
+            )
+        found.append(alternative)
+    return found
+
+
+def _item_status(status: str, history: list[Any]) -> str:
+    if status != "reviewed":
+        return "draft"
+    opinions = [h.get("status") for h in history if isinstance(h, dict)]
+    opinions = [o for o in opinions if o in REVIEWS]
+    return str(opinions[-1]) if opinions else "submitted"
+
+
+# ---------------------------------------------------------------- writing
+
+
+def write(bundle: Bundle, path: Path, **_: Any) -> list[str]:
+    notes: list[str] = []
+    doc_ids = document_ids(bundle)
+    conversations = [item_conversation(item, doc_ids, notes) for item in bundle.items]
+    payload: Any = conversations[0] if len(conversations) == 1 else conversations
+    path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return notes
+
+
+def item_conversation(
+    item: ItemRecord, doc_ids: dict[str, str], notes: list[str] | None = None
+) -> dict[str, Any]:
+    """One item as a schema-v2 conversation object."""
+    info = sub_dict(item.extra, "ragaphene")
+    kept = sub_dict(info, "conversation")
+    metas = sub_list(info, "messages")
+    author = str(kept["author"]) if isinstance(kept.get("author"), str) else item.author
+    fallback_time = unix_time(item.updated_at or item.created_at)
+    messages: list[dict[str, Any]] = []
+    edited = False
+    for index, turn in enumerate(item.turns):
+        meta = metas[index] if index < len(metas) and isinstance(metas[index], dict) else {}
+        user_meta, agent_meta = sub_dict(meta, "user"), sub_dict(meta, "agent")
+        if turn.query or user_meta:
+            messages.append(_user_message(turn, user_meta, fallback_time))
+        if turn.answer or turn.retrieved or turn.evidence or agent_meta:
+            message = _agent_message(turn, agent_meta, doc_ids, author, fallback_time)
+            edited = edited or "original_text" in message
+            messages.append(message)
+    if any(d.label == "distracting" for t in item.turns for d in t.evidence) and notes is not None:
+        notes.append(f"item {item.id}: distracting passages are written as 'no' (not relevant)")
+    history = [copy.deepcopy(h) for h in kept.get("status_history") or [] if isinstance(h, dict)]
+    status = _conversation_status(item, kept, history, edited)
+    out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "author": author}
+    for key in ("retriever", "generator"):
+        if key in kept:
+            out[key] = copy.deepcopy(kept[key])
+    if "generator" not in out:
+        generator = _generator(item)
+        if generator:
+            out["generator"] = generator
+    out["messages"] = messages
+    out["status"] = status
+    out["status_history"] = history
+    out["comments"] = copy.deepcopy(kept.get("comments") or [])
+    out.update(
+        {k: copy.deepcopy(v) for k, v in kept.items() if k not in (*TOP_KEYS, *TOP_KEYS_MORE)}
+    )
+    return out
+
+
+def _user_message(turn: TurnRecord, meta: dict[str, Any], when: int) -> dict[str, Any]:
+    message: dict[str, Any] = {"speaker": "user", "text": turn.query}
+    message["timestamp"] = meta.get("timestamp", when)
+    rest = {k: v for k, v in meta.items() if k not in ("timestamp", "has_original_text")}
+    if turn.enrichments:
+        message["enrichments"] = copy.deepcopy(turn.enrichments)
+    message.update(copy.deepcopy(rest))
+    return message
+
+
+def _agent_message(
+    turn: TurnRecord,
+    meta: dict[str, Any],
+    doc_ids: dict[str, str],
+    author: str,
+    when: int,
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"speaker": "agent", "text": turn.answer}
+    message["timestamp"] = meta.get("timestamp", when)
+    message["contexts"] = write_contexts(turn.retrieved, turn.evidence, doc_ids, author or "")
+    if turn.original_answer and (
+        turn.original_answer != turn.answer or meta.get("has_original_text")
+    ):
+        message["original_text"] = turn.original_answer
+    if "feedback" in meta:
+        message["feedback"] = copy.deepcopy(meta["feedback"])
+    if "enrichments" in meta:
+        message["enrichments"] = copy.deepcopy(meta["enrichments"])
+    raw_alternatives = meta.get("alternatives")
+    raw_alternatives = raw_alternatives if isinstance(raw_alternatives, list) else []
+    if turn.alternatives or raw_alternatives:
+        by_text = {a.get("text"): a for a in raw_alternatives if isinstance(a, dict)}
+        message["alternatives"] = [
+            copy.deepcopy(by_text.get(text, {"text": text})) for text in turn.alternatives
+        ]
+    skip = ("timestamp", "feedback", "enrichments", "alternatives", "has_original_text")
+    message.update({k: copy.deepcopy(v) for k, v in meta.items() if k not in skip})
+    return message
+
+
+def _conversation_status(
+    item: ItemRecord, kept: dict[str, Any], history: list[dict[str, Any]], edited: bool
+) -> str:
+    if item.status in REVIEWS:
+        opinions = [h.get("status") for h in history if h.get("status") in REVIEWS]
+        if not opinions or opinions[-1] != item.status:
+            history.append(
+                {
+                    "author": item.author,
+                    "status": item.status,
+                    "timestamp": unix_time(item.updated_at),
+                }
+            )
+        return "reviewed"
+    before = kept.get("status")
+    if before in ("created", "edited") and not (before == "created" and edited):
+        return str(before)
+    return "edited" if edited else "created"
+
+
+def _generator(item: ItemRecord) -> dict[str, Any]:
+    """A generator block from the settings Assay recorded with a generated answer."""
+    for turn in item.turns:
+        generation = turn.generation
+        if generation.get("model"):
+            return {
+                "id": str(generation["model"]),
+                "name": str(generation["model"]),
+                "mode": "chat_completion",
+                "settings": {
+                    "prompt": {"hash": generation.get("prompt_hash", "")},
+                    "parameters": copy.deepcopy(generation.get("params") or {}),
+                },
+                "connector": {"name": str(generation.get("kind") or "")},
+            }
+    return {}
