@@ -1,0 +1,191 @@
+"""``assay chat`` (a terminal conversation against a project) and ``assay generate`` (draft
+answers stored as suggestions, never as gold)."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from typing import Any
+
+import typer
+
+from assay.annotation import ItemIn, TurnIn, create_item
+from assay.cli.common import JsonOption, ProjectOption, console, print_json, project_of, run
+from assay.cli.corpus import progress_bar
+from assay.conversation import (
+    TurnAnswer,
+    answer_turn,
+    draft_answers,
+    generation_record,
+    generator_label,
+)
+from assay.llm import GeneratorSettings, make_generator
+from assay.project_settings import generator_settings, retriever_settings
+from assay.workspace import Workspace
+
+STATUS_CHOICES = ("draft", "submitted", "accepted", "rejected", "all")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("chat")(chat)
+    app.command("generate")(generate)
+
+
+def chat(
+    ctx: typer.Context,
+    project: str = ProjectOption,
+    save: bool = typer.Option(
+        False, "--save", help="Store the conversation as a draft conversation item at the end."
+    ),
+) -> None:
+    """Chat with a project in the terminal: each line you type is a user turn.
+
+    For every turn the project's retriever finds passages and its generator answers (the
+    default generator is offline: extractive, no LLM). The answer is printed with its
+    citations and the passages' document names. A generator error is shown and the session
+    goes on. End with an empty input (Ctrl-D). With --save the conversation becomes a draft
+    item: questions, answers (also kept as the original answer), retrieved passages and the
+    generation settings (model, prompt hash; never an API key).
+    """
+
+    def body(ws: Workspace) -> None:
+        target = project_of(ws, project)
+        settings = generator_settings(target)
+        retriever = retriever_settings(target)
+        generator = make_generator(settings)
+        out = console()
+        out.print(
+            f"Chatting with project [bold]{target.name}[/] — generator: "
+            f"{generator_label(settings)}; retriever: {retriever.kind}, top {retriever.k}. "
+            "Type a question per line; Ctrl-D ends."
+        )
+        turns: list[TurnAnswer] = []
+        for line in sys.stdin:
+            query = line.strip()
+            if not query:
+                continue
+            history = [(t.query, t.text) for t in turns]
+            result = answer_turn(ws, target, generator, settings, retriever, history, query)
+            turns.append(result)
+            _print_turn(result)
+        if save and turns:
+            item = create_item(
+                ws,
+                target,
+                ItemIn(
+                    kind="conversation",
+                    origin="chat",
+                    turns=[_turn_in(t, settings) for t in turns],
+                ),
+            )
+            out.print(f"Saved as draft conversation {item.id} ({len(turns)} turns).")
+        elif save:
+            out.print("Nothing to save: no questions were asked.")
+
+    run(ctx, body)
+
+
+def _turn_in(turn: TurnAnswer, settings: GeneratorSettings) -> TurnIn:
+    generation: dict[str, Any] = {}
+    if turn.generation is not None:
+        generation = generation_record(turn.generation, settings)
+    elif turn.error:
+        generation = {"kind": settings.kind, "model": settings.model, "error": turn.error}
+    return TurnIn(
+        query=turn.query,
+        answer=turn.text,
+        original_answer=turn.text,
+        generation=generation,
+        retrieved=turn.retrieved,
+    )
+
+
+def _print_turn(turn: TurnAnswer) -> None:
+    out = console()
+    if turn.error:
+        err = console()
+        err.print(f"[bold red]The generator failed:[/] {_escape(turn.error)}")
+        if turn.partial_text:
+            err.print(f"[dim]Partial answer kept:[/] {_escape(turn.partial_text)}")
+        err.print("[dim]Your question is kept; ask again to retry.[/]")
+    else:
+        out.print(f"[bold]Answer:[/] {_escape(turn.text)}")
+    if not turn.hits:
+        out.print("[dim]No passages found.[/]")
+    cited = {c.passage for c in turn.generation.citations} if turn.generation else set()
+    for index, hit in enumerate(turn.hits):
+        mark = "*" if index in cited else " "
+        snippet = " ".join(hit.text.split())[:100]
+        out.print(
+            f" {mark}[{index + 1}] {_escape(turn.names[hit.doc_id])} "
+            f"[dim]({hit.chunk_id}, score {hit.score:.3f})[/] {_escape(snippet)}"
+        )
+    out.print()
+
+
+def _escape(text: str) -> str:
+    return text.replace("[", "\\[")
+
+
+def generate(
+    ctx: typer.Context,
+    project: str = ProjectOption,
+    status: str = typer.Option(
+        "draft",
+        "--status",
+        metavar="STATUS",
+        help="Items to draft answers for: draft, submitted, accepted, rejected or all.",
+    ),
+    limit: int = typer.Option(
+        None, "--limit", metavar="N", min=1, help="At most N items.", show_default=False
+    ),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Replace earlier suggestions (never a written answer)."
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Draft answers for turns that have none, with the project's generator.
+
+    A draft is stored as a suggestion (the turn's original answer, with the model, prompt
+    hash and parameters); the gold answer stays empty until a person writes or accepts it.
+    Passages: the turn's relevant evidence, else what the project's retriever finds.
+    """
+    if status not in STATUS_CHOICES:
+        raise typer.BadParameter(
+            f"{status!r}; choose one of: {', '.join(STATUS_CHOICES)}", param_hint="--status"
+        )
+
+    def body(ws: Workspace) -> dict[str, Any]:
+        target = project_of(ws, project)
+        settings = generator_settings(target)
+        generator = make_generator(settings)
+        with progress_bar() as bar:
+            task = bar.add_task("drafting answers", total=None)
+            report = draft_answers(
+                ws,
+                target,
+                generator,
+                settings,
+                retriever_settings(target),
+                statuses=None if status == "all" else (status,),
+                limit=limit,
+                overwrite=overwrite,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+        summary = dataclasses.asdict(report)
+        summary["generator"] = generator_label(settings)
+        return summary
+
+    summary = run(ctx, body)
+    if as_json:
+        print_json(summary)
+    else:
+        out = console()
+        out.print(
+            f"Drafted {summary['drafted']} answer(s) in {summary['items']} item(s) with "
+            f"{summary['generator']}; {summary['failed']} failed."
+        )
+        for error in summary["errors"]:
+            out.print(f"[red]{_escape(error)}[/]")
+    if summary["failed"] and not summary["drafted"]:
+        raise typer.Exit(1)
