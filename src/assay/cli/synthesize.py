@@ -1,0 +1,79 @@
+"""``assay synthesize``: LLM-drafted questions and answers for humans to check."""
+
+from __future__ import annotations
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from assay.cli.common import JsonOption, ProjectOption, console, print_json, project_of, run
+from assay.cli.corpus import progress_bar
+from assay.synthesis import DEFAULT_TYPES, SynthesisReport, synthesize
+from assay.workspace import Workspace
+
+
+def register(app: typer.Typer) -> None:
+    app.command("synthesize")(synthesize_command)
+
+
+def synthesize_command(
+    ctx: typer.Context,
+    project: str = ProjectOption,
+    n: int = typer.Option(20, "--n", min=1, metavar="N", help="How many chunks to sample."),
+    types: str = typer.Option(
+        ",".join(DEFAULT_TYPES),
+        "--types",
+        metavar="ID,...",
+        help="Query types, assigned to the sampled chunks in turn.",
+    ),
+    seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the chunk sampling."),
+    chunking: str = typer.Option(
+        None,
+        "--chunking",
+        metavar="NAME",
+        help="Chunking to sample from (default: the project's default chunking).",
+        show_default=False,
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Draft question-and-answer items from sampled chunks with the project's generator.
+
+    Each draft is stored as a draft item marked as an LLM suggestion, with its source chunk
+    as evidence, for a human to fix and accept in the editor. With the offline generator (the
+    default) the drafts are extractive templates, not an LLM's. Replies that cannot be used
+    are skipped and listed with the reason.
+    """
+
+    def body(ws: Workspace) -> SynthesisReport:
+        target = project_of(ws, project)
+        with progress_bar() as bar:
+            task = bar.add_task("Drafting", total=n)
+            return synthesize(
+                ws,
+                target,
+                n=n,
+                types=types.split(","),
+                seed=seed,
+                chunking=chunking,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+
+    report = run(ctx, body)
+    if as_json:
+        print_json(report)
+        return
+    out = console()
+    table = Table("query type", "created", "skipped")
+    for query_type, counts in report.per_type.items():
+        table.add_row(query_type, str(counts["created"]), str(counts["skipped"]))
+    out.print(table)
+    for skipped in report.skipped:
+        out.print(
+            f"[yellow]skipped[/] {escape(skipped.chunk_id)} ({escape(skipped.query_type)}): "
+            f"{escape(skipped.reason)}"
+        )
+    out.print(
+        f"{len(report.created)} draft(s) created from {report.sampled} chunk(s) of chunking "
+        f"{report.chunking!r}, {len(report.skipped)} skipped. Review them in the items list "
+        "(status draft)."
+    )
