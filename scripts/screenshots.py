@@ -124,6 +124,73 @@ def items_screenshots(page: Page, base_url: str, out: Path, item_id: str) -> Non
     page.screenshot(path=str(out / "item-editor-document.png"))
 
 
+def experiments_screenshots(
+    page: Page, base_url: str, out: Path, ws: Workspace, project: Project
+) -> None:
+    """Accept the demo items, run keyword vs hybrid (hashing embedder), shoot both pages."""
+    from assay.annotation import list_items, set_status
+    from assay.experiments import create_experiment, run_experiment
+
+    for row in list_items(ws, project, limit=100)[1]:
+        if row.status != "accepted":
+            set_status(ws, project, row.id, "accepted", row.version)
+    hybrid = {"name": "hybrid", "retriever": {"kind": "hybrid", "embedder": "hashing"}}
+    experiment = create_experiment(ws, project, "keyword vs hybrid", pipelines=["keyword", hybrid])
+    run_experiment(ws, project, experiment.id)
+    page.goto(f"{base_url}/projects/demo/experiments")
+    page.screenshot(path=str(out / "experiments.png"), full_page=True)
+    page.goto(f"{base_url}/projects/demo/experiments/{experiment.id}")
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(out / "compare.png"), full_page=True)
+
+
+def conversation_screenshot(page: Page, base_url: str, out: Path) -> None:
+    """A two-turn conversation with rated passages and an edited answer (its diff shown)."""
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.goto(f"{base_url}/projects/demo/conversations/new")
+    for n, question in enumerate(
+        (
+            "In which year was the tram company that became Kelmtal Mobil founded?",
+            "What share of it does the City of Kelmstadt own?",
+        )
+    ):
+        page.locator("#composer-q").fill(question)
+        page.locator("#composer-q").press("Control+Enter")
+        page.locator(f"#t{n}-answer:not([readonly])").wait_for()
+        page.wait_for_function(f"document.getElementById('t{n}-answer').value.length > 0")
+    first = page.locator('.turn[data-turn="0"]')
+    passages = first.locator(".passage")
+    passages.nth(0).get_by_role("button", name="relevant", exact=True).click()
+    passages.nth(1).get_by_role("button", name="irrelevant", exact=True).click()
+    first.locator('input[data-enrichment="answerability"][value="ANSWERABLE"]').check()
+    answer = page.locator("#t0-answer")
+    answer.fill("Checked: " + answer.input_value().replace("[1]", "").strip())
+    page.wait_for_timeout(800)
+    first.scroll_into_view_if_needed()
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(out / "conversation.png"), full_page=True)
+
+
+def transfer_screenshots(page: Page, base_url: str, out: Path) -> None:
+    """Export the demo as the native zip, import it into a new project, show both results."""
+    page.goto(f"{base_url}/projects/demo/transfer")
+    page.get_by_role("button", name="Start the export").click()
+    link = page.locator("#export-download")
+    link.wait_for()
+    with page.expect_download() as info:
+        link.click()
+    with tempfile.TemporaryDirectory() as tmp:
+        saved = Path(tmp) / info.value.suggested_filename
+        info.value.save_as(saved)
+        page.locator("#import-file").set_input_files(str(saved))
+        page.locator("#import-project").fill("demo-copy")
+        page.get_by_label("Lenient: skip bad records and report them").check()
+        page.get_by_role("button", name="Start the import").click()
+        page.locator("#import-report table").wait_for()
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(out / "transfer.png"), full_page=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
@@ -139,6 +206,9 @@ def main() -> None:
             page = context.new_page()
             documents_screenshots(page, base_url, args.out)
             items_screenshots(page, base_url, args.out, item_id)
+            transfer_screenshots(page, base_url, args.out)
+            experiments_screenshots(page, base_url, args.out, ws, project)
+            conversation_screenshot(page, base_url, args.out)
             browser.close()
         ws.close()
     for png in sorted(args.out.glob("*.png")):

@@ -6,7 +6,16 @@ import sys
 
 import typer
 
-from assay.cli import corpus, evaluate, projects, search, serve, transfer
+from assay.cli import (
+    conversation,
+    corpus,
+    evaluate,
+    projects,
+    search,
+    serve,
+    synthesize,
+    transfer,
+)
 from assay.cli.common import State, fail
 from assay.errors import AssayError
 
@@ -44,6 +53,8 @@ def make_app() -> typer.Typer:
     serve.register(app)
     transfer.register(app)
     evaluate.register(app)
+    conversation.register(app)
+    synthesize.register(app)
     return app
 
 

@@ -24,6 +24,7 @@ def register(app: typer.Typer) -> None:
     group.command("run")(run_command)
     group.command("show")(show)
     group.command("cancel")(cancel)
+    group.command("export-inspectorraget")(export_inspectorraget)
     app.add_typer(group, name="experiments")
 
 
@@ -224,6 +225,23 @@ def cancel(
 
     result = run(ctx, lambda ws: cancel_experiment(ws, project_of(ws, project), name))
     console().print(f"Experiment {result.name!r}: stop requested (status {result.status}).")
+
+
+def export_inspectorraget(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., metavar="EXPERIMENT", help="Experiment name or id."),
+    path: Path = typer.Argument(..., metavar="PATH", help="The JSON file to write."),
+    project: str = ProjectOption,
+) -> None:
+    """Write an experiment as an InspectorRAGet file (schema version 2)."""
+    from assay.formats.inspectorraget import experiment_to_inspectorraget
+
+    data = run(ctx, lambda ws: experiment_to_inspectorraget(ws, project_of(ws, project), name))
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    console().print(
+        f"Wrote {path}: {len(data['models'])} model(s), {len(data['tasks'])} task(s), "
+        f"{len(data['results'])} result(s)."
+    )
 
 
 def _print_experiment(experiment: Any) -> None:

@@ -17,9 +17,20 @@ from fastapi.staticfiles import StaticFiles
 from assay import __version__
 from assay.errors import AssayError, BackendUnavailable, Conflict, InvalidInput, NotFound
 from assay.web.csrf import CSRFMiddleware
+from assay.web.experiments_view import ExperimentJobs
 from assay.web.i18n import load_catalogs
+from assay.web.jobs import JobRegistry
 from assay.web.render import make_templates, render
-from assay.web.routes import documents, guide, items, projects, search
+from assay.web.routes import (
+    conversations,
+    documents,
+    experiments,
+    guide,
+    items,
+    projects,
+    search,
+    transfer,
+)
 from assay.workspace import Workspace
 
 STATUS = {NotFound: 404, Conflict: 409, InvalidInput: 422, BackendUnavailable: 503}
@@ -36,6 +47,8 @@ def create_app(ws: Workspace) -> FastAPI:
     app.state.ws = ws
     app.state.templates = make_templates()
     app.state.catalogs = load_catalogs()
+    app.state.transfer_jobs = JobRegistry()
+    app.state.experiment_jobs = ExperimentJobs()
     app.add_middleware(CSRFMiddleware)
     app.mount(
         "/static", StaticFiles(directory=str(resources.files("assay.web") / "static")), "static"
@@ -55,6 +68,6 @@ def create_app(ws: Workspace) -> FastAPI:
         ]
         return JSONResponse({"detail": "; ".join(problems)}, status_code=422)
 
-    for module in (projects, documents, items, search, guide):
+    for module in (projects, documents, items, search, guide, experiments, conversations, transfer):
         app.include_router(module.router)
     return app

@@ -15,6 +15,7 @@ from assay.documents import count_documents
 from assay.models import to_json
 from assay.projects import LANGUAGES as PROJECT_LANGUAGES
 from assay.projects import create_project, get_project, list_projects, update_project_settings
+from assay.synthesis import acceptance_rates
 from assay.taxonomy import DEFAULT_QUERY_TYPES, check_query_types, query_types
 from assay.web.i18n import COOKIE, LANGUAGES
 from assay.web.render import render, workspace
@@ -58,6 +59,7 @@ def project_overview(request: Request, name: str) -> dict[str, Any]:
         "query_types": query_types_json(query_types(project)),
         "custom_query_types": bool(project.settings.get("query_types")),
         "created_at": project.created_at,
+        "llm_drafts": acceptance_rates(ws, project),
     }
 
 

@@ -1,0 +1,904 @@
+// The conversation workbench: chat with the project's RAG system, then repair each turn
+// (relevance of passages, passages it missed, the answer, enrichments, a rewrite). Autosave
+// with versions and a conflict dialog, as in the item editor. User data reaches the page only
+// through textContent and form values (never innerHTML).
+(function () {
+  "use strict";
+
+  const cfg = JSON.parse(document.getElementById("conv-data").textContent);
+  const M = cfg.messages;
+  const $ = (id) => document.getElementById(id);
+  const api = window.assay.api;
+  const base = "/api/projects/" + encodeURIComponent(cfg.project);
+  const DEBOUNCE_MS = 700;
+  const LABELS = ["relevant", "distracting", "irrelevant"];
+  const CHECKS = ["faithfulness", "completeness", "style", "appropriateness", "passages", "enrichments", "diversity"];
+
+  function t(key, params) {
+    let text = M[key] || key;
+    for (const [name, value] of Object.entries(params || {})) text = text.split("{" + name + "}").join(String(value));
+    return text;
+  }
+
+  function el(tag, props, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (key === "text") node.textContent = value;
+      else if (key === "class") node.className = value;
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else if (key === "hidden" || key === "disabled") node[key] = Boolean(value);
+      else node.setAttribute(key, value);
+    }
+    for (const child of children) if (child !== null && child !== undefined && child !== false) node.append(child);
+    return node;
+  }
+
+  const clone = (value) => JSON.parse(JSON.stringify(value));
+  const blank = () => ({ kind: "conversation", notes: "", origin: "human", extra: {}, turns: [] });
+
+  const state = {
+    id: cfg.item ? cfg.item.id : null,
+    version: cfg.item ? cfg.item.version : 0,
+    status: cfg.item ? cfg.item.status : "draft",
+    data: cfg.input ? clone(cfg.input) : blank(),
+    docs: Object.assign({}, cfg.documents),
+    findings: cfg.findings || [],
+    vocab: cfg.settings.enrichments,
+    overlap: {},        // turn index → overlap result from the server
+    active: 0,          // the turn the search panel adds to
+    hits: [],
+    dirty: false, saving: null, failed: false, conflict: null, retries: 0, timer: null,
+    streaming: false, lastFailed: null,
+  };
+  state.active = Math.max(0, state.data.turns.length - 1);
+
+  // ------------------------------------------------------------ drafts kept in the browser
+
+  const draftKey = (id) => "assay:conv-draft:" + cfg.project + ":" + (id || "new");
+
+  function storeDraft() {
+    if (!state.id) return;
+    try {
+      localStorage.setItem(draftKey(state.id), JSON.stringify({ data: state.data, version: state.version, at: new Date().toISOString() }));
+    } catch (_) { /* storage full or disabled: the server copy still counts */ }
+  }
+  function dropDraft(id) { try { localStorage.removeItem(draftKey(id)); } catch (_) { /* ignore */ } }
+
+  function offerRestore() {
+    let draft = null;
+    try { draft = JSON.parse(localStorage.getItem(draftKey(state.id)) || "null"); } catch (_) { draft = null; }
+    if (!draft || !draft.data || JSON.stringify(draft.data) === JSON.stringify(state.data)) {
+      if (draft) dropDraft(state.id);
+      return;
+    }
+    const when = new Date(draft.at).toLocaleString(document.documentElement.lang);
+    $("restore-text").textContent = t(draft.version < state.version ? "conv.restore.changed" : "conv.restore.found", { time: when });
+    $("restore-banner").hidden = false;
+    $("restore-yes").onclick = () => { state.data = draft.data; $("restore-banner").hidden = true; renderAll(); changed(); };
+    $("restore-no").onclick = () => { dropDraft(state.id); $("restore-banner").hidden = true; };
+  }
+
+  // ------------------------------------------------------------ saving
+
+  function setSaveState(kind, detail) {
+    const box = $("save-state");
+    box.className = "save-state " + kind;
+    box.textContent = t("conv.save." + kind) + (detail ? ": " + detail : "");
+  }
+
+  function changed() {
+    state.dirty = true;
+    storeDraft();
+    if (state.conflict || !state.id) return;
+    setSaveState("pending");
+    clearTimeout(state.timer);
+    state.timer = setTimeout(saveNow, DEBOUNCE_MS);
+  }
+
+  function applySaved(payload) {
+    state.id = payload.item.id;
+    state.version = payload.item.version;
+    state.status = payload.item.status;
+    state.findings = payload.findings;
+    Object.assign(state.docs, payload.documents);
+    $("conv-status").textContent = t("status." + state.status);
+    renderFindings();
+    renderHints();
+  }
+
+  function saveNow() {
+    clearTimeout(state.timer);
+    if (state.streaming || state.conflict || !state.dirty || !state.id) return state.saving || Promise.resolve();
+    if (state.saving) return state.saving.then(() => saveNow());
+    state.dirty = false;
+    setSaveState("saving");
+    state.saving = api("PUT", base + "/conversations/" + encodeURIComponent(state.id),
+      { version: state.version, item: clone(state.data) }).then((payload) => {
+      applySaved(payload);
+      state.failed = false;
+      state.retries = 0;
+      if (state.dirty) storeDraft(); else { dropDraft(state.id); setSaveState("saved"); }
+    }, (err) => {
+      state.dirty = true;
+      storeDraft();
+      if (err.status === 409 && err.body && err.body.current) openConflict(err.body);
+      else if (err.status && err.status < 500) { state.failed = true; setSaveState("error", err.message); }
+      else {
+        state.failed = true;
+        const delay = Math.min(30000, 1000 * 2 ** state.retries);
+        state.retries += 1;
+        setSaveState("retrying");
+        state.timer = setTimeout(saveNow, delay);
+      }
+    }).finally(() => {
+      state.saving = null;
+      if (state.dirty && !state.conflict && !state.failed) state.timer = setTimeout(saveNow, 50);
+    });
+    return state.saving;
+  }
+
+  async function flush() {
+    for (let round = 0; round < 20; round += 1) {
+      if (state.conflict) return false;
+      if (state.saving) { await state.saving; continue; }
+      if (!state.dirty || !state.id) return true;
+      state.failed = false;
+      await saveNow();
+      if (state.failed) return false;
+    }
+    return !state.dirty;
+  }
+
+  window.addEventListener("beforeunload", (event) => {
+    if ((state.dirty && state.id) || state.saving || state.conflict || state.streaming) {
+      event.preventDefault();
+      event.returnValue = "";
+    }
+  });
+
+  // ------------------------------------------------------------ conflicts
+
+  function summary(target, data) {
+    target.replaceChildren();
+    const turns = data.turns || [];
+    const last = turns[turns.length - 1] || {};
+    const rows = [
+      ["conv.conflict.turns", String(turns.length)],
+      ["conv.turn.question", last.query || "—"],
+      ["conv.turn.answer", last.answer || "—"],
+      ["conv.conflict.labels", String(turns.reduce((n, tr) => n + (tr.evidence || []).length, 0))],
+    ];
+    for (const [key, value] of rows) target.append(el("dt", { text: t(key) }), el("dd", { text: value }));
+  }
+
+  function openConflict(body) {
+    state.conflict = body;
+    setSaveState("conflict");
+    summary($("conflict-mine"), state.data);
+    summary($("conflict-theirs"), body.current_input);
+    $("conflict-theirs-meta").textContent = t("conv.conflict.meta", {
+      version: body.current.version, author: body.current.author,
+      time: new Date(body.current.updated_at).toLocaleString(document.documentElement.lang),
+    });
+    if (!$("conflict").open) $("conflict").showModal();
+  }
+
+  function closeConflict() { state.conflict = null; $("conflict").close(); }
+
+  $("conflict").addEventListener("cancel", (event) => event.preventDefault());
+  $("conflict-mine-button").addEventListener("click", () => {
+    state.version = state.conflict.current.version;
+    closeConflict();
+    state.dirty = true;
+    saveNow();
+  });
+  $("conflict-theirs-button").addEventListener("click", () => {
+    const body = state.conflict;
+    const mine = state.data;
+    closeConflict();
+    state.data = clone(body.current_input);
+    applySaved({ item: body.current, findings: body.findings, documents: body.documents });
+    state.dirty = false;
+    renderAll();
+    setSaveState("saved");
+    try {   // yours stays in this browser and is offered back, so nothing is lost
+      localStorage.setItem(draftKey(state.id), JSON.stringify({ data: mine, version: state.version, at: new Date().toISOString() }));
+    } catch (_) { /* ignore */ }
+    offerRestore();
+  });
+
+  // ------------------------------------------------------------ passages of a turn
+
+  const sameSpan = (a, b) => a.doc_id === b.doc_id && a.start === b.start && a.end === b.end;
+
+  function passagesOf(tr) {
+    // Retrieved contexts in rank order, then evidence the retriever did not bring.
+    const list = (tr.retrieved || []).map((r) => ({
+      doc_id: r.doc_id, start: r.start, end: r.end, text: r.text, rank: r.rank, score: r.score, origin: "retrieved",
+    }));
+    for (const ev of tr.evidence) {
+      if (!list.some((p) => sameSpan(p, ev))) {
+        list.push({ doc_id: ev.doc_id, start: ev.start, end: ev.end, text: ev.text, rank: null, score: null, origin: ev.origin });
+      }
+    }
+    return list;
+  }
+
+  const labelOf = (tr, p) => { const ev = tr.evidence.find((e) => sameSpan(e, p)); return ev ? ev.label : null; };
+
+  function normaliseGroups(tr) {
+    let group = 0;
+    for (const ev of tr.evidence) ev.group = ev.label === "relevant" ? (group += 1) : 0;
+  }
+
+  function setLabel(index, p, label, origin) {
+    const tr = state.data.turns[index];
+    const at = tr.evidence.findIndex((e) => sameSpan(e, p));
+    if (at >= 0) {
+      if (tr.evidence[at].label === label && p.origin === "retrieved") tr.evidence.splice(at, 1);  // toggle off
+      else tr.evidence[at].label = label;
+    } else {
+      tr.evidence.push({
+        doc_id: p.doc_id, start: p.start, end: p.end, text: p.text, label: label, grade: null, group: 0,
+        origin: origin || p.origin, anchor: null, author: null, created_at: null,
+      });
+    }
+    normaliseGroups(tr);
+    renderPassages(index);
+    renderHits();
+    scheduleOverlap(index);
+    changed();
+  }
+
+  function removeEvidence(index, p) {
+    const tr = state.data.turns[index];
+    tr.evidence = tr.evidence.filter((e) => !sameSpan(e, p));
+    normaliseGroups(tr);
+    renderPassages(index);
+    renderHits();
+    scheduleOverlap(index);
+    changed();
+  }
+
+  function highlighted(text, sentences, phrases, className) {
+    // The passage with similar sentences shaded and copied phrases marked (offsets in code points).
+    const chars = Array.from(text);
+    const node = el("div", { class: className });
+    const cuts = new Set([0, chars.length]);
+    for (const s of sentences) { cuts.add(s.start); cuts.add(s.end); }
+    for (const [s, e] of phrases) { cuts.add(s); cuts.add(e); }
+    const points = [...cuts].filter((c) => c >= 0 && c <= chars.length).sort((a, b) => a - b);
+    for (let i = 0; i + 1 < points.length; i += 1) {
+      const [from, to] = [points[i], points[i + 1]];
+      const piece = chars.slice(from, to).join("");
+      const inPhrase = phrases.some(([s, e]) => s <= from && to <= e);
+      const inSentence = sentences.some((s) => s.start <= from && to <= s.end);
+      if (inPhrase) node.append(el("mark", { class: "copied", text: piece }));
+      else if (inSentence) node.append(el("span", { class: "similar", text: piece }));
+      else node.append(piece);
+    }
+    return node;
+  }
+
+  function passageCard(index, p, position) {
+    const tr = state.data.turns[index];
+    const label = labelOf(tr, p);
+    const name = state.docs[p.doc_id] || p.doc_id || t("conv.passage.no_document");
+    const result = state.overlap[index];
+    const ov = result && result.passages[position];
+    const body = ov
+      ? highlighted(p.text, ov.sentences, ov.phrases, "passage-text sel-source")
+      : el("div", { class: "passage-text sel-source", text: p.text });
+    body.dataset.docId = p.doc_id || "";
+    body.dataset.start = String(p.start || 0);
+    const toggles = el("div", { class: "toggles", role: "group", "aria-label": t("conv.passage.relevance") },
+      ...LABELS.map((kind) => el("button", {
+        type: "button", class: "small toggle toggle-" + kind, text: t("items.label." + kind),
+        "aria-pressed": String(label === kind), "aria-keyshortcuts": kind[0],
+        onmousedown: (e) => e.preventDefault(),
+        onclick: () => markFromSelectionOr(index, p, kind),
+      })));
+    if (p.origin !== "retrieved") {
+      toggles.append(el("button", { type: "button", class: "secondary small", text: t("conv.passage.remove"),
+        onclick: () => removeEvidence(index, p) }));
+    }
+    const meta = el("div", { class: "passage-meta" },
+      p.rank ? el("span", { class: "rank", text: String(p.rank) }) : null,
+      el("span", { class: "docname", text: name }),
+      p.score !== null ? el("span", { class: "muted", text: t("conv.passage.score", { score: Number(p.score).toFixed(2) }) }) : null,
+      p.origin !== "retrieved" ? el("span", { class: "badge", text: t("conv.origin." + p.origin) }) : null,
+      label ? el("span", { class: "badge label-" + label, text: t("items.label." + label) })
+        : el("span", { class: "badge warn", text: t("conv.passage.unrated") }),
+      ov && ov.score ? el("span", { class: "muted", text: t("conv.passage.overlap", { score: ov.score.toFixed(2) }) }) : null);
+    return el("li", {
+      class: "passage" + (label ? " marked-" + label : ""), tabindex: "0",
+      "data-turn": String(index), "data-position": String(position),
+      "aria-label": t("conv.passage.aria", { n: position + 1, doc: name }),
+    }, meta, body, toggles);
+  }
+
+  function renderPassages(index) {
+    const box = document.querySelector('.turn[data-turn="' + index + '"] .passages');
+    if (!box) return;
+    const tr = state.data.turns[index];
+    const focused = box.contains(document.activeElement) && document.activeElement.classList.contains("passage")
+      ? document.activeElement.dataset.position : null;
+    box.replaceChildren(...passagesOf(tr).map((p, position) => passageCard(index, p, position)));
+    if (focused !== null) {
+      const again = box.querySelector('.passage[data-position="' + focused + '"]');
+      if (again) again.focus({ preventScroll: true });
+    }
+    renderHints();
+  }
+
+  // ------------------------------------------------------------ answers: diff and overlap
+
+  function words(text) { return text.match(/\s+|[^\s]+/g) || []; }
+
+  function wordDiff(before, after) {
+    // Longest common subsequence over words and spaces: [op, text] with op "=", "-" or "+".
+    const a = words(before), b = words(after);
+    if (a.length * b.length > 4e6) return [["-", before], ["+", after]];
+    const rows = a.length + 1, cols = b.length + 1;
+    const table = new Uint32Array(rows * cols);
+    for (let i = a.length - 1; i >= 0; i -= 1) {
+      for (let j = b.length - 1; j >= 0; j -= 1) {
+        table[i * cols + j] = a[i] === b[j] ? table[(i + 1) * cols + j + 1] + 1
+          : Math.max(table[(i + 1) * cols + j], table[i * cols + j + 1]);
+      }
+    }
+    const ops = [];
+    const push = (op, text) => {
+      if (ops.length && ops[ops.length - 1][0] === op) ops[ops.length - 1][1] += text; else ops.push([op, text]);
+    };
+    let i = 0, j = 0;
+    while (i < a.length && j < b.length) {
+      if (a[i] === b[j]) { push("=", a[i]); i += 1; j += 1; }
+      else if (table[(i + 1) * cols + j] >= table[i * cols + j + 1]) { push("-", a[i]); i += 1; }
+      else { push("+", b[j]); j += 1; }
+    }
+    while (i < a.length) { push("-", a[i]); i += 1; }
+    while (j < b.length) { push("+", b[j]); j += 1; }
+    return ops;
+  }
+
+  function renderDiff(index) {
+    const turnNode = document.querySelector('.turn[data-turn="' + index + '"]');
+    if (!turnNode) return;
+    const tr = state.data.turns[index];
+    const box = turnNode.querySelector(".diff");
+    const edited = tr.original_answer !== tr.answer;
+    turnNode.querySelector(".diff-box").hidden = !edited;
+    if (!edited) { box.replaceChildren(); return; }
+    const ops = wordDiff(tr.original_answer || "", tr.answer || "");
+    let inserted = 0, deleted = 0;
+    box.replaceChildren(...ops.map(([op, text]) => {
+      if (op === "+") { inserted += text.trim() ? 1 : 0; return el("ins", { text }); }
+      if (op === "-") { deleted += text.trim() ? 1 : 0; return el("del", { text }); }
+      return document.createTextNode(text);
+    }));
+    turnNode.querySelector(".diff-count").textContent = t("conv.diff.count", { ins: inserted, del: deleted });
+  }
+
+  function renderAnswerView(index) {
+    const turnNode = document.querySelector('.turn[data-turn="' + index + '"]');
+    if (!turnNode) return;
+    const tr = state.data.turns[index];
+    const view = turnNode.querySelector(".answer-view");
+    const result = state.overlap[index];
+    view.replaceChildren();
+    if (!result || !tr.answer.trim()) return;
+    const chars = Array.from(tr.answer);
+    const spans = result.answer_spans;
+    const units = result.support ? result.support.units : [{ start: 0, end: chars.length, score: null }];
+    for (const unit of units) {
+      const sentence = el("span", { class: "unit" });
+      let cursor = unit.start;
+      for (const [s, e] of spans) {
+        const from = Math.max(s, unit.start), to = Math.min(e, unit.end);
+        if (from >= to || from < cursor) continue;
+        sentence.append(chars.slice(cursor, from).join(""), el("mark", { class: "copied", text: chars.slice(from, to).join("") }));
+        cursor = to;
+      }
+      sentence.append(chars.slice(cursor, unit.end).join(""));
+      view.append(sentence);
+      if (unit.score !== null && unit.score !== undefined) {
+        const level = unit.score >= 0.5 ? "high" : unit.score >= 0.25 ? "mid" : "low";
+        view.append(el("span", { class: "support support-" + level, text: Math.round(unit.score * 100) + "%",
+          title: t("conv.answer.support_unit", { score: Math.round(unit.score * 100) }) }), " ");
+      }
+    }
+    const total = result.support ? Math.round(result.support.score * 100) : null;
+    turnNode.querySelector(".support-total").textContent = total === null ? "" : t("conv.answer.support", { score: total });
+  }
+
+  const overlapTimers = {};
+  function scheduleOverlap(index) {
+    clearTimeout(overlapTimers[index]);
+    overlapTimers[index] = setTimeout(() => computeOverlap(index), 350);
+  }
+
+  async function computeOverlap(index) {
+    const tr = state.data.turns[index];
+    if (!tr) return;
+    const passages = passagesOf(tr);
+    if (!passages.length) { delete state.overlap[index]; return; }
+    const relevant = passages.map((p, i) => (labelOf(tr, p) === "relevant" ? i : -1)).filter((i) => i >= 0);
+    try {
+      state.overlap[index] = await api("POST", base + "/conversations/overlap",
+        { answer: tr.answer || "", passages: passages.map((p) => p.text), support_from: relevant });
+    } catch (_) { return; }
+    renderPassages(index);
+    renderAnswerView(index);
+  }
+
+  // ------------------------------------------------------------ one turn
+
+  function enrichmentsBox(index) {
+    const tr = state.data.turns[index];
+    const box = el("div", { class: "enrichments" });
+    const names = Object.keys(state.vocab);
+    for (const name of Object.keys(tr.enrichments || {})) if (!names.includes(name)) names.push(name);
+    for (const name of names) {
+      const values = [...(state.vocab[name] || [])];
+      for (const v of tr.enrichments[name] || []) if (!values.includes(v)) values.push(v);
+      const set = el("fieldset", { class: "enrichment" }, el("legend", { text: name }));
+      for (const value of values) {
+        const input = el("input", { type: "checkbox", value: value, "data-enrichment": name });
+        input.checked = (tr.enrichments[name] || []).includes(value);
+        input.addEventListener("change", () => {
+          const chosen = new Set(tr.enrichments[name] || []);
+          if (input.checked) chosen.add(value); else chosen.delete(value);
+          if (chosen.size) tr.enrichments[name] = values.filter((v) => chosen.has(v));
+          else delete tr.enrichments[name];
+          renderHints();
+          changed();
+        });
+        set.append(el("label", { class: "check" }, input, " " + value));
+      }
+      box.append(set);
+    }
+    return box;
+  }
+
+  function turnNode(index) {
+    const tr = state.data.turns[index];
+    const n = index + 1;
+    const field = (key, tag, value, oninput, props) => {
+      const id = "t" + index + "-" + key;
+      const input = el(tag, Object.assign({ id, "data-field": key }, props || {}));
+      input.value = value || "";
+      input.addEventListener("input", (e) => oninput(e.target.value));
+      return el("div", { class: "field" }, el("label", { for: id, text: t("conv.turn." + key) }), input);
+    };
+    const gen = tr.generation || {};
+    const genInfo = el("p", { class: "muted gen-info" },
+      gen.model ? t("conv.answer.by", { model: gen.kind === "offline" ? t("conv.generator.offline") : gen.model }) : "",
+      gen.partial ? el("span", { class: "badge warn", text: t("conv.answer.partial") }) : null);
+    const errorNote = gen.error ? el("p", { class: "turn-error", role: "note", text: t("conv.stream.failed_stored", { detail: gen.error }) }) : null;
+    return el("li", { class: "turn" + (index === state.active ? " active" : ""), "data-turn": String(index) },
+      el("div", { class: "turn-head" },
+        el("h3", { text: t("conv.turn.title", { n }) }),
+        el("button", { type: "button", class: "secondary small", text: t("conv.turn.search_here"),
+          onclick: () => activate(index, true) })),
+      el("div", { class: "bubble user" },
+        field("question", "textarea", tr.query, (v) => { tr.query = v; changed(); }, { rows: "2" }),
+        field("rewrite", "input", tr.rewrite, (v) => { tr.rewrite = v; changed(); }, { type: "text" })),
+      el("section", { class: "turn-passages", "aria-label": t("conv.turn.passages", { n }) },
+        el("h4", { text: t("conv.turn.passages_title") }),
+        el("p", { class: "hint passages-hint", hidden: true }),
+        el("ol", { class: "passages" })),
+      el("div", { class: "bubble agent" },
+        field("answer", "textarea", tr.answer, (v) => {
+          tr.answer = v; renderDiff(index); scheduleOverlap(index); changed();
+        }, { rows: "4" }),
+        genInfo, errorNote,
+        el("div", { class: "row" },
+          el("button", { type: "button", class: "small regenerate", text: t("conv.answer.regenerate"),
+            title: t("conv.answer.regenerate_help"), onclick: () => regenerate(index, "relevant") }),
+          el("span", { class: "support-total muted" })),
+        el("div", { class: "answer-view", "aria-label": t("conv.answer.overlap") }),
+        el("div", { class: "diff-box", hidden: true },
+          el("h4", {}, t("conv.diff.title") + " ", el("span", { class: "muted diff-count" })),
+          el("p", { class: "diff" }))),
+      el("section", { class: "turn-enrichments", "aria-label": t("conv.turn.enrichments", { n }) },
+        el("h4", { text: t("conv.turn.enrichments_title") }),
+        el("p", { class: "hint enrich-hint", hidden: true }),
+        enrichmentsBox(index)));
+  }
+
+  function renderAll() {
+    const list = $("turns");
+    list.replaceChildren(...state.data.turns.map((_, i) => turnNode(i)));
+    $("chat-empty").hidden = state.data.turns.length > 0;
+    state.data.turns.forEach((_, i) => { renderPassages(i); renderDiff(i); renderAnswerView(i); scheduleOverlap(i); });
+    fillSettings();
+    fillChecklist();
+    renderFindings();
+    renderHints();
+    activate(Math.min(state.active, Math.max(0, state.data.turns.length - 1)), false);
+  }
+
+  function renderHints() {
+    state.data.turns.forEach((tr, index) => {
+      const node = document.querySelector('.turn[data-turn="' + index + '"]');
+      if (!node) return;
+      const unrated = passagesOf(tr).filter((p) => !labelOf(tr, p)).length;
+      const ph = node.querySelector(".passages-hint");
+      ph.hidden = unrated === 0;
+      ph.textContent = t("conv.hint.unrated", { count: unrated });
+      const eh = node.querySelector(".enrich-hint");
+      eh.hidden = Object.values(tr.enrichments || {}).some((v) => v.length);
+      eh.textContent = t("conv.hint.enrichments");
+    });
+  }
+
+  function activate(index, focusSearch) {
+    state.active = index;
+    document.querySelectorAll(".turn").forEach((node) => node.classList.toggle("active", Number(node.dataset.turn) === index));
+    const tr = state.data.turns[index];
+    $("search-turn").textContent = tr ? t("conv.search.for_turn", { n: index + 1 }) : "";
+    if (tr && focusSearch) {
+      $("search-q").value = tr.rewrite || tr.query;
+      $("search-q").focus();
+    }
+    renderHits();
+  }
+
+  // ------------------------------------------------------------ findings and checklist
+
+  function renderFindings() {
+    const list = $("findings");
+    list.replaceChildren();
+    if (!state.id) { list.append(el("li", { class: "muted", text: t("conv.check.unsaved") })); return; }
+    if (!state.findings.length) { list.append(el("li", { class: "ok", text: t("conv.check.none") })); return; }
+    for (const f of state.findings) {
+      const key = "conv.finding." + f.code;
+      const text = M[key] ? t(key, Object.assign({ turn: f.turn }, f.params)) : f.message;
+      list.append(el("li", { class: "finding " + f.level }, el("strong", { text: t("conv.check." + f.level) + ": " }), text));
+    }
+    updateExport();
+  }
+
+  function fillChecklist() {
+    const ticked = (state.data.extra && state.data.extra.checklist) || {};
+    document.querySelectorAll("[data-check]").forEach((box) => { box.checked = Boolean(ticked[box.dataset.check]); });
+    updateExport();
+  }
+
+  function updateExport() {
+    const ticked = (state.data.extra && state.data.extra.checklist) || {};
+    const ready = Boolean(state.id) && CHECKS.every((k) => ticked[k]);
+    const link = $("export-link");
+    link.setAttribute("aria-disabled", String(!ready));
+    link.classList.toggle("disabled", !ready);
+    $("export-help").textContent = t(ready ? "conv.check.export_ready" : "conv.check.export_help");
+  }
+
+  document.querySelectorAll("[data-check]").forEach((box) => box.addEventListener("change", () => {
+    state.data.extra = state.data.extra || {};
+    state.data.extra.checklist = Object.assign({}, state.data.extra.checklist, { [box.dataset.check]: box.checked });
+    updateExport();
+    changed();
+  }));
+  $("export-link").addEventListener("click", async (e) => {
+    if ($("export-link").getAttribute("aria-disabled") === "true") { e.preventDefault(); window.assay.toast(t("conv.check.export_help"), "error"); return; }
+    e.preventDefault();
+    if (await flush()) window.location.assign($("export-link").href);
+  });
+
+  // ------------------------------------------------------------ settings panel
+
+  function fillSettings() {
+    const r = (state.data.extra && state.data.extra.retriever) || {};
+    $("set-kind").value = r.kind || "";
+    $("set-k").value = r.k || "";
+    $("set-from").value = r.query_from || "";
+    $("set-template").value = cfg.settings.generator.prompt_template;
+    $("set-vocab").value = Object.entries(state.vocab).map(([name, values]) => name + ": " + values.join(", ")).join("\n");
+  }
+
+  function retrieverOverrides() {
+    const r = {};
+    if ($("set-kind").value) r.kind = $("set-kind").value;
+    if ($("set-k").value) r.k = Number($("set-k").value);
+    if ($("set-from").value) r.query_from = $("set-from").value;
+    return r;
+  }
+
+  for (const id of ["set-kind", "set-k", "set-from"]) {
+    $(id).addEventListener("change", () => {
+      state.data.extra = Object.assign({}, state.data.extra, { retriever: retrieverOverrides() });
+      changed();
+    });
+  }
+
+  async function saveSettings(body) {
+    $("settings-state").textContent = t("conv.settings.saving");
+    try {
+      const view = await api("PUT", base + "/conversation-settings", body);
+      cfg.settings = view;
+      state.vocab = view.enrichments;
+      $("settings-state").textContent = t("conv.settings.saved");
+      renderAll();
+    } catch (err) {
+      $("settings-state").textContent = t("conv.settings.failed", { detail: err.message });
+    }
+  }
+
+  $("set-template-save").addEventListener("click", () => saveSettings({ generator: { prompt_template: $("set-template").value } }));
+  $("set-vocab-save").addEventListener("click", () => {
+    const vocab = {};
+    for (const line of $("set-vocab").value.split("\n")) {
+      const at = line.indexOf(":");
+      if (at < 0) { if (line.trim()) { $("settings-state").textContent = t("conv.settings.vocabulary_line", { line }); return; } continue; }
+      vocab[line.slice(0, at).trim()] = line.slice(at + 1).split(",").map((v) => v.trim()).filter(Boolean);
+    }
+    saveSettings({ enrichments: vocab });
+  });
+
+  // ------------------------------------------------------------ sending and streaming
+
+  function streamState(text) { $("stream-state").textContent = text; }
+
+  function showStreamError(detail, retry) {
+    state.lastFailed = retry;
+    $("stream-error-text").textContent = t("conv.stream.failed", { detail });
+    $("stream-error").hidden = false;
+    $("retry-button").hidden = !retry;
+  }
+
+  async function readEvents(response, onEvent) {
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (value) buffer += decoder.decode(value, { stream: true });
+      let at;
+      while ((at = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, at).trim();
+        buffer = buffer.slice(at + 1);
+        if (line) onEvent(JSON.parse(line));
+      }
+      if (done) break;
+    }
+    if (buffer.trim()) onEvent(JSON.parse(buffer));
+  }
+
+  async function streamAnswer(url, body, retry) {
+    $("stream-error").hidden = true;
+    state.streaming = true;
+    $("send-button").disabled = true;
+    document.querySelectorAll(".regenerate").forEach((b) => { b.disabled = true; });
+    streamState(t("conv.stream.retrieving"));
+    let index = null, live = null, ended = false;
+    try {
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/x-ndjson", "X-CSRF-Token": window.assay.csrfToken() },
+        body: JSON.stringify(body),
+      });
+      if (!response.ok) {
+        let data = null;
+        try { data = await response.json(); } catch (_) { data = null; }
+        if (response.status === 409 && data && data.current) { state.dirty = true; openConflict(data); return false; }
+        showStreamError((data && data.detail) || response.statusText, null);
+        return false;
+      }
+      await readEvents(response, (event) => {
+        if (event.type === "saved") {
+          const wasNew = !state.id;
+          applySaved(event);
+          index = event.turn;
+          const server = event.input.turns;
+          if (index >= state.data.turns.length) state.data.turns.push(clone(server[index]));
+          else Object.assign(state.data.turns[index], { retrieved: server[index].retrieved, generation: server[index].generation });
+          state.data.extra = Object.assign({}, event.input.extra, state.data.extra);
+          if (wasNew) {
+            const page = "/projects/" + encodeURIComponent(cfg.project) + "/conversations/" + encodeURIComponent(state.id);
+            history.replaceState(null, "", page);
+            const next = document.querySelector('form.lang input[name="next"]');
+            if (next) next.value = page;
+          }
+          state.active = index;
+          renderAll();
+          const node = document.querySelector('.turn[data-turn="' + index + '"] .bubble.agent');
+          live = el("div", { class: "live-answer", "aria-live": "polite", "aria-busy": "true" });
+          node.prepend(live);
+          document.querySelectorAll('#t' + index + '-answer').forEach((a) => { a.readOnly = true; });
+          streamState(t("conv.stream.generating"));
+        } else if (event.type === "delta") {
+          if (live) live.textContent += event.text;
+        } else if (event.type === "done" || event.type === "error") {
+          ended = true;
+          const server = event.input.turns[event.turn];
+          Object.assign(state.data.turns[event.turn], {
+            answer: server.answer, original_answer: server.original_answer, generation: server.generation,
+          });
+          applySaved(event);
+          renderAll();
+          if (event.type === "error") showStreamError(event.detail, retry || { turn: event.turn });
+          streamState(event.type === "done" ? t("conv.stream.done") : "");
+        }
+      });
+      if (!ended) showStreamError(t("conv.stream.cut"), index === null ? null : { turn: index });
+      return ended;
+    } catch (err) {
+      showStreamError(err.message || String(err), index === null ? null : { turn: index });
+      return false;
+    } finally {
+      state.streaming = false;
+      $("send-button").disabled = false;
+      document.querySelectorAll(".regenerate").forEach((b) => { b.disabled = false; });
+      if (!ended) streamState("");
+      if (state.dirty) { setSaveState("pending"); state.timer = setTimeout(saveNow, 50); } else if (state.id) setSaveState("saved");
+    }
+  }
+
+  async function send() {
+    const query = $("composer-q").value.trim();
+    if (!query || state.streaming) return;
+    streamState("");
+    if (!(await flush())) return;
+    const body = { query, rewrite: $("composer-rewrite").value.trim(), retriever: retrieverOverrides() };
+    let url = base + "/conversations";
+    if (state.id) { url += "/" + encodeURIComponent(state.id) + "/turns"; body.version = state.version; }
+    const sent = streamAnswer(url, body, null);
+    $("composer-q").value = "";
+    $("composer-rewrite").value = "";
+    const ok = await sent;
+    if (!ok && state.data.turns.every((tr) => tr.query !== query)) $("composer-q").value = query;  // never stored: give it back
+    else $("composer-q").focus();
+  }
+
+  async function regenerate(index, source) {
+    const tr = state.data.turns[index];
+    if (source === "relevant" && !tr.evidence.some((e) => e.label === "relevant")) {
+      window.assay.toast(t("conv.answer.need_relevant"), "error");
+      return;
+    }
+    if (tr.answer !== tr.original_answer && !window.confirm(t("conv.answer.confirm_replace"))) return;
+    streamState("");
+    if (!(await flush()) || !state.id) return;
+    await streamAnswer(base + "/conversations/" + encodeURIComponent(state.id) + "/turns/" + (index + 1) + "/generate",
+      { version: state.version, source }, { turn: index, source });
+  }
+
+  $("composer").addEventListener("submit", (e) => { e.preventDefault(); send(); });
+  $("retry-button").addEventListener("click", () => {
+    const retry = state.lastFailed;
+    if (!retry) return;
+    const tr = state.data.turns[retry.turn];
+    const source = retry.source || (tr && tr.evidence.some((e) => e.label === "relevant") ? "relevant" : "retrieved");
+    $("stream-error").hidden = true;
+    if (tr) { tr.original_answer = tr.answer; }  // a partial answer is replaced without asking
+    regenerate(retry.turn, source);
+  });
+
+  // ------------------------------------------------------------ search more
+
+  function renderHits() {
+    const box = $("hits");
+    box.replaceChildren();
+    const tr = state.data.turns[state.active];
+    state.hits.forEach((hit) => {
+      const label = tr ? labelOf(tr, hit) : null;
+      const name = state.docs[hit.doc_id] || hit.doc_id;
+      const add = (kind) => el("button", {
+        type: "button", class: "small mark-" + kind, text: t("conv.search.add_" + kind), disabled: !tr,
+        "aria-pressed": String(label === kind),
+        onmousedown: (e) => e.preventDefault(),
+        onclick: () => markFromSelectionOr(state.active, Object.assign({}, hit, { origin: "searched" }), kind),
+      });
+      box.append(el("article", { class: "hit" + (label ? " marked-" + label : ""), role: "listitem", tabindex: "-1" },
+        el("div", { class: "hit-meta" },
+          el("span", { class: "rank", text: String(hit.rank) }),
+          el("span", { class: "docname", text: name }),
+          el("span", { class: "muted", text: t("conv.passage.score", { score: hit.score.toFixed(2) }) }),
+          label ? el("span", { class: "badge label-" + label, text: t("items.label." + label) }) : null),
+        el("div", { class: "hit-text sel-source", "data-doc-id": hit.doc_id, "data-start": String(hit.start), text: hit.text }),
+        el("div", { class: "hit-actions" }, add("relevant"), add("distracting"))));
+    });
+  }
+
+  async function runSearch() {
+    const query = $("search-q").value.trim();
+    if (!query) return;
+    $("search-state").textContent = t("conv.search.searching");
+    try {
+      const result = await api("GET", base + "/editor/search?" + new URLSearchParams({ q: query, k: "10" }));
+      state.hits = result.hits;
+      Object.assign(state.docs, result.documents);
+      renderHits();
+      $("search-state").textContent = state.hits.length ? t("conv.search.found", { count: state.hits.length }) : t("conv.search.none");
+    } catch (err) {
+      $("search-state").textContent = t("conv.search.failed", { detail: err.message });
+    }
+  }
+  $("search-form").addEventListener("submit", (e) => { e.preventDefault(); runSearch(); });
+
+  // ------------------------------------------------------------ sub-span selections
+
+  const codePoints = (text, utf16) => Array.from(text.slice(0, utf16)).length;
+
+  function selectionSpan() {
+    const selection = window.getSelection();
+    if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return null;
+    const range = selection.getRangeAt(0);
+    const host = (node) => (node.nodeType === 1 ? node : node.parentElement).closest(".sel-source");
+    const source = host(range.startContainer);
+    if (!source || source !== host(range.endContainer) || !source.dataset.docId) return null;
+    const full = source.textContent;
+    const offset = (container, at) => {
+      const before = document.createRange();
+      before.selectNodeContents(source);
+      before.setEnd(container, at);
+      return before.toString().length;
+    };
+    let start = offset(range.startContainer, range.startOffset);
+    let end = offset(range.endContainer, range.endOffset);
+    while (start < end && /\s/.test(full[start])) start += 1;
+    while (end > start && /\s/.test(full[end - 1])) end -= 1;
+    if (start >= end || (start === 0 && end === full.length)) return null;
+    const shift = Number(source.dataset.start || 0);
+    return { doc_id: source.dataset.docId, start: shift + codePoints(full, start), end: shift + codePoints(full, end), text: full.slice(start, end), origin: "selected" };
+  }
+
+  function markFromSelectionOr(index, p, label) {
+    const span = selectionSpan();
+    if (span) {
+      setLabel(index, span, label, "selected");
+      window.getSelection().removeAllRanges();
+      return;
+    }
+    setLabel(index, p, label, p.origin === "retrieved" ? "retrieved" : "searched");
+  }
+
+  // ------------------------------------------------------------ keys and help
+
+  function toggleHelp(show) {
+    const overlay = $("help-overlay");
+    const open = show === undefined ? overlay.hidden : show;
+    overlay.hidden = !open;
+    if (open) $("help-close").focus();
+  }
+  $("help-button").addEventListener("click", () => toggleHelp(true));
+  $("help-close").addEventListener("click", () => toggleHelp(false));
+
+  const typing = (target) => target instanceof HTMLElement
+    && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+
+  document.addEventListener("keydown", (e) => {
+    if ((e.ctrlKey || e.metaKey) && e.key === "Enter") {
+      if (e.target === $("composer-q") || e.target === $("composer-rewrite")) { e.preventDefault(); send(); }
+      return;
+    }
+    if (e.key === "Escape") { if (!$("help-overlay").hidden) { toggleHelp(false); e.preventDefault(); } return; }
+    if (typing(e.target) || e.ctrlKey || e.metaKey || e.altKey || state.conflict) return;
+    const card = e.target instanceof HTMLElement ? e.target.closest(".passage") : null;
+    const key = e.key.toLowerCase();
+    if (card && ["r", "d", "i"].includes(key)) {
+      const index = Number(card.dataset.turn);
+      const p = passagesOf(state.data.turns[index])[Number(card.dataset.position)];
+      const position = card.dataset.position;
+      markFromSelectionOr(index, p, { r: "relevant", d: "distracting", i: "irrelevant" }[key]);
+      const again = document.querySelector('.turn[data-turn="' + index + '"] .passage[data-position="' + position + '"]');
+      if (again) again.focus();
+      e.preventDefault();
+      return;
+    }
+    if (e.key === "?") { toggleHelp(); e.preventDefault(); }
+    else if (e.key === "/") { $("search-q").focus(); $("search-q").select(); e.preventDefault(); }
+  });
+
+  // ------------------------------------------------------------ start
+
+  $("gen-label").textContent = cfg.settings.generator.kind === "offline"
+    ? t("conv.generator.offline") : t("conv.generator.model", { model: cfg.generator_label });
+  state.data.turns.forEach((tr) => normaliseGroups(tr));
+  renderAll();
+  setSaveState(state.id ? "saved" : "idle");
+  if (state.id) offerRestore();
+  $("composer-q").focus();
+})();

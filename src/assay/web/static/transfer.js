@@ -1,0 +1,306 @@
+// Import and export page: start a job, follow its progress through server-sent events (with
+// polling as the fallback), then offer the download (export) or show the report (import).
+// All text from the server or the user goes into the page with textContent, never as HTML.
+(function () {
+  "use strict";
+
+  const CONFIRM_MS = 3000;
+  let messages = {};
+
+  function fmt(key, params = {}) {
+    return (messages[key] || key).replace(/\{(\w+)\}/g, (m, name) =>
+      name in params ? String(params[name]) : m);
+  }
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function size(bytes) {
+    if (bytes >= 1e6) return (bytes / 1e6).toFixed(1) + " MB";
+    if (bytes >= 1e3) return (bytes / 1e3).toFixed(1) + " kB";
+    return bytes + " B";
+  }
+
+  function stageText(job) {
+    const key = "stage_" + job.stage;
+    const stage = key in messages ? fmt(key) : fmt("stage_other", { stage: job.stage });
+    if (job.state !== "running" || (!job.done && !job.total)) return stage;
+    return job.total
+      ? fmt("count_of", { stage, done: job.done, total: job.total })
+      : fmt("count", { stage, done: job.done });
+  }
+
+  // Follow a job until it ends; calls onUpdate(job) on every change and resolves with the last.
+  function follow(job, onUpdate) {
+    return new Promise((resolve) => {
+      let finished = false;
+      function seen(data) {
+        onUpdate(data);
+        if (data.state !== "running" && !finished) {
+          finished = true;
+          resolve(data);
+        }
+      }
+      async function poll() {
+        while (!finished) {
+          try {
+            seen(await window.assay.api("GET", job.events.replace(/\/events$/, "")));
+          } catch (_) { /* a moment without the server: try again */ }
+          if (!finished) await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+      if (!window.EventSource) { poll(); return; }
+      const source = new EventSource(job.events);
+      source.onmessage = (event) => {
+        const data = JSON.parse(event.data);
+        seen(data);
+        if (data.state !== "running") source.close();
+      };
+      source.onerror = () => {
+        source.close();
+        if (!finished) poll();
+      };
+    });
+  }
+
+  function showProgress(bar, status, job) {
+    if (job.total) {
+      bar.max = job.total;
+      bar.value = job.done;
+    } else if (job.state === "running") {
+      bar.removeAttribute("value");
+    } else {
+      bar.max = 1;
+      bar.value = 1;
+    }
+    status.textContent = stageText(job);
+  }
+
+  // ---- export ------------------------------------------------------------------------------
+  function setupExport() {
+    const section = document.getElementById("export");
+    const form = document.getElementById("export-form");
+    const format = document.getElementById("export-format");
+    const chunking = document.getElementById("export-chunking");
+    const help = document.getElementById("export-format-help");
+    const box = document.getElementById("export-job");
+    const bar = document.getElementById("export-progress");
+    const status = document.getElementById("export-status");
+    const result = document.getElementById("export-result");
+    const start = document.getElementById("export-start");
+
+    function describe() {
+      const option = format.selectedOptions[0];
+      help.textContent = option ? option.dataset.description : "";
+      chunking.disabled = !option || option.dataset.chunking !== "yes" || !chunking.options.length;
+    }
+    format.addEventListener("change", describe);
+    describe();
+
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const statuses = Array.from(form.querySelectorAll('input[name="statuses"]:checked')).map((i) => i.value);
+      const body = { format: format.value, statuses };
+      if (!chunking.disabled && chunking.value) body.chunking = chunking.value;
+      box.hidden = false;
+      box.className = "job";
+      result.replaceChildren();
+      status.textContent = fmt("starting");
+      bar.removeAttribute("value");
+      start.disabled = true;
+      try {
+        const job = await window.assay.api("POST", section.dataset.api, body);
+        const last = await follow(job, (data) => showProgress(bar, status, data));
+        if (last.state === "done") {
+          box.classList.add("ok");
+          status.textContent = fmt("done_export", { items: last.result.items, size: size(last.result.size) });
+          const link = el("a", "button", fmt("download", { name: last.filename }));
+          link.href = last.download;
+          link.setAttribute("download", last.filename);
+          link.id = "export-download";
+          result.append(link);
+          for (const note of last.result.notes || []) result.append(el("p", "muted", note));
+        } else {
+          box.classList.add("error");
+          status.textContent = fmt("failed", { detail: last.message });
+        }
+      } catch (error) {
+        box.classList.add("error");
+        status.textContent = fmt("failed", { detail: error.message });
+      } finally {
+        start.disabled = false;
+      }
+    });
+  }
+
+  // ---- import ------------------------------------------------------------------------------
+  function sendImport(url, form, onProgress) {
+    return new Promise((resolve) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", url);
+      xhr.setRequestHeader("X-CSRF-Token", window.assay.csrfToken());
+      xhr.setRequestHeader("Accept", "application/json");
+      xhr.upload.addEventListener("progress", (event) => {
+        if (event.lengthComputable) onProgress(event.loaded / event.total);
+      });
+      xhr.addEventListener("load", () => {
+        let data = null;
+        try { data = JSON.parse(xhr.responseText); } catch (_) { data = { detail: xhr.statusText }; }
+        resolve({ status: xhr.status, data: data || {} });
+      });
+      xhr.addEventListener("error", () => resolve({ status: 0, data: {} }));
+      xhr.send(form);
+    });
+  }
+
+  function showReport(target, result) {
+    target.replaceChildren();
+    const head = el("p", "ok-text", fmt("imported_into", { project: result.project }) + " ");
+    const link = el("a", "", fmt("open_project"));
+    link.href = "/projects/" + encodeURIComponent(result.project);
+    head.append(link);
+    target.append(head);
+    const table = el("table", "docs report");
+    const row = el("tr");
+    for (const key of ["kind", "imported", "skipped", "flagged"]) {
+      const th = el("th", "", fmt(key));
+      th.scope = "col";
+      row.append(th);
+    }
+    const thead = el("thead");
+    thead.append(row);
+    const tbody = el("tbody");
+    for (const [kind, counts] of Object.entries(result.summary)) {
+      const tr = el("tr");
+      tr.append(el("td", "", kind));
+      for (const key of ["imported", "skipped", "flagged"]) {
+        tr.append(el("td", "num" + (counts[key] && key !== "imported" ? " " + key : ""), String(counts[key])));
+      }
+      tbody.append(tr);
+    }
+    table.append(thead, tbody);
+    target.append(table);
+    if (!result.noted.length) {
+      target.append(el("p", "muted", fmt("all_clean")));
+      return;
+    }
+    const list = el("ul", "noted");
+    for (const o of result.noted) {
+      const li = el("li", o.status);
+      li.append(el("strong", "", fmt(o.status)), document.createTextNode(" " + o.kind + " " + o.ref + ": " + o.message));
+      list.append(li);
+    }
+    target.append(list);
+    if (result.noted_total > result.noted.length) {
+      target.append(el("p", "muted", fmt("more_noted", { count: result.noted_total - result.noted.length })));
+    }
+  }
+
+  function setupImport() {
+    const section = document.getElementById("import");
+    const form = document.getElementById("import-form");
+    const file = document.getElementById("import-file");
+    const format = document.getElementById("import-format");
+    const help = document.getElementById("import-format-help");
+    const replace = document.getElementById("import-replace");
+    const start = document.getElementById("import-start");
+    const box = document.getElementById("import-job");
+    const bar = document.getElementById("import-progress");
+    const status = document.getElementById("import-status");
+    const report = document.getElementById("import-report");
+    let armedUntil = 0;
+    let timer = null;
+
+    function describe() {
+      const option = format.selectedOptions[0];
+      help.textContent = option ? option.dataset.description : "";
+    }
+    format.addEventListener("change", describe);
+    describe();
+    // Pick the format from the file name where it is plain (a .csv is csv, a .zip stays).
+    file.addEventListener("change", () => {
+      const name = (file.files[0] && file.files[0].name.toLowerCase()) || "";
+      if (name.endsWith(".csv")) format.value = "csv";
+      describe();
+    });
+
+    function disarm() {
+      armedUntil = 0;
+      start.textContent = start.dataset.label;
+      start.classList.remove("danger", "confirming");
+    }
+    replace.addEventListener("change", disarm);
+
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      if (!file.files.length) {
+        window.assay.toast(fmt("no_file"), "error");
+        file.focus();
+        return;
+      }
+      let confirmed = false;
+      if (replace.checked) {
+        if (Date.now() > armedUntil) {
+          armedUntil = Date.now() + CONFIRM_MS;
+          start.textContent = fmt("confirm_replace");
+          start.classList.add("danger", "confirming");
+          clearTimeout(timer);
+          timer = setTimeout(disarm, CONFIRM_MS);
+          return;
+        }
+        confirmed = true;
+        clearTimeout(timer);
+        disarm();
+      }
+      const data = new FormData();
+      data.append("format", format.value);
+      data.append("project", form.elements.project.value);
+      data.append("lenient", form.elements.lenient.checked ? "true" : "false");
+      data.append("replace", replace.checked ? "true" : "false");
+      if (confirmed) data.append("confirm", "replace");
+      data.append("file", file.files[0], file.files[0].name);
+      box.hidden = false;
+      box.className = "job";
+      report.replaceChildren();
+      bar.max = 100;
+      bar.value = 0;
+      status.textContent = fmt("uploading", { percent: 0 });
+      start.disabled = true;
+      try {
+        const sent = await sendImport(section.dataset.api, data, (fraction) => {
+          bar.value = Math.round(fraction * 100);
+          status.textContent = fmt("uploading", { percent: bar.value });
+        });
+        if (sent.status !== 202) {
+          box.classList.add("error");
+          status.textContent = sent.status === 0
+            ? fmt("network")
+            : fmt("failed", { detail: sent.data.detail || sent.status }) + " " + fmt("nothing_changed");
+          return;
+        }
+        const last = await follow(sent.data, (job) => showProgress(bar, status, job));
+        if (last.state === "done") {
+          box.classList.add("ok");
+          status.textContent = fmt("stage_finished");
+          showReport(report, last.result);
+        } else {
+          box.classList.add("error");
+          status.textContent = fmt("failed", { detail: last.message }) + " " + fmt("nothing_changed");
+        }
+      } finally {
+        start.disabled = false;
+      }
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    const source = document.getElementById("transfer-messages");
+    messages = source ? JSON.parse(source.textContent) : {};
+    setupExport();
+    setupImport();
+  });
+})();

@@ -1,0 +1,132 @@
+"""The conversation workbench in the real Chromium, on the demo project: three turns with
+retrieval, relevance, a searched passage, regeneration, an edited answer with its diff,
+enrichments, and a reload that finds everything intact."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from assay.annotation import get_item
+from assay.demo import open_demo
+from assay.models import Project
+from assay.workspace import Workspace
+from tests.conftest import LiveServer
+
+pytestmark = pytest.mark.browser
+
+QUESTIONS = (
+    "In which year was the tram company that became Kelmtal Mobil founded?",
+    "What share of Kelmtal Mobil does the City of Kelmstadt own?",
+    "How many employees does it have?",
+)
+
+
+@pytest.fixture
+def demo(ws: Workspace) -> Project:
+    return open_demo(ws)[0]
+
+
+@pytest.fixture
+def server(demo: Project, ws: Workspace) -> Iterator[LiveServer]:
+    with LiveServer(ws) as live:  # started after the demo is in the workspace
+        yield live
+
+
+def turn(page: Page, index: int) -> object:
+    return page.locator(f'.turn[data-turn="{index}"]')
+
+
+def ask(page: Page, question: str, count: int) -> None:
+    page.locator("#composer-q").fill(question)
+    page.locator("#composer-q").press("Control+Enter")
+    expect(page.locator("#turns .turn")).to_have_count(count, timeout=20_000)
+    expect(page.locator("#stream-state")).to_have_text("Answer stored.", timeout=20_000)
+    expect(page.locator(f"#t{count - 1}-answer")).not_to_have_value("")
+
+
+def test_three_turn_conversation_survives_a_reload(
+    page: Page, ws: Workspace, demo: Project, server: LiveServer
+) -> None:
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.goto(server.url + "/projects/demo/conversations/new")
+    expect(page.locator("#gen-label")).to_have_text("extractive, no LLM")
+    ask(page, QUESTIONS[0], 1)
+    expect(page).to_have_url(server.url + "/projects/demo/conversations/" + page.url.split("/")[-1])
+    first = page.locator('.turn[data-turn="0"]')
+    passages = first.locator(".passage")
+    expect(passages.first).to_be_visible()
+    assert passages.count() >= 3
+
+    # relevance: a click on the first, keys on the second and third
+    passages.nth(0).get_by_role("button", name="relevant", exact=True).click()
+    expect(passages.nth(0).get_by_role("button", name="relevant", exact=True)).to_have_attribute(
+        "aria-pressed", "true"
+    )
+    passages.nth(1).focus()
+    page.keyboard.press("i")
+    passages.nth(2).focus()
+    page.keyboard.press("d")
+    expect(passages.nth(1)).to_have_class("passage marked-irrelevant")
+    expect(passages.nth(2)).to_have_class("passage marked-distracting")
+
+    # search more: add a passage the retriever did not bring
+    first.get_by_role("button", name="Search more for this turn").click()
+    page.locator("#search-q").fill("Kelmstadt tram lines 1962 municipal")
+    page.locator("#search-form").get_by_role("button", name="Search").click()
+    hits = page.locator("#hits .hit")
+    expect(hits.first).to_be_visible()
+    retrieved = {t.strip() for t in first.locator(".passage .passage-text").all_inner_texts()}
+    fresh = next(
+        i
+        for i in range(hits.count())
+        if hits.nth(i).locator(".hit-text").inner_text().strip() not in retrieved
+    )
+    hits.nth(fresh).get_by_role("button", name="Add as relevant").click()
+    expect(first.locator(".passage", has_text="searched")).to_have_count(1)
+
+    # regenerate from the relevant passages, then edit the answer: the diff shows
+    answer = page.locator("#t0-answer")
+    before = answer.input_value()
+    first.get_by_role("button", name="Regenerate").click()
+    expect(answer).not_to_have_value(before, timeout=20_000)
+    expect(page.locator("#stream-state")).to_have_text("Answer stored.")
+    generated = answer.input_value()
+    assert generated
+    answer.fill("Checked: " + generated)
+    expect(first.locator(".diff ins")).to_have_text("Checked: ")
+    expect(first.locator(".answer-view mark.copied").first).to_be_visible()
+    expect(first.locator(".answer-view .support").first).to_be_visible()
+
+    # enrichments
+    first.locator('input[data-enrichment="answerability"][value="ANSWERABLE"]').check()
+    first.locator('input[data-enrichment="Multi-Turn"][value="Follow-up"]').check()
+    expect(first.locator(".enrich-hint")).to_be_hidden()
+
+    ask(page, QUESTIONS[1], 2)
+    ask(page, QUESTIONS[2], 3)
+    expect(page.locator("#save-state")).to_have_text("All changes saved", timeout=10_000)
+
+    item_id = page.url.split("/")[-1]
+    stored = get_item(ws, demo, item_id)
+    assert [t.query for t in stored.turns] == list(QUESTIONS)
+    t0 = stored.turns[0]
+    assert t0.answer == "Checked: " + generated and t0.original_answer == generated
+    assert t0.enrichments == {"answerability": ["ANSWERABLE"], "Multi-Turn": ["Follow-up"]}
+    assert sorted(e.origin for e in t0.evidence) == ["retrieved"] * 3 + ["searched"]
+    assert {e.label for e in t0.evidence} == {"relevant", "irrelevant", "distracting"}
+
+    page.reload()
+    expect(page.locator("#turns .turn")).to_have_count(3)
+    first = page.locator('.turn[data-turn="0"]')
+    expect(page.locator("#t0-answer")).to_have_value("Checked: " + generated)
+    expect(first.locator(".diff ins")).to_have_text("Checked: ")
+    expect(first.locator(".passage.marked-relevant")).to_have_count(2)
+    expect(first.locator(".passage.marked-irrelevant")).to_have_count(1)
+    expect(
+        first.locator('input[data-enrichment="answerability"][value="ANSWERABLE"]')
+    ).to_be_checked()
+    expect(page.locator("#restore-banner")).to_be_hidden()
+    expect(page.locator("#findings")).to_contain_text("turn 2")

@@ -1,0 +1,94 @@
+"""Experiments in the real Chromium: create keyword vs hybrid on the demo project, watch the
+progress, open the compare page and a drill-down."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from assay.anchoring import EvidenceIn
+from assay.annotation import ItemIn, TurnIn, create_item, set_status
+from assay.demo import gold_items, open_demo
+from assay.documents import get_document_by_name
+from assay.workspace import Workspace
+from tests.conftest import LiveServer
+
+pytestmark = pytest.mark.browser
+
+
+def accepted_demo_items(ws: Workspace, count: int = 6) -> None:
+    project, _ = open_demo(ws)
+    for gold in gold_items()[:count]:
+        evidence = [
+            EvidenceIn(
+                doc_id=get_document_by_name(ws, project, e["document"]).id,
+                text=e["text"],
+                label=e["label"],
+                group=e.get("group"),
+            )
+            for e in gold["evidence"]
+        ]
+        turn = TurnIn(
+            query=gold["query"],
+            query_type=gold["query_type"],
+            answer=gold["answer"],
+            evidence=evidence,
+        )
+        item = create_item(ws, project, ItemIn(turns=[turn]))
+        set_status(ws, project, item.id, "accepted", item.version)
+
+
+def test_keyword_against_hybrid_from_the_page(
+    page: Page, ws: Workspace, live_server: LiveServer
+) -> None:
+    accepted_demo_items(ws)
+    page.goto(live_server.url + "/projects/demo/experiments")
+    expect(page.get_by_text("No experiments yet")).to_be_visible()
+    page.get_by_label("Name", exact=True).first.fill("keyword vs hybrid")
+    page.get_by_label("Mode", exact=True).select_option("rag")
+    expect(page.get_by_label("Metrics")).to_have_value(
+        "retrieval_recall, retrieval_ndcg, nDCG@10, token_f1, rouge_l"
+    )
+    expect(page.get_by_label("Retriever of pipeline 1")).to_have_value("keyword")
+    expect(page.get_by_label("Retriever of pipeline 2")).to_have_value("hybrid")
+    page.get_by_label("Embedder of pipeline 2").select_option("hashing")
+    page.get_by_role("button", name="Create and run").click()
+
+    expect(page.locator("h1")).to_have_text("keyword vs hybrid")
+    # progress arrives through server-sent events until the run is over
+    expect(page.locator("#run-state")).to_have_text("done", timeout=30_000)
+    expect(page.locator("#run-counts")).to_have_text("12 of 12 done, 0 errors (100%)")
+    page.get_by_role("button", name="Show the results").click()
+
+    table = page.locator("#aggregate-table")
+    expect(table.locator("thead th")).to_have_text(["Metric", "keyword", "hybrid"])
+    expect(table.locator("tbody tr").first.locator("th")).to_have_text("retrieval_recall")
+    expect(page.locator("#plots svg").first).to_be_visible()
+    expect(page.locator("#type-table")).to_contain_text("fact_single")
+    expect(page.locator("#task-table tbody tr")).to_have_count(6)
+
+    first = page.locator("#task-table tbody tr").first.get_by_role("link")
+    query = first.inner_text().rstrip("…")
+    first.click()
+    expect(page.locator("#task-query")).to_contain_text(query)
+    expect(page.locator("#gold blockquote").first).to_be_visible()
+    results = page.locator(".pipeline-result")
+    expect(results).to_have_count(2)
+    expect(results.first.locator("h2")).to_have_text("keyword")
+    expect(results.first.locator(".exp-retrieved li").first).to_be_visible()
+    expect(page.locator(".exp-retrieved li.hit").first).to_be_visible()
+    expect(results.first.locator(".diff")).to_be_visible()
+
+
+def test_cancel_and_resume_buttons(page: Page, ws: Workspace, live_server: LiveServer) -> None:
+    from assay.experiments import create_experiment
+
+    accepted_demo_items(ws, 4)
+    project, _ = open_demo(ws)
+    create_experiment(ws, project, "later", pipelines=["keyword"], mode="retrieval")
+    page.goto(live_server.url + "/projects/demo/experiments")
+    page.get_by_role("link", name="later").click()
+    expect(page.locator("#run-state")).to_have_text("pending")
+    page.get_by_role("button", name="Resume").click()
+    expect(page.locator("#run-state")).to_have_text("done", timeout=30_000)
+    expect(page.locator("#run-counts")).to_have_text("4 of 4 done, 0 errors (100%)")

@@ -1,0 +1,104 @@
+"""The import and export page in the real Chromium: export the native zip, download it, import
+it into a new project, read the report; replacing asks for a second click."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from assay.anchoring import EvidenceIn
+from assay.annotation import ItemIn, TurnIn, create_item, list_items
+from assay.documents import count_documents
+from assay.formats import get_format
+from assay.ingest import ingest_bytes
+from assay.models import Project
+from assay.projects import create_project, get_project
+from assay.workspace import Workspace
+from tests.conftest import LiveServer
+
+pytestmark = pytest.mark.browser
+
+PAYLOAD = "<img src=x onerror=window.__xss=1>"
+
+
+def fill(ws: Workspace, project: Project) -> None:
+    doc = ingest_bytes(ws, project, "policy.txt", b"Hotels are refunded up to 140 euros.\n")
+    create_item(
+        ws,
+        project,
+        ItemIn(
+            turns=[
+                TurnIn(
+                    query=f"Hotel refund? {PAYLOAD}",
+                    answer="140 euros",
+                    evidence=[EvidenceIn(doc_id=doc.id, text="refunded up to 140 euros")],
+                )
+            ]
+        ),
+    )
+
+
+def test_export_download_and_import_into_a_new_project(
+    page: Page, ws: Workspace, project: Project, live_server: LiveServer, tmp_path: Path
+) -> None:
+    fill(ws, project)
+    page.goto(f"{live_server.url}/projects/test/transfer")
+    expect(page.get_by_role("heading", name="Import & export", level=1)).to_be_visible()
+    export = page.locator("#export")
+    export.get_by_label("Format").select_option("autorag")
+    expect(page.locator("#export-format-help")).to_contain_text("qa.parquet")
+    expect(page.locator("#export-chunking")).to_be_enabled()
+    export.get_by_label("Format").select_option("native")
+    expect(page.locator("#export-chunking")).to_be_disabled()
+    page.get_by_role("button", name="Start the export").click()
+    link = page.locator("#export-download")
+    expect(link).to_be_visible()
+    expect(link).to_have_text("Download test-native.zip")
+    expect(page.locator("#export-status")).to_contain_text("1 item(s)")
+    with page.expect_download() as info:
+        link.click()
+    saved = tmp_path / "downloaded.zip"
+    info.value.save_as(saved)
+    assert info.value.suggested_filename == "test-native.zip"
+    assert len(list(get_format("native").read(saved).items)) == 1
+
+    create_project(ws, "fresh")
+    page.goto(f"{live_server.url}/projects/fresh/transfer")
+    page.locator("#import-file").set_input_files(str(saved))
+    page.locator("#import-format").select_option("native")
+    page.get_by_role("button", name="Start the import").click()
+    report = page.locator("#import-report")
+    expect(report).to_contain_text("Imported into “fresh”")
+    expect(report.locator("table")).to_contain_text("item")
+    expect(page.locator("#import-job")).to_have_class(re.compile(r"\bok\b"))
+    fresh = get_project(ws, "fresh")
+    assert list_items(ws, fresh)[0] == 1 and count_documents(ws, fresh) == 1
+
+    # Replacing asks for a second click; the first one changes nothing.
+    page.get_by_label("Replace the project's whole content with the file's").check()
+    button = page.locator("#import-start")
+    button.click()
+    expect(button).to_have_text("Click again within 3 s to replace the project's content")
+    expect(button).to_have_text("Start the import", timeout=6000)
+    button.click()
+    button.click()
+    expect(report).to_contain_text("Imported into “fresh”")
+    assert list_items(ws, get_project(ws, "fresh"))[0] == 1
+    assert page.evaluate("window.__xss") is None
+
+
+def test_a_bad_file_shows_the_error(
+    page: Page, ws: Workspace, project: Project, live_server: LiveServer, tmp_path: Path
+) -> None:
+    bad = tmp_path / "broken.zip"
+    bad.write_bytes(b"not a zip")
+    page.goto(f"{live_server.url}/projects/test/transfer")
+    page.locator("#import-file").set_input_files(str(bad))
+    page.get_by_role("button", name="Start the import").click()
+    status = page.locator("#import-status")
+    expect(status).to_contain_text("not a readable zip file")
+    expect(status).to_contain_text("Nothing was changed.")
+    expect(page.locator("#import-job")).to_have_class(re.compile(r"\berror\b"))

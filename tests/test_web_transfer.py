@@ -1,0 +1,244 @@
+"""Import and export jobs through the web API (TestClient, real workspace, real files)."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from assay.anchoring import EvidenceIn
+from assay.annotation import ItemIn, TurnIn, create_item, list_items
+from assay.documents import count_documents
+from assay.formats import get_format
+from assay.ingest import ingest_bytes
+from assay.models import Project
+from assay.projects import get_project, list_projects
+from assay.settings import Settings
+from assay.transfer import export_bundle
+from assay.web import create_app
+from assay.workspace import Workspace
+
+POLICY = "Travel policy.\n\nHotels are refunded up to 140 euros per night.\nTaxis only at night.\n"
+
+
+def client_for(ws: Workspace) -> TestClient:
+    client = TestClient(create_app(ws))
+    client.get("/")
+    client.headers["X-CSRF-Token"] = client.cookies["assay_csrf"]
+    return client
+
+
+def fill(ws: Workspace, project: Project) -> None:
+    doc = ingest_bytes(ws, project, "policy.txt", POLICY.encode())
+    create_item(
+        ws,
+        project,
+        ItemIn(
+            turns=[
+                TurnIn(
+                    query="How much is a hotel night?",
+                    answer="Up to 140 euros.",
+                    evidence=[EvidenceIn(doc_id=doc.id, text="refunded up to 140 euros")],
+                )
+            ]
+        ),
+    )
+
+
+def wait(client: TestClient, job: dict[str, Any]) -> dict[str, Any]:
+    """Poll the job until it ends (a generous bound only guards against a hung thread)."""
+    url = job["events"].removesuffix("/events")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        data: dict[str, Any] = client.get(url).json()
+        if data["state"] != "running":
+            return data
+        time.sleep(0.05)
+    raise AssertionError(f"job {job['id']} did not end")
+
+
+def events(client: TestClient, job: dict[str, Any]) -> list[dict[str, Any]]:
+    found = []
+    with client.stream("GET", job["events"]) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for line in response.iter_lines():
+            if line.startswith("data: "):
+                found.append(json.loads(line[6:]))
+    return found
+
+
+@pytest.fixture
+def client(ws: Workspace, project: Project) -> TestClient:
+    fill(ws, project)
+    return client_for(ws)
+
+
+def test_export_job_streams_progress_and_offers_a_readable_file(
+    client: TestClient, ws: Workspace, tmp_path: Path
+) -> None:
+    formats = {f["name"]: f for f in client.get("/api/formats").json()}
+    assert formats["autorag"]["folder"] and formats["autorag"]["chunking"]
+    assert not formats["native"]["folder"]
+
+    started = client.post("/api/projects/test/transfer/exports", json={"format": "native"})
+    assert started.status_code == 202
+    stream = events(client, started.json())
+    assert stream[-1]["state"] == "done" and stream[-1]["result"]["items"] == 1
+    download = client.get(stream[-1]["download"])
+    assert download.status_code == 200
+    assert "test-native.zip" in download.headers["content-disposition"]
+    path = tmp_path / "out.zip"
+    path.write_bytes(download.content)
+    bundle = get_format("native").read(path)
+    assert [i.turns[0].query for i in bundle.items] == ["How much is a hotel night?"]
+    assert (ws.settings.home / "exports" / started.json()["id"] / "test-native.zip").is_file()
+
+    folder = client.post("/api/projects/test/transfer/exports", json={"format": "autorag"})
+    done = wait(client, folder.json())
+    assert done["state"] == "done" and done["filename"] == "test-autorag.zip"
+    archive = zipfile.ZipFile(io.BytesIO(client.get(done["download"]).content))
+    archive.extractall(tmp_path / "unzipped")
+    read = get_format("autorag").read(tmp_path / "unzipped" / "test-autorag")
+    assert len(list(read.items)) == 1
+
+    listed = client.get("/api/projects/test/transfer/jobs").json()
+    assert {j["id"] for j in listed} == {started.json()["id"], folder.json()["id"]}
+    page = client.get("/projects/test/transfer")
+    assert page.status_code == 200 and "test-autorag.zip" in page.text
+
+
+def test_export_refuses_unknown_names(client: TestClient) -> None:
+    bad_format = client.post("/api/projects/test/transfer/exports", json={"format": "nope"})
+    assert bad_format.status_code == 422 and "choose one of" in bad_format.json()["detail"]
+    bad_chunking = client.post(
+        "/api/projects/test/transfer/exports", json={"format": "beir", "chunking": "nope"}
+    )
+    assert bad_chunking.status_code == 404
+    bad_status = client.post(
+        "/api/projects/test/transfer/exports", json={"format": "csv", "statuses": ["odd"]}
+    )
+    assert bad_status.status_code == 422
+    assert client.get("/api/projects/test/transfer/jobs/unknown").status_code == 404
+
+
+def native_file(ws: Workspace, project: Project, tmp_path: Path) -> bytes:
+    path = tmp_path / "export.zip"
+    get_format("native").write(export_bundle(ws, project), path)
+    return path.read_bytes()
+
+
+def test_import_job_reports_what_it_did(
+    client: TestClient, ws: Workspace, project: Project, tmp_path: Path
+) -> None:
+    data = native_file(ws, project, tmp_path)
+    started = client.post(
+        "/api/projects/test/transfer/imports",
+        files={"file": ("export.zip", data)},
+        data={"format": "native", "project": "copy"},
+    )
+    assert started.status_code == 202
+    done = wait(client, started.json())
+    assert done["state"] == "done", done["message"]
+    assert done["result"]["project"] == "copy"
+    items = done["result"]["summary"]["item"]
+    assert items["imported"] + items["flagged"] == 1 and items["skipped"] == 0
+    copy = get_project(ws, "copy")
+    assert list_items(ws, copy)[0] == 1 and count_documents(ws, copy) == 1
+    assert not any((ws.settings.home / "imports").iterdir())  # the upload is cleaned up
+
+    again = client.post(
+        "/api/projects/test/transfer/imports",
+        files={"file": ("export.zip", data)},
+        data={"format": "native", "project": "copy", "lenient": "true"},
+    )
+    report = wait(client, again.json())["result"]
+    assert report["noted"] and report["noted_total"] >= 1
+    assert {n["status"] for n in report["noted"]} <= {"skipped", "flagged"}
+
+
+def test_bad_files_fail_clearly_and_change_nothing(
+    client: TestClient, ws: Workspace, project: Project
+) -> None:
+    before = (count_documents(ws, project), list_items(ws, project)[0], len(list_projects(ws)))
+    broken = client.post(
+        "/api/projects/test/transfer/imports",
+        files={"file": ("broken.zip", b"not a zip at all")},
+        data={"format": "native"},
+    )
+    failed = wait(client, broken.json())
+    assert failed["state"] == "failed" and "not a readable zip" in failed["message"]
+
+    parquet = client.post(
+        "/api/projects/test/transfer/imports",
+        files={"file": ("qa.parquet", b"PAR1 nonsense")},
+        data={"format": "autorag"},
+    )
+    assert "upload a zip of the folder" in wait(client, parquet.json())["message"]
+
+    unknown = client.post(
+        "/api/projects/test/transfer/imports",
+        files={"file": ("a.csv", b"x")},
+        data={"format": "excel"},
+    )
+    assert unknown.status_code == 422
+    after = (count_documents(ws, project), list_items(ws, project)[0], len(list_projects(ws)))
+    assert after == before
+
+
+def test_replace_needs_confirmation(
+    client: TestClient, ws: Workspace, project: Project, tmp_path: Path
+) -> None:
+    data = native_file(ws, project, tmp_path)
+    refused = client.post(
+        "/api/projects/test/transfer/imports",
+        files={"file": ("export.zip", data)},
+        data={"format": "native", "replace": "true"},
+    )
+    assert refused.status_code == 422 and "confirm=replace" in refused.json()["detail"]
+    confirmed = client.post(
+        "/api/projects/test/transfer/imports",
+        files={"file": ("export.zip", data)},
+        data={"format": "native", "replace": "true", "confirm": "replace"},
+    )
+    assert wait(client, confirmed.json())["state"] == "done"
+    assert list_items(ws, get_project(ws, "test"))[0] == 1
+
+
+def test_zip_entries_outside_the_folder_are_refused(
+    client: TestClient, ws: Workspace, tmp_path: Path
+) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("data/qa.parquet", b"x")
+        zf.writestr("../../escaped.parquet", b"x")
+    started = client.post(
+        "/api/projects/test/transfer/imports",
+        files={"file": ("dataset.zip", buffer.getvalue())},
+        data={"format": "autorag"},
+    )
+    failed = wait(client, started.json())
+    assert failed["state"] == "failed" and "unsafe entry name" in failed["message"]
+    assert not list(ws.settings.home.parent.rglob("escaped.parquet"))
+
+
+def test_the_upload_limit_is_enforced(tmp_path: Path) -> None:
+    ws = Workspace.open(Settings(home=tmp_path / "small", max_file_mb=0.001))
+    try:
+        from assay.projects import create_project
+
+        create_project(ws, "p")
+        client = client_for(ws)
+        response = client.post(
+            "/api/projects/p/transfer/imports",
+            files={"file": ("big.zip", b"x" * 30_000)},
+            data={"format": "native"},
+        )
+        assert response.status_code == 413 and "import limit" in response.json()["detail"]
+    finally:
+        ws.close()
