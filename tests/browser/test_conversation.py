@@ -4,14 +4,19 @@ enrichments, and a reload that finds everything intact."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from assay.annotation import get_item
 from assay.demo import open_demo
+from assay.formats import get_format
 from assay.models import Project
+from assay.projects import create_project, get_project
+from assay.transfer import export_bundle
 from assay.workspace import Workspace
 from tests.conftest import LiveServer
 
@@ -48,7 +53,7 @@ def ask(page: Page, question: str, count: int) -> None:
 
 
 def test_three_turn_conversation_survives_a_reload(
-    page: Page, ws: Workspace, demo: Project, server: LiveServer
+    page: Page, ws: Workspace, demo: Project, server: LiveServer, tmp_path: Path
 ) -> None:
     page.on("dialog", lambda dialog: dialog.accept())
     page.goto(server.url + "/projects/demo/conversations/new")
@@ -130,3 +135,23 @@ def test_three_turn_conversation_survives_a_reload(
     ).to_be_checked()
     expect(page.locator("#restore-banner")).to_be_hidden()
     expect(page.locator("#findings")).to_contain_text("turn 2")
+
+    # RAGAPHENE JSON out of the page, into a new project through the page, and back out: equal.
+    page.goto(server.url + "/projects/demo/transfer")
+    page.locator("#export").get_by_label("Format").select_option("ragaphene")
+    page.get_by_role("button", name="Start the export").click()
+    link = page.locator("#export-download")
+    expect(link).to_be_visible(timeout=20_000)
+    with page.expect_download() as info:
+        link.click()
+    exported = tmp_path / "conversation.json"
+    info.value.save_as(exported)
+    create_project(ws, "copy")
+    page.goto(server.url + "/projects/copy/transfer")
+    page.locator("#import-file").set_input_files(str(exported))
+    page.locator("#import-format").select_option("ragaphene")
+    page.get_by_role("button", name="Start the import").click()
+    expect(page.locator("#import-report")).to_contain_text("Imported into “copy”", timeout=20_000)
+    again = tmp_path / "again.json"
+    get_format("ragaphene").write(export_bundle(ws, get_project(ws, "copy")), again)
+    assert json.loads(again.read_text()) == json.loads(exported.read_text())
