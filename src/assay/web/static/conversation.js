@@ -106,48 +106,16 @@
     renderHints();
   }
 
-  function saveNow() {
-    clearTimeout(state.timer);
-    if (state.streaming || state.conflict || !state.dirty || !state.id) return state.saving || Promise.resolve();
-    if (state.saving) return state.saving.then(() => saveNow());
-    state.dirty = false;
-    setSaveState("saving");
-    state.saving = api("PUT", base + "/conversations/" + encodeURIComponent(state.id),
-      { version: state.version, item: clone(state.data) }).then((payload) => {
-      applySaved(payload);
-      state.failed = false;
-      state.retries = 0;
-      if (state.dirty) storeDraft(); else { dropDraft(state.id); setSaveState("saved"); }
-    }, (err) => {
-      state.dirty = true;
-      storeDraft();
-      if (err.status === 409 && err.body && err.body.current) openConflict(err.body);
-      else if (err.status && err.status < 500) { state.failed = true; setSaveState("error", err.message); }
-      else {
-        state.failed = true;
-        const delay = Math.min(30000, 1000 * 2 ** state.retries);
-        state.retries += 1;
-        setSaveState("retrying");
-        state.timer = setTimeout(saveNow, delay);
-      }
-    }).finally(() => {
-      state.saving = null;
-      if (state.dirty && !state.conflict && !state.failed) state.timer = setTimeout(saveNow, 50);
-    });
-    return state.saving;
-  }
-
-  async function flush() {
-    for (let round = 0; round < 20; round += 1) {
-      if (state.conflict) return false;
-      if (state.saving) { await state.saving; continue; }
-      if (!state.dirty || !state.id) return true;
-      state.failed = false;
-      await saveNow();
-      if (state.failed) return false;
-    }
-    return !state.dirty;
-  }
+  const { saveNow, flush } = window.assay.autosaver(state, {
+    ready: () => Boolean(state.id) && !state.streaming,
+    request: () => api("PUT", base + "/conversations/" + encodeURIComponent(state.id),
+      { version: state.version, item: clone(state.data) }),
+    saved: applySaved,
+    storeDraft,
+    dropDraft,
+    setSaveState,
+    openConflict: (body) => openConflict(body),
+  });
 
   window.addEventListener("beforeunload", (event) => {
     if ((state.dirty && state.id) || state.saving || state.conflict || state.streaming) {

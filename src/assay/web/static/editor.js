@@ -129,63 +129,32 @@
     renderFindings();
   }
 
-  function saveNow() {
-    clearTimeout(state.timer);
-    if (state.conflict || !state.dirty) return state.saving || Promise.resolve();
-    if (state.saving) return state.saving.then(() => saveNow());
-    state.dirty = false;
-    setSaveState("saving");
+  // The request of one save: the first save of a new item creates it (and its URL).
+  function saveRequest() {
     const body = clone(state.data);
-    const wasNew = !state.id;
-    const request = wasNew
-      ? api("POST", base + "/items", body)
-      : api("PUT", base + "/items/" + encodeURIComponent(state.id), { version: state.version, item: body });
-    state.saving = request.then((payload) => {
-      applySaved(payload);
-      if (wasNew) {
-        dropDraft(null);
-        const url = "/projects/" + encodeURIComponent(cfg.project) + "/items/" + encodeURIComponent(state.id);
-        history.replaceState(null, "", url);
-        const next = document.querySelector('form.lang input[name="next"]');
-        if (next) next.value = url;
-        $("editor-title").textContent = t("items.editor.title");
-      }
-      state.failed = false;
-      state.retries = 0;
-      if (state.dirty) storeDraft(); else { dropDraft(state.id); setSaveState("saved"); }
-    }, (err) => {
-      state.dirty = true;
-      storeDraft();
-      if (err.status === 409 && err.body && err.body.current) {
-        openConflict(err.body);
-      } else if (err.status && err.status < 500) {
-        state.failed = true;
-        setSaveState("error", err.message);
-      } else {
-        state.failed = true;
-        const delay = Math.min(30000, 1000 * 2 ** state.retries);
-        state.retries += 1;
-        setSaveState("retrying");
-        state.timer = setTimeout(saveNow, delay);
-      }
-    }).finally(() => {
-      state.saving = null;
-      if (state.dirty && !state.conflict && !state.failed) state.timer = setTimeout(saveNow, 50);
+    if (state.id) {
+      return api("PUT", base + "/items/" + encodeURIComponent(state.id), { version: state.version, item: body });
+    }
+    return api("POST", base + "/items", body).then((payload) => {
+      dropDraft(null);
+      const url = "/projects/" + encodeURIComponent(cfg.project) + "/items/" + encodeURIComponent(payload.item.id);
+      history.replaceState(null, "", url);
+      const next = document.querySelector('form.lang input[name="next"]');
+      if (next) next.value = url;
+      $("editor-title").textContent = t("items.editor.title");
+      return payload;
     });
-    return state.saving;
   }
 
-  async function flush() {
-    for (let round = 0; round < 20; round += 1) {
-      if (state.conflict) return false;
-      if (state.saving) { await state.saving; continue; }
-      if (!state.dirty) return true;
-      state.failed = false;
-      await saveNow();
-      if (state.failed) return false;
-    }
-    return !state.dirty;
-  }
+  const { saveNow, flush } = window.assay.autosaver(state, {
+    ready: () => true,
+    request: saveRequest,
+    saved: applySaved,
+    storeDraft,
+    dropDraft,
+    setSaveState,
+    openConflict: (body) => openConflict(body),
+  });
 
   window.addEventListener("beforeunload", (event) => {
     if (state.dirty || state.saving || state.conflict) {
