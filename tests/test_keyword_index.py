@@ -343,3 +343,14 @@ def test_arbitrary_queries_never_raise(english: KeywordIndex, query: str) -> Non
     for hit in hits:
         for start, end in hit.highlights:
             assert 0 <= start < end <= len(hit.snippet)
+
+
+def test_stop_words_are_not_highlighted_when_the_query_has_other_words(tmp_path: Path) -> None:
+    index = KeywordIndex(tmp_path / "hl", "en")
+    text = "How long are the recordings kept and who can see them?"
+    index.update([IndexedDocument("d", "f", (ChunkText("d#0", "d", 0, len(text), text),))])
+    hit = index.search("how long are recordings kept", 1)[0]
+    marked = {hit.snippet[s:e].lower() for s, e in hit.highlights}
+    assert marked == {"long", "recordings", "kept"}
+    only_stop = index.search("who are", 1)[0]
+    assert {only_stop.snippet[s:e].lower() for s, e in only_stop.highlights} == {"are", "who"}

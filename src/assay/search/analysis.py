@@ -87,6 +87,32 @@ def query_terms(analyzer: tantivy.TextAnalyzer, query: str) -> list[str]:
     return list(terms)
 
 
+# Words too common to be worth highlighting (ranking still counts them, BM25 weights them low).
+HIGHLIGHT_STOP_WORDS: dict[str, frozenset[str]] = {
+    "en": frozenset(
+        """a an and are as at be by can do does for from has have how i in is it its of on or
+        that the their there this to was what when where which who why will with""".split()
+    ),
+    "de": frozenset(
+        """am an auf aus bei das dem den der des die ein eine einem einen einer es für hat im in
+        ist mit nach nicht oder sich sie sind über um und von vor was wer wie wird wo zu zum
+        zur""".split()
+    ),
+}
+
+
+def highlight_terms(analyzer: tantivy.TextAnalyzer, terms: list[str], language: str) -> set[str]:
+    """The query terms worth marking in a snippet: stop words are left out, unless the query
+    has nothing else."""
+    stop = {
+        term
+        for word in HIGHLIGHT_STOP_WORDS.get(language, frozenset())
+        for term in analyzer.analyze(word)
+    }
+    kept = {term for term in terms if term not in stop}
+    return kept or set(terms)
+
+
 @dataclass(frozen=True, slots=True)
 class _Match:
     term: str

@@ -38,7 +38,7 @@ import numpy as np
 from assay.embeddings import Embedder
 from assay.errors import Conflict, InvalidInput
 from assay.models import Hit, IndexedDocument
-from assay.search.analysis import build_analyzer, make_snippet, query_terms
+from assay.search.analysis import build_analyzer, highlight_terms, make_snippet, query_terms
 
 FORMAT = 1
 MANIFEST = "assay-dense.json"
@@ -124,6 +124,7 @@ class DenseIndex:
         self.path = Path(path)
         self.embedder = embedder
         self.lock_timeout = lock_timeout
+        self._language = language
         self._analyzer = build_analyzer(language)
         self._segments: dict[int, _Segment] = {}
         self._manifest: _Manifest | None = None
@@ -360,7 +361,7 @@ class DenseIndex:
                 (float(scores[row]), position, int(row)) for row in top if scores[row] > -np.inf
             )
         candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
-        terms = set(query_terms(self._analyzer, query))
+        terms = highlight_terms(self._analyzer, query_terms(self._analyzer, query), self._language)
         hits: list[Hit] = []
         for rank, (score, position, row) in enumerate(candidates[:k], start=1):
             segment = self._segment(manifest.segments[position][0])

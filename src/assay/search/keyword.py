@@ -21,7 +21,13 @@ import tantivy
 
 from assay.errors import Conflict, InvalidInput
 from assay.models import Hit, IndexedDocument
-from assay.search.analysis import build_analyzer, make_snippet, query_terms, snowball_name
+from assay.search.analysis import (
+    build_analyzer,
+    highlight_terms,
+    make_snippet,
+    query_terms,
+    snowball_name,
+)
 
 FORMAT = 1
 """Bumped whenever the schema or the analyzer changes; an index of another format is rebuilt."""
@@ -191,7 +197,7 @@ class KeywordIndex:
             for term in terms
         ]
         found = searcher.search(tantivy.Query.boolean_query(term_queries), limit, count=False)
-        term_set = set(terms)
+        term_set = highlight_terms(self._analyzer, terms, self.language)
         hits: list[Hit] = []
         for rank, (score, address) in enumerate(found.hits, start=1):
             fields = searcher.doc(address)
