@@ -187,6 +187,9 @@ class KeywordIndex:
         terms = query_terms(self._analyzer, query)
         if not terms:
             return []
+        # Question words ("how", "is", "wie", "ist") would otherwise outvote the content words
+        # in long chunks; they count only when the query has nothing else.
+        terms = sorted(highlight_terms(self._analyzer, terms, self.language), key=terms.index)
         self._index.reload()
         searcher = self._index.searcher()
         limit = min(k, searcher.num_docs)
@@ -197,7 +200,7 @@ class KeywordIndex:
             for term in terms
         ]
         found = searcher.search(tantivy.Query.boolean_query(term_queries), limit, count=False)
-        term_set = highlight_terms(self._analyzer, terms, self.language)
+        term_set = set(terms)
         hits: list[Hit] = []
         for rank, (score, address) in enumerate(found.hits, start=1):
             fields = searcher.doc(address)
