@@ -9,7 +9,9 @@
 
   function autosaver(state, hooks) {
     // hooks: ready() → may a save start now; request() → Promise of the saved payload;
-    // saved(payload); storeDraft(); dropDraft(id); setSaveState(kind, detail); openConflict(body)
+    // saved(payload); storeDraft(); dropDraft(id); setSaveState(kind, detail);
+    // openConflict(body); render() → redraw from state.data; draftKey(id) → the local draft's
+    // storage key; offerRestore() → show the banner that offers a local draft back
     function saveNow() {
       clearTimeout(state.timer);
       if (state.conflict || !state.dirty || !hooks.ready()) return state.saving || Promise.resolve();
@@ -56,7 +58,36 @@
       return !state.dirty;
     }
 
-    return { saveNow, flush };
+    // The conflict dialog's two ways out. Neither loses anything: "keep mine" saves over the
+    // stored version (which stays in the item's history); "take theirs" loads the stored
+    // version and keeps mine in this browser, offered back as a draft.
+    function wireConflictDialog(dialog, mineButton, theirsButton) {
+      const close = () => { state.conflict = null; dialog.close(); };
+      dialog.addEventListener("cancel", (event) => event.preventDefault());
+      mineButton.addEventListener("click", () => {
+        state.version = state.conflict.current.version;
+        close();
+        state.dirty = true;
+        saveNow();
+      });
+      theirsButton.addEventListener("click", () => {
+        const body = state.conflict;
+        const mine = state.data;
+        close();
+        state.data = JSON.parse(JSON.stringify(body.current_input));
+        hooks.saved({ item: body.current, findings: body.findings, documents: body.documents });
+        state.dirty = false;
+        hooks.render();
+        hooks.setSaveState("saved");
+        try {
+          localStorage.setItem(hooks.draftKey(state.id), JSON.stringify(
+            { data: mine, version: state.version, at: new Date().toISOString() }));
+        } catch (_) { /* storage full or off: the dialog showed both versions */ }
+        hooks.offerRestore();
+      });
+    }
+
+    return { saveNow, flush, wireConflictDialog };
   }
 
   window.assay.autosaver = autosaver;

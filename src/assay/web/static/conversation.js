@@ -106,7 +106,7 @@
     renderHints();
   }
 
-  const { saveNow, flush } = window.assay.autosaver(state, {
+  const { saveNow, flush, wireConflictDialog } = window.assay.autosaver(state, {
     ready: () => Boolean(state.id) && !state.streaming,
     request: () => api("PUT", base + "/conversations/" + encodeURIComponent(state.id),
       { version: state.version, item: clone(state.data) }),
@@ -115,6 +115,9 @@
     dropDraft,
     setSaveState,
     openConflict: (body) => openConflict(body),
+    render: () => renderAll(),
+    draftKey,
+    offerRestore: () => offerRestore(),
   });
 
   window.addEventListener("beforeunload", (event) => {
@@ -151,29 +154,7 @@
     if (!$("conflict").open) $("conflict").showModal();
   }
 
-  function closeConflict() { state.conflict = null; $("conflict").close(); }
-
-  $("conflict").addEventListener("cancel", (event) => event.preventDefault());
-  $("conflict-mine-button").addEventListener("click", () => {
-    state.version = state.conflict.current.version;
-    closeConflict();
-    state.dirty = true;
-    saveNow();
-  });
-  $("conflict-theirs-button").addEventListener("click", () => {
-    const body = state.conflict;
-    const mine = state.data;
-    closeConflict();
-    state.data = clone(body.current_input);
-    applySaved({ item: body.current, findings: body.findings, documents: body.documents });
-    state.dirty = false;
-    renderAll();
-    setSaveState("saved");
-    try {   // yours stays in this browser and is offered back, so nothing is lost
-      localStorage.setItem(draftKey(state.id), JSON.stringify({ data: mine, version: state.version, at: new Date().toISOString() }));
-    } catch (_) { /* ignore */ }
-    offerRestore();
-  });
+  wireConflictDialog($("conflict"), $("conflict-mine-button"), $("conflict-theirs-button"));
 
   // ------------------------------------------------------------ passages of a turn
 

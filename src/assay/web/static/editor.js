@@ -146,7 +146,7 @@
     });
   }
 
-  const { saveNow, flush } = window.assay.autosaver(state, {
+  const { saveNow, flush, wireConflictDialog } = window.assay.autosaver(state, {
     ready: () => true,
     request: saveRequest,
     saved: applySaved,
@@ -154,6 +154,9 @@
     dropDraft,
     setSaveState,
     openConflict: (body) => openConflict(body),
+    render: () => fillForm(),
+    draftKey,
+    offerRestore: () => offerRestore(),
   });
 
   window.addEventListener("beforeunload", (event) => {
@@ -193,34 +196,7 @@
     if (!dialog.open) dialog.showModal();
   }
 
-  function closeConflict() {
-    state.conflict = null;
-    $("conflict").close();
-  }
-
-  $("conflict").addEventListener("cancel", (event) => event.preventDefault());
-  $("conflict-mine-button").addEventListener("click", () => {
-    state.version = state.conflict.current.version;
-    closeConflict();
-    state.dirty = true;
-    saveNow();
-  });
-  $("conflict-theirs-button").addEventListener("click", () => {
-    const body = state.conflict;
-    const mine = state.data;
-    closeConflict();
-    state.data = clone(body.current_input);
-    applySaved({ item: body.current, findings: body.findings, documents: body.documents });
-    state.dirty = false;
-    fillForm();
-    setSaveState("saved");
-    // Yours is kept in this browser and offered back, so taking theirs loses nothing either.
-    try {
-      localStorage.setItem(draftKey(state.id), JSON.stringify(
-        { data: mine, version: state.version, at: new Date().toISOString() }));
-    } catch (_) { /* ignore */ }
-    offerRestore();
-  });
+  wireConflictDialog($("conflict"), $("conflict-mine-button"), $("conflict-theirs-button"));
 
   // ------------------------------------------------------------ the form
 
