@@ -7,11 +7,13 @@ import shutil
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from assay.models import Project
 from assay.projects import create_project
@@ -54,7 +56,7 @@ def project(ws: Workspace) -> Project:
 def shared_fixtures() -> Path:
     folder = SHARED / "fixtures"
     if not folder.is_dir():
-        pytest.skip(f"conformance fixtures not found at {folder} (a plain clone has no ../shared)")
+        missing(f"conformance fixtures not found at {folder} (a plain clone has no ../shared)")
     return folder
 
 
@@ -64,6 +66,32 @@ def postgres_url() -> str:
     if not url:
         missing("no PostgreSQL server: set ASSAY_TEST_POSTGRES_URL (make test starts one)")
     return url
+
+
+@pytest.fixture
+def pg_ws(tmp_path: Path, postgres_url: str) -> Iterator[Workspace]:
+    """A workspace on a fresh database of the test PostgreSQL server (dropped afterwards)."""
+    admin = sa.create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    name = f"assay_test_{uuid.uuid4().hex[:10]}"
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    url = sa.make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
+    workspace = Workspace.open(Settings(home=tmp_path / "ws", database_url=url))
+    try:
+        yield workspace
+    finally:
+        workspace.close()
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def any_ws(request: pytest.FixtureRequest, tmp_path: Path) -> Workspace:
+    """The same test on a SQLite file and on PostgreSQL: a feature is done on both."""
+    if request.param == "sqlite":
+        return request.getfixturevalue("ws")  # type: ignore[no-any-return]
+    return request.getfixturevalue("pg_ws")  # type: ignore[no-any-return]
 
 
 def chromium_path() -> str | None:
