@@ -158,12 +158,12 @@ def test_bad_autorag_files(ws: Workspace, project: Project, tmp_path: Path) -> N
         "duplicate qid": (
             {k: v * 2 for k, v in good_qa.items()},
             CORPUS,
-            r"row 2 \(qid 'q1'\): field 'qid': 'q1' appears twice",
+            r"qa.parquet row 2: field 'qid' repeats the one at qa.parquet row 1",
         ),
         "duplicate doc_id": (
             good_qa,
             {k: [v[0], v[0]] for k, v in CORPUS.items()},
-            "corpus.parquet row 2.*appears twice",
+            "corpus.parquet row 2: field .doc_id. repeats the one at corpus.parquet row 1",
         ),
         "missing id": ({**good_qa, "retrieval_gt": [[["zz"]]]}, CORPUS, "'zz' is not a doc_id"),
         "bad time": (

@@ -109,7 +109,7 @@ def test_bad_beir_and_trec_files(ws: Workspace, project: Project, tmp_path: Path
         "duplicate": (
             '{"_id": "q1", "text": "a"}\n{"_id": "q1", "text": "b"}\n',
             "",
-            "line 2: field '_id': 'q1' appears twice",
+            "line 2: field '_id' repeats the one at queries.jsonl line 1",
         ),
         "unknown query": ('{"_id": "q1", "text": "a"}\n', "q9\tc1\t1\n", "'q9' is not in queries"),
         "columns": ('{"_id": "q1", "text": "a"}\n', "q1\tc1\n", "expected query-id"),

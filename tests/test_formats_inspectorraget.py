@@ -113,7 +113,7 @@ def test_checks_name_the_record(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="schema_version 7"):
         read_results(path)
     path.write_text("{not json")
-    with pytest.raises(InvalidInput, match="not a readable JSON file"):
+    with pytest.raises(InvalidInput, match="malformed JSON at line 1"):
         read_results(path)
 
 

@@ -91,7 +91,7 @@ def test_bad_archives_are_refused_and_nothing_changes(
         ),
         "duplicate items": (
             {**entries, "items.jsonl": entries["items.jsonl"] + entries["items.jsonl"]},
-            "appears twice",
+            "repeats the one at items.jsonl line 1",
         ),
         "wrong type": (
             {**entries, "documents.jsonl": docs.replace('"notes":""', '"notes":5', 1)},

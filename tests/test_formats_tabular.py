@@ -71,7 +71,10 @@ def test_csv_plain_text_passages_and_bad_files(
         "no query": ("answer\nx\n", "column 'query' is missing"),
         "json": ('query,relevant\nq,"[{""doc"": 5}]"\n', "line 2, column 'relevant', passage 1"),
         "status": ("query,status\nq,done\n", "field 'status' is 'done'"),
-        "duplicate": ("id,query\na,q\na,q\n", "line 3: field 'id': 'a' appears twice"),
+        "duplicate": (
+            "id,query\na,q\na,q\n",
+            "line 3: field 'id' repeats the one at duplicate.csv line 2",
+        ),
         "cells": ("query\nq,extra\n", "more cells than columns"),
     }
     for label, (text, message) in cases.items():

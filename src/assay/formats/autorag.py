@@ -32,13 +32,15 @@ from assay.formats import (
     TurnRecord,
 )
 from assay.formats.common import (
+    FirstSeen,
     fewer_collections,
+    parquet_rows,
     read_parquet,
     require_folder,
     safe_name,
-    type_name,
 )
 from assay.formats.groups import retrieval_groups, source_id
+from assay.formats.jsontext import type_name
 
 CHUNKING = "autorag"
 QA_COLUMNS = ("qid", "query", "retrieval_gt", "generation_gt")
@@ -121,7 +123,7 @@ def to_timestamp(value: Any, where: str) -> datetime | None:
             value = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError as exc:
             raise InvalidInput(
-                f"{where}: field 'last_modified_datetime' is not a date and time: {value[:40]!r}"
+                f"{where}: field 'last_modified_datetime' is not an ISO date and time"
             ) from exc
     if isinstance(value, date) and not isinstance(value, datetime):
         value = datetime(value.year, value.month, value.day)
@@ -131,7 +133,10 @@ def to_timestamp(value: Any, where: str) -> datetime | None:
         )
     stamp: datetime = value
     if stamp.tzinfo is not None:
-        stamp = stamp.astimezone(UTC).replace(tzinfo=None)
+        try:
+            stamp = stamp.astimezone(UTC).replace(tzinfo=None)
+        except (OverflowError, ValueError) as exc:
+            raise InvalidInput(f"{where}: field 'last_modified_datetime' is out of range") from exc
     return stamp
 
 
@@ -158,52 +163,30 @@ def read(path: Path) -> Bundle:
     )
 
 
-def _columns(table: Any, path: Path, required: tuple[str, ...]) -> None:
-    import pyarrow as pa
-
-    names = table.schema.names
-    if len(set(names)) != len(names):
-        raise InvalidInput(f"{path}: a column name appears twice")
-    for column in required:
-        if column not in names:
-            raise InvalidInput(f"{path}: column {column!r} is missing (found: {', '.join(names)})")
-    for column in ("qid", "query", "doc_id", "contents"):
-        if column in required:
-            kind = table.schema.field(column).type
-            if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
-                raise InvalidInput(f"{path}: column {column!r} must hold strings, found {kind}")
-
-
-def _rows(table: Any, path: Path) -> list[dict[str, Any]]:
-    try:
-        rows: list[dict[str, Any]] = table.to_pylist()
-    except Exception as exc:  # pyarrow conversion of an exotic column type
-        raise InvalidInput(f"{path}: cannot read the rows ({exc})") from exc
-    return rows
+def _rows(table: Any, path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
+    return parquet_rows(table, path, required, strings=("qid", "query", "doc_id", "contents"))
 
 
 def _read_corpus(path: Path, issues: list[Issue]) -> tuple[list[DocumentRecord], list[ChunkRecord]]:
     import pyarrow as pa
 
     table = read_parquet(path)
-    _columns(table, path, CORPUS_COLUMNS)
+    rows = _rows(table, path, CORPUS_COLUMNS)
     if "metadata" in table.schema.names:
         kind = table.schema.field("metadata").type
         if not (pa.types.is_struct(kind) or pa.types.is_map(kind) or pa.types.is_null(kind)):
             raise InvalidInput(f"{path}: column 'metadata' must be a struct or a map, found {kind}")
     documents: list[DocumentRecord] = []
     chunks: list[ChunkRecord] = []
-    seen: set[str] = set()
-    for number, row in enumerate(_rows(table, path), 1):
+    seen = FirstSeen("field 'doc_id'", issues)
+    for number, row in enumerate(rows, 1):
         doc_id, contents = row.get("doc_id"), row.get("contents")
         where = f"{path.name} row {number} (doc_id {doc_id!r})"
         if not isinstance(doc_id, str) or not doc_id.strip():
             issues.append(Issue(where, "field 'doc_id' is empty"))
             continue
-        if doc_id in seen:
-            issues.append(Issue(where, f"field 'doc_id': {doc_id!r} appears twice"))
+        if not seen.first(doc_id, f"{path.name} row {number}"):
             continue
-        seen.add(doc_id)
         if not isinstance(contents, str) or not contents.strip():
             issues.append(Issue(where, "field 'contents' is empty (AutoRAG drops such rows)"))
             continue
@@ -235,19 +218,16 @@ def _read_corpus(path: Path, issues: list[Issue]) -> tuple[list[DocumentRecord],
 
 def _read_qa(path: Path, known: set[str], issues: list[Issue]) -> list[ItemRecord]:
     table = read_parquet(path)
-    _columns(table, path, QA_COLUMNS)
     items: list[ItemRecord] = []
-    seen: set[str] = set()
-    for number, row in enumerate(_rows(table, path), 1):
+    seen = FirstSeen("field 'qid'", issues)
+    for number, row in enumerate(_rows(table, path, QA_COLUMNS), 1):
         qid = row.get("qid")
         where = f"{path.name} row {number} (qid {qid!r})"
         if not isinstance(qid, str) or not qid.strip():
             issues.append(Issue(where, "field 'qid' is empty"))
             continue
-        if qid in seen:
-            issues.append(Issue(where, f"field 'qid': {qid!r} appears twice"))
+        if not seen.first(qid, f"{path.name} row {number}"):
             continue
-        seen.add(qid)
         groups = cast_retrieval_gt(row.get("retrieval_gt"), where)
         answers = cast_generation_gt(row.get("generation_gt"), where)
         missing = [doc_id for group in groups for doc_id in group if doc_id not in known]

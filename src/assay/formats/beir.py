@@ -11,6 +11,7 @@ Unknown keys of queries are kept in ``extra.beir``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,19 +28,20 @@ from assay.formats import (
     TurnRecord,
 )
 from assay.formats.common import (
-    dumps_line,
+    MAX_FIELD_INT,
+    FirstSeen,
     field_str,
-    jsonl_lines,
-    read_text,
     require_folder,
     safe_name,
     sub_dict,
     sub_str,
 )
 from assay.formats.groups import source_id
+from assay.formats.jsontext import dumps_line, jsonl_lines, read_text
 
 CHUNKING = "beir"
 HEADER = ("query-id", "corpus-id", "score")
+WHOLE = re.compile(r"-?[0-9]{1,10}")
 
 
 def read(path: Path) -> Bundle:
@@ -55,11 +57,11 @@ def read(path: Path) -> Bundle:
         documents, chunks = _corpus(corpus_path, issues)
     known = {c.chunk_id for c in chunks}
     items: dict[str, ItemRecord] = {}
+    seen = FirstSeen("field '_id'", issues)
     for number, obj in jsonl_lines(read_text(queries_path), str(queries_path)):
         where = f"{queries_path.name} line {number}"
         query_id = _id(obj, where)
-        if query_id in items:
-            issues.append(Issue(where, f"field '_id': {query_id!r} appears twice"))
+        if not seen.first(query_id, where):
             continue
         rest = {k: v for k, v in obj.items() if k not in ("_id", "text")}
         items[query_id] = ItemRecord(
@@ -93,15 +95,13 @@ def _id(obj: dict[str, Any], where: str) -> str:
 def _corpus(path: Path, issues: list[Issue]) -> tuple[list[DocumentRecord], list[ChunkRecord]]:
     documents: list[DocumentRecord] = []
     chunks: list[ChunkRecord] = []
-    seen: set[str] = set()
+    seen = FirstSeen("field '_id'", issues)
     for number, obj in jsonl_lines(read_text(path), str(path)):
         where = f"{path.name} line {number}"
         doc_id = _id(obj, where)
         text = field_str(obj, "text", where)
-        if doc_id in seen:
-            issues.append(Issue(where, f"field '_id': {doc_id!r} appears twice"))
+        if not seen.first(doc_id, where):
             continue
-        seen.add(doc_id)
         if not text.strip():
             issues.append(Issue(where, "field 'text' is empty"))
             continue
@@ -122,7 +122,7 @@ def _corpus(path: Path, issues: list[Issue]) -> tuple[list[DocumentRecord], list
 
 def _qrels(path: Path, items: dict[str, ItemRecord], known: set[str], issues: list[Issue]) -> None:
     split = path.stem
-    seen: set[tuple[str, str]] = set()
+    seen = FirstSeen("the judgment (query-id, corpus-id)", issues)
     for number, line in enumerate(read_text(path).splitlines(), 1):
         if not line.strip():
             continue
@@ -131,20 +131,20 @@ def _qrels(path: Path, items: dict[str, ItemRecord], known: set[str], issues: li
         if number == 1 and tuple(c.strip().lower() for c in cells) == HEADER:
             continue
         if len(cells) != 3:
-            raise InvalidInput(f"{where}: expected query-id, corpus-id and score, found {line!r}")
+            raise InvalidInput(
+                f"{where}: expected query-id, corpus-id and score, found {len(cells)} cells"
+            )
         query_id, corpus_id, raw = (c.strip() for c in cells)
-        try:
-            score = int(raw)
-        except ValueError as exc:
-            raise InvalidInput(f"{where}: field 'score' must be an integer, not {raw!r}") from exc
+        score = _score(raw, where)
         item = items.get(query_id)
         if item is None:
             issues.append(Issue(where, f"field 'query-id': {query_id!r} is not in queries.jsonl"))
             continue
-        if not corpus_id or (query_id, corpus_id) in seen:
-            issues.append(Issue(where, f"field 'corpus-id': {corpus_id!r} is empty or repeated"))
+        if not corpus_id:
+            issues.append(Issue(where, "field 'corpus-id' is empty"))
             continue
-        seen.add((query_id, corpus_id))
+        if not seen.first((query_id, corpus_id), where):
+            continue
         item.extra.setdefault("split", split)
         if corpus_id in known:
             item.turns[0].evidence.append(
@@ -158,6 +158,16 @@ def _qrels(path: Path, items: dict[str, ItemRecord], known: set[str], issues: li
             item.extra.setdefault("qrels", []).append(
                 {"corpus_id": corpus_id, "score": score, "split": split}
             )
+
+
+def _score(raw: str, where: str) -> int:
+    """A relevance grade: a whole number the store can keep."""
+    if not WHOLE.fullmatch(raw):
+        raise InvalidInput(f"{where}: field 'score' must be a whole number (at most 10 digits)")
+    score = int(raw)
+    if abs(score) > MAX_FIELD_INT:
+        raise InvalidInput(f"{where}: field 'score' is out of range")
+    return score
 
 
 # ---------------------------------------------------------------- writing

@@ -1,15 +1,14 @@
-"""What the format modules share: checked JSON, typed fields, safe zips, parquet.
+"""What the format modules share: typed fields, repeated ids, safe zips, parquet.
 
 Every reader turns a problem into :class:`InvalidInput` naming the file, the record and the
-field. Zips are read entry by entry with limits on names, entry count, total size and
-compression ratio, counting the bytes actually inflated (a lying header cannot slip by).
+field (JSON and text are checked in :mod:`assay.formats.jsontext`). Zips are read entry by
+entry with limits on names, entry count, total size and compression ratio, counting the bytes
+actually inflated (a lying header cannot slip by).
 """
 
 from __future__ import annotations
 
 import gc
-import json
-import math
 import uuid
 import zipfile
 from collections.abc import Iterator
@@ -19,81 +18,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from assay.errors import InvalidInput
+from assay.formats import Issue
+from assay.formats.jsontext import check_value, type_name
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 """Fixed entry timestamp, so writing the same Bundle twice gives the same bytes."""
-
-
-# ---------------------------------------------------------------- JSON
-
-
-def loads(data: bytes | str, where: str) -> Any:
-    """Parse JSON; NaN and Infinity are refused (they are not JSON)."""
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise InvalidInput(f"{where}: not UTF-8 text (byte {exc.start})") from exc
-    try:
-        return json.loads(data, parse_constant=_no_constant)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(
-            f"{where}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from exc
-    except RecursionError as exc:
-        raise InvalidInput(f"{where}: JSON nested too deeply") from exc
-
-
-def loads_lenient(data: str, where: str) -> Any:
-    """Parse JSON that may hold NaN (MTRAG and Python write it); NaN becomes None."""
-    try:
-        value = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(
-            f"{where}: malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-        ) from exc
-    except RecursionError as exc:
-        raise InvalidInput(f"{where}: JSON nested too deeply") from exc
-    return _nan_to_none(value)
-
-
-def _nan_to_none(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, list):
-        return [_nan_to_none(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _nan_to_none(v) for k, v in value.items()}
-    return value
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def dumps_line(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-
-
-def jsonl_lines(text: str, where: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for each non-blank line of a JSON Lines text."""
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        value = loads_lenient(line, f"{where} line {number}")
-        if not isinstance(value, dict):
-            raise InvalidInput(f"{where} line {number}: expected a JSON object")
-        yield number, value
-
-
-def read_text(path: Path, where: str | None = None) -> str:
-    where = where or str(path)
-    try:
-        return path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{where}: not UTF-8 text (byte {exc.start})") from exc
-    except OSError as exc:
-        raise InvalidInput(f"{where}: cannot be read ({exc.strerror or exc})") from exc
 
 
 # ---------------------------------------------------------------- typed fields
@@ -114,12 +43,18 @@ def field_str(obj: dict[str, Any], key: str, where: str, default: str = "") -> s
     return value
 
 
+MAX_FIELD_INT = 2**31 - 1
+"""Offsets, grades and groups are stored as 32-bit integers."""
+
+
 def field_int(obj: dict[str, Any], key: str, where: str, default: int | None = None) -> int | None:
     value = obj.get(key, default)
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInput(f"{where}: field {key!r} must be an integer, found {type_name(value)}")
+    if not -MAX_FIELD_INT <= value <= MAX_FIELD_INT:
+        raise InvalidInput(f"{where}: field {key!r} is out of range (at most {MAX_FIELD_INT})")
     return value
 
 
@@ -147,20 +82,27 @@ def str_list(value: Any, where: str) -> list[str]:
     return list(value)
 
 
-def type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+class FirstSeen:
+    """Ids of one kind of record in one file, and the rule for a repeated id.
+
+    An id appears once per file. A repeat becomes an error :class:`Issue` naming both
+    places: a strict import refuses the file, a lenient one keeps the first record and
+    reports the repeat as skipped. Every reader uses this, so every format behaves alike.
+    """
+
+    def __init__(self, field: str, issues: list[Issue]) -> None:
+        self.field = field
+        self.issues = issues
+        self.places: dict[Any, str] = {}
+
+    def first(self, key: Any, where: str) -> bool:
+        """True when ``key`` is new; else records the repeat and returns False."""
+        earlier = self.places.get(key)
+        if earlier is None:
+            self.places[key] = where
+            return True
+        self.issues.append(Issue(where, f"{self.field} repeats the one at {earlier}"))
+        return False
 
 
 def is_uuid(value: str) -> bool:
@@ -325,6 +267,35 @@ def read_parquet(path: Path) -> Any:
         return table
     except (pa.ArrowException, OSError, ValueError, TypeError, KeyError, IndexError) as exc:
         raise InvalidInput(f"{path}: not a readable parquet file ({exc})") from exc
+
+
+def parquet_rows(
+    table: Any, path: Path, required: tuple[str, ...], strings: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
+    """The table's rows as dicts, after checking its columns (``required`` present, ``strings``
+    of a string type when present) and every value (see
+    :func:`~assay.formats.jsontext.check_value`)."""
+    import pyarrow as pa
+
+    names = table.schema.names
+    if len(set(names)) != len(names):
+        raise InvalidInput(f"{path}: a column name appears twice")
+    for column in required:
+        if column not in names:
+            raise InvalidInput(f"{path}: column {column!r} is missing")
+    for column in strings:
+        kind = table.schema.field(column).type if column in names else pa.string()
+        if not (
+            pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_null(kind)
+        ):
+            raise InvalidInput(f"{path}: column {column!r} must hold strings, found {kind}")
+    try:
+        rows: list[dict[str, Any]] = table.to_pylist()
+    except Exception as exc:  # pyarrow conversion of an exotic or damaged column
+        raise InvalidInput(f"{path}: cannot read the rows ({type(exc).__name__})") from exc
+    for number, row in enumerate(rows, 1):
+        check_value(row, f"{path.name} row {number}")
+    return rows
 
 
 def require_folder(path: Path, what: str) -> None:

@@ -18,17 +18,10 @@ from typing import Any
 
 from assay.errors import InvalidInput
 from assay.formats import Bundle, EvidenceRecord, Issue, ItemRecord, TurnRecord
-from assay.formats.common import (
-    KINDS,
-    STATUSES,
-    as_object,
-    loads,
-    one_of,
-    read_text,
-    str_list,
-)
+from assay.formats.common import KINDS, STATUSES, FirstSeen, as_object, one_of, str_list
 from assay.formats.groups import source_id
 from assay.formats.jsonrec import evidence_from_json, evidence_to_json, turn_from_json, turn_to_json
+from assay.formats.jsontext import loads, read_text
 
 COLUMNS = (
     "id",
@@ -75,17 +68,14 @@ def read(path: Path) -> Bundle:
         raise InvalidInput(f"{path}: column 'query' is missing (found: {', '.join(header)})")
     items: list[ItemRecord] = []
     issues: list[Issue] = []
-    seen: set[str] = set()
+    seen = FirstSeen("field 'id'", issues)
     for number, row in enumerate(rows, 2):
         where = f"{path.name} line {number}"
         if None in row:
             raise InvalidInput(f"{where}: more cells than columns")
         item = _item(row, where, number)
-        if item.id in seen:
-            issues.append(Issue(where, f"field 'id': {item.id!r} appears twice"))
-            continue
-        seen.add(item.id)
-        items.append(item)
+        if seen.first(item.id, where):
+            items.append(item)
     return Bundle(items=items, provenance={"format": "csv", "path": str(path)}, issues=issues)
 
 

@@ -18,9 +18,10 @@ from typing import Any
 
 from assay.errors import InvalidInput
 from assay.formats import Bundle, DocumentRecord, Issue, ItemRecord, ProjectInfo
-from assay.formats.common import KINDS, STATUSES, dumps_line, loads, one_of, read_parquet
+from assay.formats.common import KINDS, STATUSES, FirstSeen, one_of, parquet_rows, read_parquet
 from assay.formats.groups import retrieval_groups, source_id
 from assay.formats.jsonrec import turn_from_json, turn_to_json
+from assay.formats.jsontext import dumps_line, loads
 
 ROW_GROUP = 10_000
 
@@ -169,16 +170,14 @@ def read(path: Path) -> Bundle:
     if docs_path.is_file():
         documents = _documents(docs_path, issues)
     items: list[ItemRecord] = []
-    seen: set[str] = set()
+    seen = FirstSeen("field 'id'", issues)
     for number, row in enumerate(_rows(items_path, ("id", "turns")), 1):
         where = f"{items_path.name} row {number}"
         item_id = row.get("id")
         if not isinstance(item_id, str) or not item_id:
             raise InvalidInput(f"{where}: field 'id' must be a non-empty string")
-        if item_id in seen:
-            issues.append(Issue(where, f"field 'id': {item_id!r} appears twice"))
+        if not seen.first(item_id, where):
             continue
-        seen.add(item_id)
         turns = loads(_string(row, "turns", where), f"{where}, field 'turns'")
         if not isinstance(turns, list) or not turns:
             raise InvalidInput(f"{where}: field 'turns' must be a non-empty JSON list")
@@ -216,29 +215,19 @@ def _string(row: dict[str, Any], key: str, where: str) -> str:
 
 
 def _rows(path: Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
-    table = read_parquet(path)
-    for column in required:
-        if column not in table.schema.names:
-            raise InvalidInput(f"{path}: column {column!r} is missing")
-    try:
-        rows: list[dict[str, Any]] = table.to_pylist()
-    except Exception as exc:  # pyarrow conversion of an exotic column type
-        raise InvalidInput(f"{path}: cannot read the rows ({exc})") from exc
-    return rows
+    return parquet_rows(read_parquet(path), path, required)
 
 
 def _documents(path: Path, issues: list[Issue]) -> list[DocumentRecord]:
     found: list[DocumentRecord] = []
-    seen: set[str] = set()
+    seen = FirstSeen("field 'doc_id'", issues)
     for number, row in enumerate(_rows(path, ("doc_id", "name", "text")), 1):
         where = f"{path.name} row {number}"
         doc_id, name, text = (_string(row, k, where) for k in ("doc_id", "name", "text"))
         if not doc_id or not name:
             raise InvalidInput(f"{where}: fields 'doc_id' and 'name' must not be empty")
-        if doc_id in seen:
-            issues.append(Issue(where, f"field 'doc_id': {doc_id!r} appears twice"))
+        if not seen.first(doc_id, where):
             continue
-        seen.add(doc_id)
         metadata = loads(_string(row, "metadata", where) or "{}", f"{where}, field 'metadata'")
         if not isinstance(metadata, dict):
             raise InvalidInput(f"{where}: field 'metadata' must be a JSON object")

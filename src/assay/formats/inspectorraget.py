@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import InvalidInput
-from assay.formats import Bundle, EvidenceRecord, ItemRecord, ProjectInfo, TurnRecord
+from assay.formats import Bundle, EvidenceRecord, Issue, ItemRecord, ProjectInfo, TurnRecord
+from assay.formats.common import FirstSeen
+from assay.formats.jsontext import loads, read_text
 
 if TYPE_CHECKING:
     from assay.models import Project
@@ -164,14 +166,44 @@ def validate(data: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def _objects(value: Any, where: str, key: str, text: bool = False) -> list[Any]:
+    """``value`` as a list of objects (or, with ``text``, a string), else InvalidInput."""
+    if value is None or (text and isinstance(value, str)):
+        return []
+    if not isinstance(value, list) or not all(isinstance(e, Mapping) for e in value):
+        raise InvalidInput(f"{where}: field {key!r} must be a list of objects")
+    return value
+
+
+def _check_shape(data: Mapping[str, Any], where: str) -> None:
+    """The lists and objects the migration and checks walk, before they walk them."""
+    for key in ("models", "metrics", "documents", "tasks", "results", "evaluations"):
+        _objects(data.get(key), where, key)
+    for n, task in enumerate(data.get("tasks") or [], start=1):
+        here = f"{where}: tasks[{n}]"
+        if not isinstance(task.get("task_id", ""), str | int) or isinstance(
+            task.get("task_id"), bool
+        ):
+            raise InvalidInput(f"{here}: field 'task_id' must be a string")
+        if not isinstance(task.get("input", []), list | str):
+            raise InvalidInput(f"{here}: field 'input' must be a list of messages or a string")
+        _objects(task.get("contexts"), here, "contexts")
+        _objects(task.get("targets"), here, "targets")
+    for key in ("results", "evaluations"):
+        for n, result in enumerate(data.get(key) or [], start=1):
+            here = f"{where}: {key}[{n}]"
+            for name in ("scores", "annotations"):
+                if not isinstance(result.get(name, {}), Mapping):
+                    raise InvalidInput(f"{here}: field {name!r} must be an object")
+            _objects(result.get("output"), here, "output", text=True)
+
+
 def load(path: Path) -> dict[str, Any]:
     """Read, migrate to version 2 and check; InvalidInput lists every problem."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidInput(f"{path}: not a readable JSON file ({exc})") from None
+    data = loads(read_text(path), str(path))
     if not isinstance(data, Mapping):
         raise InvalidInput(f"{path}: an InspectorRAGet file is a JSON object")
+    _check_shape(data, str(path))
     migrated = migrate(data)
     problems = validate(migrated)
     if problems:
@@ -227,8 +259,13 @@ def read(path: Path) -> Bundle:
         str(d["document_id"]): d for d in data.get("documents") or [] if isinstance(d, Mapping)
     }
     items: list[ItemRecord] = []
-    for task in data["tasks"]:
-        messages = [_message(m) for m in task.get("input") or []]
+    issues: list[Issue] = []
+    seen = FirstSeen("field 'task_id'", issues)
+    for n, task in enumerate(data["tasks"], start=1):
+        if not seen.first(str(task["task_id"]), f"tasks[{n}]"):
+            continue
+        raw_input = task.get("input") or []
+        messages = [_message(m) for m in ([raw_input] if isinstance(raw_input, str) else raw_input)]
         users = [m for m in messages if m.get("role") == "user"]
         query = str(users[-1].get("content", "")) if users else ""
         targets = [
@@ -264,6 +301,7 @@ def read(path: Path) -> Bundle:
         project=ProjectInfo(name=str(data.get("name") or "")),
         items=items,
         provenance={"format": "inspectorraget", "schema_version": SCHEMA_VERSION},
+        issues=issues,
     )
 
 

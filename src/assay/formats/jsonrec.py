@@ -20,8 +20,8 @@ from assay.formats.common import (
     field_str,
     one_of,
     str_list,
-    type_name,
 )
+from assay.formats.jsontext import type_name
 
 
 def evidence_to_json(ev: EvidenceRecord, doc: Callable[[str | None], str | None]) -> dict[str, Any]:

@@ -22,15 +22,7 @@ from typing import Any
 
 from assay.errors import InvalidInput
 from assay.formats import Bundle, Issue, ItemRecord, TurnRecord
-from assay.formats.common import (
-    as_object,
-    field_dict,
-    field_list,
-    field_str,
-    jsonl_lines,
-    read_text,
-    sub_dict,
-)
+from assay.formats.common import FirstSeen, as_object, field_dict, field_list, field_str, sub_dict
 from assay.formats.contexts import (
     ContextCorpus,
     document_ids,
@@ -40,6 +32,7 @@ from assay.formats.contexts import (
     write_contexts,
 )
 from assay.formats.groups import source_id
+from assay.formats.jsontext import jsonl_lines, read_text
 
 ENRICHMENT_KEYS = (
     "answerability",
@@ -83,11 +76,15 @@ def read(path: Path) -> Bundle:
     corpus = ContextCorpus()
     items: list[ItemRecord] = []
     issues: list[Issue] = []
-    for number, task in jsonl_lines(read_text(path), where):
+    seen = FirstSeen("field 'task_id'", issues)
+    for number, task in jsonl_lines(read_text(path), where, nan_as_null=True):
         try:
-            items.append(task_item(task, f"{where} line {number}", corpus))
+            item = task_item(task, f"{where} line {number}", corpus)
         except InvalidInput as exc:
             issues.append(Issue(f"line {number}", str(exc)))
+            continue
+        if seen.first(item.id, f"line {number}"):
+            items.append(item)
     return Bundle(
         documents=corpus.documents(),
         items=items,

@@ -20,22 +20,21 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, ProjectInfo
+from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, Issue, ProjectInfo
 from assay.formats.common import (
     ArchiveLimits,
+    FirstSeen,
     SafeZip,
     as_object,
-    dumps_line,
     fewer_collections,
     field_dict,
     field_int,
     field_str,
-    jsonl_lines,
-    loads,
     zip_entry,
     zip_writer,
 )
 from assay.formats.jsonrec import item_from_json, item_to_json
+from assay.formats.jsontext import decode_text, dumps_line, jsonl_lines, loads
 
 FORMAT = "assay"
 VERSION = 1
@@ -164,17 +163,15 @@ def read(path: Path, limits: ArchiveLimits | None = None) -> Bundle:
             settings=field_dict(info, "settings", where),
             notes=field_str(info, "notes", where),
         )
-        documents = _documents(zf, path)
-        chunkings = _chunkings(zf, path, {d.ref for d in documents})
-        items = [
-            item_from_json(obj, f"{path}: items.jsonl line {number}")
-            for number, obj in jsonl_lines(_text(zf, "items.jsonl"), f"{path}: items.jsonl")
-        ]
-    seen: set[str] = set()
-    for item in items:
-        if item.id in seen:
-            raise InvalidInput(f"{path}: items.jsonl: item id {item.id!r} appears twice")
-        seen.add(item.id)
+        issues: list[Issue] = []
+        documents = _documents(zf, path, issues)
+        chunkings = _chunkings(zf, path, {d.ref for d in documents}, issues)
+        items = []
+        seen = FirstSeen("field 'id'", issues)
+        for number, obj in jsonl_lines(_text(zf, "items.jsonl"), f"{path}: items.jsonl"):
+            item = item_from_json(obj, f"{path}: items.jsonl line {number}")
+            if seen.first(item.id, f"items.jsonl line {number}"):
+                items.append(item)
     return Bundle(
         project=project,
         documents=documents,
@@ -182,28 +179,24 @@ def read(path: Path, limits: ArchiveLimits | None = None) -> Bundle:
         items=items,
         provenance={"format": FORMAT, "version": version, "path": str(path)},
         extra=field_dict(manifest, "extra", where),
+        issues=issues,
     )
 
 
 def _text(zf: SafeZip, name: str) -> str:
-    data = zf.read(name)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{zf.path}: {name} is not UTF-8 (byte {exc.start})") from exc
+    return decode_text(zf.read(name), f"{zf.path}: {name}")
 
 
-def _documents(zf: SafeZip, path: Path) -> list[DocumentRecord]:
+def _documents(zf: SafeZip, path: Path, issues: list[Issue]) -> list[DocumentRecord]:
     found: list[DocumentRecord] = []
-    names: set[str] = set()
+    names = FirstSeen("field 'name'", issues)
     for number, obj in jsonl_lines(_text(zf, "documents.jsonl"), f"{path}: documents.jsonl"):
         where = f"{path}: documents.jsonl line {number}"
         name = field_str(obj, "name", where)
         if not name.strip():
             raise InvalidInput(f"{where}: field 'name' must not be empty")
-        if name in names:
-            raise InvalidInput(f"{where}: document name {name!r} appears twice")
-        names.add(name)
+        if not names.first(name, f"documents.jsonl line {number}"):
+            continue
         sha256 = field_str(obj, "sha256", where)
         entry = f"files/{sha256}"
         if not zf.has(entry):
@@ -227,13 +220,18 @@ def _documents(zf: SafeZip, path: Path) -> list[DocumentRecord]:
     return found
 
 
-def _chunkings(zf: SafeZip, path: Path, doc_refs: set[str]) -> list[ChunkingRecord]:
+def _chunkings(
+    zf: SafeZip, path: Path, doc_refs: set[str], issues: list[Issue]
+) -> list[ChunkingRecord]:
     chunkings: dict[str, ChunkingRecord] = {}
+    names = FirstSeen("field 'name'", issues)
     for number, obj in jsonl_lines(_text(zf, "chunkings.jsonl"), f"{path}: chunkings.jsonl"):
         where = f"{path}: chunkings.jsonl line {number}"
         name = field_str(obj, "name", where)
-        if not name.strip() or name in chunkings:
-            raise InvalidInput(f"{where}: chunking names must be unique and not empty")
+        if not name.strip():
+            raise InvalidInput(f"{where}: field 'name' must not be empty")
+        if not names.first(name, f"chunkings.jsonl line {number}"):
+            continue
         default = obj.get("default", False)
         if not isinstance(default, bool):
             raise InvalidInput(f"{where}: field 'default' must be true or false")
@@ -246,7 +244,7 @@ def _chunkings(zf: SafeZip, path: Path, doc_refs: set[str]) -> list[ChunkingReco
         )
     if not zf.has("chunks.jsonl"):
         return list(chunkings.values())
-    seen: set[tuple[str, str]] = set()
+    seen = FirstSeen("field 'chunk_id'", issues)
     for number, obj in jsonl_lines(_text(zf, "chunks.jsonl"), f"{path}: chunks.jsonl"):
         where = f"{path}: chunks.jsonl line {number}"
         chunking = chunkings.get(field_str(obj, "chunking", where))
@@ -260,9 +258,10 @@ def _chunkings(zf: SafeZip, path: Path, doc_refs: set[str]) -> list[ChunkingReco
             raise InvalidInput(f"{where}: field 'doc' names no document of the archive")
         if start is None or end is None or not 0 <= start < end:
             raise InvalidInput(f"{where}: fields 'start' and 'end' must be 0 <= start < end")
-        if not chunk_id or (chunking.name, chunk_id) in seen:
-            raise InvalidInput(f"{where}: chunk id {chunk_id!r} is empty or appears twice")
-        seen.add((chunking.name, chunk_id))
+        if not chunk_id:
+            raise InvalidInput(f"{where}: field 'chunk_id' must not be empty")
+        if not seen.first((chunking.name, chunk_id), f"chunks.jsonl line {number}"):
+            continue
         assert isinstance(chunking.chunks, list)
         chunking.chunks.append(ChunkRecord(chunk_id, doc, start, end))
     return list(chunkings.values())

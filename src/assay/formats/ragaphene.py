@@ -23,16 +23,7 @@ from typing import Any
 
 from assay.errors import InvalidInput
 from assay.formats import Bundle, Issue, ItemRecord, TurnRecord
-from assay.formats.common import (
-    as_object,
-    field_dict,
-    field_list,
-    field_str,
-    loads,
-    read_text,
-    sub_dict,
-    type_name,
-)
+from assay.formats.common import FirstSeen, as_object, field_dict, field_list, field_str, sub_dict
 from assay.formats.contexts import (
     ContextCorpus,
     document_ids,
@@ -42,6 +33,7 @@ from assay.formats.contexts import (
     unix_time,
     write_contexts,
 )
+from assay.formats.jsontext import loads, read_text, type_name
 
 SCHEMA_VERSION = 2
 SPEAKERS = ("user", "agent")
@@ -67,8 +59,8 @@ def migrate_v1(conversation: dict[str, Any]) -> dict[str, Any]:
             settings = dict(params) if isinstance(params, dict) else {}
             syntax = settings.get("query_syntax")
             if isinstance(syntax, str):
-                with contextlib.suppress(ValueError, RecursionError):  # else kept as it was
-                    settings["query_syntax"] = json.loads(syntax)
+                with contextlib.suppress(InvalidInput):  # else kept as it was
+                    settings["query_syntax"] = loads(syntax, "query_syntax")
             project = settings.pop("project", None)
             if project is None:
                 project = retriever.pop("project", None)
@@ -142,12 +134,16 @@ def read(path: Path) -> Bundle:
     corpus = ContextCorpus()
     items: list[ItemRecord] = []
     issues: list[Issue] = []
+    seen = FirstSeen("this conversation", issues)
     for index, value in enumerate(conversations, 1):
         here = f"{where}: conversation {index}" if isinstance(data, list) else where
         try:
-            items.append(conversation_item(value, here, corpus))
+            item = conversation_item(value, here, corpus)
         except InvalidInput as exc:
             issues.append(Issue(f"conversation {index}", str(exc)))
+            continue
+        if seen.first(item.id, f"conversation {index}"):
+            items.append(item)
     return Bundle(
         documents=corpus.documents(),
         items=items,

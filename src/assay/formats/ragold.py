@@ -32,14 +32,13 @@ from assay.formats.common import (
     field_list,
     field_str,
     is_uuid,
-    loads,
     safe_name,
     sub_dict,
-    type_name,
     zip_entry,
     zip_writer,
 )
 from assay.formats.groups import source_id
+from assay.formats.jsontext import loads, type_name
 
 SCHEMA_VERSION = 2
 LANGUAGES = ("en", "de")
@@ -55,12 +54,14 @@ ANNOTATION_KEYS = (
     "updatedAt",
 )
 DOCUMENT_KEYS = ("name", "size", "notes", "createdAt", "updatedAt")
+RECORDS = ("annotations", "documents")
+"""Top-level objects keyed by record id (uuid): a repeated key is a repeated record."""
 
 
 def read(path: Path) -> Bundle:
     with SafeZip(path) as zf:
         where = f"{path}: annotations.json"
-        data = as_object(loads(zf.read("annotations.json"), where), where)
+        data = as_object(loads(zf.read("annotations.json"), where, keyed=RECORDS), where)
         version = data.get("version", SCHEMA_VERSION)
         if isinstance(version, bool) or not isinstance(version, int | float):
             raise InvalidInput(f"{where}: field 'version' must be a number")
@@ -82,6 +83,8 @@ def read(path: Path) -> Bundle:
             updated_at=field_str(data, "updatedAt", where),
         )
         issues: list[Issue] = []
+        for key in RECORDS:
+            _repeated_keys(data.get(key), key, issues)
         documents = _documents(zf, field_dict(data, "documents", where), where, issues)
     items = [
         _item(key, value, f"{where}: annotation {key!r}")
@@ -96,6 +99,18 @@ def read(path: Path) -> Bundle:
         extra={"ragold": unknown} if unknown else {},
         issues=issues,
     )
+
+
+def _repeated_keys(records: Any, key: str, issues: list[Issue]) -> None:
+    """A key repeated in ``annotations`` or ``documents`` (JSON keeps one value per key: the
+    first is kept, the repeat is reported like a repeated id in any other format)."""
+    for record_id, first, later in getattr(records, "repeats", ()):
+        issues.append(
+            Issue(
+                f"annotations.json: {key} entry {later} ({record_id!r})",
+                f"the id repeats the one of {key} entry {first}",
+            )
+        )
 
 
 def _documents(

@@ -15,8 +15,9 @@ from typing import Any
 
 from assay.errors import InvalidInput
 from assay.formats import Bundle, Issue, ItemRecord, TurnRecord
-from assay.formats.beir import judgments, queries
-from assay.formats.common import read_text
+from assay.formats.beir import WHOLE, judgments, queries
+from assay.formats.common import MAX_FIELD_INT, FirstSeen
+from assay.formats.jsontext import read_text
 
 
 def read(path: Path) -> Bundle:
@@ -47,20 +48,21 @@ def _item(items: dict[str, ItemRecord], query_id: str) -> ItemRecord:
 
 
 def _topics(path: Path, items: dict[str, ItemRecord], issues: list[Issue]) -> None:
+    seen = FirstSeen("field 'qid'", issues)
     for number, line in enumerate(read_text(path).splitlines(), 1):
         if not line.strip():
             continue
         query_id, sep, text = line.partition("\t")
         if not sep or not query_id.strip():
             raise InvalidInput(f"{path.name} line {number}: expected qid<TAB>query")
-        if query_id.strip() in items:
-            issues.append(Issue(f"{path.name} line {number}", f"qid {query_id!r} appears twice"))
+        if not seen.first(query_id.strip(), f"{path.name} line {number}"):
             continue
         _item(items, query_id.strip()).turns[0].query = text
 
 
 def _lines(path: Path, items: dict[str, ItemRecord], issues: list[Issue]) -> None:
-    seen: set[tuple[str, str, str]] = set()
+    judged = FirstSeen("the judgment (qid, docid)", issues)
+    ranked = FirstSeen("the run line (qid, docid, tag)", issues)
     for number, line in enumerate(read_text(path).splitlines(), 1):
         cells = line.split()
         if not cells:
@@ -69,10 +71,8 @@ def _lines(path: Path, items: dict[str, ItemRecord], issues: list[Issue]) -> Non
         if len(cells) == 4:
             query_id, _, doc_id, raw = cells
             relevance = _number(raw, "relevance", where, whole=True)
-            if (query_id, doc_id, "qrels") in seen:
-                issues.append(Issue(where, f"judgment {query_id} {doc_id} appears twice"))
+            if not judged.first((query_id, doc_id), where):
                 continue
-            seen.add((query_id, doc_id, "qrels"))
             _item(items, query_id).extra.setdefault("qrels", []).append(
                 {"corpus_id": doc_id, "score": int(relevance)}
             )
@@ -84,6 +84,8 @@ def _lines(path: Path, items: dict[str, ItemRecord], issues: list[Issue]) -> Non
                 "score": _number(score, "score", where),
                 "run": tag,
             }
+            if not ranked.first((query_id, doc_id, tag), where):
+                continue
             _item(items, query_id).turns[0].retrieved.append(entry)
         else:
             raise InvalidInput(
@@ -92,13 +94,18 @@ def _lines(path: Path, items: dict[str, ItemRecord], issues: list[Issue]) -> Non
 
 
 def _number(raw: str, name: str, where: str, whole: bool = False) -> float:
+    if whole:
+        if not WHOLE.fullmatch(raw) or abs(int(raw)) > MAX_FIELD_INT:
+            raise InvalidInput(
+                f"{where}: field {name!r} must be a whole number (at most 10 digits)"
+            )
+        return float(int(raw))
     try:
-        value = float(int(raw)) if whole else float(raw)
+        value = float(raw)
     except ValueError as exc:
-        kind = "an integer" if whole else "a number"
-        raise InvalidInput(f"{where}: field {name!r} must be {kind}, not {raw!r}") from exc
+        raise InvalidInput(f"{where}: field {name!r} must be a number") from exc
     if not math.isfinite(value):
-        raise InvalidInput(f"{where}: field {name!r} must be finite")
+        raise InvalidInput(f"{where}: field {name!r} must be a finite number")
     return value
 
 
