@@ -173,3 +173,31 @@ def test_experiments_commands(cli, handbook: list[Any]) -> None:  # type: ignore
     assert missing.exit_code == 1 and "no experiment 'nope'" in missing.output
     bad = cli("experiments", "create", "second", "--pipeline", "bm25")
     assert bad.exit_code == 1 and "unknown pipeline preset 'bm25'" in bad.output
+
+
+def test_experiments_create_reads_the_local_run_file(  # type: ignore[no-untyped-def]
+    cli, handbook: list[Any], home: Path, tmp_path: Path
+) -> None:
+    """The CLI user owns their files: the CLI reads them and the experiment keeps a copy
+    (by sha256), never the path."""
+    run_path = tmp_path / "runs" / "system.run"
+    run_path.parent.mkdir()
+    run_path.write_text(f"{handbook[0].task_id} Q0 unknown-chunk 1 1 t\n")
+    spec = json.dumps({"name": "system", "kind": "file", "run_file": str(run_path)})
+    created = cli("experiments", "create", "from-file", "--pipeline", spec, "--json")
+    assert created.exit_code == 0, created.output
+    stored = json.loads(created.output)["pipelines"][0]["run_file"]
+    assert stored["name"] == "system.run" and len(stored["sha256"]) == 64
+    assert str(tmp_path) not in created.output
+    run_path.unlink()
+    ran = cli("experiments", "run", "from-file", "--json")
+    assert ran.exit_code == 0, ran.output
+    assert json.loads(ran.output)["done_count"] == 1
+    bad = tmp_path / "bad.run"
+    bad.write_text("root:x:0:0:secret\n")
+    spec = json.dumps({"name": "bad", "kind": "file", "run_file": str(bad)})
+    refused = cli("experiments", "create", "bad", "--pipeline", spec)
+    assert refused.exit_code == 1 and "bad.run, line 1: a run line has 6 fields" in refused.output
+    assert "secret" not in refused.output
+    missing = cli("eval", "--run", str(tmp_path / "nope.txt"))
+    assert missing.exit_code == 1 and "file not found" in missing.output

@@ -159,14 +159,6 @@ def test_cancel_flag_in_the_database_stops_a_run(ws: Workspace, corpus: Corpus) 
     assert run_experiment(ws, project, created.id).status == "done"
 
 
-def test_a_pipeline_that_cannot_start_fails_the_run(ws: Workspace, corpus: Corpus) -> None:
-    project = corpus.project
-    spec = {"name": "gone", "kind": "file", "run_file": "/nonexistent/run.txt"}
-    created = create_experiment(ws, project, "broken", pipelines=[spec])
-    failed = run_experiment(ws, project, created.id)
-    assert failed.status == "failed" and "file not found" in failed.message
-
-
 def test_counts_follow_the_run(ws: Workspace, corpus: Corpus) -> None:
     """Another reader (a page showing progress) sees the counts grow task by task."""
     project = corpus.project

@@ -118,7 +118,11 @@ def test_read_run_and_qrels(tmp_path: Path) -> None:
     assert read_run(run) == {"q1": {"d1": 2.5, "d2": 2.5}, "q2": {"d3": 1.0}}
     assert ranking(read_run(run)["q1"]) == [("d2", 2.5), ("d1", 2.5)]  # trec_eval's tie order
     run.write_text("q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 high t\n")
-    with pytest.raises(InvalidInput, match=r"run.txt, line 2: score 'high' is not a number"):
+    with pytest.raises(InvalidInput, match=r"run.txt, line 2: the score \(field 5\) is not a") as e:
+        read_run(run)
+    assert "high" not in str(e.value)  # what a file holds is never repeated
+    run.write_text("q1 Q0 d1 1 2.5 t\nq1 Q0 d1 2 2.0 t\n")
+    with pytest.raises(InvalidInput, match=r"line 2: the docid was already listed .* line 1"):
         read_run(run)
     run.write_text("q1 d1 1\n")
     with pytest.raises(InvalidInput, match="line 1: a run line has 6 fields"):
@@ -155,7 +159,7 @@ def test_file_pipeline_with_document_ids(ws: Workspace, project: Project, tmp_pa
     item = corpus.items[0]
     run = tmp_path / "run.txt"
     run.write_text(f"{item.id} Q0 leave.txt 1 2 t\n{item.id} Q0 {corpus.travel.id} 2 1 t\n")
-    spec = {"name": "files", "kind": "file", "run_file": str(run)}
+    spec = {"name": "files", "kind": "file", "run_file": run}  # a Path: the local user's file
     created = create_experiment(
         ws, project, "docs", pipelines=[spec], metrics=["retrieval_recall", "RR"]
     )

@@ -193,3 +193,67 @@ def test_histogram_and_word_diff() -> None:
         ("delete", "21:15"),
         ("insert", "22:40"),
     ]
+
+
+# --- run and answers files: uploads only ------------------------------------------------------
+
+FILES = "/api/projects/test/experiment-files"
+SECRET = "root:x:0:0:secret-line"
+
+
+def test_paths_in_a_pipeline_are_refused_and_nothing_is_read(
+    ws: Workspace, client: TestClient, corpus: Corpus
+) -> None:
+    """The attack of issue 9: a pipeline naming /etc/passwd or the workspace's own database
+    once made the server open it and echo its first bad line."""
+    database = str((ws.settings.home / "assay.db").resolve())
+    for field in ("run_file", "answers_file"):
+        for path in ("/etc/passwd", "/proc/self/environ", database, "assay.db"):
+            pipeline = {"name": "files", "kind": "file", field: path}
+            body = {"name": "attack", "pipelines": [pipeline, "keyword"]}
+            refused = client.post("/api/projects/test/experiments", json=body)
+            assert refused.status_code == 422, refused.text
+            assert "files are not read from paths on the server" in refused.json()["detail"]
+            assert "root:" not in refused.text and database not in refused.text
+    assert client.get("/api/projects/test/experiments").json() == []
+
+
+def test_upload_a_run_file_then_create_and_run(client: TestClient, corpus: Corpus) -> None:
+    item = corpus.items[0]
+    run = f"{item.id} Q0 leave.txt 1 2 t\n{item.id} Q0 {corpus.travel.id} 2 1 t\n"
+    uploaded = client.post(
+        FILES, data={"kind": "run"}, files={"file": ("../../etc/system-a.run", run.encode())}
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    ref = uploaded.json()
+    assert ref["name"] == "system-a.run" and ref["kind"] == "run" and ref["queries"] == 1
+    pipeline = {"name": "system-a", "kind": "file", "run_file": ref}
+    body = {"name": "uploaded", "pipelines": [pipeline, "keyword"], "start": False}
+    created = client.post("/api/projects/test/experiments", json=body)
+    assert created.status_code == 422 and "extra" in created.text.lower()  # only sha256, name
+    pipeline["run_file"] = {"sha256": ref["sha256"], "name": ref["name"]}
+    created = client.post("/api/projects/test/experiments", json=body)
+    assert created.status_code == 201, created.text
+    assert created.json()["pipelines"][0]["run_file"] == pipeline["run_file"]
+    started = client.post(f"/api/projects/test/experiments/{created.json()['id']}/run")
+    assert started.status_code == 202
+    jobs(client).join(created.json()["id"], timeout=60)
+    shown = client.get("/api/projects/test/experiments/uploaded").json()["experiment"]
+    assert shown["status"] == "done", shown["message"]
+    assert shown["aggregates"]["system-a"]["errors"] == 4  # one task is in the file
+
+
+def test_a_bad_upload_is_refused_without_echoing_it(
+    ws: Workspace, client: TestClient, corpus: Corpus
+) -> None:
+    answers = f'{{"task_id": "a", "answer": "x"}}\n{{"answer": "{SECRET}"}}\n'.encode()
+    bad = client.post(FILES, data={"kind": "answers"}, files={"file": ("a.jsonl", answers)})
+    assert bad.status_code == 422
+    assert bad.json()["detail"] == "a.jsonl, line 2: needs a task_id (or query_id)"
+    run = client.post(FILES, data={"kind": "run"}, files={"file": ("r.txt", SECRET.encode())})
+    assert run.status_code == 422 and "r.txt, line 1" in run.text and "root" not in run.text
+    kindless = client.post(FILES, files={"file": ("r.txt", b"q Q0 d 1 1 t\n")})
+    assert kindless.status_code == 422 and "kinds: run, answers" in kindless.text
+    big = b"q Q0 d 1 1 t\n" * (ws.settings.max_file_bytes // 10)
+    too_large = client.post(FILES, data={"kind": "run"}, files={"file": ("big.txt", big)})
+    assert too_large.status_code == 413 and "big.txt" in too_large.text

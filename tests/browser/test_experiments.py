@@ -3,6 +3,8 @@ progress, open the compare page and a drill-down."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -10,6 +12,7 @@ from assay.anchoring import EvidenceIn
 from assay.annotation import ItemIn, TurnIn, create_item, set_status
 from assay.demo import gold_items, open_demo
 from assay.documents import get_document_by_name
+from assay.experiments.tasks import build_tasks
 from assay.workspace import Workspace
 from tests.conftest import LiveServer
 
@@ -92,3 +95,35 @@ def test_cancel_and_resume_buttons(page: Page, ws: Workspace, live_server: LiveS
     page.get_by_role("button", name="Resume").click()
     expect(page.locator("#run-state")).to_have_text("done", timeout=30_000)
     expect(page.locator("#run-counts")).to_have_text("4 of 4 done, 0 errors (100%)")
+
+
+def test_a_pipeline_from_an_uploaded_run_file(
+    page: Page, ws: Workspace, live_server: LiveServer, tmp_path: Path
+) -> None:
+    accepted_demo_items(ws, count=3)
+    project, _ = open_demo(ws)
+    lines = [
+        f"{task.task_id} Q0 {chunk_id} {rank} {10 - rank} mine"
+        for task in build_tasks(ws, project)
+        for rank, chunk_id in enumerate(sorted({c for g in task.chunk_groups() for c in g}), 1)
+    ]
+    run = tmp_path / "system-a.run"
+    run.write_text("\n".join(lines) + "\n")
+    page.goto(live_server.url + "/projects/demo/experiments")
+    page.get_by_label("Name", exact=True).first.fill("file vs keyword")
+    page.get_by_label("Name of pipeline 1").fill("system-a")
+    page.get_by_label("Where pipeline 1 gets its answers").select_option("file")
+    expect(page.get_by_label("Retriever of pipeline 1")).to_have_count(0)
+    page.get_by_role("button", name="Create and run").click()
+    expect(page.get_by_role("alert")).to_contain_text("Pipeline system-a: choose a run file")
+    page.get_by_label("Run file of pipeline 1").set_input_files(str(run))
+    page.get_by_label("Retriever of pipeline 2").select_option("keyword")
+    page.get_by_role("button", name="Create and run").click()
+
+    expect(page.locator("h1")).to_have_text("file vs keyword")
+    expect(page.locator("#run-state")).to_have_text("done", timeout=30_000)
+    page.get_by_role("button", name="Show the results").click()
+    table = page.locator("#aggregate-table")
+    expect(table.locator("thead th")).to_have_text(["Metric", "system-a", "keyword"])
+    recall = table.locator("tbody tr").first.locator("td").first
+    expect(recall).to_have_text("1.000")

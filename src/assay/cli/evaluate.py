@@ -4,16 +4,26 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from assay.cli.common import JsonOption, ProjectOption, console, fail, print_json, project_of, run
+from assay.cli.common import (
+    JsonOption,
+    ProjectOption,
+    command,
+    console,
+    fail,
+    print_json,
+    project_of,
+    run,
+)
 from assay.errors import InvalidInput
-from assay.workspace import Workspace
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from assay.workspace import Workspace
 
 GATE_EXIT = 3
 DIRECT_METRICS = ("nDCG@10", "R@10", "P@10", "RR", "AP")
@@ -22,12 +32,21 @@ DIRECT_METRICS = ("nDCG@10", "R@10", "P@10", "RR", "AP")
 def register(app: typer.Typer) -> None:
     from assay.cli import experiments
 
-    app.command("eval")(evaluate)
+    command(app, "eval", evaluate)
     experiments.register(app)
 
 
 def progress_bar(enabled: bool = True) -> Progress:
     """A bar on stderr, so ``--json`` output on stdout stays clean."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -129,13 +148,15 @@ def evaluate(
     ),
     k: int = typer.Option(
         None,
-        "--k",
+        "-k",
+        "--top-k",
         metavar="N",
         min=1,
         max=1000,
         help="Contexts asked of --endpoint (default 10); depth kept of --run (default all).",
         show_default=False,
     ),
+    old_k: int = typer.Option(None, "--k", min=1, max=1000, hidden=True),
     status: str = typer.Option(
         "accepted", "--status", metavar="STATUS", help="Item statuses to use (comma list or all)."
     ),
@@ -155,6 +176,7 @@ def evaluate(
     """
     from assay.experiments.scoring import DEFAULT_METRICS
 
+    k = k if k is not None else old_k  # --k: the spelling before -k/--top-k
     gates = parse_gates(fail_under)
     if qrels is not None:
         if run_file is None:
@@ -175,11 +197,7 @@ def evaluate(
         if endpoint is not None:
             spec.update(kind="external", endpoint=endpoint, retriever={"k": k or 10})
         else:
-            spec.update(
-                kind="file",
-                run_file=str(run_file) if run_file else "",
-                answers_file=str(answers) if answers else "",
-            )
+            spec.update(kind="file", run_file=run_file, answers_file=answers)
 
         def body(ws: Workspace) -> tuple[dict[str, float | None], dict[str, Any]]:
             return _project_eval(
@@ -193,6 +211,8 @@ def evaluate(
     else:
         _print_table(summary)
     if failures:
+        from rich.console import Console
+
         for failure in failures:
             Console(stderr=True).print(f"[bold red]Gate failed:[/] {failure}", highlight=False)
         raise typer.Exit(GATE_EXIT)
@@ -243,13 +263,13 @@ def _project_eval(
     k: int | None,
     quiet: bool,
 ) -> tuple[dict[str, float | None], dict[str, Any]]:
-    from assay.experiments.pipelines import parse_pipeline
+    from assay.experiments.pipelines import attach_local_files, parse_pipeline
     from assay.experiments.runner import evaluate_tasks
     from assay.experiments.scoring import means
     from assay.experiments.tasks import build_tasks
 
     target = project_of(ws, project_name)
-    spec = parse_pipeline(spec_data)
+    spec = parse_pipeline(attach_local_files(ws, spec_data))  # your files, read here
     tasks = build_tasks(ws, target, statuses=status, turns=turns, chunking=chunking)
     if not tasks:
         raise InvalidInput(
@@ -294,6 +314,8 @@ def _number(value: Any) -> str:
 def _print_table(summary: dict[str, Any]) -> None:
     out = console()
     counts = summary.get("counts", {})
+    from rich.table import Table
+
     table = Table("metric", "mean", "scored", title=f"{summary.get('tasks', 0)} tasks")
     for name, value in summary["metrics"].items():
         table.add_row(name, _number(value), str(counts.get(name, summary.get("tasks", ""))))

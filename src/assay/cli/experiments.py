@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
 
-from assay.cli.common import JsonOption, ProjectOption, console, fail, print_json, project_of, run
-from assay.workspace import Workspace
+from assay.cli.common import (
+    JsonOption,
+    ProjectOption,
+    command,
+    console,
+    escape,
+    fail,
+    print_json,
+    project_of,
+    run,
+)
+
+if TYPE_CHECKING:
+    from assay.workspace import Workspace
 
 
 def register(app: typer.Typer) -> None:
@@ -20,12 +31,16 @@ def register(app: typer.Typer) -> None:
         no_args_is_help=False,
     )
     group.callback()(list_experiments)
-    group.command("create")(create)
-    group.command("run")(run_command)
-    group.command("show")(show)
-    group.command("cancel")(cancel)
-    group.command("export-inspectorraget")(export_inspectorraget)
-    app.add_typer(group, name="experiments")
+    command(group, "create", create)
+    command(group, "run", run_command)
+    command(group, "show", show)
+    command(group, "cancel", cancel)
+    command(group, "export-inspectorraget", export_inspectorraget)
+    app.add_typer(
+        group,
+        name="experiments",
+        short_help="Experiments: pipelines answer a project's gold tasks; metrics are stored.",
+    )
 
 
 def _pipeline(value: str) -> Any:
@@ -42,6 +57,19 @@ def _pipeline(value: str) -> Any:
         return json.loads(text)
     except ValueError as exc:
         fail(f"--pipeline {value[:60]!r}: not valid JSON ({exc})")
+
+
+def _local_files(spec: Any) -> Any:
+    """File names in a pipeline given on the command line are files of this machine: as
+    Paths, ``create_experiment`` reads and stores them like uploads."""
+    if not isinstance(spec, dict):
+        return spec
+    return {
+        key: Path(value)
+        if key in ("run_file", "answers_file") and isinstance(value, str) and value
+        else value
+        for key, value in spec.items()
+    }
 
 
 def _metric(value: str) -> Any:
@@ -68,6 +96,8 @@ def list_experiments(
     if not found:
         console().print("No experiments yet: assay experiments create NAME --pipeline keyword")
         return
+    from rich.table import Table
+
     table = Table("id", "name", "mode", "pipelines", "tasks", "status", "done", "errors")
     for e in found:
         pipelines = ", ".join(p["name"] for p in e.pipelines)
@@ -119,6 +149,7 @@ def create(
     for value in pipeline or ["keyword"]:
         parsed = _pipeline(value)
         pipelines.extend(parsed if isinstance(parsed, list) else [parsed])
+    pipelines = [_local_files(p) for p in pipelines]
 
     def body(ws: Workspace) -> Any:
         return create_experiment(
@@ -174,7 +205,7 @@ def run_command(
     else:
         _print_experiment(result)
     if result.status == "failed":
-        fail(f"experiment {result.name!r} failed: {result.message}")
+        fail(escape(f"experiment {result.name!r} failed: {result.message}"))
 
 
 def show(
@@ -255,6 +286,8 @@ def _print_experiment(experiment: Any) -> None:
         out.print(experiment.message, markup=False)
     if not experiment.aggregates:
         return
+    from rich.table import Table
+
     pipelines = list(experiment.aggregates)
     table = Table("metric", *pipelines)
     for metric in experiment.metric_names:

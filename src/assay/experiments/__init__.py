@@ -3,7 +3,7 @@
 ``tasks``      items → tasks (turn selection, gold chunk ids, reference answers)
 ``pipelines``  pipeline specs (search, external HTTP, files) and running one task
 ``external``   the HTTP contract client and placing returned contexts in documents
-``runfiles``   TREC run files, qrels and JSONL answers
+``runfiles``   TREC run files, qrels and JSONL answers; uploaded files kept by sha256
 ``judge``      LLM-as-judge metrics with verdicts parsed from ``<verdict>`` tags
 ``scoring``    per-task metrics and aggregates (overall and per query type)
 ``store``      experiments, their frozen tasks and results in the database
@@ -14,7 +14,14 @@ from __future__ import annotations
 
 from assay.experiments.judge import JudgeMetric, Verdict, judge, parse_verdict
 from assay.experiments.pipelines import PipelineSpec, parse_pipeline
-from assay.experiments.runfiles import read_answers, read_qrels, read_run
+from assay.experiments.runfiles import (
+    FileRef,
+    keep_file,
+    keep_local_file,
+    read_answers,
+    read_qrels,
+    read_run,
+)
 from assay.experiments.runner import Evaluation, evaluate_tasks, run_experiment
 from assay.experiments.scoring import DEFAULT_METRICS, MetricPlan, Outcome, aggregate, metric_plan
 from assay.experiments.store import (
@@ -34,6 +41,7 @@ __all__ = [
     "DEFAULT_METRICS",
     "Evaluation",
     "Experiment",
+    "FileRef",
     "GoldEvidence",
     "JudgeMetric",
     "MetricPlan",
@@ -51,6 +59,8 @@ __all__ = [
     "get_experiment",
     "iter_results",
     "judge",
+    "keep_file",
+    "keep_local_file",
     "list_experiments",
     "metric_plan",
     "parse_pipeline",

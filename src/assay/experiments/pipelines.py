@@ -5,7 +5,9 @@ Three kinds of pipeline:
 ``search``    a retriever of this project (keyword, dense or hybrid) plus a generator
               (offline, openai, local; the API key only ever comes from the environment);
 ``external``  a RAG service behind the HTTP contract of docs/evaluation.md;
-``file``      what a system already produced: a TREC run file and/or JSONL answers.
+``file``      what a system already produced: a TREC run file and/or JSONL answers,
+              uploaded first (see :mod:`assay.experiments.runfiles`): a spec refers to a
+              stored file by sha256 and name, never by a path on the server.
 
 Modes: ``retrieval`` (retrieve only), ``generation`` (answer from the gold passages) and
 ``rag`` (retrieve, then answer from what was retrieved). :class:`PipelineRunner` prepares a
@@ -17,13 +19,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from assay.errors import AssayError, InvalidInput
 from assay.experiments.external import ContextResolver, ExternalClient
-from assay.experiments.runfiles import ranking, read_answers, read_run
+from assay.experiments.runfiles import FileRef, keep_local_file, load_file, ranking
 from assay.experiments.scoring import Outcome
 from assay.experiments.tasks import Task, task_lookup
 from assay.llm import GeneratorSettings, generate_answer, make_generator
@@ -53,8 +56,22 @@ class PipelineSpec(BaseModel):
     endpoint: str = ""
     timeout_s: float = Field(default=60.0, gt=0, le=3600)
     retries: int = Field(default=2, ge=0, le=10)
-    run_file: str = ""
-    answers_file: str = ""
+    run_file: FileRef | None = None
+    answers_file: FileRef | None = None
+
+    @field_validator("run_file", "answers_file", mode="before")
+    @classmethod
+    def _no_paths(cls, value: Any) -> Any:
+        if value == "":  # how specs without files were stored before uploads
+            return None
+        if isinstance(value, str | Path):
+            raise ValueError(
+                "files are not read from paths on the server; upload the file (the "
+                "experiment form, or POST /api/projects/{name}/experiment-files) and give "
+                'the {"sha256", "name"} it returns, or use the CLI, which reads your local '
+                "file"
+            )
+        return value
 
     @field_validator("generator")
     @classmethod
@@ -82,7 +99,8 @@ def parse_pipeline(value: str | Mapping[str, Any]) -> PipelineSpec:
         spec = PipelineSpec.model_validate(data)
     except ValidationError as error:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'pipeline'}: {e['msg']}"
+            f"{'.'.join(str(p) for p in e['loc']) or 'pipeline'}: "
+            f"{e['msg'].removeprefix('Value error, ')}"
             for e in error.errors()
         )
         raise InvalidInput(f"pipeline {data.get('name', '?')!r}: {problems}") from None
@@ -92,6 +110,17 @@ def parse_pipeline(value: str | Mapping[str, Any]) -> PipelineSpec:
     if spec.kind == "file" and not (spec.run_file or spec.answers_file):
         raise InvalidInput(f"{where}: kind 'file' needs run_file and/or answers_file")
     return spec
+
+
+def attach_local_files(ws: Workspace, value: Mapping[str, Any]) -> dict[str, Any]:
+    """For the local user only (CLI, Python API): ``run_file`` / ``answers_file`` given as a
+    :class:`pathlib.Path` are read from this machine and stored like uploads. JSON from the
+    web never holds a Path, so a request can never make the server open a file."""
+    data = dict(value)
+    for field, kind in (("run_file", "run"), ("answers_file", "answers")):
+        if isinstance(data.get(field), Path):
+            data[field] = keep_local_file(ws, data[field], kind).model_dump()
+    return data
 
 
 def check_pipelines(specs: Sequence[PipelineSpec], mode: str) -> None:
@@ -149,12 +178,12 @@ class PipelineRunner:
     def _read_files(self, tasks: Sequence[Task]) -> None:
         lookup = task_lookup(tasks)
         if self.spec.run_file:
-            for qid, scores in read_run(self.spec.run_file).items():
+            for qid, scores in load_file(self.ws, self.spec.run_file, "run").items():
                 task = lookup.get(qid)
                 if task is not None:
                     self.run.setdefault(task.task_id, ranking(scores)[: self.depth])
         if self.spec.answers_file:
-            for key, record in read_answers(self.spec.answers_file).items():
+            for key, record in load_file(self.ws, self.spec.answers_file, "answers").items():
                 task = lookup.get(key)
                 if task is not None:
                     self.answers.setdefault(task.task_id, record)

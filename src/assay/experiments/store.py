@@ -18,7 +18,13 @@ import sqlalchemy as sa
 from assay.chunkings import get_chunking
 from assay.db import as_utc, utcnow
 from assay.errors import Conflict, InvalidInput, NotFound
-from assay.experiments.pipelines import PipelineSpec, check_pipelines, parse_pipeline
+from assay.experiments.pipelines import (
+    PipelineSpec,
+    attach_local_files,
+    check_pipelines,
+    parse_pipeline,
+)
+from assay.experiments.runfiles import display_name
 from assay.experiments.scoring import aggregate, metric_plan
 from assay.experiments.tasks import (
     DEFAULT_STATUSES,
@@ -93,7 +99,7 @@ def _experiment(row: Any, aggregates: dict[str, Any] | None = None) -> Experimen
         name=row.name,
         mode=row.mode,
         selection=row.selection,
-        pipelines=row.pipelines,
+        pipelines=[_without_paths(p) for p in row.pipelines],
         metrics=row.metrics,
         status=row.status,
         stop_requested=bool(row.stop_requested),
@@ -108,6 +114,17 @@ def _experiment(row: Any, aggregates: dict[str, Any] | None = None) -> Experimen
         finished_at=as_utc(row.finished_at) if row.finished_at else None,
         aggregates=aggregates or {},
     )
+
+
+def _without_paths(pipeline: dict[str, Any]) -> dict[str, Any]:
+    """A pipeline as stored, except that a file stored as a path (before files were
+    uploaded) shows only its last part: server paths never reach a page. Such a pipeline
+    cannot run; its error asks for the file to be uploaded."""
+    shown = dict(pipeline)
+    for key in ("run_file", "answers_file"):
+        if isinstance(shown.get(key), str) and shown[key]:
+            shown[key] = display_name(shown[key])
+    return shown
 
 
 def _result(row: Any) -> TaskResult:
@@ -145,7 +162,12 @@ def create_experiment(
     all in one transaction. ``embedder`` serves semantic_similarity."""
     name = check_name(name, "experiment")
     plan = metric_plan(metrics, mode)
-    specs = [p if isinstance(p, PipelineSpec) else parse_pipeline(p) for p in pipelines]
+    specs = [
+        p
+        if isinstance(p, PipelineSpec)
+        else parse_pipeline(p if isinstance(p, str) else attach_local_files(ws, p))
+        for p in pipelines
+    ]
     check_pipelines(specs, mode)
     wanted = check_statuses(statuses)
     chunk = get_chunking(ws, project, chunking)

@@ -17,7 +17,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assay.experiments import Experiment, get_experiment, iter_results, run_experiment
+from assay.documents import get_document
+from assay.errors import NotFound
+from assay.experiments import (
+    Experiment,
+    get_experiment,
+    iter_results,
+    run_experiment,
+    task_results,
+)
 from assay.experiments.store import experiment_tasks_of
 from assay.experiments.tasks import Task
 from assay.models import Project
@@ -355,3 +363,63 @@ def results_csv(ws: Workspace, project: Project, experiment: Experiment) -> Iter
 
 def _metric_cell(value: Any) -> Any:
     return json.dumps(value) if isinstance(value, dict | list) else value
+
+
+def drill_down(ws: Workspace, project: Project, ref: str, task_id: str) -> dict[str, Any]:
+    experiment = get_experiment(ws, project, ref, with_aggregates=False)
+    task, results = task_results(ws, project, experiment.id, task_id)
+    gold = {c for e in task.evidence if e.label == "relevant" for c in e.chunk_ids}
+    names: dict[str, str] = {}
+    texts: dict[str, str] = {}
+
+    def passage(doc_id: str, start: Any, end: Any) -> str:
+        if doc_id not in texts:
+            try:
+                document = get_document(ws, project, doc_id)
+                texts[doc_id], names[doc_id] = document.text, document.name
+            except NotFound:
+                texts[doc_id], names[doc_id] = "", doc_id
+        if isinstance(start, int) and isinstance(end, int):
+            return texts[doc_id][start:end]
+        return ""
+
+    pipelines = []
+    for spec in experiment.pipelines:
+        result = results.get(str(spec["name"]))
+        entry: dict[str, Any] = {"pipeline": spec["name"], "ran": result is not None}
+        if result is not None:
+            retrieved = []
+            for hit in result.retrieved:
+                doc_id = str(hit.get("doc_id") or "")
+                text = passage(doc_id, hit.get("start"), hit.get("end")) if doc_id else ""
+                retrieved.append(
+                    {
+                        **hit,
+                        "text": text,
+                        "document": names.get(doc_id, doc_id),
+                        "hit": hit.get("chunk_id") in gold,
+                    }
+                )
+            reference = task.references[0] if task.references else ""
+            entry.update(
+                answer=result.answer,
+                error=result.error,
+                metrics=result.metrics,
+                timings=result.timings,
+                retrieved=retrieved,
+                diff=[{"op": op, "text": text} for op, text in word_diff(result.answer, reference)]
+                if result.answer and reference
+                else [],
+            )
+        pipelines.append(entry)
+    evidence = task_json(task)["evidence"]
+    for ev in evidence:
+        if ev["doc_id"]:
+            passage(ev["doc_id"], None, None)
+            ev["document"] = names.get(ev["doc_id"], ev["doc_id"])
+    return {
+        "experiment": {"id": experiment.id, "name": experiment.name, "mode": experiment.mode},
+        "task": {**task_json(task), "evidence": evidence},
+        "gold_chunk_ids": sorted(gold),
+        "pipelines": pipelines,
+    }

@@ -1,6 +1,7 @@
 """Experiments: list and create, run in the background with live progress (server-sent
 events), cancel and resume, compare pipelines and experiments, drill into one task, download
-results (JSON, CSV, InspectorRAGet)."""
+results (JSON, CSV, InspectorRAGet). Run and answers files come in as uploads first
+(``experiment-files``); a pipeline then names the stored file, never a path."""
 
 from __future__ import annotations
 
@@ -18,8 +19,7 @@ from starlette.concurrency import run_in_threadpool
 
 from assay.annotation import STATUSES
 from assay.chunkings import list_chunkings
-from assay.documents import get_document
-from assay.errors import Conflict, NotFound
+from assay.errors import Conflict
 from assay.experiments import (
     DEFAULT_METRICS,
     cancel_experiment,
@@ -27,15 +27,16 @@ from assay.experiments import (
     delete_experiment,
     get_experiment,
     list_experiments,
-    task_results,
 )
+from assay.experiments.runfiles import display_name, keep_file
 from assay.experiments.tasks import TURN_SELECTIONS
 from assay.models import Project, to_json
 from assay.project_settings import generator_settings, retriever_settings
 from assay.projects import get_project
 from assay.taxonomy import query_types
 from assay.web import experiments_view as view
-from assay.web.render import author, language, render, workspace
+from assay.web.render import author, language, render, translator, workspace
+from assay.web.uploads import read_upload
 from assay.workspace import Workspace
 
 router = APIRouter()
@@ -109,6 +110,54 @@ def api_create(request: Request, name: str, body: ExperimentIn) -> Any:
     if body.start:
         jobs(request).start(ws, project, experiment.id)
     return _summary(request, experiment)
+
+
+FILE_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file", "kind"],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary"},
+                        "kind": {"type": "string", "enum": ["run", "answers"]},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+@router.post(
+    "/api/projects/{name}/experiment-files",
+    status_code=201,
+    tags=["experiments"],
+    openapi_extra=FILE_BODY,
+)
+async def api_upload_file(request: Request, name: str) -> Response:
+    """Upload a run file (``kind=run``, TREC) or answers (``kind=answers``, JSONL) for a
+    pipeline of kind ``file``: it is checked and stored, and the reply
+    ``{"sha256", "name", "kind", "size", "queries"}`` goes into the pipeline as
+    ``run_file`` / ``answers_file`` (``{"sha256", "name"}``). 413 over the size limit,
+    422 naming the line when the file cannot be read (its content is never echoed)."""
+    ws = workspace(request)
+    await run_in_threadpool(get_project, ws, name)
+    upload = await read_upload(request, ws.settings.max_file_bytes)
+    if upload.too_large:
+        detail = translator(request)(
+            "documents.too_large",
+            name=display_name(upload.filename),
+            limit=f"{ws.settings.max_file_mb:g}",
+        )
+        return JSONResponse({"detail": detail}, status_code=413)
+    kind = upload.fields.get("kind", "")
+    data = bytes(upload.data)
+    ref, queries = await run_in_threadpool(keep_file, ws, data, upload.filename, kind)
+    body = {**ref.model_dump(), "kind": kind, "size": len(data), "queries": queries}
+    return JSONResponse(body, status_code=201)
 
 
 @router.get("/api/projects/{name}/experiments/{ref}", tags=["experiments"])
@@ -214,7 +263,7 @@ def api_tasks(
 def api_task(request: Request, name: str, ref: str, task_id: str) -> Any:
     """One task across pipelines: gold, retrieved passages with hits marked, answers."""
     ws, project = _open(request, name)
-    return drill_down(ws, project, ref, task_id)
+    return view.drill_down(ws, project, ref, task_id)
 
 
 @router.get("/api/projects/{name}/experiments/{ref}/results.json", tags=["experiments"])
@@ -265,69 +314,6 @@ def _download(stem: str, ext: str) -> dict[str, str]:
     }
 
 
-def drill_down(ws: Workspace, project: Project, ref: str, task_id: str) -> dict[str, Any]:
-    experiment = get_experiment(ws, project, ref, with_aggregates=False)
-    task, results = task_results(ws, project, experiment.id, task_id)
-    gold = {c for e in task.evidence if e.label == "relevant" for c in e.chunk_ids}
-    names: dict[str, str] = {}
-    texts: dict[str, str] = {}
-
-    def passage(doc_id: str, start: Any, end: Any) -> str:
-        if doc_id not in texts:
-            try:
-                document = get_document(ws, project, doc_id)
-                texts[doc_id], names[doc_id] = document.text, document.name
-            except NotFound:
-                texts[doc_id], names[doc_id] = "", doc_id
-        if isinstance(start, int) and isinstance(end, int):
-            return texts[doc_id][start:end]
-        return ""
-
-    pipelines = []
-    for spec in experiment.pipelines:
-        result = results.get(str(spec["name"]))
-        entry: dict[str, Any] = {"pipeline": spec["name"], "ran": result is not None}
-        if result is not None:
-            retrieved = []
-            for hit in result.retrieved:
-                doc_id = str(hit.get("doc_id") or "")
-                text = passage(doc_id, hit.get("start"), hit.get("end")) if doc_id else ""
-                retrieved.append(
-                    {
-                        **hit,
-                        "text": text,
-                        "document": names.get(doc_id, doc_id),
-                        "hit": hit.get("chunk_id") in gold,
-                    }
-                )
-            reference = task.references[0] if task.references else ""
-            entry.update(
-                answer=result.answer,
-                error=result.error,
-                metrics=result.metrics,
-                timings=result.timings,
-                retrieved=retrieved,
-                diff=[
-                    {"op": op, "text": text}
-                    for op, text in view.word_diff(result.answer, reference)
-                ]
-                if result.answer and reference
-                else [],
-            )
-        pipelines.append(entry)
-    evidence = view.task_json(task)["evidence"]
-    for ev in evidence:
-        if ev["doc_id"]:
-            passage(ev["doc_id"], None, None)
-            ev["document"] = names.get(ev["doc_id"], ev["doc_id"])
-    return {
-        "experiment": {"id": experiment.id, "name": experiment.name, "mode": experiment.mode},
-        "task": {**view.task_json(task), "evidence": evidence},
-        "gold_chunk_ids": sorted(gold),
-        "pipelines": pipelines,
-    }
-
-
 # ---------------------------------------------------------------- pages
 
 
@@ -347,6 +333,7 @@ def form_options(request: Request, ws: Workspace, project: Project) -> dict[str,
             {"id": q.id, "label": q.label.get(lang) or q.id} for q in query_types(project)
         ],
         "api": f"/api/projects/{quote(project.name)}/experiments",
+        "files_api": f"/api/projects/{quote(project.name)}/experiment-files",
     }
 
 
@@ -410,5 +397,5 @@ def task_page(request: Request, name: str, ref: str, task_id: str) -> HTMLRespon
         "experiment_task.html",
         project=project,
         section="experiments",
-        data=drill_down(ws, project, ref, task_id),
+        data=view.drill_down(ws, project, ref, task_id),
     )

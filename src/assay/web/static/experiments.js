@@ -1,5 +1,7 @@
 // Experiments: the create form and the run panel (live progress from server-sent events,
-// cancel and resume). Both are Alpine components; the server checks everything.
+// cancel and resume). Both are Alpine components; the server checks everything. A pipeline
+// of kind "file" uploads its run and answers files first; the experiment then names the
+// stored files by sha256 (the server never opens a path it is sent).
 document.addEventListener("alpine:init", () => {
   "use strict";
   let counter = 0;
@@ -11,7 +13,10 @@ document.addEventListener("alpine:init", () => {
 
   function pipeline(retriever, embedder) {
     counter += 1;
-    return { key: counter, name: retriever, retriever, embedder, k: 10, generator: "offline" };
+    return {
+      key: counter, name: retriever, kind: "search", retriever, embedder, k: 10,
+      generator: "offline", runFile: null, answersFile: null,
+    };
   }
 
   window.Alpine.data("experimentForm", () => {
@@ -38,6 +43,21 @@ document.addEventListener("alpine:init", () => {
           p.name = name;
         }
       },
+      forgetFiles(p) { p.runFile = null; p.answersFile = null; },
+      pickFile(p, which, event) { p[which] = event.target.files[0] || null; },
+      async upload(file, kind) {
+        const form = new FormData();
+        form.append("kind", kind);
+        form.append("file", file, file.name);
+        const stored = await window.assay.api("POST", options.files_api, form);
+        return { sha256: stored.sha256, name: stored.name };
+      },
+      async fileSpec(p) {
+        const spec = { name: p.name.trim(), kind: "file" };
+        if (p.runFile) spec.run_file = await this.upload(p.runFile, "run");
+        if (p.answersFile) spec.answers_file = await this.upload(p.answersFile, "answers");
+        return spec;
+      },
       spec(p) {
         const retriever = { kind: p.retriever, k: p.k || 10 };
         if (p.retriever !== "keyword") retriever.embedder = p.embedder;
@@ -48,15 +68,21 @@ document.addEventListener("alpine:init", () => {
       async submit() {
         this.error = "";
         if (this.pipelines.length < 2) { this.error = text.need_two; return; }
+        const empty = this.pipelines.find((p) => p.kind === "file" && !p.runFile && !p.answersFile);
+        if (empty) { this.error = text.need_file.replace("{name}", empty.name); return; }
         this.busy = true;
         const metrics = this.metrics.split(",").map((m) => m.trim()).filter(Boolean);
-        const body = {
-          name: this.name.trim(), mode: this.mode, turns: this.turns,
-          statuses: this.statuses, pipelines: this.pipelines.map((p) => this.spec(p)),
-          metrics: metrics.length ? metrics : null, start: true,
-        };
-        if (this.chunking) body.chunking = this.chunking;
         try {
+          const pipelines = [];
+          for (const p of this.pipelines) {
+            pipelines.push(p.kind === "file" ? await this.fileSpec(p) : this.spec(p));
+          }
+          const body = {
+            name: this.name.trim(), mode: this.mode, turns: this.turns,
+            statuses: this.statuses, pipelines, metrics: metrics.length ? metrics : null,
+            start: true,
+          };
+          if (this.chunking) body.chunking = this.chunking;
           const created = await window.assay.api("POST", options.api, body);
           window.location.href = window.location.pathname.replace(/\/$/, "") + "/" + created.id;
         } catch (error) {
@@ -103,6 +129,7 @@ document.addEventListener("alpine:init", () => {
           this.listen();
         } catch (error) { window.assay.toast(error.message, "error"); }
       },
+      reload() { window.location.reload(); },
     };
   });
 });
