@@ -63,12 +63,13 @@ def test_tour(cli, corpus: Path) -> None:  # type: ignore[no-untyped-def]
 
     docs = json.loads(cli("documents", "--json").stdout)
     assert sorted(d["name"] for d in docs) == ["leave.txt", "travel.md"]
-    assert set(docs[0]) >= {"id", "name", "media_type", "size", "sha256", "warnings"}
+    assert set(docs[0]) >= {"doc_id", "name", "media_type", "size", "sha256", "warnings"}
+    assert "id" not in docs[0]
     leave = next(d for d in docs if d["name"] == "leave.txt")
 
-    text = cli("document", leave["id"], "--text")
+    text = cli("document", leave["doc_id"], "--text")
     assert text.stdout == "Every employee has 30 days of annual leave.\n"
-    assert cli("document", leave["id"][:8], "--text").stdout == text.stdout
+    assert cli("document", leave["doc_id"][:8], "--text").stdout == text.stdout
 
     hits = json.loads(cli("search", "hotel night", "-k", "3", "--json").stdout)
     assert hits[0]["rank"] == 1
@@ -92,11 +93,12 @@ def test_tour(cli, corpus: Path) -> None:  # type: ignore[no-untyped-def]
     by_sentence = json.loads(cli("search", "train", "--chunking", "sent", "--json").stdout)
     assert by_sentence[0]["text"].startswith("Train tickets are reimbursed")
 
-    chunks = json.loads(cli("document", leave["id"], "--chunks", "sent", "--json").stdout)
+    chunks = json.loads(cli("document", leave["doc_id"], "--chunks", "sent", "--json").stdout)
     assert chunks[0]["text"] == "Every employee has 30 days of annual leave."
 
 
 def test_errors_name_what_is_wrong(cli, corpus: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    cli("init")
     result = cli("documents", "--project", "nope")
     assert result.exit_code == 1
     assert "no project named 'nope'" in result.output
@@ -123,6 +125,7 @@ def test_errors_name_what_is_wrong(cli, corpus: Path, tmp_path: Path) -> None:  
 
 
 def test_delete_asks_first(cli, corpus: Path) -> None:  # type: ignore[no-untyped-def]
+    cli("init")
     cli("ingest", str(corpus), "--project", "p")
     refused = cli("projects", "delete", "p", input="n\n")
     assert refused.exit_code == 1
@@ -133,6 +136,7 @@ def test_delete_asks_first(cli, corpus: Path) -> None:  # type: ignore[no-untype
 
 
 def test_stdin_ingest(cli) -> None:  # type: ignore[no-untyped-def]
+    cli("init")
     result = cli("ingest", "-", "--project", "notes", input="Pasted text about ferries.\n")
     assert result.exit_code == 0, result.output
     docs = json.loads(cli("documents", "--json").stdout)

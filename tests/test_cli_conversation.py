@@ -36,6 +36,7 @@ def home(tmp_path: Path) -> Path:
         "Hotel costs are capped at 120 euros per night.\n"
     )
     home = tmp_path / "ws"
+    assert invoke(home, "init").exit_code == 0
     result = invoke(home, "ingest", str(corpus), "--project", "handbook")
     assert result.exit_code == 0, result.output
     return home
@@ -102,9 +103,7 @@ def test_chat_offline_answers_with_sources_and_saves(home: Path) -> None:
         assert first.original_answer == first.answer and "30 days" in first.answer
         assert first.generation["kind"] == "offline"
         assert len(first.generation["prompt_hash"]) == 64
-        assert first.retrieved and {"document_id", "text", "score", "title"} <= set(
-            first.retrieved[0]
-        )
+        assert first.retrieved and {"doc_id", "text", "score", "title"} <= set(first.retrieved[0])
         assert "120 euros" in item.turns[1].answer
     finally:
         ws.close()
@@ -142,6 +141,25 @@ def test_chat_goes_on_after_a_generator_error(home: Path, fake: FakeOpenAI) -> N
         ws.close()
     for path, data in all_bytes(home):
         assert SECRET.encode() not in data, path
+
+
+def test_chat_skips_a_question_without_visible_text(home: Path) -> None:
+    result = invoke(
+        home, "chat", "--project", "handbook", "--save", input="\x00\x01\x02\n\x1b\x07\n"
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.count("Skipped") == 2 and "control characters" in result.output
+    assert "line 1" in result.output and "Nothing to save" in result.output
+    mixed = invoke(home, "chat", "-p", "handbook", "--save", input="\x07\nHow much\x00 leave?\n")
+    assert mixed.exit_code == 0, mixed.output
+    ws = workspace(home)
+    try:
+        project = get_project(ws, "handbook")
+        total, rows = list_items(ws, project, limit=5)
+        assert total == 1  # no empty conversation from the refused lines
+        assert [t.query for t in get_item(ws, project, rows[0].id).turns] == ["How much leave?"]
+    finally:
+        ws.close()
 
 
 def seed_items(home: Path) -> dict[str, str]:

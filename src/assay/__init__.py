@@ -3,17 +3,36 @@
 Python API in short::
 
     import assay
-    ws = assay.open_workspace("assay-data")
+    ws = assay.open_workspace("assay-data")      # creates the workspace when it is missing
     project = assay.projects.create_project(ws, "handbook", language="en")
     assay.ingest.ingest_paths(ws, project, ["docs/"])
     hits = assay.search.indexes.search(ws, project, "parental leave", k=5)
 
-See docs/python-api.md.
+See docs/python-api.md. ``Workspace`` and ``open_workspace`` are loaded on first use, so that
+``import assay`` (and the CLI's ``--help``) does not pay for SQLAlchemy.
 """
 
 from __future__ import annotations
 
-from assay.workspace import Workspace, open_workspace
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.workspace import Workspace, open_workspace
 
 __version__ = "0.1.0"
 __all__ = ["Workspace", "__version__", "open_workspace"]
+
+
+def __getattr__(name: str) -> Any:
+    """``assay.open_workspace``, ``assay.Workspace`` and stage modules (``assay.projects``)
+    on first use."""
+    if name in ("Workspace", "open_workspace"):
+        return getattr(importlib.import_module("assay.workspace"), name)
+    if not name.startswith("_"):
+        try:
+            return importlib.import_module(f"assay.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"assay.{name}":
+                raise
+    raise AttributeError(f"module 'assay' has no attribute {name!r}")

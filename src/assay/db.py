@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 
-from assay.errors import BackendUnavailable
+from assay.errors import BackendUnavailable, DatabaseBusy
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 
 def create_engine(url: str) -> sa.Engine:
@@ -20,6 +20,7 @@ def create_engine(url: str) -> sa.Engine:
     if url.startswith("sqlite"):
         engine = sa.create_engine(url, connect_args={"timeout": 30})
         sa.event.listen(engine, "connect", _sqlite_pragmas)
+        sa.event.listen(engine, "handle_error", _sqlite_busy)
         return engine
     if url.startswith("postgresql"):
         try:
@@ -40,7 +41,20 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _sqlite_busy(context: sa.engine.ExceptionContext) -> None:
+    """A write that waited the whole busy timeout for SQLite's one write lock is a clear
+    "busy, try again" (503 on the web), not an internal error."""
+    original = context.original_exception
+    if "database is locked" in str(original) or "database is busy" in str(original):
+        raise DatabaseBusy(
+            "the database is busy with another write (a long import or indexing run?); "
+            "nothing was changed: try again in a moment"
+        ) from original
+
+
 def _alembic_config(connection: sa.Connection) -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(resources.files("assay") / "migrations"))
     config.attributes["connection"] = connection
@@ -48,12 +62,49 @@ def _alembic_config(connection: sa.Connection) -> Config:
 
 
 def migrate(engine: sa.Engine) -> None:
-    """Bring the schema to the newest revision (a no-op when it already is)."""
+    """Bring the schema to the newest revision (a no-op when it already is).
+
+    Loading Alembic takes ~0.3 s, longer than a quick CLI command should take, so the
+    stored revision is first compared with the newest file's (:func:`head_revision`);
+    Alembic is loaded only when they differ.
+    """
+    head = head_revision()
+    if head is not None and _stored_revision(engine) == head:
+        return
+    from alembic import command
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
     with engine.begin() as connection:
         config = _alembic_config(connection)
         head = ScriptDirectory.from_config(config).get_current_head()
         if MigrationContext.configure(connection).get_current_revision() != head:
             command.upgrade(config, "head")
+
+
+def head_revision() -> str | None:
+    """The newest revision in ``migrations/versions``: the one no other revision names as
+    its ``down_revision``; None when that is not exactly one (then Alembic decides)."""
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for file in (resources.files("assay") / "migrations" / "versions").iterdir():
+        if not file.name.endswith(".py"):
+            continue
+        text = file.read_text(encoding="utf-8")
+        found = re.search(r'^revision\s*=\s*"([^"]+)"', text, re.M)
+        if found:
+            revisions.add(found.group(1))
+        parents.update(re.findall(r'^down_revision\s*=\s*"([^"]+)"', text, re.M))
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 else None
+
+
+def _stored_revision(engine: sa.Engine) -> str | None:
+    with engine.connect() as connection:
+        if not sa.inspect(connection).has_table("alembic_version"):
+            return None
+        rows = connection.execute(sa.text("SELECT version_num FROM alembic_version")).all()
+    return str(rows[0][0]) if len(rows) == 1 else None
 
 
 def utcnow() -> datetime:

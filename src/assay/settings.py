@@ -6,8 +6,9 @@ Every field here is documented in docs/settings.md; a test fails when one is not
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -52,10 +53,36 @@ class Settings(BaseSettings):
         default="",
         description="Name recorded as the author of what the CLI and Python API create.",
     )
+    allowed_hosts: str = Field(
+        default="",
+        description=(
+            "Comma-separated host names (or `host:port`) the web server answers to besides the "
+            "loopback names; any other Host header gets 400 (DNS-rebinding protection)."
+        ),
+    )
+    max_body_mb: float = Field(
+        default=5.0,
+        gt=0,
+        description="Largest JSON (non-upload) request body the web server reads, in megabytes.",
+    )
+
+    @field_validator("home", mode="before")
+    @classmethod
+    def _home_not_empty(cls, value: Any) -> Any:
+        """``ASSAY_HOME=""`` is a mistake, not a wish to use the current folder."""
+        if isinstance(value, str) and not value.strip():
+            raise ValueError(
+                "is empty; give a folder, or unset it for the default ./assay-data"
+            )
+        return value
 
     @property
     def max_file_bytes(self) -> int:
         return int(self.max_file_mb * 1024 * 1024)
+
+    @property
+    def max_body_bytes(self) -> int:
+        return int(self.max_body_mb * 1024 * 1024)
 
     def resolved_database_url(self) -> str:
         if self.database_url:

@@ -1,7 +1,9 @@
 """A workspace: settings, the database engine and the folders for blobs and indexes.
 
-Wiring only: opening creates the folder and applies migrations; every rule about projects,
-documents or search lives in the stage modules, which take a Workspace as first argument.
+Wiring only: opening applies migrations (and, when asked to, creates the folder); every rule
+about projects, documents or search lives in the stage modules, which take a Workspace as first
+argument. The Python API creates a missing workspace on open; the CLI creates one only in
+``assay init`` and ``assay demo`` (see :func:`workspace_exists`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import sqlalchemy as sa
 
 from assay.blobs import BlobStore
 from assay.db import create_engine, migrate
+from assay.errors import NotFound
+from assay.project_lock import recover_interrupted_imports
 from assay.settings import Settings
 
 
@@ -26,12 +30,17 @@ class Workspace:
     _embedders: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def open(cls, settings: Settings | None = None) -> Workspace:
+    def open(cls, settings: Settings | None = None, *, create: bool = True) -> Workspace:
+        """Open the workspace of ``settings``; a missing one is created, or with
+        ``create=False`` refused with :class:`NotFound` naming the folder."""
         settings = settings or Settings()
         home = settings.home
+        if not create and not workspace_exists(settings):
+            raise NotFound(f"no Assay workspace in {home.resolve()}")
         home.mkdir(parents=True, exist_ok=True)
         engine = create_engine(settings.resolved_database_url())
         migrate(engine)
+        recover_interrupted_imports(engine)  # undo what a killed import left half-written
         return cls(
             settings=settings,
             engine=engine,
@@ -68,8 +77,17 @@ class Workspace:
         self.close()
 
 
+def workspace_exists(settings: Settings) -> bool:
+    """A workspace exists when its folder does and holds its database (SQLite), or when the
+    database lives elsewhere (``ASSAY_DATABASE_URL``) and the folder exists."""
+    home = settings.home
+    if not home.is_dir():
+        return False
+    return bool(settings.database_url) or (home / "assay.db").is_file()
+
+
 def open_workspace(home: str | Path | None = None, **settings: Any) -> Workspace:
-    """Open (and create if needed) the workspace in ``home``; other settings as keywords.
+    """Open the workspace in ``home``, creating it when missing; other settings as keywords.
 
     Settings not given come from ``ASSAY_*`` environment variables, then the defaults.
     """

@@ -1,23 +1,28 @@
-"""What every command shares: the workspace, the project option, output and errors."""
+"""What every command shares: the workspace, the project option, output and errors.
+
+Only the standard library and typer are imported here at module level: the command tree is
+built on every call (even ``assay --help``), so stage modules are imported inside the
+functions that need them.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
-from rich.console import Console
 
-from assay.errors import AssayError
-from assay.models import Project, to_json
-from assay.projects import resolve_project
-from assay.settings import Settings
-from assay.workspace import Workspace
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from assay.models import Project
+    from assay.workspace import Workspace
 
 T = TypeVar("T")
 
@@ -30,6 +35,20 @@ ProjectOption = typer.Option(
     show_default=False,
 )
 JsonOption = typer.Option(False, "--json", help="Print JSON for machines instead of a table.")
+TopKOption = typer.Option(
+    10, "-k", "--top-k", metavar="N", min=1, max=1000, help="How many hits to show."
+)
+
+
+def command(app: typer.Typer, name: str, function: Callable[..., Any], **options: Any) -> None:
+    """Register ``function`` as ``name`` with its docstring's first paragraph as the summary
+    in ``assay --help`` (click would cut a long one at the terminal's width)."""
+    app.command(name, short_help=summary(function.__doc__), **options)(function)
+
+
+def summary(doc: str | None) -> str:
+    first = (doc or "").strip().split("\n\n", 1)[0]
+    return " ".join(first.split())
 
 
 @dataclass
@@ -37,11 +56,47 @@ class State:
     home: str | None = None
     _workspace: Workspace | None = field(default=None, repr=False)
 
-    def workspace(self) -> Workspace:
+    def workspace(self, *, create: bool = False) -> Workspace:
+        """The workspace; only ``assay init`` and ``assay demo`` may create one."""
         if self._workspace is None:
-            overrides: dict[str, Any] = {"home": Path(self.home)} if self.home else {}
-            self._workspace = Workspace.open(Settings(**overrides))
+            from assay.errors import NotFound
+            from assay.workspace import Workspace, workspace_exists
+
+            settings = self.settings()
+            if not create and not workspace_exists(settings):
+                raise NotFound(
+                    f"no Assay workspace in {settings.home.resolve()} (from {self._source()}); "
+                    "create one with `assay init`, or point --home or ASSAY_HOME at an "
+                    "existing workspace"
+                )
+            self._workspace = Workspace.open(settings, create=create)
         return self._workspace
+
+    def _source(self) -> str:
+        if self.home:
+            return f"--home {self.home}"
+        if "ASSAY_HOME" in os.environ:
+            return f"ASSAY_HOME={os.environ['ASSAY_HOME']}"
+        return "the default ./assay-data, as ASSAY_HOME is not set"
+
+    def settings(self) -> Any:
+        from pydantic import ValidationError
+
+        from assay.errors import InvalidInput
+        from assay.settings import Settings
+
+        if self.home is not None and not self.home.strip():
+            raise InvalidInput("--home is empty; give a folder")
+        overrides: dict[str, Any] = {"home": Path(self.home)} if self.home else {}
+        try:
+            return Settings(**overrides)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"ASSAY_{'_'.join(str(p) for p in e['loc']).upper()} "
+                f"{e['msg'].removeprefix('Value error, ')}"
+                for e in exc.errors()
+            )
+            raise InvalidInput(f"invalid setting: {problems}") from None
 
 
 def state(ctx: typer.Context) -> State:
@@ -51,6 +106,9 @@ def state(ctx: typer.Context) -> State:
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
+    """Print ``message`` (rich markup allowed) as an error on stderr and exit."""
+    from rich.console import Console
+
     Console(stderr=True, soft_wrap=True).print(f"[bold red]Error:[/] {message}", highlight=False)
     raise typer.Exit(code)
 
@@ -58,30 +116,41 @@ def fail(message: str, code: int = 1) -> NoReturn:
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turn Assay's errors into a one-line message and exit status 1."""
+    from assay.errors import AssayError
+
     try:
         yield
     except AssayError as exc:
-        fail(_escape(str(exc)))
+        fail(escape(str(exc)))
 
 
-def _escape(text: str) -> str:
-    return text.replace("[", "\\[")
+def escape(text: str) -> str:
+    """Text shown as is by rich: ``pip install -e '.[embeddings]'`` keeps its brackets."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
 
 
-def run(ctx: typer.Context, body: Callable[[Workspace], T]) -> T:
+def run(ctx: typer.Context, body: Callable[[Workspace], T], *, create: bool = False) -> T:
     with user_errors():
-        return body(state(ctx).workspace())
+        return body(state(ctx).workspace(create=create))
 
 
 def project_of(ws: Workspace, name: str | None) -> Project:
+    from assay.projects import resolve_project
+
     return resolve_project(ws, name)
 
 
 def print_json(value: Any) -> None:
+    from assay.models import to_json
+
     sys.stdout.write(json.dumps(to_json(value), ensure_ascii=False, indent=2) + "\n")
 
 
 def console() -> Console:
+    from rich.console import Console
+
     return Console(highlight=False, soft_wrap=True)
 
 

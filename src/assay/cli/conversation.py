@@ -5,30 +5,33 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from assay.annotation import ItemIn, TurnIn, create_item
-from assay.cli.common import JsonOption, ProjectOption, console, print_json, project_of, run
-from assay.cli.corpus import progress_bar
-from assay.conversation import (
-    TurnAnswer,
-    answer_turn,
-    draft_answers,
-    generation_record,
-    generator_label,
+from assay.cli.common import (
+    JsonOption,
+    ProjectOption,
+    command,
+    console,
+    print_json,
+    project_of,
+    run,
 )
-from assay.llm import GeneratorSettings, make_generator
-from assay.project_settings import generator_settings, retriever_settings
-from assay.workspace import Workspace
+from assay.cli.corpus import progress_bar
+
+if TYPE_CHECKING:
+    from assay.annotation import TurnIn
+    from assay.conversation import TurnAnswer
+    from assay.llm import GeneratorSettings
+    from assay.workspace import Workspace
 
 STATUS_CHOICES = ("draft", "submitted", "accepted", "rejected", "all")
 
 
 def register(app: typer.Typer) -> None:
-    app.command("chat")(chat)
-    app.command("generate")(generate)
+    command(app, "chat", chat)
+    command(app, "generate", generate)
 
 
 def chat(
@@ -45,8 +48,15 @@ def chat(
     citations and the passages' document names. A generator error is shown and the session
     goes on. End with an empty input (Ctrl-D). With --save the conversation becomes a draft
     item: questions, answers (also kept as the original answer), retrieved passages and the
-    generation settings (model, prompt hash; never an API key).
+    generation settings (model, prompt hash; never an API key). The generator and retriever
+    are the project's: `assay projects settings --generator …` changes them (docs/llm.md).
     """
+    from assay.annotation import ItemIn, create_item
+    from assay.conversation import answer_turn, generator_label
+    from assay.errors import InvalidInput
+    from assay.llm import make_generator
+    from assay.project_settings import generator_settings, retriever_settings
+    from assay.turn_answers import question_text
 
     def body(ws: Workspace) -> None:
         target = project_of(ws, project)
@@ -60,9 +70,13 @@ def chat(
             "Type a question per line; Ctrl-D ends."
         )
         turns: list[TurnAnswer] = []
-        for line in sys.stdin:
-            query = line.strip()
-            if not query:
+        for number, line in enumerate(sys.stdin, 1):
+            if not line.strip():
+                continue
+            try:
+                query = question_text(line, f"line {number}")
+            except InvalidInput as exc:
+                out.print(f"[red]Skipped:[/] {_escape(str(exc))}")
                 continue
             history = [(t.query, t.text) for t in turns]
             result = answer_turn(ws, target, generator, settings, retriever, history, query)
@@ -86,6 +100,10 @@ def chat(
 
 
 def _turn_in(turn: TurnAnswer, settings: GeneratorSettings) -> TurnIn:
+    """A failed turn keeps its question and passages, no answer, and the error."""
+    from assay.annotation import TurnIn
+    from assay.conversation import generation_record
+
     generation: dict[str, Any] = {}
     if turn.generation is not None:
         generation = generation_record(turn.generation, settings)
@@ -105,9 +123,7 @@ def _print_turn(turn: TurnAnswer) -> None:
     if turn.error:
         err = console()
         err.print(f"[bold red]The generator failed:[/] {_escape(turn.error)}")
-        if turn.partial_text:
-            err.print(f"[dim]Partial answer kept:[/] {_escape(turn.partial_text)}")
-        err.print("[dim]Your question is kept; ask again to retry.[/]")
+        err.print("[dim]Your question is kept without an answer; ask again to retry.[/]")
     else:
         out.print(f"[bold]Answer:[/] {_escape(turn.text)}")
     if not turn.hits:
@@ -148,8 +164,13 @@ def generate(
 
     A draft is stored as a suggestion (the turn's original answer, with the model, prompt
     hash and parameters); the gold answer stays empty until a person writes or accepts it.
-    Passages: the turn's relevant evidence, else what the project's retriever finds.
+    Passages: the turn's relevant evidence, else what the project's retriever finds. The
+    generator is the project's: `assay projects settings --generator …` (docs/llm.md).
     """
+    from assay.conversation import draft_answers, generator_label
+    from assay.llm import make_generator
+    from assay.project_settings import generator_settings, retriever_settings
+
     if status not in STATUS_CHOICES:
         raise typer.BadParameter(
             f"{status!r}; choose one of: {', '.join(STATUS_CHOICES)}", param_hint="--status"

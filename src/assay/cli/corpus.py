@@ -6,17 +6,15 @@ import json
 import sys
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from typer.core import TyperCommand
 
-from assay import chunkings as chunkings_api
-from assay import documents as documents_api
-from assay.chunking import describe_chunkers
 from assay.cli.common import (
     JsonOption,
     ProjectOption,
+    command,
     console,
     human_size,
     parse_params,
@@ -24,23 +22,40 @@ from assay.cli.common import (
     project_of,
     run,
 )
-from assay.errors import NotFound
-from assay.ingest import IngestReport, Outcome, ingest_paths, sources_from_paths
-from assay.models import Chunk, Chunking, Project
-from assay.projects import create_project, get_project
-from assay.search.indexes import sync_index, sync_project
-from assay.workspace import Workspace
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from assay.ingest import IngestReport, Outcome
+    from assay.models import Chunk, Chunking, Project
+    from assay.workspace import Workspace
+
+
+class ChunkerHelp(TyperCommand):
+    """`assay chunk --help` lists the chunkers; built when shown, not when the CLI starts."""
+
+    def format_epilog(self, ctx: Any, formatter: Any) -> None:
+        self.epilog = _chunker_help()
+        super().format_epilog(ctx, formatter)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("ingest")(ingest)
-    app.command("documents")(documents)
-    app.command("document")(document)
-    app.command("chunk", epilog=_chunker_help())(chunk)
-    app.command("chunkings")(chunkings)
+    command(app, "ingest", ingest)
+    command(app, "documents", documents)
+    command(app, "document", document)
+    command(app, "chunk", chunk, cls=ChunkerHelp)
+    command(app, "chunkings", chunkings)
 
 
 def progress_bar(transient: bool = True) -> Progress:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -54,6 +69,8 @@ def progress_bar(transient: bool = True) -> Progress:
 
 def _chunker_help() -> str:
     """The chunkers and their parameters, for the --help text of `assay chunk`."""
+    from assay.chunking import describe_chunkers
+
     blocks = ["Chunkers and their parameters (default in brackets):"]
     for method, info in describe_chunkers().items():
         lines = textwrap.wrap(f"{method}: {info.get('description', '')}", 96)
@@ -70,6 +87,9 @@ def _chunker_help() -> str:
 
 
 def _project_for_ingest(ws: Workspace, name: str | None, language: str) -> Project:
+    from assay.errors import NotFound
+    from assay.projects import create_project, get_project
+
     if name:
         try:
             return get_project(ws, name)
@@ -82,6 +102,8 @@ def _project_for_ingest(ws: Workspace, name: str | None, language: str) -> Proje
 
 def _ensure_chunker(ws: Workspace, project: Project, spec: str) -> None:
     """``--chunker sentences:sentences=3`` makes sure that chunking exists (named by the spec)."""
+    from assay import chunkings as chunkings_api
+
     method, _, raw = spec.partition(":")
     params = parse_params([p for p in raw.split(",") if p]) if raw else {}
     existing = {c.name for c in chunkings_api.list_chunkings(ws, project)}
@@ -124,6 +146,8 @@ def ingest(
     Text (.txt, .md), HTML, PDF and DOCX are parsed; other files are stored without text. Bad
     files are reported by name and the rest are ingested.
     """
+    from assay.ingest import ingest_paths, sources_from_paths
+    from assay.search.indexes import sync_project
 
     def body(ws: Workspace) -> IngestReport:
         target = _project_for_ingest(ws, project, language)
@@ -175,12 +199,15 @@ def documents(
     ),
     as_json: bool = JsonOption,
 ) -> None:
-    """List the documents of a project."""
+    """List the documents of a project: doc_id, name, media type, size, characters, warnings."""
+    from rich.table import Table
+
+    from assay import documents as documents_api
 
     def body(ws: Workspace) -> None:
         found = documents_api.list_documents(ws, project_of(ws, project), name_contains=name)
         if as_json:
-            print_json(found)
+            print_json([_document_json(d) for d in found])
             return
         table = Table("doc_id", "name", "media type", "size", "chars", "warnings")
         for d in found:
@@ -190,6 +217,14 @@ def documents(
         console().print(table)
 
     run(ctx, body)
+
+
+def _document_json(summary: Any) -> dict[str, Any]:
+    """A document summary for --json: ``doc_id`` like every other command, not ``id``."""
+    from assay.models import to_json
+
+    data: dict[str, Any] = to_json(summary)
+    return {"doc_id": data.pop("id"), **data}
 
 
 def document(
@@ -216,6 +251,8 @@ def document(
     as_json: bool = JsonOption,
 ) -> None:
     """Show one document: its details, its exact text, its chunks or its original file."""
+    from assay import chunkings as chunkings_api
+    from assay import documents as documents_api
 
     def body(ws: Workspace) -> None:
         proj = project_of(ws, project)
@@ -287,6 +324,8 @@ def chunk(
     project: str = ProjectOption,
 ) -> None:
     """Create a new named chunking and chunk every document with it (existing ones stay)."""
+    from assay import chunkings as chunkings_api
+    from assay.search.indexes import sync_index
 
     def body(ws: Workspace) -> None:
         proj = project_of(ws, project)
@@ -320,6 +359,9 @@ def chunkings(
     as_json: bool = JsonOption,
 ) -> None:
     """List the chunkings of a project."""
+    from rich.table import Table
+
+    from assay import chunkings as chunkings_api
 
     def body(ws: Workspace) -> None:
         found = chunkings_api.list_chunkings(ws, project_of(ws, project))

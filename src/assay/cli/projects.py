@@ -1,29 +1,56 @@
-"""``assay init`` and ``assay projects``."""
+"""``assay init``, ``assay projects`` and a project's generator and retriever settings."""
 
 from __future__ import annotations
 
-import typer
-from rich.table import Table
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from assay import projects as projects_api
-from assay.cli.common import JsonOption, console, print_json, run, state, user_errors
-from assay.documents import count_documents
-from assay.models import Project
-from assay.workspace import Workspace
+import typer
+
+from assay.cli.common import (
+    JsonOption,
+    ProjectOption,
+    command,
+    console,
+    fail,
+    print_json,
+    project_of,
+    run,
+    state,
+    user_errors,
+)
+
+if TYPE_CHECKING:
+    from assay.models import Project
+    from assay.workspace import Workspace
+
+# The codes of assay.projects.LANGUAGES (a test keeps the two equal); written out here so
+# that building the command tree does not import the store.
+LANGUAGE_CODES = "en, de, fr, es, it, nl, pt"
+GENERATOR_PRESETS: dict[str, dict[str, Any]] = {
+    "offline": {"kind": "offline"},
+    "local": {"kind": "local", "model": ""},
+}
 
 
 def register(app: typer.Typer) -> None:
-    app.command("init")(init)
+    command(app, "init", init)
     group = typer.Typer(
-        help="List, create, rename and delete projects.",
+        help="List, create, rename and delete projects; show and change their settings.",
         invoke_without_command=True,
         no_args_is_help=False,
     )
     group.callback()(list_projects)
-    group.command("create")(create)
-    group.command("rename")(rename)
-    group.command("delete")(delete)
-    app.add_typer(group, name="projects")
+    command(group, "create", create)
+    command(group, "rename", rename)
+    command(group, "delete", delete)
+    command(group, "settings", settings)
+    app.add_typer(
+        group,
+        name="projects",
+        short_help="List, create, rename and delete projects; show and change their settings.",
+    )
 
 
 def init(
@@ -40,22 +67,31 @@ def init(
         "en", "--language", "-l", metavar="CODE", help="Language of that project."
     ),
 ) -> None:
-    """Create the workspace folder and database (and optionally a first project)."""
+    """Create the workspace folder and database (and optionally a first project).
+
+    The only command that creates a workspace (besides `assay demo`): the others say where
+    they looked when there is none. Running it again on an existing workspace is harmless.
+    """
+    from assay import projects as projects_api
 
     def body(ws: Workspace) -> None:
         out = console()
-        out.print(f"Workspace ready: {ws.settings.home.resolve()}")
+        out.print(f"Workspace ready: {ws.settings.home.resolve()}", markup=False)
         if project:
             created = projects_api.create_project(ws, project, language)
             out.print(f"Created project {created.name!r} (language {created.language})")
 
-    run(ctx, body)
+    run(ctx, body, create=True)
 
 
 def list_projects(ctx: typer.Context, as_json: bool = JsonOption) -> None:
     """List the projects of the workspace (the default when no sub-command is given)."""
     if ctx.invoked_subcommand:
         return
+    from rich.table import Table
+
+    from assay import projects as projects_api
+    from assay.documents import count_documents
 
     def body(ws: Workspace) -> None:
         found = projects_api.list_projects(ws)
@@ -91,10 +127,11 @@ def create(
         "--language",
         "-l",
         metavar="CODE",
-        help="Language of the documents: " + ", ".join(projects_api.LANGUAGES) + ".",
+        help=f"Language of the documents: {LANGUAGE_CODES}.",
     ),
 ) -> None:
     """Create a project."""
+    from assay import projects as projects_api
 
     def body(ws: Workspace) -> None:
         created = projects_api.create_project(ws, name, language)
@@ -109,6 +146,7 @@ def rename(
     new: str = typer.Argument(..., metavar="NEW", help="New name."),
 ) -> None:
     """Rename a project."""
+    from assay import projects as projects_api
 
     def body(ws: Workspace) -> None:
         renamed = projects_api.rename_project(ws, projects_api.get_project(ws, old), new)
@@ -125,6 +163,9 @@ def delete(
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
     """Delete a project and everything in it (asks first unless --yes)."""
+    from assay import projects as projects_api
+    from assay.documents import count_documents
+
     ws = None
     with user_errors():
         ws = state(ctx).workspace()
@@ -138,3 +179,98 @@ def delete(
     with user_errors():
         projects_api.delete_project(ws, project)
     console().print(f"Deleted project {name!r}")
+
+
+def _spec(option: str, value: str, presets: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A preset name, a JSON object, or @FILE holding one."""
+    text = value
+    if value.startswith("@"):
+        path = Path(value[1:])
+        if not path.is_file():
+            fail(f"{option} {value!r}: no such file")
+        text = path.read_text(encoding="utf-8")
+    if not text.lstrip().startswith("{"):
+        if text.strip() in presets:
+            return dict(presets[text.strip()])
+        fail(
+            f"{option} {value!r}: give {', '.join(presets)}, a JSON object or @FILE "
+            "(see docs/llm.md)"
+        )
+    try:
+        parsed = json.loads(text)
+    except ValueError as exc:
+        fail(f"{option} {value[:60]!r}: not valid JSON ({exc})")
+    if not isinstance(parsed, dict):
+        fail(f"{option} {value[:60]!r}: give a JSON object")
+    return parsed
+
+
+def settings(
+    ctx: typer.Context,
+    project: str = ProjectOption,
+    generator: str = typer.Option(
+        None,
+        "--generator",
+        metavar="SPEC",
+        help="Set the generator: offline, local (SmolLM2), or a JSON object such as "
+        '\'{"kind": "openai", "base_url": "http://127.0.0.1:8080/v1", "model": "qwen"}\' '
+        "or @FILE; the fields given replace the stored ones. The API key is never a "
+        "setting: it comes from ASSAY_LLM_API_KEY (or OPENAI_API_KEY).",
+        show_default=False,
+    ),
+    retriever: str = typer.Option(
+        None,
+        "--retriever",
+        metavar="SPEC",
+        help='Set the retriever: keyword, dense, hybrid, or a JSON object ({"kind": '
+        '"hybrid", "k": 5}) or @FILE; the fields given replace the stored ones.',
+        show_default=False,
+    ),
+    reset: list[str] = typer.Option(
+        [],
+        "--reset",
+        metavar="PART",
+        help="Restore the default of generator, retriever, enrichments or query_types.",
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Show or change a project's generator and retriever settings.
+
+    `assay chat`, `assay generate`, `assay synthesize` and the web workbench use the
+    project's generator (offline by default: extractive, no LLM) and retriever. See
+    docs/llm.md for OpenAI-compatible endpoints and the local SmolLM2.
+    """
+    import dataclasses
+
+    from assay.project_settings import (
+        generator_settings,
+        retriever_settings,
+        settings_view,
+        update_settings,
+    )
+
+    changes: dict[str, Any] = dict.fromkeys(reset)
+    retriever_presets = {kind: {"kind": kind} for kind in ("keyword", "dense", "hybrid")}
+
+    def body(ws: Workspace) -> dict[str, Any]:
+        target = project_of(ws, project)
+        if generator is not None:
+            stored = dataclasses.asdict(generator_settings(target))
+            changes["generator"] = {**stored, **_spec("--generator", generator, GENERATOR_PRESETS)}
+        if retriever is not None:
+            stored = retriever_settings(target).model_dump()
+            changes["retriever"] = {**stored, **_spec("--retriever", retriever, retriever_presets)}
+        if changes:
+            target = update_settings(ws, target, changes)
+        return {"project": target.name, **settings_view(target)}
+
+    shown = run(ctx, body)
+    if as_json:
+        print_json(shown)
+        return
+    out = console()
+    for part in ("generator", "retriever"):
+        values = {k: v for k, v in shown[part].items() if k != "prompt_template"}
+        out.print(f"{part}: {json.dumps(values, ensure_ascii=False)}", markup=False)
+    if changes:
+        out.print(f"Saved the settings of project {shown['project']!r}.", markup=False)

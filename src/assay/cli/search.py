@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
-import typer
-from rich.text import Text
+from typing import TYPE_CHECKING
 
-from assay.cli.common import JsonOption, ProjectOption, console, print_json, project_of, run
-from assay.models import Hit
-from assay.search.indexes import search as search_index
-from assay.workspace import Workspace
+import typer
+
+from assay.cli.common import (
+    JsonOption,
+    ProjectOption,
+    TopKOption,
+    command,
+    console,
+    escape,
+    print_json,
+    project_of,
+    run,
+)
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from assay.models import Hit
+    from assay.workspace import Workspace
 
 
 def register(app: typer.Typer) -> None:
-    app.command("search")(search)
+    command(app, "search", search)
 
 
 def search(
@@ -20,9 +34,7 @@ def search(
     query: str = typer.Argument(
         ..., metavar="QUERY", help="Words to look for (plain words, no query syntax)."
     ),
-    k: int = typer.Option(
-        10, "-k", "--top-k", metavar="N", min=1, max=1000, help="How many hits to show."
-    ),
+    k: int = TopKOption,
     chunking: str = typer.Option(
         None,
         "--chunking",
@@ -36,14 +48,20 @@ def search(
 ) -> None:
     """Keyword search (BM25) over a project's chunks.
 
+    Prints each hit's rank, document name, chunk id, score, character offsets and a snippet.
     With --json, prints a list of hits with doc_id, chunk_id, start, end, score, rank, text,
     snippet and highlights (offsets into the snippet).
     """
+    from assay.documents import list_documents
+    from assay.search.indexes import search as search_index
 
-    def body(ws: Workspace) -> list[Hit]:
-        return search_index(ws, project_of(ws, project), query, k, chunking)
+    def body(ws: Workspace) -> tuple[list[Hit], dict[str, str]]:
+        target = project_of(ws, project)
+        hits = search_index(ws, target, query, k, chunking)
+        names = {d.id: d.name for d in list_documents(ws, target)} if hits and not as_json else {}
+        return hits, names
 
-    hits = run(ctx, body)
+    hits, names = run(ctx, body)
     if as_json:
         print_json(hits)
         return
@@ -52,14 +70,16 @@ def search(
         out.print("No hits.")
     for hit in hits:
         out.print(
-            f"[bold]{hit.rank}.[/] {hit.chunk_id}  [dim]score {hit.score:.3f}, "
-            f"chars {hit.start}–{hit.end}[/]"
+            f"[bold]{hit.rank}. {escape(names.get(hit.doc_id, hit.doc_id))}[/]  "
+            f"[dim]{hit.chunk_id}, score {hit.score:.3f}, chars {hit.start}–{hit.end}[/]"
         )
         out.print(highlighted(hit))
         out.print()
 
 
 def highlighted(hit: Hit) -> Text:
+    from rich.text import Text
+
     text = Text(hit.snippet)
     for start, end in hit.highlights:
         text.stylize("bold yellow", start, end)

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import errno
+import socket
+from typing import TYPE_CHECKING
+
 import typer
 
-from assay.cli.common import console, run
-from assay.demo import open_demo
-from assay.errors import BackendUnavailable
-from assay.search.indexes import sync_project
-from assay.workspace import Workspace
+from assay.cli.common import command, console, run
+
+if TYPE_CHECKING:
+    from assay.workspace import Workspace
 
 
 def register(app: typer.Typer) -> None:
-    app.command("serve")(serve)
-    app.command("demo")(demo)
+    command(app, "serve", serve)
+    command(app, "demo", demo)
 
 
 HostOption = typer.Option(
@@ -27,33 +30,86 @@ PortOption = typer.Option(
     None,
     "--port",
     metavar="PORT",
-    help="Port to listen on (default ASSAY_PORT, 8765).",
+    min=0,
+    max=65535,
+    help="Port to listen on (default ASSAY_PORT, 8765; 0 picks a free one).",
     show_default=False,
 )
 
 
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, or a clear error when the port is taken.
+
+    Binding before the server starts lets ``serve`` say where it serves only once that is
+    true, and turn "address already in use" into advice instead of a traceback.
+    """
+    from assay.errors import BackendUnavailable
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise BackendUnavailable(
+            f"cannot serve on host {host!r}: {exc.strerror}; set --host or ASSAY_HOST"
+        ) from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise BackendUnavailable(
+                f"port {port} on {host} is already in use (is Assay already running?); "
+                "choose another port with --port or ASSAY_PORT, e.g. ASSAY_PORT=8766"
+            ) from None
+        raise BackendUnavailable(
+            f"cannot serve on {host}:{port}: {exc.strerror}; "
+            "choose another address with --host/ASSAY_HOST or --port/ASSAY_PORT"
+        ) from None
+    sock.set_inheritable(True)
+    return sock
+
+
 def _serve(ws: Workspace, host: str | None, port: int | None) -> None:
+    from assay.errors import BackendUnavailable
+
     try:
         import uvicorn
 
         from assay.web import create_app
     except ImportError as exc:
         raise BackendUnavailable(
-            "the web server needs the server extra: pip install 'assay[server]'"
+            "the web server needs the server extra: pip install -e '.[server]' in the "
+            "Assay folder (see the README's Install section)"
         ) from exc
     host = host or ws.settings.host
     port = port if port is not None else ws.settings.port
+    sock = bind(host, port)
+    bound_port = sock.getsockname()[1]
     scope = (
         "this machine only"
         if host in ("127.0.0.1", "localhost", "::1")
         else "reachable from other machines"
     )
-    console().print(f"Assay is serving on http://{host}:{port}/ ({scope}); Ctrl+C stops it.")
-    uvicorn.run(create_app(ws), host=host, port=port, log_level="warning")
+    shown = f"[{host}]" if ":" in host else host
+    console().print(
+        f"Assay is serving on http://{shown}:{bound_port}/ ({scope}); Ctrl+C stops it.",
+        markup=False,
+    )
+    config = uvicorn.Config(create_app(ws), log_level="warning")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
 
 
 def serve(ctx: typer.Context, host: str = HostOption, port: int = PortOption) -> None:
-    """Serve the web workbench (binds 127.0.0.1 unless told otherwise)."""
+    """Serve the web workbench (binds 127.0.0.1 unless told otherwise).
+
+    Says where it serves once the port is bound; a port in use is an error naming
+    --port and ASSAY_PORT.
+    """
     run(ctx, lambda ws: _serve(ws, host, port))
 
 
@@ -63,22 +119,29 @@ def demo(
     port: int = PortOption,
     no_serve: bool = typer.Option(False, "--no-serve", help="Create the demo, don't serve it."),
 ) -> None:
-    """Create (first time) or open the demo project and serve it."""
+    """Create (first time) or open the demo project and serve it.
+
+    Creates the workspace too when there is none (like `assay init`).
+    """
+    from assay.demo import open_demo
+    from assay.search.indexes import sync_project
 
     def body(ws: Workspace) -> None:
         project, report = open_demo(ws, with_items=True)
         out = console()
+        where = ws.settings.home.resolve()
         if report is None:
-            out.print(f"Opened the demo project {project.name!r} in {ws.settings.home.resolve()}")
+            out.print(f"Opened the demo project {project.name!r} in {where}", markup=False)
         else:
             out.print(
                 f"Created the demo project {project.name!r}: {len(report.added)} documents and "
-                f"the demo gold set as accepted items in {ws.settings.home.resolve()}"
+                f"the demo gold set as accepted items in {where}",
+                markup=False,
             )
             for outcome in report.errors:
-                out.print(f"[red]error[/] {outcome.message}")
+                out.print(f"error {outcome.message}", markup=False)
         sync_project(ws, project)
         if not no_serve:
             _serve(ws, host, port)
 
-    run(ctx, body)
+    run(ctx, body, create=True)

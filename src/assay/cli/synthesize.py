@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
-import typer
-from rich.markup import escape
-from rich.table import Table
+from typing import TYPE_CHECKING
 
-from assay.cli.common import JsonOption, ProjectOption, console, print_json, project_of, run
+import typer
+
+from assay.cli.common import (
+    JsonOption,
+    ProjectOption,
+    command,
+    console,
+    escape,
+    print_json,
+    project_of,
+    run,
+)
 from assay.cli.corpus import progress_bar
-from assay.synthesis import DEFAULT_TYPES, SynthesisReport, synthesize
-from assay.workspace import Workspace
+
+if TYPE_CHECKING:
+    from assay.synthesis import SynthesisReport
+    from assay.workspace import Workspace
+
+# assay.synthesis.DEFAULT_TYPES, written out so that --help does not load the store (a test
+# keeps the two equal).
+DEFAULT_TYPES = "fact_single,summary,reasoning,unanswerable"
 
 
 def register(app: typer.Typer) -> None:
-    app.command("synthesize")(synthesize_command)
+    command(app, "synthesize", synthesize_command)
 
 
 def synthesize_command(
@@ -21,7 +36,7 @@ def synthesize_command(
     project: str = ProjectOption,
     n: int = typer.Option(20, "--n", min=1, metavar="N", help="How many chunks to sample."),
     types: str = typer.Option(
-        ",".join(DEFAULT_TYPES),
+        DEFAULT_TYPES,
         "--types",
         metavar="ID,...",
         help="Query types, assigned to the sampled chunks in turn.",
@@ -41,8 +56,12 @@ def synthesize_command(
     Each draft is stored as a draft item marked as an LLM suggestion, with its source chunk
     as evidence, for a human to fix and accept in the editor. With the offline generator (the
     default) the drafts are extractive templates, not an LLM's. Replies that cannot be used
-    are skipped and listed with the reason.
+    are skipped and listed with the reason. The generator is the project's: see
+    `assay projects settings --generator` and docs/llm.md.
     """
+    from rich.table import Table
+
+    from assay.synthesis import synthesize
 
     def body(ws: Workspace) -> SynthesisReport:
         target = project_of(ws, project)

@@ -4,31 +4,42 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.table import Table
 
-from assay.annotation import STATUSES
-from assay.cli.common import JsonOption, ProjectOption, console, fail, print_json, project_of, run
+from assay.cli.common import (
+    JsonOption,
+    ProjectOption,
+    command,
+    console,
+    fail,
+    print_json,
+    project_of,
+    run,
+)
 from assay.cli.corpus import progress_bar
-from assay.errors import InvalidInput, NotFound
-from assay.formats import ItemRecord, Lazy, formats, get_format
-from assay.projects import get_project, list_projects
-from assay.search.indexes import sync_project
-from assay.transfer import ImportReport, export_bundle, import_bundle
-from assay.workspace import Workspace
+
+if TYPE_CHECKING:
+    from assay.formats import ItemRecord
+    from assay.transfer import ExportScope, ImportReport
+    from assay.workspace import Workspace
 
 SHOWN = 20
 
 
 def register(app: typer.Typer) -> None:
-    app.command("formats")(list_formats)
-    app.command("import")(import_command)
-    app.command("export")(export_command)
+    command(app, "formats", list_formats)
+    command(app, "import", import_command)
+    command(app, "export", export_command)
 
 
 def list_formats(as_json: bool = JsonOption) -> None:
     """List the exchange formats that import and export understand (see docs/formats.md)."""
+    from rich.table import Table
+
+    from assay.formats import formats
+
     found = formats()
     if as_json:
         print_json(
@@ -73,6 +84,10 @@ def import_command(
     is reported as imported, skipped or flagged (imported, needs a look). Nothing that exists
     is overwritten unless --replace is given.
     """
+    from assay.formats import get_format
+    from assay.projects import get_project
+    from assay.search.indexes import sync_project
+    from assay.transfer import import_bundle
 
     def body(ws: Workspace) -> ImportReport:
         spec = get_format(format_name)
@@ -105,6 +120,9 @@ def import_command(
 
 
 def _only_project(ws: Workspace) -> str:
+    from assay.errors import InvalidInput
+    from assay.projects import list_projects
+
     found = list_projects(ws)
     if len(found) == 1:
         return found[0].name
@@ -112,20 +130,28 @@ def _only_project(ws: Workspace) -> str:
 
 
 def _details(report: ImportReport) -> dict[str, object]:
-    return {"records": [o for o in report.outcomes if o.status != "imported"]}
+    return {"records": report.noted()}
 
 
 def _print_report(report: ImportReport) -> None:
+    from rich.table import Table
+
     out = console()
-    table = Table("records", "imported", "skipped", "flagged")
+    table = Table("records", "imported", "flagged", "skipped")
     for kind, counts in report.summary().items():
-        table.add_row(kind, *(str(counts[s]) for s in ("imported", "skipped", "flagged")))
-    out.print(f"Imported into project {report.project!r}")
+        table.add_row(kind, *(str(counts[s]) for s in ("imported", "flagged", "skipped")))
+    out.print(f"Imported into project {report.project!r}", markup=False)
     out.print(table)
-    noted = [o for o in report.outcomes if o.status != "imported"]
+    out.print(
+        "imported: stored; flagged: stored with a warning worth a look; skipped: left out",
+        style="dim",
+        markup=False,
+    )
+    noted = report.noted()
     for outcome in noted[:SHOWN]:
         colour = "red" if outcome.status == "skipped" else "yellow"
-        out.print(f"[{colour}]{outcome.status}[/] {outcome.kind} {outcome.ref}: {outcome.message}")
+        out.print(f"[{colour}]{outcome.status}[/] ", end="")
+        out.print(f"{outcome.kind} {outcome.ref}: {outcome.message}", markup=False)
     if len(noted) > SHOWN:
         out.print(f"… and {len(noted) - SHOWN} more (use --json for all)")
 
@@ -146,19 +172,39 @@ def export_command(
         [],
         "--status",
         metavar="STATUS",
-        help="Only items with this status (draft, submitted, accepted, rejected); repeatable.",
+        help="Export items with this status: draft, submitted, accepted, rejected or all; "
+        "repeatable or comma-separated. Default: accepted (the reviewed gold, as assay eval "
+        "uses).",
+        show_default=False,
+    ),
+    allow_empty: bool = typer.Option(
+        False,
+        "--allow-empty",
+        help="Write the export even when it holds no item (e.g. only the corpus).",
     ),
     as_json: bool = JsonOption,
 ) -> None:
-    """Export a project's documents, chunks and gold items in a format."""
-    for value in status:
-        if value not in STATUSES:
-            fail(f"unknown status {value!r}; choose one of: {', '.join(STATUSES)}")
+    """Export a project's documents, chunks and gold items in a format.
 
-    def body(ws: Workspace) -> tuple[int, list[str]]:
+    Only accepted items go out unless --status says otherwise; the command says how many it
+    left out. An export that would hold no item is refused (exit 1) unless --allow-empty.
+    """
+    from assay.errors import InvalidInput, NotFound
+    from assay.formats import Lazy, get_format
+    from assay.transfer import STATUSES, choose_statuses, export_bundle, export_scope
+
+    try:
+        statuses = choose_statuses(status)
+    except InvalidInput as exc:
+        fail(str(exc))
+
+    def body(ws: Workspace) -> tuple[int, list[str], ExportScope]:
         spec = get_format(format_name)
         proj = project_of(ws, project)
-        bundle = export_bundle(ws, proj, chunking=chunking, statuses=status or None)
+        scope = export_scope(ws, proj, statuses)
+        if scope.items == 0 and not allow_empty:
+            raise InvalidInput(scope.empty_message(proj.name, "--status", "--allow-empty"))
+        bundle = export_bundle(ws, proj, chunking=chunking, statuses=statuses)
         counted = [0]
         items = bundle.items
         with progress_bar() as bar:
@@ -174,16 +220,31 @@ def export_command(
             bundle.items = Lazy(counting)
             options = {"chunking": bundle.target_chunking} if bundle.target_chunking else {}
             notes = spec.write(bundle, path, **options)
-        return counted[0], notes
+        return counted[0], notes, scope
 
     try:
-        count, notes = run(ctx, body)
+        count, notes, scope = run(ctx, body)
     except NotFound as exc:  # pragma: no cover - run() turns it into a message
         fail(str(exc))
     if as_json:
-        print_json({"path": str(path), "items": count, "notes": notes})
+        print_json(
+            {
+                "path": str(path),
+                "items": count,
+                "statuses": statuses or list(STATUSES),
+                "left_out": scope.left_out,
+                "notes": notes,
+            }
+        )
         return
     out = console()
     for note in notes[:SHOWN]:
-        out.print(f"[yellow]note:[/] {note}")
-    out.print(f"Wrote {count} item(s) to {path}")
+        out.print(f"[yellow]note:[/] {note}", markup=True)
+    out.print(f"Wrote {count} item(s) to {path}", markup=False)
+    if scope.left_out:
+        out.print(
+            f"left out {scope.left_out_text()} item(s); use --status to include them",
+            markup=False,
+        )
+    if count == 0:
+        out.print("[yellow]warning:[/] the export holds no item (written as --allow-empty asked)")

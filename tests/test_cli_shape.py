@@ -1,0 +1,250 @@
+"""The CLI's shape: version, help, flags, where the workspace comes from, errors, logs, imports."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import assay
+from assay.cli import make_app
+from assay.cli.common import summary
+from assay.cli.projects import LANGUAGE_CODES
+from assay.cli.reference import command_paths
+from assay.cli.serve import bind
+from assay.cli.synthesize import DEFAULT_TYPES
+from assay.db import head_revision
+from assay.errors import BackendUnavailable
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def invoke(*args: str, input: str | None = None, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(make_app(), list(args), input=input, env=env)
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "travel.md").write_text(
+        "# Travel\n\nHotel costs are capped at 120 euros per night.\n"
+    )
+    (folder / "leave.txt").write_text("Every employee has 30 days of annual leave.\n")
+    return folder
+
+
+def cut(help_text: str) -> list[str]:
+    """Lines of a --help text that end in click's '...' (the usage line aside)."""
+    return [
+        line
+        for line in help_text.splitlines()
+        if line.rstrip().endswith("...") and not line.startswith("Usage:")
+    ]
+
+
+def test_version() -> None:
+    result = invoke("--version")
+    assert result.exit_code == 0
+    assert result.output == f"assay {assay.__version__}\n"
+
+
+def test_help_summaries_are_whole() -> None:
+    """click cuts a long first line at the terminal width with '...'; ours are whole."""
+    result = CliRunner().invoke(make_app(), ["--help"], terminal_width=80)
+    assert result.exit_code == 0
+    assert not cut(result.output)
+    flat = " ".join(result.output.split())
+    from assay.cli.corpus import ingest
+
+    assert summary(ingest.__doc__) in flat
+    assert "--version" in result.output and "--verbose" in result.output
+
+
+def test_every_command_has_a_summary_in_its_groups_help() -> None:
+    for path in command_paths(make_app()):
+        output = CliRunner().invoke(make_app(), [*path, "--help"], terminal_width=80).output
+        assert not cut(output), f"cut summary in `assay {' '.join(path)} --help`"
+
+
+def test_top_k_is_spelt_the_same_everywhere() -> None:
+    for path in (["search"], ["eval"]):
+        output = invoke(*path, "--help").output
+        assert "-k, --top-k" in output, path
+        assert "--k " not in output  # the old spelling of eval still works, unlisted
+
+
+def test_constants_written_out_for_a_fast_help_match_the_code() -> None:
+    from assay.projects import LANGUAGES
+    from assay.synthesis import DEFAULT_TYPES as types
+
+    assert ", ".join(LANGUAGES) == LANGUAGE_CODES
+    assert ",".join(types) == DEFAULT_TYPES
+
+
+def test_head_revision_matches_alembic() -> None:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(ROOT / "src" / "assay" / "migrations"))
+    assert head_revision() == ScriptDirectory.from_config(config).get_current_head()
+
+
+def test_building_the_cli_loads_no_heavy_module() -> None:
+    code = (
+        "import sys, assay.cli; assay.cli.make_app();"
+        "print(','.join(sorted(m for m in ('sqlalchemy', 'alembic', 'pydantic', 'numpy', "
+        "'pyarrow', 'tantivy', 'fastapi', 'httpx', 'rich.progress') if m in sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
+
+
+def test_commands_other_than_init_do_not_create_a_workspace(tmp_path: Path) -> None:
+    home = tmp_path / "nowhere"
+    result = invoke("--home", str(home), "documents")
+    assert result.exit_code == 1
+    assert f"no Assay workspace in {home.resolve()}" in result.output
+    assert "--home" in result.output and "assay init" in result.output
+    assert not home.exists()
+
+    result = invoke("documents", env={"ASSAY_HOME": str(home)})
+    assert result.exit_code == 1
+    assert f"ASSAY_HOME={home}" in result.output
+    assert not home.exists()
+
+    assert invoke("--home", str(home), "init").exit_code == 0
+    assert (home / "assay.db").is_file()
+    listed = invoke("--home", str(home), "projects", "--json")
+    assert listed.exit_code == 0 and json.loads(listed.stdout) == []
+
+
+def test_the_default_workspace_is_named_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ASSAY_HOME", raising=False)
+    result = invoke("documents")
+    assert result.exit_code == 1
+    assert "the default ./assay-data" in result.output and "ASSAY_HOME is not set" in result.output
+    assert not (tmp_path / "assay-data").exists()
+
+
+def test_an_empty_home_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = invoke("init", env={"ASSAY_HOME": ""})
+    assert result.exit_code == 1
+    assert "ASSAY_HOME is empty" in result.output
+    result = invoke("--home", "", "init")
+    assert result.exit_code == 1
+    assert "--home is empty" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_documents_json_says_doc_id_and_search_shows_names(tmp_path: Path, corpus: Path) -> None:
+    home = str(tmp_path / "ws")
+    assert invoke("--home", home, "init", "--project", "handbook").exit_code == 0
+    assert invoke("--home", home, "ingest", str(corpus)).exit_code == 0
+    docs = json.loads(invoke("--home", home, "documents", "--json").stdout)
+    assert all("doc_id" in d and "id" not in d for d in docs)
+    found = invoke("--home", home, "search", "hotel night", "--top-k", "1")
+    assert found.exit_code == 0
+    assert "1. travel.md" in found.output
+
+
+def test_projects_settings_choose_the_generator(tmp_path: Path, corpus: Path) -> None:
+    home = str(tmp_path / "ws")
+    invoke("--home", home, "init", "--project", "handbook")
+    endpoint = '{"kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}'
+    result = invoke("--home", home, "projects", "settings", "--generator", endpoint, "--json")
+    assert result.exit_code == 0, result.output
+    generator = json.loads(result.stdout)["generator"]
+    assert (generator["kind"], generator["model"]) == ("openai", "m")
+    result = invoke("--home", home, "projects", "settings", "--generator", '{"api_key": "x"}')
+    assert result.exit_code == 1 and "ASSAY_LLM_API_KEY" in result.output
+    back = invoke("--home", home, "projects", "settings", "--generator", "offline", "--json")
+    assert json.loads(back.stdout)["generator"]["kind"] == "offline"
+    result = invoke("--home", home, "projects", "settings", "--generator", "gpt")
+    assert result.exit_code == 1 and "offline, local" in result.output
+
+
+def test_a_busy_port_names_the_setting(tmp_path: Path) -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        with pytest.raises(BackendUnavailable, match="--port or ASSAY_PORT"):
+            bind("127.0.0.1", port)
+        home = str(tmp_path / "ws")
+        invoke("--home", home, "init")
+        result = invoke("--home", home, "serve", "--port", str(port))
+        assert result.exit_code == 1
+        assert f"port {port} on 127.0.0.1 is already in use" in result.output
+        assert "serving on" not in result.output and "Traceback" not in result.output
+    finally:
+        taken.close()
+
+
+def test_serve_says_where_only_once_bound(tmp_path: Path) -> None:
+    home = tmp_path / "ws"
+    assert invoke("--home", str(home), "init").exit_code == 0
+    with subprocess.Popen(
+        [sys.executable, "-m", "assay", "--home", str(home), "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    ) as server:
+        try:
+            assert server.stdout is not None
+            line = server.stdout.readline()
+            assert line.startswith("Assay is serving on http://127.0.0.1:")
+            port = int(line.split("http://127.0.0.1:")[1].split("/")[0])
+            assert port != 0
+            with socket.create_connection(("127.0.0.1", port), timeout=10):
+                pass  # the socket was listening when the line was printed
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+def test_library_logs_stay_quiet_unless_verbose(tmp_path: Path, corpus: Path) -> None:
+    """pypdf logs warnings for damaged PDFs; they must not reach the terminal."""
+    script = (
+        "import logging, sys\n"
+        "from assay.cli import quiet_logs\n"
+        "quiet_logs(sys.argv[1] == 'verbose')\n"
+        "logging.getLogger('pypdf._reader').warning('incorrect startxref pointer')\n"
+    )
+    quiet = subprocess.run(
+        [sys.executable, "-c", script, "quiet"], capture_output=True, text=True, check=True
+    )
+    assert quiet.stderr == ""
+    loud = subprocess.run(
+        [sys.executable, "-c", script, "verbose"], capture_output=True, text=True, check=True
+    )
+    assert "WARNING pypdf._reader: incorrect startxref pointer" in loud.stderr
+
+
+def test_a_damaged_pdf_is_ingested_without_log_lines(tmp_path: Path) -> None:
+    """PDFium refuses a PDF with a broken header; pypdf reads it and logs a warning."""
+    data = (ROOT / "tests" / "data" / "parsing" / "sample.pdf").read_bytes()
+    home = tmp_path / "ws"
+    run = [sys.executable, "-m", "assay", "--home", str(home)]
+    subprocess.run([*run, "init", "-p", "p"], check=True, capture_output=True)
+    outputs = []
+    for number, flags in enumerate(([], ["--verbose"])):
+        broken = tmp_path / f"broken-{number}.pdf"
+        broken.write_bytes(b"%PDX" + data[4:] + b"%" + str(number).encode())
+        done = subprocess.run([*run, *flags, "ingest", str(broken)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+        outputs.append(done.stderr + done.stdout)
+    assert "pypdf._reader" not in outputs[0] and "invalid pdf header" not in outputs[0]
+    assert "WARNING pypdf._reader: invalid pdf header" in outputs[1]
