@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import json
+import signal
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from typer.testing import CliRunner
 
 from assay.anchoring import EvidenceIn
-from assay.annotation import ItemIn, TurnIn, create_item, list_items
+from assay.annotation import ItemIn, TurnIn, create_item, list_items, save_item
 from assay.chunkings import count_chunks, create_chunking, import_chunking, list_chunkings
 from assay.cli import make_app
+from assay.db import utcnow
 from assay.documents import count_documents
-from assay.errors import Conflict, InvalidInput
+from assay.errors import Conflict, DatabaseBusy, ImportRunning, InvalidInput
 from assay.formats import (
     Bundle,
     DocumentRecord,
@@ -26,8 +33,17 @@ from assay.formats import (
 from assay.formats.groups import retrieval_groups
 from assay.ingest import ingest_bytes
 from assay.models import Project
-from assay.projects import get_project
-from assay.transfer import chunks_for_span, export_bundle, import_bundle
+from assay.project_lock import EXPIRES, acquire, journal
+from assay.projects import create_project, get_project, list_projects
+from assay.schema import import_journal, projects
+from assay.settings import Settings
+from assay.transfer import (
+    BatchPolicy,
+    chunks_for_span,
+    export_bundle,
+    export_scope,
+    import_bundle,
+)
 from assay.workspace import Workspace
 
 POLICY = (
@@ -247,9 +263,11 @@ def test_existing_items_are_not_overwritten_without_replace(
     report = import_bundle(ws, "test", native.read(tmp_path / "p.zip"), replace=True)
     assert report.count("skipped") == 0
     assert counts(ws, "test") == before
-    # the same ids in another project of the workspace: new ids, flagged
+    # the same ids in another project of the workspace: new ids, noted (not a warning)
     other = import_bundle(ws, "copy", native.read(tmp_path / "p.zip"))
-    assert other.count("flagged", "item") == 3
+    assert other.count("imported", "item") == 3
+    assert other.count("flagged", "item") == 1  # its passage without a document
+    assert all("stored as" in o.message for o in other.outcomes if o.kind == "item")
     assert counts(ws, "copy")[:2] == (2, 3)
 
 
@@ -257,6 +275,7 @@ def test_cli_import_and_export(tmp_path: Path, shared_fixtures: Path) -> None:
     runner = CliRunner()
     home = str(tmp_path / "ws")
     app = make_app()
+    runner.invoke(app, ["--home", home, "init"])
     listed = runner.invoke(app, ["--home", home, "formats", "--json"])
     assert listed.exit_code == 0
     assert {f["name"] for f in json.loads(listed.output)} >= {"native", "ragold", "autorag"}
@@ -277,7 +296,15 @@ def test_cli_import_and_export(tmp_path: Path, shared_fixtures: Path) -> None:
     assert json.loads(imported.output)["summary"]["item"]["imported"] == 10
     out = tmp_path / "out"
     exported = runner.invoke(
-        app, ["--home", home, "export", "autorag", str(out), "--chunking", "autorag", "--json"]
+        app,
+        [
+            *("--home", home, "export", "autorag", str(out)),
+            "--chunking",
+            "autorag",
+            "--json",
+            "--status",
+            "all",
+        ],
     )
     assert exported.exit_code == 0, exported.output
     assert json.loads(exported.output)["items"] == 10
@@ -287,3 +314,260 @@ def test_cli_import_and_export(tmp_path: Path, shared_fixtures: Path) -> None:
     assert "unknown format" in wrong.output
     bad_status = runner.invoke(app, ["--home", home, "export", "csv", "x.csv", "--status", "done"])
     assert bad_status.exit_code == 1
+
+
+# ---------------------------------------------------------------- batches and the import lock
+
+
+def many_items(n: int, bad_at: int | None = None) -> Bundle:
+    """A document and ``n`` items citing it; item ``bad_at`` (1-based) points outside it."""
+    items = []
+    for number in range(1, n + 1):
+        end = 999 if number == bad_at else 6
+        evidence = [
+            EvidenceRecord(doc_ref="d", start=0, end=end, text="Fresh " if end == 6 else "x")
+        ]
+        items.append(
+            ItemRecord(id=f"q{number}", turns=[TurnRecord(query=f"q {number}", evidence=evidence)])
+        )
+    return Bundle(
+        documents=[DocumentRecord(ref="d", name="fresh.txt", data=b"Fresh text about trains.")],
+        items=items,
+    )
+
+
+def lock_rows(ws: Workspace) -> tuple[int, int]:
+    """Projects still locked and journal rows left: both 0 once an import has ended."""
+    with ws.engine.connect() as conn:
+        locked = conn.scalar(sa.select(sa.func.count()).where(projects.c.import_token.is_not(None)))
+        journal = conn.scalar(sa.select(sa.func.count()).select_from(import_journal))
+    return int(locked or 0), int(journal or 0)
+
+
+def test_import_commits_in_batches_behind_the_project_lock(any_ws: Workspace) -> None:
+    ws = any_ws
+    other = create_project(ws, "other")
+    mine = create_item(ws, other, ItemIn(turns=[TurnIn(query="mine")]))
+    create_project(ws, "test")
+    seen: list[str] = []
+
+    def midway(stage: str, done: int, total: int | None) -> None:
+        if stage != "items" or done != 5:
+            return
+        # the batches so far are committed: other projects are writable right now ...
+        saved = save_item(ws, other, mine.id, ItemIn(turns=[TurnIn(query="edited")]), 1)
+        seen.append(saved.turns[0].query)
+        # ... the project being imported into shows the lock and refuses edits
+        target = get_project(ws, "test")
+        assert target.importing_since is not None
+        with pytest.raises(ImportRunning, match="locked by an import running since"):
+            create_item(ws, target, ItemIn(turns=[TurnIn(query="sneaked in")]))
+        with pytest.raises(ImportRunning):
+            export_scope(ws, target, None)
+
+    report = import_bundle(
+        ws, "test", many_items(12), progress=midway, batching=BatchPolicy(records=2, pause=0)
+    )
+    assert seen == ["edited"]
+    assert report.count("imported", "item") == 12
+    assert counts(ws, "test")[:2] == (1, 12)
+    assert get_project(ws, "test").importing_since is None
+    assert lock_rows(ws) == (0, 0)
+
+
+def test_a_failure_at_a_late_record_undoes_every_batch(any_ws: Workspace) -> None:
+    ws = any_ws
+    project = create_project(ws, "test")
+    rich_project(ws, project)
+    before = counts(ws, "test")
+    policy = BatchPolicy(records=2, pause=0)
+    with pytest.raises(InvalidInput, match="outside the document"):
+        import_bundle(ws, "test", many_items(20, bad_at=19), batching=policy)
+    assert counts(ws, "test") == before
+    assert lock_rows(ws) == (0, 0)
+    # into a new project: the project itself goes again
+    with pytest.raises(InvalidInput, match="outside the document"):
+        import_bundle(ws, "fresh", many_items(20, bad_at=19), batching=policy)
+    assert [p.name for p in list_projects(ws)] == ["test"]
+    # replacing: the old content stays until the very end
+    with pytest.raises(InvalidInput, match="outside the document"):
+        import_bundle(ws, "test", many_items(20, bad_at=19), replace=True, batching=policy)
+    assert counts(ws, "test") == before
+    assert [p.name for p in list_projects(ws)] == ["test"]
+    assert lock_rows(ws) == (0, 0)
+    # the edits refused during the import are allowed again
+    create_item(ws, get_project(ws, "test"), ItemIn(turns=[TurnIn(query="after")]))
+
+
+KILLED_IMPORT = """
+import os, sys, time
+from assay.formats import Bundle, DocumentRecord, ItemRecord, TurnRecord
+from assay.settings import Settings
+from assay.transfer import BatchPolicy, import_bundle
+from assay.workspace import Workspace
+
+ws = Workspace.open(Settings(home=sys.argv[1], database_url=sys.argv[2]))
+items = [ItemRecord(id=f"k{n}", turns=[TurnRecord(query=f"q{n}")]) for n in range(200)]
+bundle = Bundle(
+    documents=[DocumentRecord(ref="d", name="killed.txt", data=b"Written by a killed import.")],
+    items=items,
+)
+
+def progress(stage, done, total):
+    if stage == "items" and done == 50:
+        print("midway", flush=True)
+        time.sleep(600)
+
+import_bundle(ws, sys.argv[3], bundle, progress=progress, batching=BatchPolicy(records=5, pause=0))
+"""
+
+
+@pytest.mark.parametrize("target", ["test", "new"])
+def test_a_killed_import_is_undone_when_the_workspace_opens(
+    any_ws: Workspace, tmp_path: Path, target: str
+) -> None:
+    ws = any_ws
+    project = create_project(ws, "test")
+    rich_project(ws, project)
+    before = counts(ws, "test")
+    url = ws.engine.url.render_as_string(hide_password=False)
+    script = tmp_path / "killed.py"
+    script.write_text(KILLED_IMPORT)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(ws.settings.home), url, target],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "midway"
+        # what it committed so far is visible, under the lock
+        half = get_project(ws, target)
+        assert half.importing_since is not None
+        assert list_items(ws, half, limit=0)[0] >= 40
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+    reopened = Workspace.open(ws.settings)
+    try:
+        assert counts(reopened, "test") == before
+        assert [p.name for p in list_projects(reopened)] == ["test"]
+        assert get_project(reopened, "test").importing_since is None
+        assert lock_rows(reopened) == (0, 0)
+    finally:
+        reopened.close()
+
+
+def test_a_lock_whose_heartbeat_stopped_expires(any_ws: Workspace) -> None:
+    ws = any_ws
+    project = create_project(ws, "test")
+    with ws.engine.begin() as conn:
+        conn.info.pop("assay_import_token", None)
+        acquire(conn, project.id, "t-1")
+        journal(conn, "t-1", "item", "not-there")
+        conn.execute(
+            projects.update()
+            .where(projects.c.id == project.id)
+            .values(import_holder="elsewhere:1", import_heartbeat_at=utcnow() - EXPIRES * 2)
+        )
+    # held on another host, silent for longer than EXPIRES: the next edit clears it
+    create_item(ws, get_project(ws, "test"), ItemIn(turns=[TurnIn(query="fine")]))
+    assert get_project(ws, "test").importing_since is None
+    assert lock_rows(ws) == (0, 0)
+
+
+def test_a_write_that_waits_too_long_is_busy_not_an_internal_error(ws: Workspace) -> None:
+    project = create_project(ws, "test")
+    item = create_item(ws, project, ItemIn(turns=[TurnIn(query="q")]))
+    with ws.engine.connect() as conn:
+        conn.exec_driver_sql("PRAGMA busy_timeout = 50")  # the pool hands this one out next
+    holder = sqlite3.connect(ws.settings.home / "assay.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        with pytest.raises(DatabaseBusy, match="busy with another write"):
+            save_item(ws, project, item.id, ItemIn(turns=[TurnIn(query="q2")]), 1)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+# ---------------------------------------------------------------- import counts per format
+
+
+ROUND_TRIP = [
+    "native",
+    "ragold",
+    "autorag",
+    "beir",
+    "trec",
+    "csv",
+    "hf",
+    "ragaphene",
+    "mtrag",
+    "inspectorraget",
+]
+
+
+@pytest.mark.parametrize("name", ROUND_TRIP)
+def test_import_counts_match_what_is_stored(
+    ws: Workspace, project: Project, tmp_path: Path, name: str
+) -> None:
+    """Our own export read back into the same workspace (its ids taken): every item stored is
+    counted as imported, flagged ones are among them, nothing stored is called skipped."""
+    rich_project(ws, project)
+    spec = get_format(name)
+    out = tmp_path / f"out{spec.extensions[0]}"
+    spec.write(export_bundle(ws, project, chunking="paragraphs"), out)
+    bundle = spec.read(out)
+    report = import_bundle(ws, "copy", bundle, lenient=True)
+    stored = list_items(ws, get_project(ws, "copy"), limit=1)[0]
+    outcomes = [o for o in report.outcomes if o.kind == "item"]
+    assert report.count("imported", "item") == stored > 0
+    assert report.count("skipped", "item") == len(outcomes) - stored == 0
+    assert report.summary()["item"] == {
+        "imported": stored,
+        "flagged": sum(o.status == "flagged" for o in outcomes),
+        "skipped": 0,
+    }
+    assert report.count("flagged", "item") <= report.count("imported", "item")
+
+
+# ---------------------------------------------------------------- export defaults
+
+
+def test_export_takes_accepted_items_unless_told(tmp_path: Path) -> None:
+    runner = CliRunner()
+    home = str(tmp_path / "ws")
+    app = make_app()
+    runner.invoke(app, ["--home", home, "init"])
+    ws = Workspace.open(Settings(home=Path(home)))
+    rich_project(ws, create_project(ws, "test"))  # accepted, draft, submitted
+    ws.close()
+
+    def export(*extra: str) -> Any:
+        return runner.invoke(
+            app, ["--home", home, "export", "csv", str(tmp_path / "x.csv"), *extra]
+        )
+
+    default = export()
+    assert default.exit_code == 0, default.output
+    assert "Wrote 1 item(s)" in default.output
+    assert "left out 1 draft, 1 submitted item(s); use --status to include them" in default.output
+    every = export("--status", "all", "--json")
+    assert json.loads(every.output)["items"] == 3 and json.loads(every.output)["left_out"] == {}
+    two = export("--status", "draft,submitted", "--json")
+    assert json.loads(two.output)["items"] == 2
+    assert json.loads(two.output)["left_out"] == {"accepted": 1}
+    assert (
+        json.loads(export("--status", "draft", "--status", "accepted", "--json").output)["items"]
+        == 2
+    )
+    empty = export("--status", "rejected")
+    assert empty.exit_code == 1
+    assert "nothing to export" in empty.output and "--allow-empty" in empty.output
+    allowed = export("--status", "rejected", "--allow-empty")
+    assert allowed.exit_code == 0, allowed.output
+    assert "holds no item" in allowed.output
+    assert export("--status", "done").exit_code == 1

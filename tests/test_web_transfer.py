@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import sqlite3
 import time
 import zipfile
 from pathlib import Path
@@ -18,6 +20,7 @@ from assay.documents import count_documents
 from assay.formats import get_format
 from assay.ingest import ingest_bytes
 from assay.models import Project
+from assay.project_lock import acquire, release
 from assay.projects import get_project, list_projects
 from assay.settings import Settings
 from assay.transfer import export_bundle
@@ -48,6 +51,7 @@ def fill(ws: Workspace, project: Project) -> None:
                 )
             ]
         ),
+        status="accepted",
     )
 
 
@@ -242,3 +246,80 @@ def test_the_upload_limit_is_enforced(tmp_path: Path) -> None:
         assert response.status_code == 413 and "import limit" in response.json()["detail"]
     finally:
         ws.close()
+
+
+def test_export_takes_accepted_items_and_says_what_it_left_out(
+    client: TestClient, ws: Workspace, project: Project
+) -> None:
+    create_item(ws, project, ItemIn(turns=[TurnIn(query="An unreviewed draft")]))
+    page = client.get("/projects/test/transfer").text
+    assert 'value="accepted" checked' in page and 'value="draft" >' in page
+    default = wait(client, client.post(EXPORTS, json={"format": "csv"}).json())
+    assert default["result"]["items"] == 1
+    assert default["result"]["left_out"] == {"draft": 1}
+    assert default["result"]["statuses"] == ["accepted"]
+    every = wait(client, client.post(EXPORTS, json={"format": "csv", "statuses": ["all"]}).json())
+    assert every["result"]["items"] == 2 and every["result"]["left_out"] == {}
+    empty = client.post(EXPORTS, json={"format": "csv", "statuses": ["rejected"]})
+    assert empty.status_code == 422
+    assert "nothing to export" in empty.json()["detail"]
+    assert "1 draft, 1 accepted" in empty.json()["detail"]
+    allowed = client.post(
+        EXPORTS, json={"format": "csv", "statuses": ["rejected"], "allow_empty": True}
+    )
+    assert wait(client, allowed.json())["result"]["items"] == 0
+    none = client.post(EXPORTS, json={"format": "csv", "statuses": []})
+    assert none.status_code == 422
+
+
+EXPORTS = "/api/projects/test/transfer/exports"
+
+
+def test_edits_during_an_import_are_refused_with_423(
+    client: TestClient, ws: Workspace, project: Project
+) -> None:
+    item = list_items(ws, project, limit=1)[1][0]
+    with ws.engine.begin() as conn:
+        acquire(conn, project.id, "running-import")  # held by this (live) process
+    body = {"version": 1, "item": {"turns": [{"query": "edited"}]}}
+    refused = client.put(f"/api/projects/test/items/{item.id}", json=body)
+    assert refused.status_code == 423
+    assert "locked by an import running since" in refused.json()["detail"]
+    assert client.get("/api/projects/test").json()["importing_since"]
+    assert "importing…" in client.get("/projects/test/items").text
+    assert client.post(EXPORTS, json={"format": "csv"}).status_code == 423
+    with ws.engine.begin() as conn:
+        release(conn, "running-import")
+    assert client.get("/api/projects/test").json()["importing_since"] is None
+    assert client.put(f"/api/projects/test/items/{item.id}", json=body).status_code == 200
+
+
+def test_a_busy_database_answers_503_not_500(
+    client: TestClient, ws: Workspace, project: Project
+) -> None:
+    item = list_items(ws, project, limit=1)[1][0]
+    with ws.engine.connect() as conn:
+        conn.exec_driver_sql("PRAGMA busy_timeout = 50")  # the pool hands this one out next
+    holder = sqlite3.connect(ws.settings.home / "assay.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        body = {"version": 1, "item": {"turns": [{"query": "edited"}]}}
+        busy = client.put(f"/api/projects/test/items/{item.id}", json=body)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert busy.status_code == 503
+    assert "busy with another write" in busy.json()["detail"]
+
+
+def test_upload_folders_of_killed_imports_are_removed_on_start(ws: Workspace) -> None:
+    imports = ws.settings.home / "imports"
+    dead = imports / "999999999-abc"  # no such process
+    old_style = imports / "0123456789abcdef"
+    live = imports / f"{os.getpid()}-def"
+    for folder in (dead, old_style, live):
+        (folder / "data").mkdir(parents=True)
+        (folder / "upload.zip").write_bytes(b"x")
+    create_app(ws)
+    assert not dead.exists() and not old_style.exists()
+    assert live.is_dir()

@@ -23,7 +23,9 @@ from assay.anchoring import DocumentTexts, EvidenceIn, anchor_evidence
 from assay.checks import check_item, errors
 from assay.db import as_utc, utcnow
 from assay.errors import Conflict, InvalidInput, NotFound
+from assay.jsonvalues import finite, non_finite
 from assay.models import Evidence, Item, ItemSummary, Project, Turn, to_json
+from assay.project_lock import check_writable
 from assay.schema import events, evidence, items, turns
 from assay.taxonomy import UNANSWERABLE
 from assay.workspace import Workspace
@@ -154,6 +156,21 @@ def _write_turns(
     }
 
 
+def _check_storable(data: ItemIn) -> None:
+    """Free JSON fields hold finite numbers only: NaN or Infinity would break every later
+    read on SQLite and fail the write on PostgreSQL."""
+    places: list[tuple[Any, str]] = [(data.extra, "extra")]
+    for number, turn in enumerate(data.turns, start=1):
+        places += [(turn.generation, f"turn {number}: generation")]
+        places += [(turn.retrieved, f"turn {number}: retrieved")]
+    for value, name in places:
+        where = non_finite(value, name)
+        if where:
+            raise InvalidInput(
+                f"{where} is not a finite number (NaN and Infinity cannot be stored)"
+            )
+
+
 def search_text(notes: str, turns_text: list[tuple[str, str]]) -> str:
     """What the items list's free-text filter looks in: questions, answers and notes, folded
     to lower case once at write time, so filtering scans one column instead of joining turns."""
@@ -194,8 +211,10 @@ def create_item(
 ) -> Item:
     author = author if author is not None else ws.settings.author
     item_id = item_id or str(uuid.uuid4())
+    _check_storable(data)
     now = utcnow()
     with ws.engine.begin() as conn:
+        check_writable(conn, project.id)
         if conn.scalar(sa.select(items.c.id).where(items.c.id == item_id)):
             raise Conflict(f"an item with id {item_id!r} already exists")
         conn.execute(
@@ -231,10 +250,14 @@ def save_item(
     base_version: int,
     *,
     author: str | None = None,
+    action: str = "save",
 ) -> Item:
-    """Replace an item's content if it is still at ``base_version``; else raise StaleItem."""
+    """Replace an item's content if it is still at ``base_version``; else raise StaleItem.
+    ``action`` names the change in the item's history (a plain save unless told)."""
     author = author if author is not None else ws.settings.author
+    _check_storable(data)
     with ws.engine.begin() as conn:
+        check_writable(conn, project.id)
         before = _load(conn, project, item_id)
         changed = conn.execute(
             items.update()
@@ -252,7 +275,7 @@ def save_item(
             raise StaleItem(before, base_version)
         listing = _write_turns(conn, project, item_id, data, author)
         conn.execute(items.update().where(items.c.id == item_id).values(**listing))
-        _event(conn, project, item_id, author, "save", to_json(before), data.model_dump())
+        _event(conn, project, item_id, author, action, to_json(before), data.model_dump())
     return get_item(ws, project, item_id)
 
 
@@ -269,6 +292,7 @@ def set_status(
         raise InvalidInput(f"unknown status {status!r}; choose one of: {', '.join(STATUSES)}")
     actor = actor if actor is not None else ws.settings.author
     with ws.engine.begin() as conn:
+        check_writable(conn, project.id)
         before = _load(conn, project, item_id)
         changed = conn.execute(
             items.update()
@@ -285,6 +309,7 @@ def set_status(
 
 def delete_item(ws: Workspace, project: Project, item_id: str, *, actor: str | None = None) -> None:
     with ws.engine.begin() as conn:
+        check_writable(conn, project.id)
         before = _load(conn, project, item_id)
         conn.execute(items.delete().where(items.c.id == item_id))
         _event(
@@ -391,8 +416,8 @@ def _assemble(conn: sa.Connection, rows: list[Any]) -> list[Item]:
                 answer=t.answer,
                 alternatives=tuple(t.alternatives or ()),
                 original_answer=t.original_answer,
-                generation=dict(t.generation or {}),
-                retrieved=tuple(t.retrieved or ()),
+                generation=finite(dict(t.generation or {})),
+                retrieved=finite(tuple(t.retrieved or ())),
                 evidence=tuple(by_turn[t.id]),
             )
         )
@@ -404,7 +429,7 @@ def _assemble(conn: sa.Connection, rows: list[Any]) -> list[Item]:
             status=row.status,
             origin=row.origin,
             notes=row.notes,
-            extra=dict(row.extra or {}),
+            extra=finite(dict(row.extra or {})),
             author=row.author,
             version=row.version,
             created_at=as_utc(row.created_at),
@@ -570,8 +595,8 @@ def item_events(ws: Workspace, project: Project, item_id: str) -> list[dict[str,
         {
             "actor": r.actor,
             "action": r.action,
-            "before": r.before,
-            "after": r.after,
+            "before": finite(r.before),
+            "after": finite(r.after),
             "at": as_utc(r.at).isoformat(),
         }
         for r in rows

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from assay.db import as_utc
 from assay.errors import Conflict, InvalidInput, NotFound
 from assay.models import Document, DocumentSummary, ParseInfo, Project
+from assay.project_lock import check_writable
 from assay.projects import check_name
 from assay.schema import documents, evidence, items, turns
 from assay.workspace import Workspace
@@ -185,6 +186,7 @@ def update_document(
     if not values:
         return document
     with ws.engine.begin() as conn:
+        check_writable(conn, document.project_id)
         if "name" in values:
             clash = conn.execute(
                 sa.select(documents.c.id).where(
@@ -223,6 +225,7 @@ def delete_document(ws: Workspace, document: Document) -> None:
     Refused while evidence points at it, like RAGold: the message names the items.
     """
     with ws.engine.begin() as conn:
+        check_writable(conn, document.project_id)
         cited = citing_items(conn, document.id)
         if cited:
             shown = "; ".join(

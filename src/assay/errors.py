@@ -19,9 +19,17 @@ class Conflict(AssayError):
     """The write would clash with what is stored (duplicate name, stale version, reference)."""
 
 
+class ImportRunning(Conflict):
+    """The project is locked by a running import; the message says since when."""
+
+
 class InvalidInput(AssayError):
     """Input the user gave is wrong; the message says what and where."""
 
 
 class BackendUnavailable(AssayError):
     """An optional component is not installed or not reachable; the message says how to fix it."""
+
+
+class DatabaseBusy(BackendUnavailable):
+    """A write waited too long for the database (SQLite allows one writer at a time)."""

@@ -25,6 +25,7 @@ from assay.documents import get_document, parse_info_to_json
 from assay.errors import AssayError, InvalidInput
 from assay.models import Document, ParseInfo, Project
 from assay.parsing import guess_media_type, parse
+from assay.project_lock import check_writable
 from assay.schema import chunks, documents, evidence
 from assay.workspace import Workspace
 
@@ -198,6 +199,7 @@ def _store(
         "updated_at": now,
     }
     with ws.engine.begin() as conn:
+        check_writable(conn, project.id)
         values["name"] = unique_name(conn, project.id, _clean_name(source.name))
         conn.execute(documents.insert().values(parse_info=parse_info_to_json(info), **values))
         # Chunkings are read inside the transaction so a chunking created meanwhile either
@@ -272,6 +274,7 @@ def replace_document(
     info = ParseInfo(parsed.parser, parsed.pages, parsed.warnings, parsed.page_starts)
     stale = dropped = 0
     with ws.engine.begin() as conn:
+        check_writable(conn, project.id)
         conn.execute(
             documents.update()
             .where(documents.c.id == document.id)

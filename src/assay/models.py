@@ -24,6 +24,8 @@ class Project:
     settings: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+    importing_since: datetime | None = None
+    """When a running import locked the project (edits wait until it ends), else None."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,9 @@ from assay.models import Project
 from assay.schema import chunkings, documents, projects
 from assay.workspace import Workspace
 
+STAGING = "\x1f"
+"""Name prefix of the hidden project an ``import --replace`` builds (see ``project_lock``)."""
+
 LANGUAGES: dict[str, str] = {
     "en": "English",
     "de": "German",
@@ -35,6 +38,7 @@ def _row_to_project(row: sa.Row[Any]) -> Project:
         settings=dict(row.settings or {}),
         created_at=as_utc(row.created_at),
         updated_at=as_utc(row.updated_at),
+        importing_since=as_utc(row.import_started_at) if row.import_token else None,
     )
 
 
@@ -57,10 +61,16 @@ def check_language(language: str) -> str:
 
 
 def create_project(
-    ws: Workspace, name: str, language: str = "en", settings: dict[str, Any] | None = None
+    ws: Workspace,
+    name: str,
+    language: str = "en",
+    settings: dict[str, Any] | None = None,
+    *,
+    hidden: bool = False,
 ) -> Project:
-    """Create a project with its default chunking (recursive, 1000 characters)."""
-    name = check_name(name)
+    """Create a project with its default chunking (recursive, 1000 characters). ``hidden``:
+    the project an ``import --replace`` builds, left out of the project list."""
+    name = (STAGING if hidden else "") + check_name(name)
     language = check_language(language)
     now = utcnow()
     with ws.engine.begin() as conn:
@@ -89,8 +99,14 @@ def create_project(
 
 
 def list_projects(ws: Workspace) -> list[Project]:
+    """The workspace's projects by name (without the hidden one an ``import --replace`` is
+    building: it takes the replaced project's place when the import has finished)."""
     with ws.engine.connect() as conn:
-        rows = conn.execute(sa.select(projects).order_by(projects.c.name)).all()
+        rows = conn.execute(
+            sa.select(projects)
+            .where(sa.not_(projects.c.name.startswith(STAGING, autoescape=True)))
+            .order_by(projects.c.name)
+        ).all()
     return [_row_to_project(row) for row in rows]
 
 

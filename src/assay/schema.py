@@ -29,6 +29,24 @@ projects = sa.Table(
     sa.Column("settings", sa.JSON, nullable=False),
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Column("updated_at", Timestamp, nullable=False),
+    # the import lock (project_lock): set while an import writes into the project in batches
+    sa.Column("import_token", sa.String(36), nullable=True),
+    sa.Column("import_holder", sa.String(300), nullable=True),
+    sa.Column("import_started_at", Timestamp, nullable=True),
+    sa.Column("import_heartbeat_at", Timestamp, nullable=True),
+)
+
+# What a running import has written so far, so a failed or killed one can be undone
+# (project_lock.undo_import). Rows of a finished import are deleted with its lock.
+import_journal = sa.Table(
+    "import_journal",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("token", sa.String(36), nullable=False),
+    sa.Column("kind", sa.String(20), nullable=False),
+    sa.Column("ref", sa.String(300), nullable=False),
+    sa.Column("before", sa.Text, nullable=True),
+    sa.Index(None, "token", "kind", "ref"),
 )
 
 documents = sa.Table(

@@ -1,6 +1,8 @@
 """Projects out to Bundles.
 
 Export reads the project in batches and returns a Bundle of lazy iterables, so writers stream.
+The CLI and the web export accepted items unless told otherwise (:func:`choose_statuses`) and
+say what they left out (:func:`export_scope`).
 Evidence is mapped onto the chosen chunking by character overlap
 (:func:`assay.evidence_mapping.chunks_for_span`).
 """
@@ -9,11 +11,13 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from itertools import accumulate
 
+from assay.annotation import STATUSES
 from assay.chunkings import get_chunking, list_chunkings
 from assay.documents import iter_documents
-from assay.errors import NotFound
+from assay.errors import ImportRunning, InvalidInput, NotFound
 from assay.evidence_mapping import chunks_for_span
 from assay.formats import (
     Bundle,
@@ -27,6 +31,7 @@ from assay.formats import (
     TurnRecord,
 )
 from assay.models import Chunking, Document, Project
+from assay.projects import get_project
 from assay.transfer.reading import (
     ItemRow,
     document_ids,
@@ -34,8 +39,67 @@ from assay.transfer.reading import (
     item_ids,
     iter_document_chunks,
     iter_item_rows,
+    status_counts,
 )
 from assay.workspace import Workspace
+
+DEFAULT_STATUSES = ("accepted",)
+"""What an export holds unless told otherwise: the reviewed gold, like ``assay eval``."""
+
+
+def choose_statuses(values: Sequence[str] | None) -> list[str] | None:
+    """Statuses to export from ``--status`` values (repeatable, comma-separated, ``all``):
+    nothing given means :data:`DEFAULT_STATUSES`; ``None`` back means every status."""
+    wanted = [v.strip().lower() for value in values or () for v in value.split(",") if v.strip()]
+    if not wanted:
+        return list(DEFAULT_STATUSES)
+    for status in wanted:
+        if status not in (*STATUSES, "all"):
+            raise InvalidInput(
+                f"unknown status {status!r}; choose from: {', '.join(STATUSES)}, all"
+            )
+    if "all" in wanted or set(wanted) >= set(STATUSES):
+        return None
+    return list(dict.fromkeys(wanted))
+
+
+@dataclass(frozen=True, slots=True)
+class ExportScope:
+    """How many items an export holds and how many it leaves out, by status."""
+
+    items: int
+    left_out: dict[str, int]
+
+    def left_out_text(self) -> str:
+        """``20 draft, 1 rejected`` (empty when nothing is left out)."""
+        return ", ".join(f"{n} {status}" for status, n in self.left_out.items() if n)
+
+    def empty_message(self, project: str, widen: str, allow: str) -> str:
+        """Why an export of no item is refused; ``widen``/``allow`` name the options."""
+        left = self.left_out_text()
+        held = f"it holds {left} item(s)" if left else "it holds no items"
+        return (
+            f"nothing to export: project {project!r} has no item with the chosen status "
+            f"({held}); include other statuses with {widen}, or use {allow} to "
+            "export the documents without items"
+        )
+
+
+def export_scope(ws: Workspace, project: Project, statuses: Sequence[str] | None) -> ExportScope:
+    """Count what an export with ``statuses`` takes and leaves out; refuses while an import
+    is writing into the project (a half-imported project is no dataset)."""
+    lock = get_project(ws, project.name).importing_since
+    if lock is not None:
+        raise ImportRunning(
+            f"project {project.name!r} is being imported into (since "
+            f"{lock:%Y-%m-%d %H:%M:%S} UTC); export it when the import has finished"
+        )
+    counts = status_counts(ws, project)
+    chosen = set(STATUSES if statuses is None else statuses)
+    return ExportScope(
+        items=sum(n for s, n in counts.items() if s in chosen),
+        left_out={s: counts[s] for s in STATUSES if s not in chosen and counts.get(s)},
+    )
 
 
 def export_bundle(

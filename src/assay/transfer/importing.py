@@ -1,30 +1,29 @@
 """Bundles into projects.
 
-**Import is one transaction.** Every stage function (ingest, chunkings, items) runs on one
-database connection inside one transaction, so on any error nothing is written; with
-``lenient=True`` each record runs in a savepoint and a bad record is skipped and reported while
-the rest goes in. Original files are written to the blob store first (content-addressed: a
-rolled-back import at worst leaves unused blobs, never a half-written one). ``replace=True``
-deletes the project and builds it again from the Bundle in the same transaction; without it,
-nothing that exists is overwritten (an item id already in the project is a conflict).
+**An import lands whole or not at all, without blocking the workspace.** Every stage function
+(ingest, chunkings, items) writes into short batches (:mod:`assay.transfer.batches`) behind
+the project's import lock: edits to the project wait, other projects stay writable, and on
+any error (or a killed process) every batch is undone. With ``lenient=True`` each record runs
+in a savepoint and a bad record is skipped and reported while the rest goes in. Original files
+are written to the blob store first (content-addressed: an undone import at worst leaves
+unused blobs, never a half-written one). ``replace=True`` builds the new content in a hidden
+project and swaps it for the old one in the last batch; without it, nothing that exists is
+overwritten (an item id already in the project is a conflict).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
-import sqlalchemy as sa
 from pydantic import ValidationError
 
 from assay.anchoring import EvidenceIn, locate
 from assay.annotation import ItemIn, TurnIn, create_item, get_item
-from assay.blobs import BlobStore
 from assay.chunkings import (
     IMPORTED,
     create_chunking,
@@ -52,100 +51,21 @@ from assay.formats import (
 from assay.formats.common import is_uuid
 from assay.ingest import ingest_bytes
 from assay.models import Project
-from assay.projects import LANGUAGES, create_project, delete_project, get_project, list_projects
+from assay.project_lock import rekey_items
+from assay.projects import (
+    LANGUAGES,
+    create_project,
+    delete_project,
+    get_project,
+    list_projects,
+    rename_project,
+)
+from assay.transfer.batches import Batches, BatchPolicy, batched
+from assay.transfer.report import ImportReport
 from assay.workspace import Workspace
 
 Progress = Callable[[str, int, int | None], None]
 """Called as ``progress(stage, done, total)``."""
-
-
-@dataclass(frozen=True, slots=True)
-class RecordOutcome:
-    kind: str
-    """``document``, ``chunking``, ``chunk``, ``item`` or ``record`` (found by the reader)."""
-    ref: str
-    status: str
-    """``imported``, ``skipped`` (left out) or ``flagged`` (imported, needs a look)."""
-    message: str = ""
-    id: str = ""
-
-
-@dataclass
-class ImportReport:
-    project: str = ""
-    outcomes: list[RecordOutcome] = field(default_factory=list)
-
-    def add(self, kind: str, ref: str, status: str, message: str = "", id: str = "") -> None:
-        self.outcomes.append(RecordOutcome(kind, ref, status, message, id))
-
-    def count(self, status: str, kind: str | None = None) -> int:
-        return sum(
-            1 for o in self.outcomes if o.status == status and (kind is None or o.kind == kind)
-        )
-
-    def summary(self) -> dict[str, dict[str, int]]:
-        table: dict[str, dict[str, int]] = {}
-        for o in self.outcomes:
-            row = table.setdefault(o.kind, {"imported": 0, "skipped": 0, "flagged": 0})
-            row[o.status] += 1
-        return table
-
-
-# ---------------------------------------------------------------- one transaction
-
-
-class _SameConnection:
-    """Stands in for the engine: every ``begin()``/``connect()`` yields one connection."""
-
-    def __init__(self, conn: sa.Connection, engine: sa.Engine) -> None:
-        self._conn = conn
-        self._engine = engine
-
-    @contextmanager
-    def begin(self) -> Iterator[sa.Connection]:
-        yield self._conn
-
-    @contextmanager
-    def connect(self) -> Iterator[sa.Connection]:
-        yield self._conn
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._engine, name)
-
-
-class _KeepBlobs(BlobStore):
-    """Blob store whose clean-up waits until the transaction has committed."""
-
-    def delete_unused(self, used: set[str]) -> int:
-        return 0
-
-
-@contextmanager
-def _transaction(ws: Workspace) -> Iterator[tuple[Workspace, sa.Connection]]:
-    with ws.engine.connect() as conn:
-        sqlite = conn.dialect.name == "sqlite"
-        raw: Any = conn.connection.driver_connection if sqlite else None
-        previous = raw.isolation_level if sqlite else None
-        if sqlite:
-            # pysqlite's own transaction handling breaks SAVEPOINT; drive it explicitly.
-            raw.isolation_level = None
-        try:
-            with conn.begin():
-                if sqlite:
-                    conn.exec_driver_sql("BEGIN IMMEDIATE")
-                engine = cast(sa.Engine, _SameConnection(conn, ws.engine))
-                yield (
-                    dataclasses.replace(ws, engine=engine, blobs=_KeepBlobs(ws.blobs.root)),
-                    conn,
-                )
-        finally:
-            if sqlite:
-                raw.isolation_level = previous
-
-
-def _collect_unused_blobs(ws: Workspace) -> None:
-    used = {d.sha256 for p in list_projects(ws) for d in list_documents(ws, p)}
-    ws.blobs.delete_unused(used)
 
 
 # ---------------------------------------------------------------- import
@@ -159,6 +79,7 @@ def import_bundle(
     replace: bool = False,
     lenient: bool = False,
     progress: Progress | None = None,
+    batching: BatchPolicy | None = None,
 ) -> ImportReport:
     """Put a Bundle into a project (created when a name is given that does not exist)."""
     name = project.name if isinstance(project, Project) else project.strip()
@@ -173,22 +94,44 @@ def import_bundle(
         report.add("record", issue.where, status, issue.message)
     documents = list(bundle.documents)
     items = list(bundle.items)
-    with _transaction(ws) as (tws, conn):
-        target, fresh = _target_project(tws, name, bundle.project, replace, report)
-        report.project = target.name
-        importer = _Importer(tws, conn, target, report, lenient, progress, fresh)
+    with batched(ws, batching or BatchPolicy()) as (tws, batches):
+        target, fresh, replaced = _target_project(tws, batches, name, bundle.project, replace)
+        report.project = replaced.name if replaced else target.name
+        asked = bundle.project.language
+        if fresh and asked and asked not in LANGUAGES:
+            report.add(
+                "project",
+                report.project,
+                "flagged",
+                f"language {asked!r} unknown; using {target.language!r}",
+            )
+        importer = _Importer(tws, batches, target, report, lenient, progress, fresh)
+        importer.replaced = replaced
         importer.generated_chunkings(bundle.chunkings)
         importer.documents(documents)
         importer.imported_chunkings(bundle.chunkings)
         importer.items(items)
+        batches.open()
+        if replaced is not None:  # the swap: the old content goes, the new takes its name
+            delete_project(tws, replaced)
+            batches.flush()
+            rekey_items(batches.conn, batches.token)
+            rename_project(tws, target, replaced.name)
     if replace:
         _collect_unused_blobs(ws)
     return report
 
 
+def _collect_unused_blobs(ws: Workspace) -> None:
+    used = {d.sha256 for p in list_projects(ws) for d in list_documents(ws, p)}
+    ws.blobs.delete_unused(used)
+
+
 def _target_project(
-    ws: Workspace, name: str, info: ProjectInfo, replace: bool, report: ImportReport
-) -> tuple[Project, bool]:
+    ws: Workspace, batches: Batches, name: str, info: ProjectInfo, replace: bool
+) -> tuple[Project, bool, Project | None]:
+    """``(project to write into, made by this import, project it replaces at the end)``; the
+    projects are locked and the lock is committed, so edits see it at once."""
     name = name or info.name
     if not name:
         raise InvalidInput("name the project to import into (--project)")
@@ -196,22 +139,29 @@ def _target_project(
         existing: Project | None = get_project(ws, name)
     except NotFound:
         existing = None
-    if existing is not None and not replace:
-        return existing, False
-    language = info.language if info.language in LANGUAGES else "en"
-    if info.language and language != info.language:
-        report.add("project", name, "flagged", f"language {info.language!r} unknown; using 'en'")
-    settings = dict(existing.settings if existing and not info.settings else info.settings)
+    batches.open()
     if existing is not None:
-        delete_project(ws, existing)
-    return create_project(ws, name, language, settings), True
+        batches.lock(existing.id)
+        if not replace:
+            batches.commit()
+            return existing, False, None
+    language = info.language if info.language in LANGUAGES else "en"
+    settings = dict(existing.settings if existing and not info.settings else info.settings)
+    made = create_project(
+        ws, f"{batches.token[:8]} {name}"[:190] if existing else name, language, settings,
+        hidden=existing is not None,
+    )  # fmt: skip
+    batches.note("project", str(made.id))
+    batches.lock(made.id)
+    batches.commit()
+    return made, True, existing
 
 
 class _Importer:
     def __init__(
         self,
         ws: Workspace,
-        conn: sa.Connection,
+        batches: Batches,
         project: Project,
         report: ImportReport,
         lenient: bool,
@@ -221,19 +171,25 @@ class _Importer:
         self.ws = ws
         self.fresh = fresh
         """Created by this import: the Bundle's default chunking may become the default."""
-        self.conn = conn
+        self.batches = batches
+        self.conn = batches.conn
         self.project = project
         self.report = report
         self.lenient = lenient
         self.progress = progress
+        self.replaced: Project | None = None
+        """The project this import replaces when it has finished (its item ids stay)."""
         self.docs: dict[str, _Placed] = {}
         self.chunks: dict[str, tuple[str, int, int]] = {}
 
     @contextmanager
     def record(self, kind: str, ref: str) -> Iterator[None]:
-        """Strict: any error ends the import. Lenient: the record is undone and reported."""
+        """Strict: any error ends the import. Lenient: the record is undone and reported.
+        Either way the batch commits when it has run long enough."""
+        self.batches.open()
         if not self.lenient:
             yield
+            self.batches.tick()
             return
         savepoint = self.conn.begin_nested()
         try:
@@ -243,6 +199,7 @@ class _Importer:
             self.report.add(kind, ref, "skipped", str(exc))
         else:
             savepoint.commit()
+        self.batches.tick()
 
     def tick(self, stage: str, done: int, total: int | None) -> None:
         if self.progress:
@@ -258,7 +215,7 @@ class _Importer:
             with self.record("chunking", record.name):
                 found = existing.get(record.name)
                 if found is None:
-                    create_chunking(
+                    made = create_chunking(
                         self.ws,
                         self.project,
                         record.name,
@@ -266,6 +223,7 @@ class _Importer:
                         record.params,
                         make_default=record.is_default and self.fresh,
                     )
+                    self.batches.note("chunking", str(made.id))
                 elif found.method != record.method or found.params != record.params:
                     raise Conflict(
                         f"chunking {record.name!r} exists with other settings "
@@ -298,9 +256,13 @@ class _Importer:
         notes: list[str] = []
         if sha256 in known:
             notes.append(f"same content as the existing document {known[sha256]!r}; linked to it")
-        elif doc.name != record.name:
-            notes.append(f"stored as {doc.name!r} (the name was taken)")
+        else:
+            self.batches.note("document", doc.id)
+            if doc.name != record.name:
+                notes.append(f"stored as {doc.name!r} (the name was taken)")
         if record.notes and record.notes != doc.notes:
+            if sha256 in known:
+                self.batches.note("notes", doc.id, doc.notes)
             doc = update_document(self.ws, doc, notes=record.notes)
         changed = False
         if record.text is not None and record.text != doc.text:
@@ -326,7 +288,7 @@ class _Importer:
                     span = self.place_chunk(record.name, chunk)
                     if span is not None:
                         spans.append(span)
-                import_chunking(
+                made = import_chunking(
                     self.ws,
                     self.project,
                     record.name,
@@ -334,6 +296,7 @@ class _Importer:
                     params=record.params,
                     make_default=record.is_default and self.fresh,
                 )
+                self.batches.note("chunking", str(made.id))
                 for chunk_id, doc_id, start, end in spans:
                     self.chunks.setdefault(chunk_id, (doc_id, start, end))
                 self.report.add("chunking", record.name, "imported", f"{len(spans)} chunks")
@@ -366,6 +329,7 @@ class _Importer:
 
     def item(self, record: ItemRecord) -> None:
         notes: list[str] = []
+        stored = ""
         extra = dict(record.extra)
         item_id = record.id if is_uuid(record.id) else str(uuid.uuid4())
         if item_id != record.id:
@@ -398,15 +362,32 @@ class _Importer:
                 self.ws, self.project, data, author=author, status=status, item_id=item_id
             )
         except Conflict:  # the id is used by an item of another project
-            data.extra.setdefault("source_id", record.id)
-            item = create_item(self.ws, self.project, data, author=author, status=status)
-            notes.append(f"its id is used in another project; stored as {item.id}")
+            if self.in_replaced(item_id):  # a stand-in id until the old project is gone
+                item = create_item(self.ws, self.project, data, author=author, status=status)
+                self.batches.note("rekey", item.id, item_id)
+                renamed, stored = "", item_id
+            else:  # a note, not a warning
+                data.extra.setdefault("source_id", record.id)
+                item = create_item(self.ws, self.project, data, author=author, status=status)
+                renamed = f"its id is used in another project; stored as {item.id}"
+        else:
+            renamed = ""
+        stored = stored or item.id
+        self.batches.note("item", item.id)
         unlocated = sum(e.anchor == "unlocated" for t in item.turns for e in t.evidence)
         if unlocated:
             notes.append(f"{unlocated} passage(s) not found in their documents, kept unverified")
-        self.report.add(
-            "item", record.id, "flagged" if notes else "imported", "; ".join(notes), item.id
-        )
+        message = "; ".join([*notes, renamed] if renamed else notes)
+        self.report.add("item", record.id, "flagged" if notes else "imported", message, stored)
+
+    def in_replaced(self, item_id: str) -> bool:
+        if self.replaced is None:
+            return False
+        try:
+            get_item(self.ws, self.replaced, item_id)
+        except NotFound:
+            return False
+        return True
 
     def turn(self, turn: TurnRecord, index: int, extra: dict[str, Any], notes: list[str]) -> TurnIn:
         evidence: list[EvidenceIn] = []

@@ -123,6 +123,17 @@ def item_ids(ws: Workspace, project: Project, statuses: Sequence[str] | None) ->
         )
 
 
+def status_counts(ws: Workspace, project: Project) -> dict[str, int]:
+    """How many items the project holds per status."""
+    with ws.engine.connect() as conn:
+        rows = conn.execute(
+            sa.select(items.c.status, sa.func.count())
+            .where(items.c.project_id == project.id)
+            .group_by(items.c.status)
+        ).all()
+    return {status: count for status, count in rows}
+
+
 def iter_item_rows(ws: Workspace, ids: Sequence[str]) -> Iterator[ItemRow]:
     """The items of ``ids`` in that order with their turns and evidence, in batches."""
     for offset in range(0, len(ids), ITEM_BATCH):

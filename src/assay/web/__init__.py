@@ -13,14 +13,26 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from assay import __version__
-from assay.errors import AssayError, BackendUnavailable, Conflict, InvalidInput, NotFound
+from assay.errors import (
+    AssayError,
+    BackendUnavailable,
+    Conflict,
+    ImportRunning,
+    InvalidInput,
+    NotFound,
+)
+from assay.web import apidocs
+from assay.web.bodylimit import BodyLimitMiddleware
 from assay.web.csrf import CSRFMiddleware
 from assay.web.experiments_view import ExperimentJobs
+from assay.web.headers import SecurityHeadersMiddleware
+from assay.web.hosts import HostMiddleware
 from assay.web.i18n import load_catalogs
 from assay.web.jobs import JobRegistry
-from assay.web.render import make_templates, render
+from assay.web.render import make_templates, render, translator
 from assay.web.routes import (
     conversations,
     documents,
@@ -31,16 +43,23 @@ from assay.web.routes import (
     search,
     transfer,
 )
+from assay.web.strictjson import StrictJSONMiddleware
 from assay.workspace import Workspace
 
-STATUS = {NotFound: 404, Conflict: 409, InvalidInput: 422, BackendUnavailable: 503}
+STATUS = {
+    NotFound: 404,
+    ImportRunning: 423,  # before Conflict, its base class
+    Conflict: 409,
+    InvalidInput: 422,
+    BackendUnavailable: 503,
+}
 
 
 def create_app(ws: Workspace) -> FastAPI:
     app = FastAPI(
         title="Assay",
         version=__version__,
-        docs_url="/api/docs",
+        docs_url=None,
         openapi_url="/api/openapi.json",
         redoc_url=None,
     )
@@ -48,8 +67,19 @@ def create_app(ws: Workspace) -> FastAPI:
     app.state.templates = make_templates()
     app.state.catalogs = load_catalogs()
     app.state.transfer_jobs = JobRegistry()
+    transfer.clean_upload_folders(ws)  # what a killed server's imports left behind
     app.state.experiment_jobs = ExperimentJobs()
+    # outermost last: headers on every answer, then Host, CSRF, body size, strict JSON
+    app.add_middleware(StrictJSONMiddleware)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        json_limit=ws.settings.max_body_bytes,
+        upload_limit=transfer.UPLOAD_FACTOR * ws.settings.max_file_bytes
+        + ws.settings.max_body_bytes,
+    )
     app.add_middleware(CSRFMiddleware)
+    app.add_middleware(HostMiddleware, settings=ws.settings)
+    app.add_middleware(SecurityHeadersMiddleware)
     app.mount(
         "/static", StaticFiles(directory=str(resources.files("assay.web") / "static")), "static"
     )
@@ -68,6 +98,25 @@ def create_app(ws: Workspace) -> FastAPI:
         ]
         return JSONResponse({"detail": "; ".join(problems)}, status_code=422)
 
+    @app.exception_handler(StarletteHTTPException)
+    def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        """JSON under /api/ (and for every status but 404 and 405), the HTML page elsewhere."""
+        headers = getattr(exc, "headers", None)
+        if request.url.path.startswith("/api/") or exc.status_code not in (404, 405):
+            return JSONResponse(
+                {"detail": exc.detail}, status_code=exc.status_code, headers=headers
+            )
+        key = "error.not_found" if exc.status_code == 404 else "error.method"
+        message = translator(request)(key, path=request.url.path[:200])
+        return render(
+            request,
+            "error.html",
+            status_code=exc.status_code,
+            message=message,
+            status=exc.status_code,
+        )
+
+    app.include_router(apidocs.router)
     for module in (projects, documents, items, search, guide, experiments, conversations, transfer):
         app.include_router(module.router)
     return app

@@ -52,6 +52,7 @@ def project_overview(request: Request, name: str) -> dict[str, Any]:
     return {
         "name": project.name,
         "language": project.language,
+        "importing_since": project.importing_since,  # an import is writing into it
         "documents": count_documents(ws, project),
         "items": sum(by_status.values()),
         "items_by_status": by_status,
@@ -71,6 +72,7 @@ def api_projects(request: Request) -> Any:
             {
                 "name": p.name,
                 "language": p.language,
+                "importing_since": p.importing_since,
                 "documents": count_documents(ws, p),
                 "items": list_items(ws, p, limit=0)[0],
             }
@@ -149,8 +151,21 @@ def project_home(request: Request, name: str) -> HTMLResponse:
 @router.get("/language/{code}", include_in_schema=False)
 def switch_language(code: str, next: str = "/") -> Response:
     """Remember the interface language in a cookie and go back (local paths only)."""
-    target = next if next.startswith("/") and not urlsplit(next).netloc else "/"
-    response = RedirectResponse(target, status_code=303)
+    response = RedirectResponse(local_path(next), status_code=303)
     if code in LANGUAGES:
         response.set_cookie(COOKIE, code, max_age=365 * 24 * 3600, samesite="lax", path="/")
     return response
+
+
+def local_path(target: str) -> str:
+    """``target`` when it is a path on this site, else ``/``: no scheme, no host, and nothing a
+    browser might read as one (``//host``, ``/\\host``, control characters)."""
+    if (
+        not target.startswith("/")
+        or target.startswith(("//", "/\\"))
+        or "\\" in target
+        or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in target)
+        or urlsplit(target).netloc
+    ):
+        return "/"
+    return target

@@ -3,8 +3,10 @@ a download link for exports and a report for imports.
 
 Jobs run in threads kept by the app's ``JobRegistry`` (``web.jobs``). An export writes into
 ``<ASSAY_HOME>/exports/<job id>/`` (folder formats are zipped for the download); an import
-stores the upload under ``<ASSAY_HOME>/imports/<job id>/``, unpacks a zip of a folder format
-with the same entry checks the readers use, and removes the folder when the job ends.
+stores the upload under ``<ASSAY_HOME>/imports/<pid>-<random>/``, unpacks a zip of a folder
+format with the same entry checks the readers use, and removes the folder when the job ends;
+folders left by a killed server (its pid no longer runs) are removed when the app starts and
+before each import.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import asyncio
 import importlib
 import inspect
 import json
+import os
 import re
 import shutil
 import uuid
@@ -27,14 +30,23 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
-from assay.annotation import STATUSES
 from assay.chunkings import get_chunking, list_chunkings
 from assay.errors import Conflict, InvalidInput
 from assay.formats import FormatSpec, ItemRecord, Lazy, formats, get_format
 from assay.formats.common import SafeZip
 from assay.models import Project
+from assay.project_lock import process_running
 from assay.projects import get_project
-from assay.transfer import ImportReport, export_bundle, import_bundle
+from assay.transfer import (
+    DEFAULT_STATUSES,
+    STATUSES,
+    ExportScope,
+    ImportReport,
+    choose_statuses,
+    export_bundle,
+    export_scope,
+    import_bundle,
+)
 from assay.transfer.reading import item_ids
 from assay.web.jobs import DONE, RUNNING, Job, JobRegistry
 from assay.web.render import render, translator, workspace
@@ -84,6 +96,9 @@ class ExportIn(BaseModel):
     format: str
     chunking: str | None = None
     statuses: list[str] | None = None
+    """Statuses of the items to export (or ``all``); default: accepted."""
+    allow_empty: bool = False
+    """Export even when no item has the chosen statuses (else 422)."""
 
 
 def registry(request: Request) -> JobRegistry:
@@ -137,6 +152,7 @@ def export_work(
     spec: FormatSpec,
     chunking: str | None,
     statuses: Sequence[str] | None,
+    scope: ExportScope,
 ) -> Callable[[Job], None]:
     def work(job: Job) -> None:
         folder = ws.settings.home / "exports" / job.id
@@ -167,7 +183,13 @@ def export_work(
             notes = spec.write(bundle, output, **options)
         job.update(
             file=output,
-            result={"items": total, "size": output.stat().st_size, "notes": notes[:SHOWN]},
+            result={
+                "items": total,
+                "size": output.stat().st_size,
+                "statuses": list(statuses or STATUSES),
+                "left_out": scope.left_out,
+                "notes": notes[:SHOWN],
+            },
         )
 
     return work
@@ -190,14 +212,17 @@ def api_export(request: Request, name: str, body: ExportIn) -> JSONResponse:
     chunking = body.chunking or None
     if chunking is not None:
         get_chunking(ws, project, chunking)  # NotFound names the chunkings there are
-    statuses = body.statuses or None
-    for status in statuses or ():
-        if status not in STATUSES:
-            raise InvalidInput(f"unknown status {status!r}; choose one of: {', '.join(STATUSES)}")
-    if statuses is not None and set(statuses) == set(STATUSES):
-        statuses = None
+    if body.statuses is not None and not body.statuses:
+        raise InvalidInput("choose at least one status to export (or 'all')")
+    statuses = choose_statuses(body.statuses)
+    scope = export_scope(ws, project, statuses)
+    if scope.items == 0 and not body.allow_empty:
+        raise InvalidInput(scope.empty_message(project.name, "'statuses'", "'allow_empty'"))
     job = registry(request).start(
-        "export", project.name, spec.name, export_work(ws, project, spec, chunking, statuses)
+        "export",
+        project.name,
+        spec.name,
+        export_work(ws, project, spec, chunking, statuses, scope),
     )
     return JSONResponse(job_json(job), status_code=202)
 
@@ -235,7 +260,9 @@ def input_path(spec: FormatSpec, upload: Path, folder: Path) -> Path:
 
 
 def report_json(report: ImportReport) -> dict[str, Any]:
-    noted = [o for o in report.outcomes if o.status != "imported"]
+    """``summary``: per kind, ``imported`` (stored), ``flagged`` (stored, with a warning),
+    ``skipped`` (left out); ``noted``: the flagged and skipped records."""
+    noted = report.noted()
     return {
         "project": report.project,
         "summary": report.summary(),
@@ -245,6 +272,19 @@ def report_json(report: ImportReport) -> dict[str, Any]:
         ],
         "noted_total": len(noted),
     }
+
+
+def clean_upload_folders(ws: Workspace) -> int:
+    """Remove upload folders of imports whose server process no longer runs (killed
+    mid-import: its ``finally`` never ran); returns how many were removed."""
+    root = ws.settings.home / "imports"
+    removed = 0
+    for folder in root.iterdir() if root.is_dir() else ():
+        pid, _, _ = folder.name.partition("-")
+        if folder.is_dir() and not (pid.isdigit() and process_running(int(pid))):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
 
 
 def import_work(
@@ -302,7 +342,8 @@ async def api_import(request: Request, name: str) -> Response:
             "(nothing was imported)"
         )
     target = upload.fields.get("project", "").strip() or project.name
-    folder = ws.settings.home / "imports" / uuid.uuid4().hex
+    clean_upload_folders(ws)
+    folder = ws.settings.home / "imports" / f"{os.getpid()}-{uuid.uuid4().hex}"
     folder.mkdir(parents=True)
     stored = folder / safe_stem(Path(upload.filename or "upload").name)
     stored.write_bytes(bytes(upload.data))
@@ -381,6 +422,7 @@ def transfer_page(request: Request, name: str) -> HTMLResponse:
         formats=[format_json(spec) for spec in formats().values()],
         chunkings=chunkings,
         statuses=STATUSES,
+        default_statuses=DEFAULT_STATUSES,
         jobs=[job_json(job) for job in registry(request).for_project(project.name)],
         upload_limit_mb=f"{limit:g}",
     )

@@ -123,6 +123,8 @@
           link.setAttribute("download", last.filename);
           link.id = "export-download";
           result.append(link);
+          const left = Object.entries(last.result.left_out || {}).map(([st, n]) => n + " " + fmt("status_" + st));
+          if (left.length) result.append(el("p", "muted left-out", fmt("left_out", { items: left.join(", ") })));
           for (const note of last.result.notes || []) result.append(el("p", "muted", note));
         } else {
           box.classList.add("error");
@@ -166,7 +168,7 @@
     target.append(head);
     const table = el("table", "docs report");
     const row = el("tr");
-    for (const key of ["kind", "imported", "skipped", "flagged"]) {
+    for (const key of ["kind", "imported", "flagged", "skipped"]) {
       const th = el("th", "", fmt(key));
       th.scope = "col";
       row.append(th);
@@ -177,13 +179,13 @@
     for (const [kind, counts] of Object.entries(result.summary)) {
       const tr = el("tr");
       tr.append(el("td", "", kind));
-      for (const key of ["imported", "skipped", "flagged"]) {
+      for (const key of ["imported", "flagged", "skipped"]) {
         tr.append(el("td", "num" + (counts[key] && key !== "imported" ? " " + key : ""), String(counts[key])));
       }
       tbody.append(tr);
     }
     table.append(thead, tbody);
-    target.append(table);
+    target.append(table, el("p", "muted help", fmt("counts_help")));
     if (!result.noted.length) {
       target.append(el("p", "muted", fmt("all_clean")));
       return;
