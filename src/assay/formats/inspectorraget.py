@@ -204,7 +204,10 @@ def load(path: Path) -> dict[str, Any]:
     if not isinstance(data, Mapping):
         raise InvalidInput(f"{path}: an InspectorRAGet file is a JSON object")
     _check_shape(data, str(path))
-    migrated = migrate(data)
+    try:
+        migrated = migrate(data)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{path}: {exc}") from exc
     problems = validate(migrated)
     if problems:
         shown = "; ".join(problems[:20])
