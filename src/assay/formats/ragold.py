@@ -108,7 +108,7 @@ def _repeated_keys(records: Any, key: str, issues: list[Issue]) -> None:
         issues.append(
             Issue(
                 f"annotations.json: {key} entry {later} ({record_id!r})",
-                f"the id repeats the one of {key} entry {first}",
+                f"the id repeats the one at {key} entry {first}",
             )
         )
 
