@@ -302,7 +302,7 @@ def test_a_reader_survives_compaction_by_another_instance(index: DenseIndex) -> 
 
 def test_minilm_finds_a_paraphrase(tmp_path: Path) -> None:
     if importlib.util.find_spec("onnxruntime") is None:
-        missing("onnxruntime is not installed (pip install 'assay[embeddings]')")
+        missing("onnxruntime is not installed (pip install -e '.[embeddings]')")
     index = DenseIndex(tmp_path / "dense", MiniLMEmbedder(threads=1))
     index.update(
         [

@@ -36,7 +36,7 @@ TEXTS = [
 @pytest.fixture(scope="module")
 def minilm() -> MiniLMEmbedder:
     if importlib.util.find_spec("onnxruntime") is None:
-        missing("onnxruntime is not installed (pip install 'assay[embeddings]')")
+        missing("onnxruntime is not installed (pip install -e '.[embeddings]')")
     return MiniLMEmbedder(threads=1)
 
 
@@ -188,4 +188,4 @@ def test_missing_extra_names_the_install_command(tmp_path: Path) -> None:
         "except BackendUnavailable as e:\n    print(e)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "pip install 'assay[embeddings]'" in out.stdout
+    assert "pip install -e '.[embeddings]' in the Assay folder" in out.stdout

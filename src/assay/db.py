@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from assay.errors import BackendUnavailable, DatabaseBusy
+from assay.errors import BackendUnavailable, DatabaseBusy, install_extra
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -27,7 +27,7 @@ def create_engine(url: str) -> sa.Engine:
             import psycopg  # noqa: F401
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise BackendUnavailable(
-                "PostgreSQL needs the psycopg driver: pip install 'assay[postgres]'"
+                f"PostgreSQL needs the psycopg driver: {install_extra('postgres')}"
             ) from exc
         return sa.create_engine(url, pool_pre_ping=True)
     raise BackendUnavailable(f"unsupported database URL {url!r}: use sqlite:/// or postgresql://")

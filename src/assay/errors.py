@@ -33,3 +33,12 @@ class BackendUnavailable(AssayError):
 
 class DatabaseBusy(BackendUnavailable):
     """A write waited too long for the database (SQLite allows one writer at a time)."""
+
+
+def install_extra(extra: str) -> str:
+    """The command that adds an optional extra. Assay is not on PyPI: it is installed from its
+    folder (a clone) or from the wheel `make wheel` builds, so the hint names both."""
+    return (
+        f"pip install -e '.[{extra}]' in the Assay folder "
+        f"(or the wheel: pip install 'dist/assay-*.whl[{extra}]')"
+    )

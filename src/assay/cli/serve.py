@@ -72,7 +72,7 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def _serve(ws: Workspace, host: str | None, port: int | None) -> None:
-    from assay.errors import BackendUnavailable
+    from assay.errors import BackendUnavailable, install_extra
 
     try:
         import uvicorn
@@ -80,8 +80,7 @@ def _serve(ws: Workspace, host: str | None, port: int | None) -> None:
         from assay.web import create_app
     except ImportError as exc:
         raise BackendUnavailable(
-            "the web server needs the server extra: pip install -e '.[server]' in the "
-            "Assay folder (see the README's Install section)"
+            f"the web server needs the server extra: {install_extra('server')}"
         ) from exc
     host = host or ws.settings.host
     port = port if port is not None else ws.settings.port

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from assay.chunkings import get_chunking
 from assay.db import utcnow
-from assay.errors import AssayError
+from assay.errors import AssayError, BackendUnavailable
 from assay.experiments.judge import JudgeMetric, Verdict, judge, make_judge
 from assay.experiments.pipelines import PipelineRunner, PipelineSpec, outcome_level
 from assay.experiments.scoring import Embed, MetricPlan, Outcome, aggregate, metric_plan, score_task
@@ -46,6 +46,22 @@ class Scored:
     outcome: Outcome
     metrics: dict[str, Any]
     details: dict[str, Any]
+
+
+class Unavailable:
+    """A pipeline whose backend is missing (an extra that is not installed, say dense
+    retrieval without ``embeddings``): each of its tasks fails with the reason while the
+    other pipelines of the experiment run."""
+
+    def __init__(self, spec: PipelineSpec, reason: str) -> None:
+        self.spec = spec
+        self.reason = f"pipeline {spec.name!r} cannot run: {reason}"
+
+    def answer(self, task: Task) -> Outcome:
+        return Outcome(error=self.reason)
+
+    def close(self) -> None:
+        pass
 
 
 class Scorer:
@@ -177,13 +193,16 @@ def run_experiment(
     )
     tasks = experiment_tasks_of(ws, row.id)
     total = len(tasks) * len(experiment.pipelines)
-    runners: list[PipelineRunner] = []
+    runners: list[PipelineRunner | Unavailable] = []
     try:
         plan = metric_plan(experiment.metrics, experiment.mode)
         chunking = get_chunking(ws, project, experiment.selection.get("chunking"))
         scorer = Scorer(ws, plan, experiment.selection.get("embedder", "minilm"))
         for spec in pipeline_specs(experiment):
-            runners.append(PipelineRunner(ws, project, spec, experiment.mode, chunking, tasks))
+            try:
+                runners.append(PipelineRunner(ws, project, spec, experiment.mode, chunking, tasks))
+            except BackendUnavailable as exc:
+                runners.append(Unavailable(spec, str(exc)))
         done = len(good)
         if progress:
             progress(done, total)
@@ -211,7 +230,8 @@ def run_experiment(
                 done += 1
                 if progress:
                     progress(done, total)
-        _set(ws, row.id, status="done", finished_at=utcnow())
+        missing = "; ".join(r.reason for r in runners if isinstance(r, Unavailable))
+        _set(ws, row.id, status="done", message=missing, finished_at=utcnow())
     except AssayError as exc:
         _set(ws, row.id, status="failed", message=str(exc), finished_at=utcnow())
     except KeyboardInterrupt:

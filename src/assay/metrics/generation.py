@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from assay.errors import BackendUnavailable, InvalidInput
+from assay.errors import BackendUnavailable, InvalidInput, install_extra
 
 References = str | Sequence[str]
 Embed = Callable[[list[str]], npt.ArrayLike]
@@ -148,7 +148,7 @@ def bleu(prediction: str, references: References, strip_think: bool = True) -> f
         from sacrebleu.metrics.bleu import BLEU
     except ImportError as error:
         raise BackendUnavailable(
-            "BLEU needs sacrebleu, which is not installed: pip install 'assay[eval]'"
+            f"BLEU needs sacrebleu, which is not installed: {install_extra('eval')}"
         ) from error
     scorer = BLEU(effective_order=True)
     return float(
