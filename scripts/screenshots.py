@@ -145,7 +145,8 @@ def experiments_screenshots(
 
 
 def conversation_screenshot(page: Page, base_url: str, out: Path) -> None:
-    """A two-turn conversation with rated passages and an edited answer (its diff shown)."""
+    """A two-turn conversation with rated passages, an edited answer (its diff shown) and a
+    regenerated draft waiting beside it."""
     page.on("dialog", lambda dialog: dialog.accept())
     page.goto(f"{base_url}/projects/demo/conversations/new")
     for n, question in enumerate(
@@ -166,6 +167,8 @@ def conversation_screenshot(page: Page, base_url: str, out: Path) -> None:
     answer = page.locator("#t0-answer")
     answer.fill("Checked: " + answer.input_value().replace("[1]", "").strip())
     page.wait_for_timeout(800)
+    first.get_by_role("button", name="Regenerate").click()
+    page.locator("#t0-draft").wait_for()
     first.scroll_into_view_if_needed()
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=str(out / "conversation.png"), full_page=True)

@@ -9,9 +9,11 @@ conversation can still be submitted; the checklist before export shows them.
 ``conversation_checks`` also returns the single-turn findings of :func:`assay.checks.check_item`
 (empty question or answer, passages that lost their anchor), so a page needs one call.
 
-The second half answers a turn (retrieve with the project's retriever, generate with its
-generator) and drafts answers as suggestions: ``turn.original_answer`` and
-``turn.generation`` are set, ``turn.answer`` (the gold answer) is never touched.
+The second half answers a turn for ``assay chat`` (retrieve with the project's retriever,
+generate with its generator) and drafts answers as suggestions for ``assay generate``:
+``turn.original_answer`` and ``turn.generation`` are set, ``turn.answer`` (the gold answer)
+is never touched. The web workbench's streamed answers and drafts live in
+:mod:`assay.turn_answers`, which also writes the one shape of a retrieved context.
 """
 
 from __future__ import annotations
@@ -22,19 +24,11 @@ from typing import Any
 
 from assay.annotation import item_input, iter_items, save_item
 from assay.checks import Finding, check_item
-from assay.documents import get_document
-from assay.errors import NotFound
-from assay.llm import (
-    Generation,
-    Generator,
-    GeneratorError,
-    GeneratorSettings,
-    Message,
-    generate_answer,
-)
+from assay.llm import Generation, Generator, GeneratorError, GeneratorSettings, generate_answer
 from assay.models import Evidence, Hit, Item, Project, Turn
 from assay.search.indexes import search
 from assay.search.settings import RetrieverSettings, query_text
+from assay.turn_answers import context_doc_id, doc_names, history_messages, retrieved_entry
 from assay.workspace import Workspace
 
 ANSWERABILITY = "answerability"
@@ -56,7 +50,7 @@ def _passage_key(doc_id: str | None, text: str) -> tuple[str, str]:
 
 def _rated(context: dict[str, Any], evidence: Iterable[Evidence]) -> bool:
     """A retrieved context counts as rated when some evidence covers the same passage."""
-    doc_id = context.get("document_id") or context.get("doc_id")
+    doc_id = context_doc_id(context)
     text = " ".join(str(context.get("text") or "").split())
     start, end = context.get("start"), context.get("end")
     for ev in evidence:
@@ -216,45 +210,12 @@ class TurnAnswer:
     names: dict[str, str]
     generation: Generation | None = None
     error: str = ""
-    partial_text: str = ""
     retrieved: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def text(self) -> str:
-        return self.generation.text if self.generation else self.partial_text
-
-
-def _doc_names(ws: Workspace, project: Project, doc_ids: Iterable[str]) -> dict[str, str]:
-    names: dict[str, str] = {}
-    for doc_id in dict.fromkeys(doc_ids):
-        try:
-            names[doc_id] = get_document(ws, project, doc_id).name
-        except NotFound:
-            names[doc_id] = doc_id
-    return names
-
-
-def retrieved_entry(hit: Hit, name: str) -> dict[str, Any]:
-    """A hit as a turn's retrieved context (the keys RAGAPHENE's contexts use, plus ours)."""
-    return {
-        "document_id": hit.doc_id,
-        "title": name,
-        "text": hit.text,
-        "score": hit.score,
-        "rank": hit.rank,
-        "chunk_id": hit.chunk_id,
-        "start": hit.start,
-        "end": hit.end,
-    }
-
-
-def history_messages(turns: Sequence[tuple[str, str]]) -> list[Message]:
-    messages: list[Message] = []
-    for query, answer in turns:
-        messages.append(Message("user", query))
-        if answer:
-            messages.append(Message("assistant", answer))
-    return messages
+        """The answer; empty when generation failed (nothing partial passes for an answer)."""
+        return self.generation.text if self.generation else ""
 
 
 def answer_turn(
@@ -275,7 +236,7 @@ def answer_turn(
         query_from = "last_turn"
     search_query = query_text([q for q, _ in history] + [query], rewrite, query_from)
     hits = search(ws, project, search_query, retriever.k, retriever=retriever)
-    names = _doc_names(ws, project, (h.doc_id for h in hits))
+    names = doc_names(ws, project, (h.doc_id for h in hits))
     result = TurnAnswer(
         query,
         search_query,
@@ -295,7 +256,6 @@ def answer_turn(
         )
     except GeneratorError as exc:
         result.error = str(exc)
-        result.partial_text = exc.partial_text
     return result
 
 
@@ -381,10 +341,10 @@ def _draft(
 ) -> tuple[Generation, list[dict[str, Any]]]:
     relevant = [e for e in turn.evidence if e.label == "relevant" and e.text.strip()]
     if relevant:
-        names = _doc_names(ws, project, (e.doc_id for e in relevant if e.doc_id))
+        names = doc_names(ws, project, (e.doc_id for e in relevant if e.doc_id))
         passages = [(names.get(e.doc_id or "", "passage"), e.text) for e in relevant]
         used = [
-            {"document_id": e.doc_id, "start": e.start, "end": e.end, "from": "evidence"}
+            {"doc_id": e.doc_id, "start": e.start, "end": e.end, "from": "evidence"}
             for e in relevant
         ]
     else:
@@ -393,11 +353,9 @@ def _draft(
             query_from = "last_turn"
         q = query_text([h for h, _ in history] + [turn.query], turn.rewrite, query_from)
         hits = search(ws, project, q, retriever.k, retriever=retriever)
-        names = _doc_names(ws, project, (h.doc_id for h in hits))
+        names = doc_names(ws, project, (h.doc_id for h in hits))
         passages = [(names[h.doc_id], h.text) for h in hits]
-        used = [
-            {"document_id": h.doc_id, "chunk_id": h.chunk_id, "from": "retrieved"} for h in hits
-        ]
+        used = [{"doc_id": h.doc_id, "chunk_id": h.chunk_id, "from": "retrieved"} for h in hits]
     generation = generate_answer(
         generator,
         turn.query,

@@ -16,7 +16,7 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,13 +48,16 @@ class Stream:
     """Server-sent events, one per piece.
 
     ``break_after``: drop the connection after that many pieces. ``garbage_after``: send a
-    line that is not JSON after that many pieces. ``finish``: send a last event with
-    ``finish_reason``. ``done``: end with ``data: [DONE]``.
+    line that is not JSON after that many pieces. ``hang_after``: go silent after that many
+    pieces for ``hang_seconds`` (longer than the client's read timeout), then end.
+    ``finish``: send a last event with ``finish_reason``. ``done``: end with ``data: [DONE]``.
     """
 
     pieces: tuple[str, ...] = ("Hel", "lo", " there", ".")
     break_after: int | None = None
     garbage_after: int | None = None
+    hang_after: int | None = None
+    hang_seconds: float = 5.0
     finish: bool = True
     done: bool = True
 
@@ -85,7 +88,15 @@ class Slow:
     seconds: float = 5.0
 
 
-Behaviour = Reply | EchoJson | Stream | Status | Raw | Slow
+@dataclass(frozen=True)
+class Redirect:
+    """A redirect (302 by default) to ``location``."""
+
+    location: str
+    code: int = 302
+
+
+Behaviour = Reply | EchoJson | Stream | Status | Raw | Slow | Redirect
 
 
 class _Broken(Exception):
@@ -93,7 +104,8 @@ class _Broken(Exception):
 
 
 class FakeOpenAI:
-    def __init__(self, script: Sequence[Behaviour] = (Reply(),)) -> None:
+    def __init__(self, script: Sequence[Behaviour] = (Reply(),), host: str = "127.0.0.1") -> None:
+        """``host``: the loopback address to listen on (127.0.0.2 gives a second host)."""
         import uvicorn
 
         if not script:
@@ -110,7 +122,7 @@ class FakeOpenAI:
         )
         config = uvicorn.Config(
             app,
-            host="127.0.0.1",
+            host=host,
             port=0,
             log_level="critical",
             lifespan="off",
@@ -119,6 +131,7 @@ class FakeOpenAI:
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.port = 0
+        self.host = host
 
     def reset(self, script: Sequence[Behaviour]) -> FakeOpenAI:
         """A new script and a clean request log, so one server can serve many tests."""
@@ -132,7 +145,7 @@ class FakeOpenAI:
     @property
     def url(self) -> str:
         """The API root, as a user would give it in base_url."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"http://{self.host}:{self.port}/v1"
 
     @property
     def count(self) -> int:
@@ -178,7 +191,11 @@ class FakeOpenAI:
             )
             return JSONResponse(_completion(content, Reply(), body))
         if isinstance(behaviour, Stream):
-            return StreamingResponse(_events(behaviour), media_type="text/event-stream")
+            return StreamingResponse(
+                _events(behaviour, lambda: self._closing), media_type="text/event-stream"
+            )
+        if isinstance(behaviour, Redirect):
+            return Response(status_code=behaviour.code, headers={"Location": behaviour.location})
         if isinstance(behaviour, Status):
             text = behaviour.body
             if text is None:
@@ -211,9 +228,15 @@ def _completion(text: str, reply: Reply, body: dict[str, Any]) -> dict[str, Any]
     }
 
 
-async def _events(stream: Stream) -> AsyncIterator[str]:
+async def _events(stream: Stream, closing: Callable[[], bool]) -> AsyncIterator[str]:
     yield _event({"role": "assistant"}, None)
     for number, piece in enumerate(stream.pieces):
+        if stream.hang_after is not None and number == stream.hang_after:
+            waited = 0.0
+            while waited < stream.hang_seconds and not closing():
+                await asyncio.sleep(0.02)
+                waited += 0.02
+            return
         if stream.break_after is not None and number == stream.break_after:
             await asyncio.sleep(0.05)  # let the pieces so far reach the client first
             raise _Broken("scripted connection drop")

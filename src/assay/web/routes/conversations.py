@@ -5,17 +5,18 @@ contexts retrieved for it, the answer as generated (``original_answer``) and as 
 (``answer``), relevance labels as evidence, enrichments and a standalone rewrite.
 
 Sending a turn stores the question and its retrieved contexts first, then streams the answer
-as newline-delimited JSON events (``saved``, ``delta``…, then ``done`` or ``error``). The
-answer is stored when the stream ends, also when the generator fails half-way: the partial
-text is kept and marked as partial, so the page can offer a retry and nothing is lost.
+as newline-delimited JSON events (``saved``, ``delta``…, then ``done`` or ``error``). Only a
+finished answer is stored. Regenerating a turn that has an answer streams a *draft* kept
+beside it, which the person takes or discards; a failed generation changes nothing
+(:mod:`assay.turn_answers` holds the rules).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
@@ -33,28 +34,32 @@ from assay.annotation import (
     save_item,
 )
 from assay.conversation import conversation_checks
-from assay.errors import AssayError, InvalidInput, NotFound
-from assay.llm import GeneratorError, GeneratorSettings, Message, make_generator, stream_answer
-from assay.llm.prompts import render_rag_prompt
-from assay.llm.records import prompt_hash
+from assay.errors import InvalidInput, NotFound
 from assay.metrics.overlap import covered_spans, passage_score, sentence_overlaps
 from assay.metrics.support import annotate_support
 from assay.models import Item, Project, to_json
 from assay.project_settings import (
     generator_settings,
-    retriever_settings,
     settings_view,
     update_settings,
 )
 from assay.projects import get_project
-from assay.search.indexes import search
-from assay.search.settings import parse_retriever_settings, query_text
+from assay.turn_answers import (
+    answer_events,
+    canonical_context,
+    context_doc_id,
+    discard_draft,
+    model_label,
+    question_text,
+    retrieve,
+    take_draft,
+)
+from assay.web.bounds import Offset
 from assay.web.items_view import document_names
 from assay.web.render import author, render, translator, workspace
 from assay.workspace import Workspace
 
 router = APIRouter()
-OVERRIDES = ("kind", "k", "query_from")
 
 
 class TurnSend(BaseModel):
@@ -63,8 +68,13 @@ class TurnSend(BaseModel):
     model_config = ConfigDict(extra="forbid")
     version: int | None = Field(default=None, ge=1)
     query: str = Field(min_length=1, max_length=20_000)
-    rewrite: str = ""
+    rewrite: str = Field(default="", max_length=20_000)
     retriever: dict[str, Any] | None = None
+
+    def cleaned(self) -> tuple[str, str]:
+        """The question and rewrite as stored; 422 for a question with nothing visible."""
+        rewrite = question_text(self.rewrite, "rewrite") if self.rewrite.strip() else ""
+        return question_text(self.query), rewrite
 
 
 class Regenerate(BaseModel):
@@ -73,6 +83,13 @@ class Regenerate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     version: int = Field(ge=1)
     source: str = Field(default="relevant", pattern="^(relevant|retrieved)$")
+
+
+class DraftAction(BaseModel):
+    """Take or discard a turn's draft answer, from the version the page shows."""
+
+    model_config = ConfigDict(extra="forbid")
+    version: int = Field(ge=1)
 
 
 class ConversationSave(BaseModel):
@@ -116,12 +133,16 @@ def findings(item: Item, project: Project) -> list[dict[str, Any]]:
 
 
 def payload(ws: Workspace, project: Project, item: Item) -> dict[str, Any]:
-    """The conversation, its editable form, the checks and every document name it shows."""
-    doc_ids = {str(r.get("doc_id")) for t in item.turns for r in t.retrieved if r.get("doc_id")}
+    """The conversation, its editable form (retrieved contexts in the current shape), the
+    checks and every document name it shows."""
+    data = item_input(item)
+    for turn in data.turns:
+        turn.retrieved = [canonical_context(r) for r in turn.retrieved]
+    doc_ids = {d for t in data.turns for r in t.retrieved if (d := context_doc_id(r))}
     doc_ids |= {e.doc_id for t in item.turns for e in t.evidence if e.doc_id}
     return {
         "item": to_json(item),
-        "input": item_input(item).model_dump(),
+        "input": data.model_dump(),
         "findings": findings(item, project),
         "documents": document_names(ws, project, doc_ids),
     }
@@ -134,145 +155,24 @@ def _conflict(ws: Workspace, project: Project, exc: StaleItem) -> JSONResponse:
     return JSONResponse(body, status_code=409)
 
 
-# ---------------------------------------------------------------- retrieval and generation
-
-
-def retrieve(
-    ws: Workspace,
-    project: Project,
-    questions: Sequence[str],
-    rewrite: str,
-    overrides: dict[str, Any],
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Contexts for the last question, with the project's retriever settings overridden by
-    the conversation's (kind, k, query_from); returns the contexts and how they were found."""
-    unknown = sorted(set(overrides) - set(OVERRIDES))
-    if unknown:
-        raise InvalidInput(
-            f"conversation retriever: unknown override(s) {', '.join(unknown)}; "
-            f"a conversation may set: {', '.join(OVERRIDES)}"
-        )
-    settings = parse_retriever_settings({**retriever_settings(project).model_dump(), **overrides})
-    query = query_text(list(questions), rewrite or None, settings.query_from)
-    embedder = ws.embedder(settings.embedder) if settings.kind != "keyword" else None
-    hits = search(ws, project, query, settings.k, retriever=settings, embedder=embedder)
-    retrieved = [
-        {
-            "chunk_id": h.chunk_id,
-            "doc_id": h.doc_id,
-            "start": h.start,
-            "end": h.end,
-            "score": h.score,
-            "rank": h.rank,
-            "text": h.text,
-        }
-        for h in hits
-    ]
-    return retrieved, {"settings": settings.model_dump(), "query": query}
-
-
-def generator_label(settings: GeneratorSettings) -> str:
-    """The model name a page shows; the offline generator names itself."""
-    return settings.model if settings.kind != "offline" else "offline-extractive"
-
-
-def _history(turns: Sequence[TurnIn]) -> list[Message]:
-    history: list[Message] = []
-    for turn in turns:
-        history.append(Message("user", turn.query))
-        if turn.answer.strip():
-            history.append(Message("assistant", turn.answer))
-    return history
+# ---------------------------------------------------------------- streaming answers
 
 
 def _line(event: dict[str, Any]) -> bytes:
     return (json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def _store_answer(
-    ws: Workspace,
-    project: Project,
-    item_id: str,
-    index: int,
-    text: str,
-    generation: dict[str, Any],
-    actor: str,
-) -> Item:
-    """Write the answer into turn ``index`` of the stored conversation as it is now (the
-    page waits for the stream before saving, so this rarely races; when it does, the
-    newer version is read again and the answer still lands)."""
-    for _attempt in range(3):
-        item = get_item(ws, project, item_id)
-        data = item_input(item)
-        if index >= len(data.turns):
-            raise NotFound(f"conversation {item_id!r} has no turn {index + 1} any more")
-        turn = data.turns[index]
-        turn.answer = text
-        turn.original_answer = text
-        turn.generation = {**generation, "retrieval": turn.generation.get("retrieval", {})}
-        try:
-            return save_item(ws, project, item_id, data, item.version, author=actor)
-        except StaleItem:
-            continue
-    raise InvalidInput(f"conversation {item_id!r} kept changing; the answer was not stored")
-
-
 def answer_stream(
-    ws: Workspace, project: Project, item: Item, index: int, source: str, actor: str
+    ws: Workspace, project: Project, item: Item, index: int, source: str, actor: str, *, first: bool
 ) -> Iterator[bytes]:
-    """Events for one answer: ``saved`` (the turn as stored before generating), the text
-    deltas, then ``done`` or ``error`` with the stored conversation."""
-    data = item_input(item)
-    turn = data.turns[index]
-    names = document_names(ws, project, {str(r["doc_id"]) for r in turn.retrieved})
-    names |= document_names(ws, project, {e.doc_id for e in turn.evidence if e.doc_id})
-    if source == "relevant":
-        chosen = [(names.get(e.doc_id or "", ""), e.text) for e in turn.evidence]
-        chosen = [p for p, e in zip(chosen, turn.evidence, strict=True) if e.label == "relevant"]
-    else:
-        chosen = [(names.get(str(r["doc_id"]), ""), str(r["text"])) for r in turn.retrieved]
-    settings = generator_settings(project)
-    history = _history(data.turns[:index])
-    messages = render_rag_prompt(
-        settings.prompt_template, turn.query, chosen, history, project.language
-    )
-    generation: dict[str, Any] = {
-        "model": settings.model or generator_label(settings),
-        "kind": settings.kind,
-        "prompt_hash": prompt_hash(messages),
-        "params": {"temperature": settings.temperature, "max_tokens": settings.max_tokens},
-        "passages": source,
-        "passage_count": len(chosen),
-    }
+    """NDJSON events: ``saved`` (the turn as stored before generating), the text deltas,
+    then ``done`` or ``error`` with the stored conversation (see :mod:`assay.turn_answers`)."""
     yield _line({"type": "saved", **payload(ws, project, item), "turn": index})
-    parts: list[str] = []
-    error = ""
-    finished = False
-    try:
-        generator = make_generator(settings)
-        for delta in stream_answer(
-            generator, turn.query, chosen, history, settings.prompt_template, project.language
-        ):
-            parts.append(delta)
-            yield _line({"type": "delta", "text": delta})
-        finished = True
-    except GeneratorError as exc:
-        error = str(exc)
-        if exc.partial_text and len(exc.partial_text) > len("".join(parts)):
-            parts = [exc.partial_text]
-    except AssayError as exc:
-        error = str(exc)
-    finally:
-        if not finished and not error:  # the page went away mid-stream: keep what came
-            generation["error"] = "the page closed the connection before the answer ended"
-            generation["partial"] = True
-            _store_answer(ws, project, item.id, index, "".join(parts), generation, actor)
-    if error:
-        generation["error"] = error
-        generation["partial"] = True
-    stored = _store_answer(ws, project, item.id, index, "".join(parts), generation, actor)
-    kind = "error" if error else "done"
-    yield _line({"type": kind, "detail": error, "turn": index, **payload(ws, project, stored)})
+    for event in answer_events(ws, project, item, index, source=source, actor=actor, first=first):
+        stored = event.pop("item", None)
+        if stored is not None:
+            event.update(payload(ws, project, stored), turn=index, first=first)
+        yield _line(event)
 
 
 def _stream(events: Iterator[bytes]) -> StreamingResponse:
@@ -290,7 +190,7 @@ def _stream(events: Iterator[bytes]) -> StreamingResponse:
 def api_conversations(
     request: Request,
     name: str,
-    offset: int = Query(0, ge=0),
+    offset: Offset = 0,
     limit: int = Query(50, ge=0, le=500),
 ) -> Any:
     """One page of the project's conversations, newest change first."""
@@ -303,14 +203,13 @@ def api_conversations(
 def api_start_conversation(request: Request, name: str, body: TurnSend) -> Response:
     """Start a conversation with its first question; streams the answer (NDJSON events)."""
     ws, project = _open(request, name)
+    query, rewrite = body.cleaned()
     overrides = body.retriever or {}
-    retrieved, how = retrieve(ws, project, [body.query], body.rewrite, overrides)
-    turn = TurnIn(
-        query=body.query, rewrite=body.rewrite, retrieved=retrieved, generation={"retrieval": how}
-    )
+    retrieved, how = retrieve(ws, project, [query], rewrite, overrides)
+    turn = TurnIn(query=query, rewrite=rewrite, retrieved=retrieved, generation={"retrieval": how})
     data = ItemIn(kind="conversation", extra={"retriever": overrides}, turns=[turn])
     item = create_item(ws, project, data, author=author(request))
-    return _stream(answer_stream(ws, project, item, 0, "retrieved", author(request)))
+    return _stream(answer_stream(ws, project, item, 0, "retrieved", author(request), first=True))
 
 
 @router.get("/api/projects/{name}/conversation-settings", tags=["conversations"])
@@ -401,31 +300,30 @@ def api_save_conversation(request: Request, name: str, item_id: str, body: Conve
 
 @router.post("/api/projects/{name}/conversations/{item_id}/turns", tags=["conversations"])
 def api_send_turn(request: Request, name: str, item_id: str, body: TurnSend) -> Response:
-    """Add a user turn: retrieve, store, then stream the answer (NDJSON events)."""
+    """Add a user turn: retrieve, store, then stream its first answer (NDJSON events). A
+    failed first answer leaves the turn without an answer and records the error."""
     ws, project = _open(request, name)
     item = _conversation(ws, project, item_id)
     if body.version is None:
         raise InvalidInput("version: send the version of the conversation the page shows")
+    query, rewrite = body.cleaned()
     data = item_input(item)
     if body.retriever is not None:
         data.extra["retriever"] = body.retriever
     overrides = dict(data.extra.get("retriever") or {})
-    questions = [t.query for t in data.turns] + [body.query]
-    retrieved, how = retrieve(ws, project, questions, body.rewrite, overrides)
+    questions = [t.query for t in data.turns] + [query]
+    retrieved, how = retrieve(ws, project, questions, rewrite, overrides)
     data.turns.append(
-        TurnIn(
-            query=body.query,
-            rewrite=body.rewrite,
-            retrieved=retrieved,
-            generation={"retrieval": how},
-        )
+        TurnIn(query=query, rewrite=rewrite, retrieved=retrieved, generation={"retrieval": how})
     )
     try:
         item = save_item(ws, project, item_id, data, body.version, author=author(request))
     except StaleItem as exc:
         return _conflict(ws, project, exc)
     index = len(item.turns) - 1
-    return _stream(answer_stream(ws, project, item, index, "retrieved", author(request)))
+    return _stream(
+        answer_stream(ws, project, item, index, "retrieved", author(request), first=True)
+    )
 
 
 @router.post(
@@ -435,8 +333,9 @@ def api_send_turn(request: Request, name: str, item_id: str, body: TurnSend) -> 
 def api_regenerate(
     request: Request, name: str, item_id: str, number: int, body: Regenerate
 ) -> Response:
-    """Answer turn ``number`` (1-based) again and stream it; the new answer replaces the
-    old one and becomes the new original."""
+    """Answer turn ``number`` (1-based) again and stream it. The new text is stored as a
+    draft beside the turn's answer (or as the answer when it has none); the answer stays
+    until the person takes the draft. A failed generation changes nothing."""
     ws, project = _open(request, name)
     item = _conversation(ws, project, item_id)
     if item.version != body.version:
@@ -450,14 +349,40 @@ def api_regenerate(
         )
     if body.source == "retrieved" and not turn.retrieved:
         raise InvalidInput(f"turn {number}: nothing was retrieved for this turn")
-    return _stream(answer_stream(ws, project, item, number - 1, body.source, author(request)))
+    return _stream(
+        answer_stream(ws, project, item, number - 1, body.source, author(request), first=False)
+    )
+
+
+@router.post(
+    "/api/projects/{name}/conversations/{item_id}/turns/{number}/draft/{action}",
+    tags=["conversations"],
+)
+def api_draft(
+    request: Request,
+    name: str,
+    item_id: str,
+    number: int,
+    action: Literal["take", "discard"],
+    body: DraftAction,
+) -> Any:
+    """``take``: turn ``number``'s draft becomes its answer (the replaced answer stays in the
+    item's history); ``discard``: drop the draft, the answer stays as it is."""
+    ws, project = _open(request, name)
+    item = _conversation(ws, project, item_id)
+    change = take_draft if action == "take" else discard_draft
+    try:
+        stored = change(ws, project, item, number, body.version, author(request))
+    except StaleItem as exc:
+        return _conflict(ws, project, exc)
+    return payload(ws, project, stored)
 
 
 # ---------------------------------------------------------------- pages
 
 
 @router.get("/projects/{name}/conversations", response_class=HTMLResponse, include_in_schema=False)
-def conversations_page(request: Request, name: str, offset: int = Query(0, ge=0)) -> HTMLResponse:
+def conversations_page(request: Request, name: str, offset: Offset = 0) -> HTMLResponse:
     ws, project = _open(request, name)
     total, rows = list_items(ws, project, kind="conversation", offset=offset, limit=50)
     return render(
@@ -502,7 +427,7 @@ def _workbench(
         "findings": shown["findings"],
         "documents": shown["documents"],
         "settings": settings,
-        "generator_label": generator_label(generator_settings(project)),
+        "generator_label": model_label(generator_settings(project)),
         "export_url": f"/projects/{quote(project.name)}/transfer?format=ragaphene",
         "list_url": f"/projects/{quote(project.name)}/conversations",
         "messages": {

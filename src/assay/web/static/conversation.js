@@ -49,6 +49,7 @@
     hits: [],
     dirty: false, saving: null, failed: false, conflict: null, retries: 0, timer: null,
     streaming: false, lastFailed: null,
+    undo: null,         // the answer a taken draft replaced: { turn, answer, original_answer, generation }
   };
   state.active = Math.max(0, state.data.turns.length - 1);
 
@@ -410,6 +411,58 @@
     return box;
   }
 
+  // ------------------------------------------------------------ generated drafts beside the answer
+
+  function draftBox(index) {
+    // A regenerated answer waits here until the person takes or discards it; the answer above
+    // is never written by the generator.
+    const draft = (state.data.turns[index].generation || {}).draft;
+    if (!draft || typeof draft.text !== "string") return null;
+    const by = draft.kind === "offline" ? t("conv.generator.offline") : draft.model;
+    return el("section", { class: "draft-box", "aria-label": t("conv.draft.title") },
+      el("h4", {}, t("conv.draft.title") + " ", el("span", { class: "muted", text: t("conv.answer.by", { model: by }) })),
+      el("div", { class: "draft-text", id: "t" + index + "-draft", text: draft.text }),
+      el("div", { class: "row" },
+        el("button", { type: "button", class: "small take-draft", text: t("conv.draft.take"),
+          onclick: () => draftAction(index, "take") }),
+        el("button", { type: "button", class: "secondary small discard-draft", text: t("conv.draft.discard"),
+          onclick: () => draftAction(index, "discard") })));
+  }
+
+  async function draftAction(index, action) {
+    if (state.streaming) return;
+    if (!(await flush()) || !state.id) return;
+    const before = clone(state.data.turns[index]);
+    try {
+      const body = await api("POST", base + "/conversations/" + encodeURIComponent(state.id) + "/turns/" + (index + 1)
+        + "/draft/" + action, { version: state.version });
+      const server = body.input.turns[index];
+      Object.assign(state.data.turns[index], {
+        answer: server.answer, original_answer: server.original_answer, generation: server.generation,
+      });
+      applySaved(body);
+      state.undo = action === "take"
+        ? { turn: index, answer: before.answer, original_answer: before.original_answer, generation: before.generation }
+        : null;
+      renderAll();
+    } catch (err) {
+      if (err.status === 409 && err.body && err.body.current) { state.dirty = true; openConflict(err.body); return; }
+      window.assay.toast(err.message, "error");
+    }
+  }
+
+  function undoTake() {
+    // Put back the answer a taken draft replaced (and the draft beside it); saved as an edit.
+    const undo = state.undo;
+    if (!undo || !state.data.turns[undo.turn]) return;
+    Object.assign(state.data.turns[undo.turn], {
+      answer: undo.answer, original_answer: undo.original_answer, generation: undo.generation,
+    });
+    state.undo = null;
+    renderAll();
+    changed();
+  }
+
   function turnNode(index) {
     const tr = state.data.turns[index];
     const n = index + 1;
@@ -425,6 +478,10 @@
       gen.model ? t("conv.answer.by", { model: gen.kind === "offline" ? t("conv.generator.offline") : gen.model }) : "",
       gen.partial ? el("span", { class: "badge warn", text: t("conv.answer.partial") }) : null);
     const errorNote = gen.error ? el("p", { class: "turn-error", role: "note", text: t("conv.stream.failed_stored", { detail: gen.error }) }) : null;
+    const undoNote = state.undo && state.undo.turn === index
+      ? el("p", { class: "undo-note", role: "status" }, t("conv.draft.taken") + " ",
+        el("button", { type: "button", class: "secondary small undo-take", text: t("conv.draft.undo"), onclick: undoTake }))
+      : null;
     return el("li", { class: "turn" + (index === state.active ? " active" : ""), "data-turn": String(index) },
       el("div", { class: "turn-head" },
         el("h3", { text: t("conv.turn.title", { n }) }),
@@ -440,8 +497,12 @@
       el("div", { class: "bubble agent" },
         field("answer", "textarea", tr.answer, (v) => {
           tr.answer = v; renderDiff(index); scheduleOverlap(index); changed();
+          if (state.undo && state.undo.turn === index) {  // an edit after taking a draft ends its undo
+            state.undo = null;
+            document.querySelectorAll('.turn[data-turn="' + index + '"] .undo-note').forEach((n) => n.remove());
+          }
         }, { rows: "4" }),
-        genInfo, errorNote,
+        genInfo, errorNote, undoNote, draftBox(index),
         el("div", { class: "row" },
           el("button", { type: "button", class: "small regenerate", text: t("conv.answer.regenerate"),
             title: t("conv.answer.regenerate_help"), onclick: () => regenerate(index, "relevant") }),
@@ -590,9 +651,10 @@
 
   function streamState(text) { $("stream-state").textContent = text; }
 
-  function showStreamError(detail, retry) {
+  function showStreamError(detail, retry, kept) {
+    // kept: the turn already had an answer, which stays exactly as it was
     state.lastFailed = retry;
-    $("stream-error-text").textContent = t("conv.stream.failed", { detail });
+    $("stream-error-text").textContent = t(kept ? "conv.stream.failed_kept" : "conv.stream.failed", { detail });
     $("stream-error").hidden = false;
     $("retry-button").hidden = !retry;
   }
@@ -621,7 +683,7 @@
     $("send-button").disabled = true;
     document.querySelectorAll(".regenerate").forEach((b) => { b.disabled = true; });
     streamState(t("conv.stream.retrieving"));
-    let index = null, live = null, ended = false;
+    let index = null, live = null, ended = false, kept = false;
     try {
       const response = await fetch(url, {
         method: "POST",
@@ -651,12 +713,13 @@
             if (next) next.value = page;
           }
           state.active = index;
+          kept = Boolean((state.data.turns[index].answer || "").trim());
           renderAll();
           const node = document.querySelector('.turn[data-turn="' + index + '"] .bubble.agent');
-          live = el("div", { class: "live-answer", "aria-live": "polite", "aria-busy": "true" });
-          node.prepend(live);
+          live = el("div", { class: "live-answer" + (kept ? " live-draft" : ""), "aria-live": "polite", "aria-busy": "true" });
+          if (kept) node.querySelector(".field").after(live); else node.prepend(live);
           document.querySelectorAll('#t' + index + '-answer').forEach((a) => { a.readOnly = true; });
-          streamState(t("conv.stream.generating"));
+          streamState(t(kept ? "conv.stream.drafting" : "conv.stream.generating"));
         } else if (event.type === "delta") {
           if (live) live.textContent += event.text;
         } else if (event.type === "done" || event.type === "error") {
@@ -667,16 +730,18 @@
           });
           applySaved(event);
           renderAll();
-          if (event.type === "error") showStreamError(event.detail, retry || { turn: event.turn });
-          streamState(event.type === "done" ? t("conv.stream.done") : "");
+          if (event.type === "error") showStreamError(event.detail, retry || { turn: event.turn }, kept);
+          const done = event.stored === "draft" ? "conv.stream.draft_stored" : "conv.stream.done";
+          streamState(event.type === "done" ? t(done) : "");
         }
       });
-      if (!ended) showStreamError(t("conv.stream.cut"), index === null ? null : { turn: index });
+      if (!ended) showStreamError(t("conv.stream.cut"), index === null ? null : { turn: index }, kept);
       return ended;
     } catch (err) {
-      showStreamError(err.message || String(err), index === null ? null : { turn: index });
+      showStreamError(err.message || String(err), index === null ? null : { turn: index }, kept);
       return false;
     } finally {
+      if (!ended && live) renderAll();  // drop the half-streamed text; the stored answer stays
       state.streaming = false;
       $("send-button").disabled = false;
       document.querySelectorAll(".regenerate").forEach((b) => { b.disabled = false; });
@@ -707,7 +772,6 @@
       window.assay.toast(t("conv.answer.need_relevant"), "error");
       return;
     }
-    if (tr.answer !== tr.original_answer && !window.confirm(t("conv.answer.confirm_replace"))) return;
     streamState("");
     if (!(await flush()) || !state.id) return;
     await streamAnswer(base + "/conversations/" + encodeURIComponent(state.id) + "/turns/" + (index + 1) + "/generate",
@@ -721,7 +785,6 @@
     const tr = state.data.turns[retry.turn];
     const source = retry.source || (tr && tr.evidence.some((e) => e.label === "relevant") ? "relevant" : "retrieved");
     $("stream-error").hidden = true;
-    if (tr) { tr.original_answer = tr.answer; }  // a partial answer is replaced without asking
     regenerate(retry.turn, source);
   });
 

@@ -1,0 +1,329 @@
+"""Answering a conversation turn without ever writing over what a person wrote.
+
+A turn's ``answer`` is human text: typed by an annotator, or a suggestion a person took.
+A generator never writes over it. Answering a turn streams text deltas and stores nothing
+until the generator has finished; then the text becomes
+
+* the turn's answer, when the turn has none yet (the first answer of a new turn), or
+* a **draft** kept beside the answer in ``generation["draft"]`` (text, model, prompt hash,
+  parameters), which a person takes (:func:`take_draft`: it becomes the answer, recorded in
+  the item's history under their name) or discards (:func:`discard_draft`).
+
+A failed, hung or interrupted generation stores nothing over what was there: a regenerated
+turn keeps its answer and version; a new turn keeps no answer and records the error.
+
+Retrieved contexts are written in one shape (:func:`retrieved_entry`) by the web workbench and
+``assay chat`` alike; :func:`canonical_context` reads the older CLI shape (``document_id``
+instead of ``doc_id``) too.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+from assay.annotation import StaleItem, TurnIn, get_item, item_input, save_item
+from assay.db import utcnow
+from assay.documents import get_document
+from assay.errors import AssayError, Conflict, InvalidInput, NotFound
+from assay.llm import GeneratorSettings, Message, make_generator, stream_answer
+from assay.llm.prompts import render_rag_prompt
+from assay.llm.records import prompt_hash
+from assay.models import Hit, Item, Project
+from assay.project_settings import generator_settings, retriever_settings
+from assay.search.indexes import search
+from assay.search.settings import parse_retriever_settings, query_text
+from assay.workspace import Workspace
+
+OVERRIDES = ("kind", "k", "query_from")
+DRAFT = "draft"
+_KEEP_CONTROLS = frozenset("\t\n\r")
+_INVISIBLE = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+
+
+# ---------------------------------------------------------------- questions
+
+
+def question_text(raw: str, where: str = "query") -> str:
+    """The question as stored: control characters (other than tab and line breaks) removed,
+    outer whitespace stripped. Refused when nothing visible is left, so no empty turn or
+    conversation is ever created from it."""
+    if any(unicodedata.category(ch) == "Cs" for ch in raw):
+        raise InvalidInput(f"{where}: the text holds a lone surrogate, which is not valid Unicode")
+    text = "".join(
+        ch for ch in raw if ch in _KEEP_CONTROLS or unicodedata.category(ch) != "Cc"
+    ).strip()
+    if all(unicodedata.category(ch) in _INVISIBLE for ch in text):
+        raise InvalidInput(
+            f"{where}: the question is empty or made only of control characters; type a question"
+        )
+    return text
+
+
+# ---------------------------------------------------------------- retrieved contexts
+
+
+def retrieved_entry(hit: Hit, name: str) -> dict[str, Any]:
+    """The one stored shape of a retrieved context (``title`` is the document's name then)."""
+    return {
+        "chunk_id": hit.chunk_id,
+        "doc_id": hit.doc_id,
+        "start": hit.start,
+        "end": hit.end,
+        "score": hit.score,
+        "rank": hit.rank,
+        "text": hit.text,
+        "title": name,
+    }
+
+
+def canonical_context(entry: dict[str, Any]) -> dict[str, Any]:
+    """A stored context in the current shape. ``assay chat`` once wrote our document id as
+    ``document_id`` (recognisable by its ``chunk_id``); imported files use ``document_id``
+    for their own ids, which stay as they are."""
+    if "doc_id" not in entry and "chunk_id" in entry and "document_id" in entry:
+        moved = {k: v for k, v in entry.items() if k != "document_id"}
+        moved["doc_id"] = entry["document_id"]
+        return moved
+    return entry
+
+
+def context_doc_id(entry: dict[str, Any]) -> str | None:
+    """Our document id of a stored context, or None when it names none."""
+    value = canonical_context(entry).get("doc_id")
+    return value if isinstance(value, str) and value else None
+
+
+def doc_names(ws: Workspace, project: Project, doc_ids: Iterable[str]) -> dict[str, str]:
+    """Document names by id; an id whose document is gone names itself."""
+    names: dict[str, str] = {}
+    for doc_id in dict.fromkeys(doc_ids):
+        try:
+            names[doc_id] = get_document(ws, project, doc_id).name
+        except NotFound:
+            names[doc_id] = doc_id
+    return names
+
+
+def retrieve(
+    ws: Workspace,
+    project: Project,
+    questions: Sequence[str],
+    rewrite: str,
+    overrides: dict[str, Any],
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Contexts for the last question, with the project's retriever settings overridden by
+    the conversation's (kind, k, query_from); returns the contexts and how they were found."""
+    unknown = sorted(set(overrides) - set(OVERRIDES))
+    if unknown:
+        raise InvalidInput(
+            f"conversation retriever: unknown override(s) {', '.join(unknown)}; "
+            f"a conversation may set: {', '.join(OVERRIDES)}"
+        )
+    settings = parse_retriever_settings({**retriever_settings(project).model_dump(), **overrides})
+    query = query_text(list(questions), rewrite or None, settings.query_from)
+    embedder = ws.embedder(settings.embedder) if settings.kind != "keyword" else None
+    hits = search(ws, project, query, settings.k, retriever=settings, embedder=embedder)
+    names = doc_names(ws, project, (h.doc_id for h in hits))
+    contexts = [retrieved_entry(h, names[h.doc_id]) for h in hits]
+    return contexts, {"settings": settings.model_dump(), "query": query}
+
+
+# ---------------------------------------------------------------- generating
+
+
+def history_messages(turns: Sequence[tuple[str, str]]) -> list[Message]:
+    """Earlier ``(question, answer)`` turns as chat messages (unanswered ones ask only)."""
+    messages: list[Message] = []
+    for query, answer in turns:
+        messages.append(Message("user", query))
+        if answer:
+            messages.append(Message("assistant", answer))
+    return messages
+
+
+def turn_passages(
+    ws: Workspace, project: Project, turn: TurnIn, source: str
+) -> list[tuple[str, str]]:
+    """``(document name, text)`` to answer from: the passages marked relevant, or all the
+    retrieved contexts."""
+    if source == "relevant":
+        chosen = [e for e in turn.evidence if e.label == "relevant"]
+        names = doc_names(ws, project, (e.doc_id for e in chosen if e.doc_id))
+        return [(names.get(e.doc_id or "", ""), e.text) for e in chosen]
+    contexts = [canonical_context(r) for r in turn.retrieved if isinstance(r, dict)]
+    names = doc_names(ws, project, filter(None, (context_doc_id(c) for c in contexts)))
+    return [
+        (names.get(context_doc_id(c) or "", str(c.get("title") or "")), str(c.get("text") or ""))
+        for c in contexts
+    ]
+
+
+def model_label(settings: GeneratorSettings) -> str:
+    """The model name stored and shown; the offline generator names itself."""
+    return settings.model if settings.kind != "offline" else "offline-extractive"
+
+
+def answer_events(
+    ws: Workspace,
+    project: Project,
+    item: Item,
+    index: int,
+    *,
+    source: str,
+    actor: str,
+    first: bool,
+) -> Iterator[dict[str, Any]]:
+    """Answer turn ``index``: ``{"type": "delta", "text"}`` events while the generator
+    writes, then one ``done`` (``stored`` is ``answer`` or ``draft``) or ``error`` event
+    carrying the stored ``item``. Only a finished answer is stored; after a failure a new
+    turn (``first``) records the error and keeps no answer, any other turn is left as it was."""
+    data = item_input(item)
+    turn = data.turns[index]
+    settings = generator_settings(project)
+    chosen = turn_passages(ws, project, turn, source)
+    history = history_messages([(t.query, t.answer) for t in data.turns[:index]])
+    messages = render_rag_prompt(
+        settings.prompt_template, turn.query, chosen, history, project.language
+    )
+    record: dict[str, Any] = {
+        "model": model_label(settings),
+        "kind": settings.kind,
+        "prompt_hash": prompt_hash(messages),
+        "params": {"temperature": settings.temperature, "max_tokens": settings.max_tokens},
+        "passages": source,
+        "passage_count": len(chosen),
+    }
+    parts: list[str] = []
+    error = ""
+    try:
+        generator = make_generator(settings)
+        for delta in stream_answer(
+            generator, turn.query, chosen, history, settings.prompt_template, project.language
+        ):
+            parts.append(delta)
+            yield {"type": "delta", "text": delta}
+    except GeneratorExit:  # the page went away: what arrived so far is not an answer
+        if first:
+            _record_failure(ws, project, item.id, index, record, "the page left", actor)
+        raise
+    except AssayError as exc:  # GeneratorError and bad settings alike
+        error = str(exc)
+    text = "".join(parts)
+    if not error and not text.strip():
+        error = "the generator returned no text"
+    if error:
+        stored = item
+        if first:
+            stored = _record_failure(ws, project, item.id, index, record, error, actor)
+        yield {"type": "error", "detail": error, "item": stored}
+        return
+    kind, stored = _store_generated(ws, project, item.id, index, text, record, actor)
+    yield {"type": "done", "stored": kind, "item": stored}
+
+
+# ---------------------------------------------------------------- storing and taking
+
+
+def _change_turn(
+    ws: Workspace,
+    project: Project,
+    item_id: str,
+    index: int,
+    change: Callable[[TurnIn], str],
+    actor: str,
+) -> tuple[str, Item]:
+    """Apply ``change`` (which returns the history action) to turn ``index`` as stored now.
+    A machine write only touches fields no person is editing, so on a version race it reads
+    the newer version and applies the change again."""
+    for _attempt in range(3):
+        item = get_item(ws, project, item_id)
+        data = item_input(item)
+        if index >= len(data.turns):
+            raise NotFound(f"conversation {item_id!r} has no turn {index + 1} any more")
+        action = change(data.turns[index])
+        try:
+            return action, save_item(
+                ws, project, item_id, data, item.version, author=actor, action=action
+            )
+        except StaleItem:
+            continue
+    raise Conflict(f"conversation {item_id!r} kept changing; the generated text was not stored")
+
+
+def _store_generated(
+    ws: Workspace,
+    project: Project,
+    item_id: str,
+    index: int,
+    text: str,
+    record: dict[str, Any],
+    actor: str,
+) -> tuple[str, Item]:
+    def change(turn: TurnIn) -> str:
+        if turn.answer.strip():
+            draft = {"text": text, **record, "created_at": utcnow().isoformat()}
+            turn.generation = {**turn.generation, DRAFT: draft}
+            return "generate-draft"
+        turn.answer = turn.original_answer = text
+        turn.generation = {**record, "retrieval": turn.generation.get("retrieval", {})}
+        return "generate-answer"
+
+    action, item = _change_turn(ws, project, item_id, index, change, actor)
+    return ("draft" if action == "generate-draft" else "answer"), item
+
+
+def _record_failure(
+    ws: Workspace,
+    project: Project,
+    item_id: str,
+    index: int,
+    record: dict[str, Any],
+    error: str,
+    actor: str,
+) -> Item:
+    """A new turn whose first answer failed: no answer, the error and how it was asked."""
+
+    def change(turn: TurnIn) -> str:
+        if not turn.answer.strip():
+            keep = {k: v for k, v in turn.generation.items() if k in ("retrieval", DRAFT)}
+            turn.generation = {**record, **keep, "error": error}
+        return "generate-failed"
+
+    return _change_turn(ws, project, item_id, index, change, actor)[1]
+
+
+def _draft_turn(item: Item, number: int, base_version: int) -> tuple[Any, TurnIn, dict[str, Any]]:
+    if item.version != base_version:
+        raise StaleItem(item, base_version)
+    if not 1 <= number <= len(item.turns):
+        raise NotFound(f"conversation {item.id!r} has no turn {number}")
+    data = item_input(item)
+    turn = data.turns[number - 1]
+    draft = turn.generation.get(DRAFT)
+    if not isinstance(draft, dict) or not isinstance(draft.get("text"), str):
+        raise InvalidInput(f"turn {number} has no draft answer")
+    return data, turn, draft
+
+
+def take_draft(
+    ws: Workspace, project: Project, item: Item, number: int, base_version: int, actor: str
+) -> Item:
+    """Make turn ``number``'s draft its answer (and its original answer, with the draft's
+    generation record). The answer it replaces stays in the item's history."""
+    data, turn, draft = _draft_turn(item, number, base_version)
+    retrieval = turn.generation.get("retrieval", {})
+    turn.answer = turn.original_answer = draft["text"]
+    turn.generation = {k: v for k, v in draft.items() if k != "text"}
+    turn.generation.update(retrieval=retrieval, taken_by=actor, taken_at=utcnow().isoformat())
+    return save_item(ws, project, item.id, data, base_version, author=actor, action="take-draft")
+
+
+def discard_draft(
+    ws: Workspace, project: Project, item: Item, number: int, base_version: int, actor: str
+) -> Item:
+    """Drop turn ``number``'s draft; the answer stays as it is."""
+    data, turn, _draft = _draft_turn(item, number, base_version)
+    turn.generation = {k: v for k, v in turn.generation.items() if k != DRAFT}
+    return save_item(ws, project, item.id, data, base_version, author=actor, action="discard-draft")
