@@ -23,10 +23,12 @@ from assay.formats import get_format
 from assay.projects import create_project
 from assay.transfer import import_bundle
 from assay.workspace import Workspace
+from tests.test_formats_malformed import SEEDS
 from tests.test_transfer import counts
 
 FUZZ = settings(
-    max_examples=1000,
+    max_examples=400,
+    derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -175,6 +177,10 @@ COLUMN_ARRAYS = (
     lambda: pa.array([[("k", "v")], []], type=pa.map_(pa.string(), pa.string())),
     lambda: pa.array([1.5, float("nan")]),
     lambda: pa.array(["", "   "]),
+    lambda: pa.array([float("inf"), -1.0]),
+    lambda: pa.array(["a\x00", "b"]),
+    lambda: pa.array([2**64 - 1, 0], type=pa.uint64()),
+    lambda: pa.array([b"\xff", b""], type=pa.binary()),
 )
 
 
@@ -270,8 +276,22 @@ def test_csv_reader(content: bytes) -> None:
         check(get_format("csv").read, path)
 
 
+@FUZZ
+@given(data=st.data())
+def test_json_readers_with_damaged_bytes(data: st.DataObject) -> None:
+    """Truncations and byte flips of valid RAGAPHENE, MTRAG and InspectorRAGet files."""
+    name = data.draw(st.sampled_from(["ragaphene", "mtrag", "inspectorraget"]))
+    seed, file = SEEDS[name]
+    raw = json.dumps(data.draw(json_mutated(seed))).encode()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / file
+        path.write_bytes(data.draw(mutated(raw)))
+        check(get_format(name).read, path)
+
+
 @settings(
     max_examples=150,
+    derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
