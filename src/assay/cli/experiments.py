@@ -121,7 +121,8 @@ def create(
         [],
         "--pipeline",
         metavar="SPEC",
-        help="keyword, dense, hybrid, a JSON object, or @FILE with JSON (repeatable).",
+        help="keyword, dense or hybrid (with the offline generator), or a JSON object with "
+        "a retriever and a generator (see docs/llm.md), or @FILE with JSON (repeatable).",
     ),
     mode: str = typer.Option(
         "retrieval", "--mode", metavar="MODE", help="retrieval, generation or rag."
