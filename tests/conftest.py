@@ -40,6 +40,13 @@ def missing(what: str) -> None:
     pytest.skip(what)
 
 
+@pytest.fixture(autouse=True)
+def _testclient_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Starlette's TestClient sends ``Host: testserver``: allowed here as a configured host
+    would be (the web app refuses unknown Host headers, see tests/test_web_security.py)."""
+    monkeypatch.setenv("ASSAY_ALLOWED_HOSTS", "testserver")
+
+
 @pytest.fixture
 def ws(tmp_path: Path) -> Iterator[Workspace]:
     workspace = Workspace.open(Settings(home=tmp_path / "ws"))

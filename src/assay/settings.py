@@ -65,6 +65,18 @@ class Settings(BaseSettings):
         gt=0,
         description="Largest JSON (non-upload) request body the web server reads, in megabytes.",
     )
+    outgoing_hosts: str = Field(
+        default="",
+        description=(
+            "Comma-separated host names (or IP addresses) that generators, judges and "
+            "external systems may reach even when they resolve to private, loopback or "
+            "link-local addresses."
+        ),
+    )
+    outgoing_allow_loopback: bool = Field(
+        default=True,
+        description="Whether outgoing requests may go to loopback addresses (127.0.0.0/8, ::1).",
+    )
 
     @field_validator("home", mode="before")
     @classmethod

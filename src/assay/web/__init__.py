@@ -96,7 +96,10 @@ def create_app(ws: Workspace) -> FastAPI:
         problems = [
             f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors()
         ]
-        return JSONResponse({"detail": "; ".join(problems)}, status_code=422)
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"detail": "; ".join(problems)}, status_code=422)
+        message = "; ".join(problems)
+        return render(request, "error.html", status_code=422, message=message, status=422)
 
     @app.exception_handler(StarletteHTTPException)
     def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
