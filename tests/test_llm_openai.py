@@ -304,12 +304,12 @@ def test_transport_can_be_injected() -> None:
         return httpx.Response(200, json=reply)
 
     generator = OpenAICompatGenerator(
-        base_url="http://llm.test/v1", model="m", transport=httpx.MockTransport(handler)
+        base_url="http://127.0.0.1:9/v1", model="m", transport=httpx.MockTransport(handler)
     )
     generation = generator.generate(MESSAGES)
     assert generation.text == "mocked"
     assert generation.model == "m"  # the reply named none
-    assert str(seen[0].url) == "http://llm.test/v1/chat/completions"
+    assert str(seen[0].url) == "http://127.0.0.1:9/v1/chat/completions"
 
 
 # --- streams that fail ------------------------------------------------------------------------

@@ -6,8 +6,10 @@ import dataclasses
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
 from assay.errors import InvalidInput
+from assay.experiments import create_experiment
 from assay.llm import (
     GENERATOR_KINDS,
     Generation,
@@ -18,6 +20,9 @@ from assay.llm import (
     make_generator,
 )
 from assay.llm.openai_compat import OpenAICompatGenerator
+from assay.models import Project
+from assay.web import create_app
+from assay.workspace import Workspace
 
 OPENAI = {"kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
 
@@ -109,3 +114,52 @@ def test_make_generator_builds_the_openai_client_from_settings(
 def test_message_roles_are_checked() -> None:
     with pytest.raises(InvalidInput, match="message role 'tool' is not valid"):
         Message("tool", "x")
+
+
+# --- the outgoing-HTTP policy when settings are saved ------------------------------------------
+
+
+def test_saving_a_generator_url_the_policy_refuses_fails_at_once(
+    ws: Workspace, project: Project
+) -> None:
+    """Issue 9: a base URL at a metadata or private address was stored, and the server then
+    sent the API key there. Now the web API refuses it when it is saved (nothing stored)."""
+    client = TestClient(create_app(ws))
+    client.get("/")
+    client.headers["X-CSRF-Token"] = client.cookies["assay_csrf"]
+    url = "/api/projects/test/conversation-settings"
+    for base_url, why in (
+        ("http://169.254.169.254/latest/meta-data/v1", "169.254.169.254 is a cloud metadata"),
+        ("http://10.0.0.1:8000/v1", "10.0.0.1 is a private address"),
+        ("http://[::ffff:192.168.0.1]/v1", "is a private address"),
+        ("http://metadata.google.internal/v1", "is a cloud metadata host"),
+    ):
+        body = {"generator": {**OPENAI, "base_url": base_url}}
+        refused = client.put(url, json=body)
+        assert refused.status_code == 422, refused.text
+        detail = refused.json()["detail"]
+        assert detail.startswith("generator settings: base_url: outgoing request refused")
+        assert why in detail and "ASSAY_OUTGOING_HOSTS" in detail
+    assert client.get(url).json()["generator"]["kind"] == "offline"  # nothing was stored
+    saved = client.put(url, json={"generator": OPENAI})  # loopback is fine by default
+    assert saved.status_code == 200 and saved.json()["generator"]["base_url"] == OPENAI["base_url"]
+
+
+def test_experiments_refuse_urls_the_policy_refuses(
+    ws: Workspace, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judge = {"kind": "judge", "name": "ok", "values": ["Yes", "No"]}
+    cases = [
+        ({"name": "rag", "kind": "external", "endpoint": "http://10.0.0.1/rag"}, None),
+        ({"name": "gen", "generator": {**OPENAI, "base_url": "http://169.254.169.254/"}}, None),
+        ("keyword", {**judge, "generator": {**OPENAI, "base_url": "http://192.168.1.1/v1"}}),
+    ]
+    for pipeline, metric in cases:
+        with pytest.raises(InvalidInput, match=r"outgoing request refused") as caught:
+            create_experiment(
+                ws, project, "x", pipelines=[pipeline], mode="rag", metrics=[metric or "rouge_l"]
+            )
+        assert "ASSAY_OUTGOING_HOSTS" in str(caught.value)
+    monkeypatch.setenv("ASSAY_OUTGOING_HOSTS", "10.0.0.1")
+    with pytest.raises(InvalidInput, match="no tasks"):  # the endpoint passed the check
+        create_experiment(ws, project, "x", pipelines=[cases[0][0]], mode="rag")

@@ -18,6 +18,7 @@ from typing import Any
 
 from assay.errors import InvalidInput
 from assay.llm import GeneratorSettings
+from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.models import Project
 from assay.projects import update_project_settings
 from assay.search.settings import RetrieverSettings, parse_retriever_settings
@@ -59,7 +60,13 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
             settings.pop(key, None)
             continue
         if key == "generator":
-            settings[key] = dataclasses.asdict(GeneratorSettings.from_mapping(value))
+            generator = GeneratorSettings.from_mapping(value)
+            if generator.kind == "openai":  # refused now rather than at the first request
+                try:
+                    OutgoingPolicy.from_settings().check_url(generator.base_url, strict=False)
+                except OutgoingRefused as exc:
+                    raise OutgoingRefused(f"generator settings: base_url: {exc}") from None
+            settings[key] = dataclasses.asdict(generator)
         elif key == "retriever":
             settings[key] = parse_retriever_settings(value).model_dump()
         elif key == "enrichments":

@@ -6,7 +6,9 @@ The contract (docs/evaluation.md): ``POST {endpoint}`` with
 named by chunk id or doc id is matched to the project's chunks or documents; a context given
 only as text is located in the documents (exactly, else ignoring white space) so it can be
 scored like a retrieved chunk. Failures raise :class:`ExternalError` with a message naming
-the endpoint and the task; the runner records it for that task and goes on.
+the endpoint and the task; the runner records it for that task and goes on. Requests obey
+the outgoing-HTTP policy of :mod:`assay.llm.outgoing`: an endpoint it refuses fails the
+pipeline before any request.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from assay.anchoring import locate
 from assay.errors import AssayError
 from assay.evidence_mapping import chunks_for_span
 from assay.experiments.tasks import Task
+from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.models import Chunking, Project
 from assay.schema import chunks, documents
 from assay.workspace import Workspace
@@ -42,14 +45,23 @@ class ExternalClient:
     """Asks one endpoint; retries connection errors, timeouts and 5xx/429 replies."""
 
     def __init__(
-        self, endpoint: str, *, timeout_s: float = 60.0, retries: int = 2, backoff_s: float = 0.5
+        self,
+        endpoint: str,
+        *,
+        timeout_s: float = 60.0,
+        retries: int = 2,
+        backoff_s: float = 0.5,
+        policy: OutgoingPolicy | None = None,
     ) -> None:
-        if not endpoint.startswith(("http://", "https://")):
-            raise ExternalError(f"external endpoint must be an http(s) URL, got {endpoint!r}")
+        policy = policy if policy is not None else OutgoingPolicy.from_settings()
+        try:
+            policy.check_url(endpoint, strict=False)
+        except OutgoingRefused as exc:
+            raise ExternalError(f"external endpoint {endpoint}: {exc}") from None
         self.endpoint = endpoint
         self.retries = retries
         self.backoff_s = backoff_s
-        self.client = httpx.Client(timeout=timeout_s)
+        self.client = policy.client(endpoint, timeout=timeout_s)
 
     def close(self) -> None:
         self.client.close()
@@ -63,6 +75,8 @@ class ExternalClient:
                 time.sleep(self.backoff_s * 2 ** (attempt - 1))
             try:
                 response = self.client.post(self.endpoint, json=body)
+            except OutgoingRefused as exc:
+                raise ExternalError(f"{where}: {exc}") from None
             except httpx.TimeoutException:
                 problem = f"timed out after {self.client.timeout.read}s"
                 continue

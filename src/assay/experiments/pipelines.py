@@ -30,6 +30,7 @@ from assay.experiments.runfiles import FileRef, keep_local_file, load_file, rank
 from assay.experiments.scoring import Outcome
 from assay.experiments.tasks import Task, task_lookup
 from assay.llm import GeneratorSettings, generate_answer, make_generator
+from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.llm.records import Generator, Message
 from assay.models import Chunking, Project
 from assay.search.indexes import search
@@ -132,6 +133,24 @@ def check_pipelines(specs: Sequence[PipelineSpec], mode: str) -> None:
     for spec in specs:
         if spec.kind == "file" and mode != "retrieval" and not spec.answers_file:
             raise InvalidInput(f"pipeline {spec.name!r}: mode {mode!r} needs answers_file")
+
+
+def check_outgoing(specs: Sequence[PipelineSpec], judges: Sequence[GeneratorSettings] = ()) -> None:
+    """Refuse, when an experiment is created, URLs the outgoing-HTTP policy would refuse
+    at run time (endpoints, generator and judge base URLs), so the user learns early."""
+    policy = OutgoingPolicy.from_settings()
+    urls = [(f"pipeline {s.name!r}: endpoint", s.endpoint) for s in specs if s.kind == "external"]
+    urls += [
+        (f"pipeline {s.name!r}: generator base_url", s.generator_settings().base_url)
+        for s in specs
+        if s.kind == "search" and s.generator_settings().kind == "openai"
+    ]
+    urls += [("judge base_url", g.base_url) for g in judges if g.kind == "openai"]
+    for where, url in urls:
+        try:
+            policy.check_url(url, strict=False)
+        except OutgoingRefused as exc:
+            raise OutgoingRefused(f"{where}: {exc}") from None
 
 
 def _ms(start: float) -> float:

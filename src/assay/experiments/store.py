@@ -21,6 +21,7 @@ from assay.errors import Conflict, InvalidInput, NotFound
 from assay.experiments.pipelines import (
     PipelineSpec,
     attach_local_files,
+    check_outgoing,
     check_pipelines,
     parse_pipeline,
 )
@@ -169,6 +170,7 @@ def create_experiment(
         for p in pipelines
     ]
     check_pipelines(specs, mode)
+    check_outgoing(specs, [judge.generator for judge in plan.judges])
     wanted = check_statuses(statuses)
     chunk = get_chunking(ws, project, chunking)
     if tasks is None:
@@ -234,11 +236,13 @@ def create_experiment(
 
 
 def _where(project: Project, ref: int | str) -> Any:
-    if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
+    # an id is up to 9 ASCII digits ("³".isdigit() is true too; longer ones overflow the column)
+    digits = isinstance(ref, str) and ref.isascii() and ref.isdigit() and len(ref) <= 9
+    if (isinstance(ref, int) and 0 <= ref < 2**31) or digits:
         by_id = experiments.c.id == int(ref)
         by_name = experiments.c.name == str(ref)
         return sa.and_(experiments.c.project_id == project.id, sa.or_(by_id, by_name))
-    return sa.and_(experiments.c.project_id == project.id, experiments.c.name == ref)
+    return sa.and_(experiments.c.project_id == project.id, experiments.c.name == str(ref))
 
 
 def find_experiment(conn: sa.Connection, project: Project, ref: int | str) -> Any:

@@ -6,6 +6,10 @@ with exponential backoff and jitter, honouring ``Retry-After`` up to a cap; ever
 fails at once. Every failure is a :class:`GeneratorError` whose message names the endpoint
 and says what to do. A stream is retried only before its first byte of text: once text has
 been handed out a failure raises with ``partial_text`` holding all of it.
+
+Every request goes through :mod:`assay.llm.outgoing` (allowed hosts and addresses, no
+redirects, the API key only to the host of ``base_url``); a refusal is a GeneratorError
+that is not retried.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.llm.records import Generation, GeneratorError, Message, prompt_hash
 
 if TYPE_CHECKING:
@@ -33,7 +38,9 @@ class OpenAICompatGenerator:
 
     ``retries`` is the number of extra tries after the first. ``backoff_s`` is the first
     wait; waits double per try, are jittered by up to half, and never exceed
-    ``max_wait_s`` (nor does a ``Retry-After``). ``transport`` and ``sleep`` exist for tests.
+    ``max_wait_s`` (nor does a ``Retry-After``). ``policy`` decides which hosts may be
+    reached (default: from the ``ASSAY_OUTGOING_*`` environment); ``transport`` and
+    ``sleep`` exist for tests.
     """
 
     def __init__(
@@ -51,6 +58,7 @@ class OpenAICompatGenerator:
         backoff_s: float = 0.5,
         max_wait_s: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
+        policy: OutgoingPolicy | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
@@ -65,6 +73,7 @@ class OpenAICompatGenerator:
         self.backoff_s = backoff_s
         self.max_wait_s = max_wait_s
         self._sleep = sleep
+        self._policy = policy if policy is not None else OutgoingPolicy.from_settings()
 
     @classmethod
     def from_settings(
@@ -138,7 +147,9 @@ class OpenAICompatGenerator:
     # --- request and retries ------------------------------------------------------------
 
     def _client(self) -> httpx.Client:
-        return httpx.Client(transport=self._transport, timeout=httpx.Timeout(self.timeout_s))
+        return self._policy.client(
+            self.base_url, timeout=httpx.Timeout(self.timeout_s), transport=self._transport
+        )
 
     def _body(self, messages: Sequence[Message], *, stream: bool) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -174,6 +185,10 @@ class OpenAICompatGenerator:
                     "POST", self.url, json=body, headers=self._headers(stream=stream)
                 )
                 response = client.send(request, stream=stream)
+            except OutgoingRefused as exc:
+                raise GeneratorError(
+                    f"LLM endpoint {self.url}: {exc}", url=self.url, tries=tries
+                ) from None
             except httpx.TimeoutException as exc:
                 if tries > self.retries:
                     raise GeneratorError(
