@@ -20,6 +20,8 @@ from assay.schema import documents
 Label = Literal["relevant", "distracting", "irrelevant"]
 Origin = Literal["retrieved", "searched", "selected", "imported", "llm-suggestion"]
 Anchor = Literal["ok", "unlocated", "stale"]
+INT32 = 2**31 - 1
+"""Largest value of an Integer column on PostgreSQL: offsets, grades and groups stay below."""
 
 
 class EvidenceIn(BaseModel):
@@ -27,12 +29,12 @@ class EvidenceIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     doc_id: str | None = None
-    start: int | None = Field(default=None, ge=0)
-    end: int | None = Field(default=None, ge=0)
+    start: int | None = Field(default=None, ge=0, le=INT32)
+    end: int | None = Field(default=None, ge=0, le=INT32)
     text: str = ""
     label: Label = "relevant"
-    grade: int | None = None
-    group: int | None = Field(default=None, ge=0)
+    grade: int | None = Field(default=None, ge=-INT32, le=INT32)
+    group: int | None = Field(default=None, ge=0, le=INT32)
     origin: Origin = "selected"
     anchor: Anchor | None = None
     author: str | None = None

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
 from assay.errors import InvalidInput
 
 FIELD_LIMIT = 4096
 """Largest plain form field kept (for example ``last_modified``); longer ones are cut."""
+NAME_LIMIT = 255
+"""Longest file name accepted, in characters (what common file systems allow)."""
 
 
 @dataclass
@@ -74,6 +78,11 @@ class _Collector:
                 raise InvalidInput("send one file per request (this one had several)")
             self.part.is_file = True
             self.upload.filename = filename.decode("utf-8", "replace")
+            if len(self.upload.filename) > NAME_LIMIT:
+                raise InvalidInput(
+                    f"the file name is {len(self.upload.filename)} characters long; "
+                    f"rename the file to at most {NAME_LIMIT} characters"
+                )
 
     def on_part_data(self, data: bytes, start: int, end: int) -> None:
         if self.part.is_file:
@@ -101,6 +110,12 @@ async def read_upload(request: Request, limit: int, file_field: str = "file") ->
         raise InvalidInput(f"send the file as multipart/form-data in a field named {file_field!r}")
     upload = Upload()
     collector = _Collector(upload, file_field, limit)
+    ended = False
+
+    def on_end() -> None:
+        nonlocal ended
+        ended = True
+
     parser = MultipartParser(
         boundary,
         {
@@ -111,13 +126,26 @@ async def read_upload(request: Request, limit: int, file_field: str = "file") ->
             "on_headers_finished": collector.on_headers_finished,
             "on_part_data": collector.on_part_data,
             "on_part_end": collector.on_part_end,
+            "on_end": on_end,
         },
     )
-    async for chunk in request.stream():
-        parser.write(chunk)
-        if upload.too_large:
-            return upload
-    parser.finalize()
+    try:
+        async for chunk in request.stream():
+            parser.write(chunk)
+            if upload.too_large:
+                return upload
+        parser.finalize()
+    except MultipartParseError as exc:
+        if "header size" in str(exc):
+            detail = (
+                "the upload's part headers are over 4 KB; file names may have at most "
+                f"{NAME_LIMIT} characters"
+            )
+        else:
+            detail = f"the upload is not well-formed multipart/form-data: {exc}"
+        raise HTTPException(400, detail) from exc
+    if not ended:
+        raise HTTPException(400, "the upload ended before its closing multipart boundary")
     if not collector.files:
         raise InvalidInput(f"no file was sent: expected one in the field {file_field!r}")
     return upload

@@ -31,6 +31,7 @@ from assay.models import Document, Hit, Project, to_json
 from assay.projects import get_project
 from assay.search.indexes import search as search_chunks
 from assay.search.indexes import sync_project
+from assay.web.bounds import Offset, PageNumber
 from assay.web.render import author, render, translator, workspace
 from assay.web.uploads import Upload, read_upload
 from assay.workspace import Workspace
@@ -94,7 +95,7 @@ def too_large(request: Request, upload: Upload) -> JSONResponse:
 
 @router.get("/api/projects/{name}/documents", tags=["documents"])
 def api_documents(
-    request: Request, name: str, q: str = "", offset: int = 0, limit: int = PAGE_SIZE
+    request: Request, name: str, q: str = "", offset: Offset = 0, limit: int = PAGE_SIZE
 ) -> Any:
     """Documents by name (``q`` filters on a part of the name), ``limit`` at most 500."""
     ws = workspace(request)
@@ -226,7 +227,7 @@ def api_document_chunks(
 
 @router.get("/projects/{name}/documents", response_class=HTMLResponse, include_in_schema=False)
 def documents_page(
-    request: Request, name: str, q: str = "", search: str = "", page: int = 1
+    request: Request, name: str, q: str = "", search: str = "", page: PageNumber = 1
 ) -> HTMLResponse:
     ws = workspace(request)
     project = get_project(ws, name)

@@ -35,6 +35,7 @@ from assay.project_settings import generator_settings, retriever_settings
 from assay.projects import get_project
 from assay.taxonomy import query_types
 from assay.web import experiments_view as view
+from assay.web.bounds import Offset, PageNumber
 from assay.web.render import author, language, render, translator, workspace
 from assay.web.uploads import read_upload
 from assay.workspace import Workspace
@@ -250,7 +251,7 @@ def api_tasks(
     request: Request,
     name: str,
     ref: str,
-    offset: int = Query(default=0, ge=0),
+    offset: Offset = 0,
     limit: int = Query(default=PAGE_SIZE, ge=1, le=1000),
 ) -> Any:
     ws, project = _open(request, name)
@@ -358,7 +359,7 @@ def experiment_page(
     name: str,
     ref: str,
     compare: list[str] = Query(default=[]),
-    page: int = Query(default=1, ge=1),
+    page: PageNumber = 1,
 ) -> HTMLResponse:
     ws, project = _open(request, name)
     chosen = view.load_comparison(ws, project, ref, compare)

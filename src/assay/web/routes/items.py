@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.anchoring import INT32
 from assay.annotation import (
     ItemIn,
     StaleItem,
@@ -27,6 +28,7 @@ from assay.annotation import (
 from assay.models import Item, Project, to_json
 from assay.projects import get_project
 from assay.search.indexes import search
+from assay.web.bounds import Offset, PageNumber, Position
 from assay.web.items_view import (
     PAGE_SIZE,
     SORT_OPTIONS,
@@ -50,13 +52,13 @@ class ItemSave(BaseModel):
     """A save from the editor: the item's new content and the version it was based on."""
 
     model_config = ConfigDict(extra="forbid")
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, le=INT32)
     item: ItemIn
 
 
 class StatusChange(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, le=INT32)
     status: str
 
 
@@ -86,7 +88,7 @@ def api_items(
     kind: str = "",
     text: str = "",
     sort: str = "-updated",
-    offset: int = Query(0, ge=0),
+    offset: Offset = 0,
     limit: int = Query(PAGE_SIZE, ge=0, le=500),
 ) -> Any:
     """One page of items matching the filters, and how many match in all."""
@@ -165,7 +167,7 @@ def api_editor_search(request: Request, name: str, q: str, k: int = Query(10, ge
 
 
 @router.get("/projects/{name}/items", response_class=HTMLResponse, include_in_schema=False)
-def items_page(request: Request, name: str, page: int = 1) -> HTMLResponse:
+def items_page(request: Request, name: str, page: PageNumber = 1) -> HTMLResponse:
     ws, project = _open(request, name)
     filters = clean_filters(dict(request.query_params))
     total, rows = find_items(ws, project, filters, paginate(None, page).offset, PAGE_SIZE)
@@ -206,7 +208,7 @@ def item_page(
     name: str,
     item_id: str,
     list_query: str = Query("", alias="list"),
-    pos: int | None = Query(None, ge=0),
+    pos: Position = None,
 ) -> HTMLResponse:
     """The editor; ``list`` and ``pos`` say which list it was opened from (for "next")."""
     ws, project = _open(request, name)
