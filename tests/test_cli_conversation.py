@@ -11,10 +11,21 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from assay.annotation import ItemIn, TurnIn, create_item, get_item, list_items
+from assay.annotation import (
+    ItemIn,
+    TurnIn,
+    create_item,
+    get_item,
+    item_input,
+    list_items,
+    save_item,
+)
 from assay.cli import make_app
+from assay.conversation import draft_answers
 from assay.formats import get_format
-from assay.project_settings import update_settings
+from assay.llm import Generation, GeneratorSettings
+from assay.llm.offline import OfflineGenerator
+from assay.project_settings import retriever_settings, update_settings
 from assay.projects import get_project
 from assay.settings import Settings
 from assay.transfer import export_bundle
@@ -243,6 +254,34 @@ def test_generate_with_an_endpoint_reports_failures(home: Path, fake: FakeOpenAI
     assert failed.exit_code == 1 and "failed" in failed.output
     for path, data in all_bytes(home):
         assert SECRET.encode() not in data, path
+
+
+def test_generate_never_overwrites_an_answer_saved_meanwhile(home: Path) -> None:
+    ids = seed_items(home)
+    ws = workspace(home)
+    try:
+        project = get_project(ws, "handbook")
+
+        class PersonTypesMeanwhile(OfflineGenerator):
+            """Extractive answers; while drafting one item, a person answers it."""
+
+            def answer(self, question: str, passages: Any, **kw: Any) -> Generation:
+                item = get_item(ws, project, ids["retrieve"])
+                if question == item.turns[0].query and not item.turns[0].answer:
+                    data = item_input(item)
+                    data.turns[0].answer = "A person wrote this."
+                    save_item(ws, project, item.id, data, item.version)
+                return super().answer(question, passages, **kw)
+
+        report = draft_answers(
+            ws, project, PersonTypesMeanwhile(), GeneratorSettings(), retriever_settings(project)
+        )
+        assert report.drafted == 1 and report.failed == 1
+        assert "changed while drafting" in report.errors[0]
+        turn = get_item(ws, project, ids["retrieve"]).turns[0]
+        assert turn.answer == "A person wrote this." and turn.original_answer == ""
+    finally:
+        ws.close()
 
 
 def test_generate_refuses_an_unknown_status(home: Path) -> None:

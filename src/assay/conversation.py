@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.annotation import item_input, iter_items, save_item
+from assay.annotation import StaleItem, item_input, iter_items, save_item
 from assay.checks import Finding, check_item
 from assay.llm import Generation, Generator, GeneratorError, GeneratorSettings, generate_answer
 from assay.models import Evidence, Hit, Item, Project, Turn
@@ -301,7 +301,7 @@ def draft_answers(
     for done, item in enumerate(todo, 1):
         report.items += 1
         data = item_input(item)
-        changed = False
+        drafted = 0
         for index, turn in enumerate(item.turns):
             if not _needs_draft(turn, overwrite):
                 continue
@@ -319,12 +319,16 @@ def draft_answers(
             record["passages"] = passages
             data.turns[index].original_answer = generation.text
             data.turns[index].generation = record
-            report.drafted += 1
-            changed = True
-        if changed:
-            save_item(ws, project, item.id, data, base_version=item.version)
-        else:
+            drafted += 1
+        if not drafted:
             report.skipped += 1
+        else:
+            try:
+                save_item(ws, project, item.id, data, base_version=item.version)
+                report.drafted += drafted
+            except StaleItem:  # a person saved it while we drafted: theirs stays
+                report.failed += drafted
+                report.errors.append(f"item {item.id}: changed while drafting; run again")
         if progress:
             progress(done, len(todo))
     return report

@@ -231,18 +231,20 @@ def _change_turn(
     project: Project,
     item_id: str,
     index: int,
-    change: Callable[[TurnIn], str],
+    change: Callable[[TurnIn], str | None],
     actor: str,
-) -> tuple[str, Item]:
-    """Apply ``change`` (which returns the history action) to turn ``index`` as stored now.
-    A machine write only touches fields no person is editing, so on a version race it reads
-    the newer version and applies the change again."""
+) -> tuple[str | None, Item]:
+    """Apply ``change`` (which returns the history action, or None to leave the turn alone)
+    to turn ``index`` as stored now. A machine write only touches fields no person is
+    editing, so on a version race it reads the newer version and applies the change again."""
     for _attempt in range(3):
         item = get_item(ws, project, item_id)
         data = item_input(item)
         if index >= len(data.turns):
             raise NotFound(f"conversation {item_id!r} has no turn {index + 1} any more")
         action = change(data.turns[index])
+        if action is None:
+            return None, item
         try:
             return action, save_item(
                 ws, project, item_id, data, item.version, author=actor, action=action
@@ -285,10 +287,11 @@ def _record_failure(
 ) -> Item:
     """A new turn whose first answer failed: no answer, the error and how it was asked."""
 
-    def change(turn: TurnIn) -> str:
-        if not turn.answer.strip():
-            keep = {k: v for k, v in turn.generation.items() if k in ("retrieval", DRAFT)}
-            turn.generation = {**record, **keep, "error": error}
+    def change(turn: TurnIn) -> str | None:
+        if turn.answer.strip():
+            return None  # someone answered it meanwhile: leave their text alone
+        keep = {k: v for k, v in turn.generation.items() if k in ("retrieval", DRAFT)}
+        turn.generation = {**record, **keep, "error": error}
         return "generate-failed"
 
     return _change_turn(ws, project, item_id, index, change, actor)[1]
