@@ -3,6 +3,7 @@ strict JSON, bounded numbers, uploads), error pages; and catalog parity."""
 
 from __future__ import annotations
 
+import json
 import re
 import string
 from pathlib import Path
@@ -10,6 +11,10 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from assay.annotation import ItemIn, TurnIn, create_item, get_item, save_item
+from assay.errors import InvalidInput
+from assay.projects import create_project
+from assay.schema import items, turns
 from assay.settings import Settings
 from assay.web import create_app
 from assay.web.i18n import LANGUAGES, load_catalogs
@@ -298,3 +303,41 @@ def test_malformed_uploads_get_400_and_long_names_a_clear_error(ws: Workspace) -
             detail = refused.json()["detail"]
             assert "255 characters" in detail and name not in detail
     assert client.get(url).json()["total"] == 0
+
+
+def test_nan_never_reaches_an_item_and_a_poisoned_item_still_opens(any_ws: Workspace) -> None:
+    """Finding 6: NaN in a saved item broke the editor and turned stale saves into 500s."""
+    project = create_project(any_ws, "p", "en")
+    item = create_item(any_ws, project, ItemIn(turns=[TurnIn(query="q")]))
+    nan_extra = ItemIn(extra={"score": float("nan")}, turns=[TurnIn(query="q")])
+    with pytest.raises(InvalidInput, match=r"extra\.score is not a finite number"):
+        save_item(any_ws, project, item.id, nan_extra, item.version)  # CLI and Python API
+    inf_turn = ItemIn(turns=[TurnIn(query="q", generation={"temperature": float("inf")})])
+    with pytest.raises(InvalidInput, match=r"turn 1: generation\.temperature"):
+        create_item(any_ws, project, inf_turn)
+
+    client = client_for(any_ws)
+    url = f"/api/projects/p/items/{item.id}"
+    body = b'{"version": 1, "item": {"extra": {"score": NaN}, "turns": [{"query": "q"}]}}'
+    refused = client.put(url, content=body, headers={"Content-Type": "application/json"})
+    assert refused.status_code == 422 and "body.item.extra.score" in refused.json()["detail"]
+    assert get_item(any_ws, project, item.id).version == 1
+
+    if any_ws.engine.dialect.name == "sqlite":  # what an earlier version could store
+        with any_ws.engine.begin() as conn:
+            conn.execute(items.update().values(extra={"score": float("nan")}))
+            conn.execute(turns.update().values(generation={"t": float("inf")}))
+    page = client.get(f"/projects/p/items/{item.id}")
+    assert page.status_code == 200
+    island = re.search(r'id="editor-data">(.*?)</script>', page.text, re.S)
+    assert island is not None
+    data = json.loads(island.group(1), parse_constant=lambda c: pytest.fail(f"{c} in page"))
+    assert data["item"]["id"] == item.id
+    assert client.get(url).status_code == 200
+    assert client.get(f"{url}/events").status_code == 200
+
+    saved = client.put(url, json={"version": 1, "item": {"notes": "fixed", "turns": [{}]}})
+    assert saved.status_code == 200 and saved.json()["item"]["version"] == 2
+    stale = client.put(url, json={"version": 1, "item": {"notes": "late", "turns": [{}]}})
+    assert stale.status_code == 409 and stale.json()["current"]["notes"] == "fixed"
+    assert get_item(any_ws, project, item.id).notes == "fixed"
