@@ -140,8 +140,10 @@ def heartbeat(conn: sa.Connection, token: str) -> None:
     )
 
 
-def release(conn: sa.Connection, token: str) -> None:
-    """The import is finished (or undone): clear its locks and forget its journal."""
+def release(conn: sa.Connection, token: str, *, keep_journal: bool = False) -> None:
+    """The import is finished (or undone): clear its locks and forget its journal. A finished
+    import keeps its journal for :func:`forget_journal` (deleting 20,000 rows in the last
+    batch would hold the write lock for a second); without a lock the rows undo nothing."""
     conn.execute(
         projects.update()
         .where(projects.c.import_token == token)
@@ -149,7 +151,26 @@ def release(conn: sa.Connection, token: str) -> None:
             import_token=None, import_holder=None, import_started_at=None, import_heartbeat_at=None
         )
     )
-    conn.execute(import_journal.delete().where(import_journal.c.token == token))
+    if not keep_journal:
+        conn.execute(import_journal.delete().where(import_journal.c.token == token))
+
+
+def forget_journal(engine: sa.Engine, token: str | None = None, batch: int = 2000) -> None:
+    """Delete the journal rows of a finished import (or of every token no project holds), a
+    few thousand per transaction so other writers get their turn."""
+    while True:
+        with engine.begin() as conn:
+            held = sa.select(projects.c.import_token).where(projects.c.import_token.is_not(None))
+            which = (
+                import_journal.c.token == token
+                if token is not None
+                else import_journal.c.token.not_in(held)
+            )
+            ids = conn.scalars(sa.select(import_journal.c.id).where(which).limit(batch)).all()
+            if ids:
+                conn.execute(import_journal.delete().where(import_journal.c.id.in_(ids)))
+        if len(ids) < batch:
+            return
 
 
 def journal(
@@ -234,4 +255,6 @@ def recover_interrupted_imports(engine: sa.Engine) -> int:
     for token in stale:
         with engine.begin() as conn:
             undo_import(conn, token)
+    if stale or not rows:
+        forget_journal(engine)  # rows a finished import had no time to delete
     return len(stale)

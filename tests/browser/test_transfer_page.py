@@ -38,7 +38,9 @@ def fill(ws: Workspace, project: Project) -> None:
                 )
             ]
         ),
+        status="accepted",
     )
+    create_item(ws, project, ItemIn(turns=[TurnIn(query="An unreviewed draft")]))
 
 
 def test_export_download_and_import_into_a_new_project(
@@ -53,11 +55,15 @@ def test_export_download_and_import_into_a_new_project(
     expect(page.locator("#export-chunking")).to_be_enabled()
     export.get_by_label("Format").select_option("native")
     expect(page.locator("#export-chunking")).to_be_disabled()
+    # accepted items unless told otherwise; the result says what was left out
+    expect(export.get_by_label("accepted")).to_be_checked()
+    expect(export.get_by_label("draft")).not_to_be_checked()
     page.get_by_role("button", name="Start the export").click()
     link = page.locator("#export-download")
     expect(link).to_be_visible()
     expect(link).to_have_text("Download test-native.zip")
     expect(page.locator("#export-status")).to_contain_text("1 item(s)")
+    expect(page.locator("#export-result")).to_contain_text("Left out: 1 draft item(s)")
     with page.expect_download() as info:
         link.click()
     saved = tmp_path / "downloaded.zip"
@@ -73,6 +79,7 @@ def test_export_download_and_import_into_a_new_project(
     report = page.locator("#import-report")
     expect(report).to_contain_text("Imported into “fresh”")
     expect(report.locator("table")).to_contain_text("item")
+    expect(report).to_contain_text("flagged ones were stored with a warning")
     expect(page.locator("#import-job")).to_have_class(re.compile(r"\bok\b"))
     fresh = get_project(ws, "fresh")
     assert list_items(ws, fresh)[0] == 1 and count_documents(ws, fresh) == 1
