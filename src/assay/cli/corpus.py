@@ -230,7 +230,7 @@ def _document_json(summary: Any) -> dict[str, Any]:
 def document(
     ctx: typer.Context,
     doc_id: str = typer.Argument(
-        ..., metavar="DOC_ID", help="Document id (or a unique prefix of it)."
+        ..., metavar="DOCUMENT", help="Document id, a unique prefix of it, or the document's name."
     ),
     project: str = ProjectOption,
     text: bool = typer.Option(False, "--text", help="Print the extracted text exactly."),
@@ -256,7 +256,7 @@ def document(
 
     def body(ws: Workspace) -> None:
         proj = project_of(ws, project)
-        doc = documents_api.get_document(ws, proj, doc_id)
+        doc = _find_document(ws, proj, doc_id)
         if text:
             sys.stdout.write(doc.text)
             sys.stdout.flush()
@@ -296,6 +296,22 @@ def document(
             console().print(f"[bold]{key}:[/] {value}", markup=True)
 
     run(ctx, body)
+
+
+def _find_document(ws: Workspace, project: Project, ref: str) -> Any:
+    from assay import documents as documents_api
+    from assay.errors import NotFound
+
+    try:
+        return documents_api.get_document(ws, project, ref)
+    except NotFound:
+        try:
+            return documents_api.get_document_by_name(ws, project, ref)
+        except NotFound:
+            raise NotFound(
+                f"project {project.name!r} has no document with id or name {ref!r} "
+                "(assay documents lists them)"
+            ) from None
 
 
 def _chunk_json(c: Chunk) -> dict[str, object]:
