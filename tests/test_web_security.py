@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import string
+import time
 from pathlib import Path
 
 import pytest
@@ -341,3 +342,33 @@ def test_nan_never_reaches_an_item_and_a_poisoned_item_still_opens(any_ws: Works
     stale = client.put(url, json={"version": 1, "item": {"notes": "late", "turns": [{}]}})
     assert stale.status_code == 409 and stale.json()["current"]["notes"] == "fixed"
     assert get_item(any_ws, project, item.id).notes == "fixed"
+
+
+def test_error_messages_show_no_server_paths(ws: Workspace) -> None:
+    """Finding 9: a failed import named the file by its absolute path under the workspace."""
+    client = client_for(ws)
+    client.post("/api/projects", json={"name": "p"})
+    home = str(ws.settings.home.resolve())
+    shown: list[str] = []
+    for format_name, name, data in [
+        ("ragaphene", "talks.json", b'{"broken": '),
+        ("mtrag", "turns.jsonl", b'{"x": 1}\n{bad'),
+        ("beir", "folder.zip", b"not a zip"),
+        ("native", "gold.zip", b""),
+    ]:
+        started = client.post(
+            "/api/projects/p/transfer/imports",
+            files={"file": (name, data)},
+            data={"format": format_name},
+        )
+        assert started.status_code == 202, started.text
+        job_url = f"/api/projects/p/transfer/jobs/{started.json()['id']}"
+        job = client.get(job_url).json()
+        while job["state"] == "running":
+            time.sleep(0.02)
+            job = client.get(job_url).json()
+        assert job["state"] == "failed"
+        assert home not in job["message"] and "/imports/" not in job["message"], job["message"]
+        assert name in job["message"], job["message"]
+        shown.append(job["message"])
+    assert len(shown) == 4

@@ -32,6 +32,7 @@ from assay.web.headers import SecurityHeadersMiddleware
 from assay.web.hosts import HostMiddleware
 from assay.web.i18n import load_catalogs
 from assay.web.jobs import JobRegistry
+from assay.web.paths import hide_paths, workspace_paths
 from assay.web.render import make_templates, render, translator
 from assay.web.routes import (
     conversations,
@@ -87,9 +88,10 @@ def create_app(ws: Workspace) -> FastAPI:
     @app.exception_handler(AssayError)
     def _assay_error(request: Request, exc: AssayError) -> Response:
         status = next((code for cls, code in STATUS.items() if isinstance(exc, cls)), 400)
+        message = hide_paths(str(exc), workspace_paths(ws.settings.home))
         if request.url.path.startswith("/api/"):
-            return JSONResponse({"detail": str(exc)}, status_code=status)
-        return render(request, "error.html", status_code=status, message=str(exc), status=status)
+            return JSONResponse({"detail": message}, status_code=status)
+        return render(request, "error.html", status_code=status, message=message, status=status)
 
     @app.exception_handler(RequestValidationError)
     def _invalid(request: Request, exc: RequestValidationError) -> Response:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import AssayError, NotFound
+from assay.web.paths import hide_paths
 
 RUNNING, DONE, FAILED = "running", "done", "failed"
 
@@ -37,6 +38,8 @@ class Job:
     file: Path | None = None
     """The export's output file (offered for download)."""
     result: dict[str, Any] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict, repr=False)
+    """Server paths and what a failure message shows instead (see ``web/paths.py``)."""
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
     version: int = 0
     """Grows on every change, so a progress stream sends only what is new."""
@@ -78,8 +81,17 @@ class JobRegistry:
         self._jobs: dict[str, Job] = {}
         self._lock = threading.Lock()
 
-    def start(self, kind: str, project: str, format_name: str, work: Callable[[Job], None]) -> Job:
-        job = Job(id=uuid.uuid4().hex, kind=kind, project=project, format=format_name)
+    def start(
+        self,
+        kind: str,
+        project: str,
+        format_name: str,
+        work: Callable[[Job], None],
+        paths: dict[str, str] | None = None,
+    ) -> Job:
+        job = Job(
+            id=uuid.uuid4().hex, kind=kind, project=project, format=format_name, paths=paths or {}
+        )
         with self._lock:
             self._jobs[job.id] = job
             finished = [j for j in self._jobs.values() if j.state != RUNNING]
@@ -95,9 +107,9 @@ class JobRegistry:
         try:
             work(job)
         except AssayError as exc:
-            job.update(state=FAILED, message=str(exc))
+            job.update(state=FAILED, message=hide_paths(str(exc), job.paths))
         except Exception as exc:  # a bug: keep the thread's failure visible to the user
-            job.update(state=FAILED, message=f"unexpected error: {exc!r}")
+            job.update(state=FAILED, message=hide_paths(f"unexpected error: {exc!r}", job.paths))
         else:
             job.update(state=DONE, stage="finished")
 

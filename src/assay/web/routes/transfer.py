@@ -49,6 +49,7 @@ from assay.transfer import (
 )
 from assay.transfer.reading import item_ids
 from assay.web.jobs import DONE, RUNNING, Job, JobRegistry
+from assay.web.paths import upload_paths
 from assay.web.render import render, translator, workspace
 from assay.web.routes.documents import sync_quietly
 from assay.web.uploads import read_upload
@@ -347,8 +348,13 @@ async def api_import(request: Request, name: str) -> Response:
     folder.mkdir(parents=True)
     stored = folder / safe_stem(Path(upload.filename or "upload").name)
     stored.write_bytes(bytes(upload.data))
+    shown = upload_paths(ws.settings.home, folder, stored, Path(upload.filename or "upload").name)
     job = registry(request).start(
-        "import", project.name, spec.name, import_work(ws, spec, stored, target, replace, lenient)
+        "import",
+        project.name,
+        spec.name,
+        import_work(ws, spec, stored, target, replace, lenient),
+        paths=shown,
     )
     return JSONResponse(job_json(job), status_code=202)
 
