@@ -188,6 +188,11 @@ def test_a_busy_port_names_the_setting(tmp_path: Path) -> None:
         assert result.exit_code == 1
         assert f"port {port} on 127.0.0.1 is already in use" in result.output
         assert "serving on" not in result.output and "Traceback" not in result.output
+        demo_home = tmp_path / "demo"
+        result = invoke("--home", str(demo_home), "demo", env={"ASSAY_PORT": str(port)})
+        assert result.exit_code == 1
+        assert "--port or ASSAY_PORT" in result.output
+        assert "Created the demo project" not in result.output  # refused before the work
     finally:
         taken.close()
 
@@ -259,3 +264,40 @@ def test_a_document_is_found_by_its_name(tmp_path: Path, corpus: Path) -> None:
     missing = invoke("--home", home, "document", "nope.txt")
     assert missing.exit_code == 1
     assert "no document with id or name 'nope.txt'" in missing.output
+
+
+def test_an_option_has_the_same_short_name_in_every_command() -> None:
+    from typer.main import get_command
+
+    short = {"--project": "-p", "--chunking": "-c", "--top-k": "-k", "--json": None}
+    seen: dict[str, set[str]] = {}
+
+    def walk(command: object, path: str) -> None:
+        for param in getattr(command, "params", []):
+            if getattr(param, "hidden", False):
+                continue
+            names = [n for n in param.opts if n.startswith("--")]
+            for name in names:
+                seen.setdefault(name, set()).add(path)
+                if name in short and short[name] is not None:
+                    assert short[name] in param.opts, f"{path}: {name} without {short[name]}"
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, f"{path} {name}")
+
+    walk(get_command(make_app()), "assay")
+    assert "--k" not in seen  # only the hidden old spelling of eval, never listed
+    assert len(seen["--chunking"]) >= 5 and len(seen["--top-k"]) == 2
+
+
+def test_eval_keeps_the_old_k_spelling(tmp_path: Path) -> None:
+    (tmp_path / "qrels.tsv").write_text("q1 0 d1 1\n")
+    (tmp_path / "run.trec").write_text("q1 Q0 d2 1 2.0 s\nq1 Q0 d1 2 1.0 s\n")
+    args = ["eval", "--qrels", str(tmp_path / "qrels.tsv"), "--run", str(tmp_path / "run.trec")]
+    values = {}
+    for flag in ("-k", "--top-k", "--k"):
+        result = invoke(*args, "--metric", "R@10", flag, "1", "--json")
+        assert result.exit_code == 0, result.output
+        values[flag] = json.loads(result.stdout)["metrics"]["R@10"]
+    assert values == {"-k": 0.0, "--top-k": 0.0, "--k": 0.0}  # d1 is cut at depth 1
+    whole = json.loads(invoke(*args, "--metric", "R@10", "--json").stdout)["metrics"]["R@10"]
+    assert whole == 1.0

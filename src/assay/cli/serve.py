@@ -71,7 +71,12 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _serve(ws: Workspace, host: str | None, port: int | None) -> None:
+def _bind_for(ws: Workspace, host: str | None, port: int | None) -> tuple[str, socket.socket]:
+    host = host or ws.settings.host
+    return host, bind(host, port if port is not None else ws.settings.port)
+
+
+def _serve(ws: Workspace, host: str, sock: socket.socket) -> None:
     from assay.errors import BackendUnavailable, install_extra
 
     try:
@@ -79,12 +84,10 @@ def _serve(ws: Workspace, host: str | None, port: int | None) -> None:
 
         from assay.web import create_app
     except ImportError as exc:
+        sock.close()
         raise BackendUnavailable(
             f"the web server needs the server extra: {install_extra('server')}"
         ) from exc
-    host = host or ws.settings.host
-    port = port if port is not None else ws.settings.port
-    sock = bind(host, port)
     bound_port = sock.getsockname()[1]
     scope = (
         "this machine only"
@@ -109,7 +112,7 @@ def serve(ctx: typer.Context, host: str = HostOption, port: int = PortOption) ->
     Says where it serves once the port is bound; a port in use is an error naming
     --port and ASSAY_PORT.
     """
-    run(ctx, lambda ws: _serve(ws, host, port))
+    run(ctx, lambda ws: _serve(ws, *_bind_for(ws, host, port)))
 
 
 def demo(
@@ -122,25 +125,36 @@ def demo(
 
     Creates the workspace too when there is none (like `assay init`).
     """
+
+    def body(ws: Workspace) -> None:
+        bound = None if no_serve else _bind_for(ws, host, port)  # a busy port fails first
+        try:
+            _create_demo(ws)
+        except BaseException:
+            if bound is not None:
+                bound[1].close()
+            raise
+        if bound is not None:
+            _serve(ws, *bound)
+
+    run(ctx, body, create=True)
+
+
+def _create_demo(ws: Workspace) -> None:
     from assay.demo import open_demo
     from assay.search.indexes import sync_project
 
-    def body(ws: Workspace) -> None:
-        project, report = open_demo(ws, with_items=True)
-        out = console()
-        where = ws.settings.home.resolve()
-        if report is None:
-            out.print(f"Opened the demo project {project.name!r} in {where}", markup=False)
-        else:
-            out.print(
-                f"Created the demo project {project.name!r}: {len(report.added)} documents and "
-                f"the demo gold set as accepted items in {where}",
-                markup=False,
-            )
-            for outcome in report.errors:
-                out.print(f"error {outcome.message}", markup=False)
-        sync_project(ws, project)
-        if not no_serve:
-            _serve(ws, host, port)
-
-    run(ctx, body, create=True)
+    project, report = open_demo(ws, with_items=True)
+    out = console()
+    where = ws.settings.home.resolve()
+    if report is None:
+        out.print(f"Opened the demo project {project.name!r} in {where}", markup=False)
+    else:
+        out.print(
+            f"Created the demo project {project.name!r}: {len(report.added)} documents and "
+            f"the demo gold set as accepted items in {where}",
+            markup=False,
+        )
+        for outcome in report.errors:
+            out.print(f"error {outcome.message}", markup=False)
+    sync_project(ws, project)

@@ -45,6 +45,7 @@ def synthesize_command(
     chunking: str = typer.Option(
         None,
         "--chunking",
+        "-c",
         metavar="NAME",
         help="Chunking to sample from (default: the project's default chunking).",
         show_default=False,

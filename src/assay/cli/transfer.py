@@ -164,6 +164,7 @@ def export_command(
     chunking: str = typer.Option(
         None,
         "--chunking",
+        "-c",
         metavar="NAME",
         help="Chunking whose chunk ids the export uses (default: the project's default).",
         show_default=False,
