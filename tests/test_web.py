@@ -19,7 +19,7 @@ def test_pages_and_json_twins(ws: Workspace, project: Project) -> None:
     client = TestClient(create_app(ws))
 
     assert client.get("/api/projects").json() == [
-        {"name": "test", "language": "en", "documents": 1, "items": 0}
+        {"name": "test", "language": "en", "importing_since": None, "documents": 1, "items": 0}
     ]
     home = client.get("/")
     assert home.status_code == 200 and "/projects/test" in home.text
