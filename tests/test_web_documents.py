@@ -337,7 +337,7 @@ def test_markdown_renderer_escapes_everything() -> None:
 def test_projects_page_shows_counts_and_project_creation(client: TestClient, ws: Workspace) -> None:
     ingest_bytes(ws, get_project(ws, "test"), "a.txt", b"alpha")
     assert client.get("/api/projects").json() == [
-        {"name": "test", "language": "en", "documents": 1, "items": 0}
+        {"name": "test", "language": "en", "importing_since": None, "documents": 1, "items": 0}
     ]
     created = client.post("/api/projects", json={"name": PAYLOAD, "language": "de"})
     assert created.status_code == 201
