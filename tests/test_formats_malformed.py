@@ -294,7 +294,7 @@ def test_mtrag_reads_nan_as_missing_but_refuses_infinity(tmp_path: Path) -> None
     (tmp_path / "t.jsonl").write_text(seed[:-1] + ', "score": NaN}\n')
     bundle = get_format("mtrag").read(tmp_path / "t.jsonl")
     (item,) = bundle.items
-    assert item.extra["mtrag"]["unknown"] == {"score": None}
+    assert item.extra["mtrag"]["tasks"][0]["unknown"] == {"score": None}
     (tmp_path / "t.jsonl").write_text(seed + "\n" + seed[:-1] + ', "score": Infinity}\n')
     with pytest.raises(InvalidInput, match=r"t\.jsonl line 2, field 'score': Infinity"):
         get_format("mtrag").read(tmp_path / "t.jsonl")

@@ -1,4 +1,5 @@
-"""MTRAG generation tasks: the published sample reads (NaN included) and round-trips."""
+"""MTRAG generation tasks: one conversation per id, the published sample (NaN included)
+round-trips, through RAGAPHENE too, and disagreeing tasks are refused."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assay.annotation import get_item, list_items
-from assay.errors import InvalidInput
+from assay.errors import InvalidInput, NotFound
 from assay.formats import get_format
-from assay.formats.mtrag import item_task, read, split_task_id
+from assay.formats.mtrag import read, split_task_id
+from assay.formats.mtrag_write import item_tasks
 from assay.projects import get_project
 from assay.transfer import export_bundle, import_bundle
 from assay.workspace import Workspace
@@ -45,20 +47,32 @@ def through_project(ws: Workspace, source: Path, name: str, target: Path) -> lis
     return [json.loads(line) for line in target.read_text().splitlines()]
 
 
-def test_sample_reads_with_nan_as_missing(shared_fixtures: Path) -> None:
-    bundle = read(shared_fixtures / "mtrag" / "responses-10.jsonl")
+def test_sample_rebuilds_one_conversation_per_id(shared_fixtures: Path) -> None:
+    source = shared_fixtures / "mtrag" / "responses-10.jsonl"
+    tasks = lines(source)
+    bundle = read(source)
     items = list(bundle.items)
-    assert bundle.issues == [] and len(items) == 10
-    first, second = items[0], items[1]
-    assert first.id == "dd6b6ffd177f2b311abe676261279d2f::1" and first.kind == "conversation"
+    assert bundle.issues == [] and len(items) == 2
+    first, second = items
+    assert first.id == "dd6b6ffd177f2b311abe676261279d2f" and first.kind == "conversation"
+    assert len(first.turns) == 8 and len(second.turns) == 2
+    assert first.author == "g1"
+    # each task's contexts, target and enrichment keys sit on the turn it asks about
+    for task in tasks[:8]:
+        turn = first.turns[int(task["turn"]) - 1]
+        assert turn.query == task["input"][-1]["text"]
+        assert turn.answer == task["targets"][0]["text"]
+        assert [r["document_id"] for r in turn.retrieved] == [
+            c["document_id"] for c in task["contexts"]
+        ]
     assert first.turns[0].enrichments == {
         "Question Type": ["Factoid"],
         "answerability": ["UNANSWERABLE"],
     }  # Multi-Turn etc. were NaN
-    assert first.turns[0].answer.startswith("I'm sorry")
-    assert first.extra["mtrag"]["predictions"][0]["text"].startswith("I do not have")
-    assert len(second.turns) == 2
-    last = second.turns[-1]
+    assert first.turns[0].answer.startswith("I'm sorry") and first.turns[0].retrieved == []
+    predictions = {t["position"]: t["predictions"] for t in first.extra["mtrag"]["tasks"]}
+    assert predictions[1][0]["text"].startswith("I do not have")
+    last = first.turns[1]
     assert last.query == "Do the Arizona Cardinals play outside the US?"
     assert last.enrichments["Multi-Turn"] == ["Clarification"]
     assert len(last.retrieved) == 3 and len(last.evidence) == 3
@@ -74,13 +88,149 @@ def test_sample_round_trips_through_a_project(
 ) -> None:
     source = shared_fixtures / "mtrag" / "responses-10.jsonl"
     written = through_project(ws, source, "mtrag", tmp_path / "out.jsonl")
-    assert sorted(written, key=lambda t: t["task_id"]) == sorted(
-        lines(source), key=lambda t: t["task_id"]
-    )
+    assert written == lines(source)  # same tasks, same order
     project = get_project(ws, "mtrag")
-    summaries = list_items(ws, project, limit=20)[1]
-    item = get_item(ws, project, summaries[0].id)
-    assert all(e.anchor == "ok" for t in item.turns for e in t.evidence)
+    total, summaries = list_items(ws, project, limit=20)
+    assert total == 2
+    for summary in summaries:
+        item = get_item(ws, project, summary.id)
+        assert all(e.anchor == "ok" for t in item.turns for e in t.evidence)
+
+
+def ragaphene_refusals(conversation: dict[str, Any]) -> list[str]:
+    """RAGAPHENE's import checks (``validateConversation`` with the retriever check of its
+    experiment mode), restated: what it would refuse in one conversation."""
+    found = []
+    if not isinstance(conversation.get("messages"), list):
+        return ["messages missing"]
+    for index, message in enumerate(conversation["messages"]):
+        if not message.get("text"):
+            found.append(f"message {index}: empty text")
+        if message.get("speaker") not in ("user", "agent"):
+            found.append(f"message {index}: speaker")
+        if message.get("speaker") == "agent" and not message.get("contexts"):
+            found.append(f"message {index}: agent without contexts")
+    name = ((conversation.get("retriever") or {}).get("collection") or {}).get("name")
+    if name is None:
+        found.append("retriever.collection.name missing")
+    return found
+
+
+def test_ragaphene_export_passes_ragaphene_checks(
+    ws: Workspace, tmp_path: Path, shared_fixtures: Path
+) -> None:
+    """Every answer of the imported conversations carries its task's contexts; the one turn
+    the file gives no passage for (an unanswerable first question) is named in the notes."""
+    source = shared_fixtures / "mtrag" / "responses-10.jsonl"
+    import_bundle(ws, "m", get_format("mtrag").read(source))
+    out = tmp_path / "r.json"
+    notes = get_format("ragaphene").write(export_bundle(ws, get_project(ws, "m")), out)
+    first, second = json.loads(out.read_text())
+    assert ragaphene_refusals(second) == []
+    assert ragaphene_refusals(first) == ["message 1: agent without contexts"]
+    assert len(notes) == 1 and "answer message(s) 2 have no passages" in notes[0]
+    assert first["author"] == "g1" and first["generator"]["name"] == "mixtral-8x7b-instruct-v01"
+    assert first["retriever"]["collection"]["name"] == "mt-rag-clapnq-elser-512-100-20240503"
+    assert len(first["messages"]) == 16
+    assert all("metadata" not in m for m in first["messages"])  # RAGAPHENE derives the same
+
+
+def test_mtrag_through_ragaphene_gives_the_same_tasks(
+    ws: Workspace, tmp_path: Path, shared_fixtures: Path
+) -> None:
+    source = shared_fixtures / "mtrag" / "responses-10.jsonl"
+    mtrag, ragaphene = get_format("mtrag"), get_format("ragaphene")
+    import_bundle(ws, "m", mtrag.read(source))
+    ragaphene.write(export_bundle(ws, get_project(ws, "m")), tmp_path / "r.json")
+    import_bundle(ws, "r", ragaphene.read(tmp_path / "r.json"))
+    mtrag.write(export_bundle(ws, get_project(ws, "r")), tmp_path / "back.jsonl")
+    back = [json.loads(line) for line in (tmp_path / "back.jsonl").read_text().splitlines()]
+    original = lines(source)
+    key = ("input", "contexts", "targets")
+    assert [{k: t[k] for k in key} for t in back] == [{k: t[k] for k in key} for t in original]
+    # ids recomputed the way RAGAPHENE does: <conversation>::<turn>
+    assert [t["task_id"].rpartition("::")[2] for t in back] == [str(t["turn"]) for t in original]
+    assert {t["collection"] for t in back} == {t["collection"] for t in original}
+
+
+def conversation_tasks() -> list[dict[str, Any]]:
+    """Two tasks of one conversation, every answer with a passage."""
+    second = task()
+    first = task(
+        task_id="c1<::>1",
+        turn="1",
+        input=second["input"][:1],
+        targets=[second["input"][1]],
+        contexts=[{"document_id": "d3", "text": "A passport is a travel document."}],
+        **{"Multi-Turn": None},
+    )
+    return json.loads(json.dumps([first, second]))
+
+
+def test_conversation_with_passages_on_every_turn_passes_ragaphene_checks(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    source = tmp_path / "t.jsonl"
+    source.write_text("\n".join(json.dumps(t) for t in conversation_tasks()) + "\n")
+    import_bundle(ws, "m", read(source))
+    out = tmp_path / "r.json"
+    assert get_format("ragaphene").write(export_bundle(ws, get_project(ws, "m")), out) == []
+    written = json.loads(out.read_text())
+    assert ragaphene_refusals(written) == []
+    # authors RAGAPHENE would not derive (no generator named) stay on the messages
+    assert written["messages"][1]["metadata"] == {"author_id": "m"}
+
+
+def test_disagreeing_tasks_are_refused_naming_both_lines(ws: Workspace, tmp_path: Path) -> None:
+    first, second = conversation_tasks()
+    second["input"][0]["text"] = "What is a visa?"
+    source = tmp_path / "t.jsonl"
+    source.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
+    bundle = read(source)
+    (issue,) = bundle.issues
+    assert issue.where == "line 2"
+    assert "conversation 'c1', turn 1: the question's text differs from line 1" in issue.message
+    with pytest.raises(InvalidInput, match=r"line 2: conversation 'c1', turn 1.*line 1"):
+        import_bundle(ws, "m", bundle)
+    with pytest.raises(NotFound):
+        get_project(ws, "m")  # nothing was stored
+    report = import_bundle(ws, "m", read(source), lenient=True)
+    assert [(o.ref, o.status) for o in report.noted()] == [("line 2", "skipped")]
+    assert report.count("imported", "item") == 1
+    second["input"][0] = {**first["input"][0], "metadata": {"author_id": "other"}}
+    source.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
+    assert "the question's field 'metadata' differs" in read(source).issues[0].message
+
+
+def test_two_tasks_for_one_turn_are_refused(tmp_path: Path) -> None:
+    first = task()
+    second = task(task_id="c1<::>2b")
+    source = tmp_path / "t.jsonl"
+    source.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
+    (issue,) = read(source).issues
+    assert issue.where == "line 2" and "line 1 (task 'c1<::>2') is already" in issue.message
+
+
+def test_a_turn_added_in_the_project_becomes_a_new_task(ws: Workspace, tmp_path: Path) -> None:
+    from assay.annotation import TurnIn, item_input, save_item
+
+    source = tmp_path / "t.jsonl"
+    source.write_text("\n".join(json.dumps(t) for t in conversation_tasks()) + "\n")
+    import_bundle(ws, "m", read(source))
+    project = get_project(ws, "m")
+    item = get_item(ws, project, list_items(ws, project, limit=1)[1][0].id)
+    data = item_input(item)
+    data.turns.append(TurnIn(query="Where do I apply?", answer="At the town hall."))
+    save_item(ws, project, item.id, data, base_version=item.version)
+    out = tmp_path / "out.jsonl"
+    get_format("mtrag").write(export_bundle(ws, project), out)
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert written[:2] == conversation_tasks()
+    added = written[2]
+    assert added["task_id"] == "c1<::>3" and added["turn"] == "3"
+    assert added["input"][:3] == conversation_tasks()[1]["input"]
+    assert added["input"][3]["text"] == "60 euros."
+    assert added["targets"][0]["text"] == "At the town hall."
 
 
 def task(**more: Any) -> dict[str, Any]:
@@ -127,8 +277,10 @@ def test_inconsistent_spellings_are_kept(ws: Workspace, tmp_path: Path) -> None:
     variants[1].pop("Collection")
     source.write_text("\n".join(json.dumps(t) for t in variants) + "\n")
     (a, b) = read(source).items
-    assert a.extra["mtrag"]["separator"] == "<::>" and a.extra["mtrag"]["turn_number"] == 2
-    assert b.extra["mtrag"]["collection_key"] == "collection"
+    (a_task,) = a.extra["mtrag"]["tasks"]
+    (b_task,) = b.extra["mtrag"]["tasks"]
+    assert a_task["separator"] == "<::>" and a_task["position"] == 2
+    assert b_task["collection_key"] == "collection"
     assert [(e.label, e.author) for e in a.turns[-1].evidence] == [
         ("relevant", "a1"),
         ("irrelevant", "a1"),
@@ -138,18 +290,16 @@ def test_inconsistent_spellings_are_kept(ws: Workspace, tmp_path: Path) -> None:
         "Multi-Turn": ["Follow-up"],
     }
     written = through_project(ws, source, "t", tmp_path / "out.jsonl")
-    assert sorted(written, key=lambda t: t["task_id"]) == sorted(
-        variants, key=lambda t: t["task_id"]
-    )
+    assert written == variants
 
 
-def test_a_project_conversation_becomes_a_task(ws: Workspace, tmp_path: Path) -> None:
-    """A conversation made in Assay (no MTRAG extra) is written with the task's fields."""
+def test_a_project_conversation_becomes_a_task_per_turn(ws: Workspace, tmp_path: Path) -> None:
+    """A conversation made in Assay (no MTRAG extra) is written as RAGAPHENE makes tasks."""
     from assay.annotation import ItemIn, TurnIn, create_item
     from assay.projects import create_project
 
     project = create_project(ws, "fresh", "en")
-    create_item(
+    item = create_item(
         ws,
         project,
         ItemIn(
@@ -163,9 +313,13 @@ def test_a_project_conversation_becomes_a_task(ws: Workspace, tmp_path: Path) ->
     )
     out = tmp_path / "out.jsonl"
     get_format("mtrag").write(export_bundle(ws, project), out)
-    (written,) = [json.loads(line) for line in out.read_text().splitlines()]
-    assert written["turn"] == 2 and written["task_id"].endswith("::2")
+    first, written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert first["task_id"] == f"{item.id}::1" and first["turn"] == 1
+    assert [m["text"] for m in first["input"]] == ["q1"] and first["targets"][0]["text"] == "a1"
+    assert written["turn"] == 2 and written["task_id"] == f"{item.id}::2"
     assert [m["speaker"] for m in written["input"]] == ["user", "agent", "user"]
+    assert written["input"][0]["metadata"]["author_id"] == "me"
+    assert written["input"][1]["metadata"]["author_type"] == "model"
     assert written["targets"][0]["text"] == "a2"
     assert written["answerability"] == ["PARTIAL"]
     assert written["input"][2]["enrichments"] == {"answerability": ["PARTIAL"]}
@@ -207,4 +361,4 @@ def test_reader_fuzzed(data: st.DataObject) -> None:
         except InvalidInput:
             return
         for item in bundle.items:  # what was read can be written back
-            json.dumps(item_task(item, {}), allow_nan=False)
+            json.dumps(item_tasks(item, {}), allow_nan=False)

@@ -344,3 +344,28 @@ def migrate_v1_shape(conversation: dict[str, Any]) -> dict[str, Any]:
     v1["retriever"]["parameters"]["project"] = '{"text": "body"}'
     v1["editor"], v1["reviewer"], v1["status"] = "ed", "rev", "accepted"
     return v1
+
+
+def test_status_changes_are_credited_to_who_made_them(ws: Workspace, tmp_path: Path) -> None:
+    """The review history names the reviewer (from the project's history), not the author;
+    a reviewer's later opinion replaces their earlier one, as RAGAPHENE keeps it."""
+    from assay.annotation import set_status
+
+    source = tmp_path / "rich.json"
+    source.write_text(json.dumps(rich_conversation()))
+    import_bundle(ws, "p", read(source))
+    project = get_project(ws, "p")
+    item = get_item(ws, project, list_items(ws, project, limit=1)[1][0].id)
+    item = set_status(ws, project, item.id, "rejected", item.version, actor="rev")
+    item = set_status(ws, project, item.id, "accepted", item.version, actor="rev")
+    item = set_status(ws, project, item.id, "accepted", item.version, actor="lead")
+    out = tmp_path / "out.json"
+    get_format("ragaphene").write(export_bundle(ws, project), out)
+    written = json.loads(out.read_text())
+    assert written["author"] == "ann" and written["status"] == "reviewed"
+    reviews = [h for h in written["status_history"] if h["status"] in ("accepted", "rejected")]
+    assert [(h["author"], h["status"]) for h in reviews] == [
+        ("rev", "accepted"),
+        ("lead", "accepted"),
+    ]
+    assert all(h["timestamp"] > 1704085300 for h in reviews)

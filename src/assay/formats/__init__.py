@@ -57,6 +57,9 @@ class DocumentRecord:
     author: str = ""
     sha256: str = ""
     text_sha256: str = ""
+    created_at: str = ""
+    updated_at: str = ""
+    """When the document was added and last changed (ISO; export only, "" when unknown)."""
     load: Callable[[], bytes] | None = field(default=None, repr=False)
     """Reads the original bytes on demand (exports stream them)."""
 
@@ -126,6 +129,15 @@ class TurnRecord:
 
 
 @dataclass
+class StatusChange:
+    """One status change from the item's history: who made it and when (ISO)."""
+
+    status: str
+    actor: str
+    at: str
+
+
+@dataclass
 class ItemRecord:
     """A gold item. ``id`` is the item id (native) or the id the other tool used."""
 
@@ -139,6 +151,8 @@ class ItemRecord:
     created_at: str = ""
     updated_at: str = ""
     turns: list[TurnRecord] = field(default_factory=list)
+    status_history: list[StatusChange] = field(default_factory=list)
+    """On export: the status changes recorded in the project, oldest first."""
 
 
 @dataclass

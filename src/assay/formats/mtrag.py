@@ -1,71 +1,102 @@
-"""MTRAG generation tasks (JSON Lines): read and write.
+"""MTRAG generation tasks (JSON Lines): read one conversation per ``conversation_id``.
 
-One line is one task: a conversation so far (``input``), the reference answer (``targets``) and
-the passages for the last question (``contexts``). Each task becomes one item of kind
-``conversation``: the input messages make its turns, the first target is the last turn's
-answer, the contexts are the last turn's retrieved list and evidence (as in RAGAPHENE, whose
-v1 conversations MTRAG was built from), and the task's enrichment keys (answerability,
-Question Type, Multi-Turn, …) go onto the last turn. Predictions and everything else the
-model has no field for stay in ``item.extra["mtrag"]`` and are written back.
+A task file holds one line per turn: the conversation so far (``input``), the reference
+answer (``targets``) and the passages for the last question (``contexts``). The tasks of one
+conversation repeat its earlier messages, so the reader rebuilds the conversation once (its
+turns from the longest task) and puts each task's contexts, targets, enrichment keys
+(answerability, Question Type, Multi-Turn, …) and predictions on the turn it asks about. The
+contexts become the turn's retrieved list and evidence (as in RAGAPHENE, whose conversations
+MTRAG was made from). What the model has no field for stays in ``item.extra["mtrag"]`` so the
+writer (:mod:`assay.formats.mtrag_write`) gives back the same tasks.
 
-The published files are not uniform, so the reader accepts ``collection`` or ``Collection``,
-``turn`` as a number or a string, ``::`` or ``<::>`` in task ids, and the literal ``NaN`` that
-Python writes for a missing value (read as null, written as null).
+Tasks of one conversation must agree on the messages they share: a line whose copy of an
+earlier message differs is refused, naming both lines. The published files are not uniform,
+so the reader accepts ``collection`` or ``Collection``, ``turn`` as a number or a string,
+``::`` or ``<::>`` in task ids, and the literal ``NaN`` that Python writes for a missing value
+(read as null, written as null).
 """
 
 from __future__ import annotations
 
 import copy
-import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidInput
 from assay.formats import Bundle, Issue, ItemRecord, TurnRecord
-from assay.formats.common import FirstSeen, as_object, field_dict, field_list, field_str, sub_dict
-from assay.formats.contexts import (
-    ContextCorpus,
-    document_ids,
-    read_contexts,
-    sub_list,
-    unix_time,
-    write_contexts,
-)
-from assay.formats.groups import source_id
+from assay.formats.common import FirstSeen, as_object, field_dict, field_list, field_str
+from assay.formats.contexts import ContextCorpus, read_contexts
 from assay.formats.jsontext import jsonl_lines, read_text
+from assay.formats.mtrag_write import ENRICHMENT_KEYS, TASK_KEYS, split_task_id, write
 
-ENRICHMENT_KEYS = (
-    "answerability",
-    "Question Type",
-    "Multi-Turn",
-    "Standalone Type",
-    "Validity",
-    "Ambiguity Type",
-)
-SEPARATORS = ("<::>", "::")
-TASK_KEYS = (
-    "conversation_id",
-    "task_id",
-    "task_type",
-    "turn",
-    "collection",
-    "Collection",
-    "dataset",
-    "contexts",
-    "input",
-    "targets",
-    "predictions",
-    *ENRICHMENT_KEYS,
-)
+__all__ = ["read", "split_task_id", "write"]
+
+Message = dict[str, Any]
+Turn = dict[str, Message]
+"""``{"user": message, "agent": message}``, either may be missing."""
 
 
-def split_task_id(task_id: str) -> tuple[str, str, str]:
-    """``(conversation id, separator, turn)``; separator and turn are "" when absent."""
-    for separator in SEPARATORS:
-        if separator in task_id:
-            head, _, tail = task_id.rpartition(separator)
-            return head, separator, tail
-    return task_id, "", ""
+@dataclass
+class _Task:
+    """One line, checked: its messages grouped into turns; the last turn's answer is the
+    first target."""
+
+    line: int
+    raw: dict[str, Any]
+    task_id: str
+    conversation_id: str
+    turns: list[Turn]
+
+    @property
+    def position(self) -> int:
+        """The turn this task asks about (1-based)."""
+        return len(self.turns)
+
+
+@dataclass
+class _Conversation:
+    conversation_id: str
+    turns: list[dict[str, tuple[Message, int]]] = field(default_factory=list)
+    """Per turn, speaker → (message, the line it was first read from)."""
+    tasks: dict[int, _Task] = field(default_factory=dict)
+
+    def disagreement(self, task: _Task) -> str | None:
+        """Why ``task`` cannot join this conversation, or None."""
+        for index, turn in enumerate(task.turns[: len(self.turns)]):
+            for speaker, message in turn.items():
+                known = self.turns[index].get(speaker)
+                if known is None or known[0] == message:
+                    continue
+                what = _difference(known[0], message)
+                role = "question" if speaker == "user" else "answer"
+                return (
+                    f"conversation {self.conversation_id!r}, turn {index + 1}: the {role}'s "
+                    f"{what} differs from line {known[1]} (tasks of one conversation must "
+                    "agree on the messages they share)"
+                )
+        other = self.tasks.get(task.position)
+        if other is not None:
+            return (
+                f"conversation {self.conversation_id!r}, turn {task.position}: line "
+                f"{other.line} (task {other.task_id!r}) is already the task for this turn"
+            )
+        return None
+
+    def add(self, task: _Task) -> None:
+        for index, turn in enumerate(task.turns):
+            if index == len(self.turns):
+                self.turns.append({})
+            for speaker, message in turn.items():
+                self.turns[index].setdefault(speaker, (message, task.line))
+        self.tasks[task.position] = task
+
+
+def _difference(old: Message, new: Message) -> str:
+    if old.get("text") != new.get("text"):
+        return "text"
+    keys = sorted({*old, *new}, key=str)
+    return next(f"field {k!r}" for k in keys if old.get(k) != new.get(k))
 
 
 # ---------------------------------------------------------------- reading
@@ -73,18 +104,28 @@ def split_task_id(task_id: str) -> tuple[str, str, str]:
 
 def read(path: Path) -> Bundle:
     where = str(path)
-    corpus = ContextCorpus()
-    items: list[ItemRecord] = []
     issues: list[Issue] = []
     seen = FirstSeen("field 'task_id'", issues)
-    for number, task in jsonl_lines(read_text(path), where, nan_as_null=True):
+    conversations: dict[str, _Conversation] = {}
+    for number, raw in jsonl_lines(read_text(path), where, nan_as_null=True):
+        line = f"line {number}"
         try:
-            item = task_item(task, f"{where} line {number}", corpus)
+            task = parse_task(raw, f"{where} {line}", number)
         except InvalidInput as exc:
-            issues.append(Issue(f"line {number}", str(exc)))
+            issues.append(Issue(line, str(exc)))
             continue
-        if seen.first(item.id, f"line {number}"):
-            items.append(item)
+        if not seen.first(task.task_id, line):
+            continue
+        conversation = conversations.setdefault(
+            task.conversation_id, _Conversation(task.conversation_id)
+        )
+        problem = conversation.disagreement(task)
+        if problem is not None:
+            issues.append(Issue(line, problem))
+            continue
+        conversation.add(task)
+    corpus = ContextCorpus()
+    items = [conversation_item(c, f"{where} line", corpus) for c in conversations.values()]
     return Bundle(
         documents=corpus.documents(),
         items=items,
@@ -123,191 +164,121 @@ def _enrichments(obj: dict[str, Any], where: str) -> dict[str, list[str]]:
     return found
 
 
-def task_item(task: dict[str, Any], where: str, corpus: ContextCorpus) -> ItemRecord:
+def parse_task(task: Any, where: str, line: int) -> _Task:
+    """Check one line and group its messages into turns (nothing is stored yet)."""
+    task = as_object(task, where)
     task_id = field_str(task, "task_id", where)
-    conversation_id = field_str(task, "conversation_id", where)
-    turn_number = _turn_number(task, where)
-    collection_key = (
-        "Collection" if "Collection" in task and "collection" not in task else ("collection")
-    )
-    collection = task.get(collection_key)
-    if collection is not None and not isinstance(collection, str):
-        raise InvalidInput(f"{where}: field {collection_key!r} must be a string")
-    turns: list[TurnRecord] = []
-    metas: list[dict[str, Any]] = []
+    head, _, _ = split_task_id(task_id)
+    conversation_id = field_str(task, "conversation_id", where) or head
+    if not conversation_id:
+        raise InvalidInput(f"{where}: field 'conversation_id' (or 'task_id') is missing")
+    _turn_number(task, where)
+    for key in ("collection", "Collection", "dataset", "task_type"):
+        field_str(task, key, where)
+    turns: list[Turn] = []
     for index, value in enumerate(field_list(task, "input", where), 1):
         here = f"{where}, input {index}"
         message = as_object(value, here)
         speaker = message.get("speaker")
         if speaker not in ("user", "agent"):
             raise InvalidInput(f"{here}: field 'speaker' must be 'user' or 'agent'")
-        if speaker == "user" or not turns or "agent" in metas[-1]:
-            turns.append(TurnRecord())
-            metas.append({})
-        turn = turns[-1]
-        text = field_str(message, "text", here)
+        field_str(message, "text", here)
         if speaker == "user":
-            turn.query = text
-            turn.enrichments = _enrichments(message, here)
+            _enrichments(message, here)
         else:
-            turn.answer = text
-            turn.retrieved, turn.evidence = read_contexts(
-                field_list(message, "contexts", here), here, corpus
-            )
-        metas[-1][speaker] = {
-            k: copy.deepcopy(v)
-            for k, v in message.items()
-            if k not in ("speaker", "text", "contexts")
-            and not (k == "enrichments" and speaker == "user")
-        }
-        if speaker == "user" and "enrichments" in message:
-            metas[-1]["user_enrichments"] = True
-    if not turns or "agent" in metas[-1]:
-        turns.append(TurnRecord())
-        metas.append({})
-    last = turns[-1]
+            read_contexts(field_list(message, "contexts", here), here, ContextCorpus())
+        if speaker == "user" or not turns or "agent" in turns[-1]:
+            turns.append({})
+        turns[-1][str(speaker)] = message
+    if not turns or "agent" in turns[-1]:
+        turns.append({})
     targets = field_list(task, "targets", where)
     for index, value in enumerate(targets, 1):
-        target = as_object(value, f"{where}, target {index}")
-        field_str(target, "text", f"{where}, target {index}")
+        field_str(as_object(value, f"{where}, target {index}"), "text", f"{where}, target {index}")
     if targets:
-        last.answer = str(targets[0].get("text") or "")
-    last.retrieved, last.evidence = read_contexts(
-        field_list(task, "contexts", where), where, corpus
-    )
-    top = {key: _enrichment_value(task[key], key, where) for key in ENRICHMENT_KEYS if key in task}
-    user_enrichments = last.enrichments
-    last.enrichments = {**user_enrichments, **{k: v for k, v in top.items() if v is not None}}
-    predictions = field_list(task, "predictions", where)
-    head, separator, _ = split_task_id(task_id)
-    info = {
-        "conversation_id": conversation_id or head,
-        "task_id": task_id,
-        "separator": separator,
-        "task_type": task.get("task_type", "rag"),
-        "turn": task.get("turn"),
-        "turn_number": turn_number,
-        "turn_count": len(turns),
-        "collection_key": collection_key,
-        "collection": collection,
-        "dataset": task.get("dataset"),
-        "enrichment_keys": list(top),
-        "last_user_enrichments": user_enrichments,
-        "targets": copy.deepcopy(targets),
-        "messages": metas,
-        "unknown": {k: copy.deepcopy(v) for k, v in task.items() if k not in TASK_KEYS},
-        "present": [k for k in ("dataset", "task_type", "predictions") if k in task],
-    }
-    if "predictions" in task:
-        info["predictions"] = copy.deepcopy(predictions)
-    first_user = sub_dict(sub_dict(metas[0], "user"), "metadata") if metas else {}
-    author = first_user.get("author_id")
+        turns[-1]["agent"] = targets[0]
+    read_contexts(field_list(task, "contexts", where), where, ContextCorpus())
+    for key in ENRICHMENT_KEYS:
+        _enrichment_value(task.get(key), key, where)
+    field_list(task, "predictions", where)
+    task_id = task_id or f"{conversation_id}::{len(turns)}"
+    return _Task(line, task, task_id, conversation_id, turns)
+
+
+def conversation_item(conversation: _Conversation, where: str, corpus: ContextCorpus) -> ItemRecord:
+    """One conversation as an item: a turn per question, each task's data on its turn."""
+    turns: list[TurnRecord] = []
+    metas: list[dict[str, Any]] = []
+    for index, messages in enumerate(conversation.turns):
+        turn, meta = TurnRecord(), dict[str, Any]()
+        user, agent = messages.get("user"), messages.get("agent")
+        if user is not None:
+            turn.query = str(user[0].get("text") or "")
+            turn.enrichments = _enrichments(user[0], where)
+            meta["user"] = _rest(user[0], ("speaker", "text", "enrichments"))
+            meta["user_enrichments"] = "enrichments" in user[0]
+        if agent is not None:
+            turn.answer = str(agent[0].get("text") or "")
+            meta["agent"] = _rest(agent[0], ("speaker", "text"))
+            task = conversation.tasks.get(index + 1)
+            if task is None and "contexts" in agent[0]:  # no task of its own: use its copy
+                here = f"{where} {agent[1]}"
+                turn.retrieved, turn.evidence = read_contexts(agent[0]["contexts"], here, corpus)
+                meta["agent"].pop("contexts")
+                meta["agent_contexts"] = True
+        turns.append(turn)
+        metas.append(meta)
+    tasks = sorted(conversation.tasks.values(), key=lambda t: t.line)
+    infos = [_task_info(t, turns[t.position - 1], f"{where} {t.line}", corpus) for t in tasks]
+    first_user = metas[0].get("user", {}).get("metadata") if metas else None
+    author = first_user.get("author_id") if isinstance(first_user, dict) else None
     return ItemRecord(
-        id=task_id or f"{conversation_id}::{turn_number or len(turns)}",
+        id=conversation.conversation_id,
         kind="conversation",
         author=author if isinstance(author, str) else "",
-        extra={"mtrag": info},
+        extra={
+            "mtrag": {
+                "conversation_id": conversation.conversation_id,
+                "turn_count": len(turns),
+                "messages": metas,
+                "tasks": infos,
+            }
+        },
         turns=turns,
     )
 
 
-# ---------------------------------------------------------------- writing
+def _rest(message: Message, leave_out: tuple[str, ...]) -> dict[str, Any]:
+    return {k: copy.deepcopy(v) for k, v in message.items() if k not in leave_out}
 
 
-def write(bundle: Bundle, path: Path, **_: Any) -> list[str]:
-    notes: list[str] = []
-    doc_ids = document_ids(bundle)
-    with path.open("w", encoding="utf-8") as out:
-        for item in bundle.items:
-            if not item.turns:
-                notes.append(f"item {item.id}: no turns; left out")
-                continue
-            out.write(json.dumps(item_task(item, doc_ids), ensure_ascii=False) + "\n")
-    return notes
-
-
-def item_task(item: ItemRecord, doc_ids: dict[str, str]) -> dict[str, Any]:
-    """One item as a generation task whose target is its last turn's answer."""
-    info = sub_dict(item.extra, "mtrag")
-    metas = sub_list(info, "messages")
-    number = len(item.turns)
-    same_turn = info.get("turn_count") == number  # else turns were added or removed
-    conversation_id = str(info.get("conversation_id") or source_id(item))
-    separator = str(info.get("separator") or "::")
-    turn: Any = info.get("turn") if same_turn else number
-    if not same_turn and isinstance(info.get("turn"), str):
-        turn = str(number)
-    task_id = info.get("task_id") if same_turn and info.get("task_id") else None
-    task: dict[str, Any] = {
-        "conversation_id": conversation_id,
-        "task_id": str(task_id or f"{conversation_id}{separator}{number}"),
-        "task_type": info.get("task_type", "rag"),
-        "turn": turn,
-        str(info.get("collection_key") or "collection"): info.get("collection") or "",
+def _task_info(task: _Task, turn: TurnRecord, where: str, corpus: ContextCorpus) -> dict[str, Any]:
+    """Puts the task's contexts and enrichment keys on its turn; returns what else the task
+    holds, for the way back."""
+    raw = task.raw
+    turn.retrieved, turn.evidence = read_contexts(raw.get("contexts") or [], where, corpus)
+    top = {k: _enrichment_value(raw[k], k, where) for k in ENRICHMENT_KEYS if k in raw}
+    user_enrichments = turn.enrichments
+    turn.enrichments = {**user_enrichments, **{k: v for k, v in top.items() if v is not None}}
+    _, separator, _ = split_task_id(task.task_id)
+    collection_key = "collection"
+    if "Collection" in raw and "collection" not in raw:
+        collection_key = "Collection"
+    info: dict[str, Any] = {
+        "position": task.position,
+        "task_id": task.task_id,
+        "separator": separator,
+        "task_type": raw.get("task_type", "rag"),
+        "turn": raw.get("turn"),
+        "collection_key": collection_key,
+        "collection": raw.get(collection_key),
+        "dataset": raw.get("dataset"),
+        "enrichment_keys": list(top),
+        "last_user_enrichments": user_enrichments,
+        "targets": copy.deepcopy(raw.get("targets") or []),
+        "unknown": {k: copy.deepcopy(v) for k, v in raw.items() if k not in TASK_KEYS},
+        "present": [k for k in ("dataset", "task_type", "predictions", "turn") if k in raw],
     }
-    if "dataset" in info.get("present", ["dataset"]):
-        task["dataset"] = info.get("dataset") or ""
-    last = item.turns[-1]
-    top_keys = [k for k in info.get("enrichment_keys", []) if isinstance(k, str)]
-    raw_user = sub_dict(info, "last_user_enrichments")
-    raw_top = {k: v for k, v in last.enrichments.items() if k in top_keys}
-    merged = {**raw_user, **raw_top}
-    task["contexts"] = write_contexts(last.retrieved, last.evidence, doc_ids, item.author)
-    messages: list[dict[str, Any]] = []
-    for index, turn_record in enumerate(item.turns):
-        meta = metas[index] if index < len(metas) and isinstance(metas[index], dict) else {}
-        is_last = index == number - 1
-        user = _message("user", turn_record.query, sub_dict(meta, "user"), item, index)
-        if is_last:
-            wanted = raw_user if merged == last.enrichments else last.enrichments
-        else:
-            wanted = turn_record.enrichments
-        if wanted or meta.get("user_enrichments"):
-            user["enrichments"] = copy.deepcopy(wanted)
-        messages.append(user)
-        if not is_last:
-            agent = _message("agent", turn_record.answer, sub_dict(meta, "agent"), item, index)
-            if turn_record.retrieved or turn_record.evidence:
-                agent["contexts"] = write_contexts(
-                    turn_record.retrieved, turn_record.evidence, doc_ids, item.author
-                )
-            messages.append(agent)
-    task["input"] = messages
-    task["targets"] = _targets(info, last.answer, item)
-    for key in top_keys:
-        values = last.enrichments.get(key)
-        task[key] = copy.deepcopy(values) if values else None
-    for key, values in last.enrichments.items():
-        if key in ENRICHMENT_KEYS and key not in task:
-            task[key] = copy.deepcopy(values)
-    if "predictions" in info:
-        task["predictions"] = copy.deepcopy(info["predictions"])
-    task.update(copy.deepcopy(sub_dict(info, "unknown")))
-    return task
-
-
-def _message(
-    speaker: str, text: str, meta: dict[str, Any], item: ItemRecord, index: int
-) -> dict[str, Any]:
-    message: dict[str, Any] = {"speaker": speaker, "text": text}
-    if meta:
-        message.update({k: copy.deepcopy(v) for k, v in meta.items() if k != "enrichments"})
-        if "enrichments" in meta and speaker == "agent":
-            message["enrichments"] = copy.deepcopy(meta["enrichments"])
-    else:
-        message["metadata"] = {
-            "author_type": "human" if speaker == "user" else "model",
-            "author_id": item.author,
-            "created_at": unix_time(item.updated_at or item.created_at),
-        }
-    return message
-
-
-def _targets(info: dict[str, Any], answer: str, item: ItemRecord) -> list[dict[str, Any]]:
-    targets = [copy.deepcopy(t) for t in sub_list(info, "targets") if isinstance(t, dict)]
-    if targets:
-        targets[0]["text"] = answer
-        return targets
-    if not answer:
-        return []
-    return [_message("agent", answer, {}, item, 0)]
+    if "predictions" in raw:
+        info["predictions"] = copy.deepcopy(raw["predictions"])
+    return info

@@ -14,7 +14,6 @@ listed in docs/formats.md.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import json
@@ -33,95 +32,18 @@ from assay.formats.contexts import (
     unix_time,
     write_contexts,
 )
+from assay.formats.dialogue import (
+    derived_metadata,
+    mtrag_collection,
+    mtrag_generator,
+    mtrag_metadata,
+)
 from assay.formats.jsontext import loads, read_text, type_name
+from assay.formats.ragaphene_v1 import REVIEWS, SCHEMA_VERSION, migrate_v1
 
-SCHEMA_VERSION = 2
 SPEAKERS = ("user", "agent")
 TOP_KEYS = ("schema_version", "author", "retriever", "generator", "messages", "status")
 TOP_KEYS_MORE = ("status_history", "comments")
-REVIEWS = ("accepted", "rejected")
-DAY = 86400
-
-
-# ---------------------------------------------------------------- migration v1 → v2
-
-
-def migrate_v1(conversation: dict[str, Any]) -> dict[str, Any]:
-    """A schema-v1 conversation in the v2 shape (RAGAPHENE's own upload migration)."""
-    out = copy.deepcopy(conversation)
-    retriever = out.get("retriever")
-    if isinstance(retriever, dict):
-        connector = retriever.get("connector")
-        if isinstance(connector, dict) and connector.get("name") == "ELSER":
-            connector["name"] = "ElasticSearch"
-        if "parameters" in retriever and "settings" not in retriever:
-            params = retriever.pop("parameters")
-            settings = dict(params) if isinstance(params, dict) else {}
-            syntax = settings.get("query_syntax")
-            if isinstance(syntax, str):
-                with contextlib.suppress(InvalidInput):  # else kept as it was
-                    settings["query_syntax"] = loads(syntax, "query_syntax")
-            project = settings.pop("project", None)
-            if project is None:
-                project = retriever.pop("project", None)
-            if isinstance(project, str) and "templates" not in settings:
-                template = "${" + _text_field(project) + "}"
-                settings["templates"] = {"projection": template, "display": template}
-            retriever["settings"] = settings
-    generator = out.get("generator")
-    if isinstance(generator, dict):
-        lifted = generator.get("settings")
-        settings = dict(lifted) if isinstance(lifted, dict) else {}
-        for key in ("prompt", "parameters"):
-            if key in generator:
-                settings.setdefault(key, generator.pop(key))
-        generator["settings"] = settings
-        generator.setdefault("mode", "completion")
-        connector = generator.get("connector")
-        if isinstance(connector, dict):
-            connector.pop("provider", None)
-    history = [h for h in sub_list(out, "status_history") if isinstance(h, dict)]
-    last = _last_timestamp(out)
-    reviewer, editor = out.pop("reviewer", None), out.pop("editor", None)
-    status = out.get("status")
-    if status in REVIEWS:
-        if not any(h.get("status") == status for h in history):
-            who = reviewer if isinstance(reviewer, str) else out.get("author", "")
-            history.append({"author": who, "status": status, "timestamp": last})
-        out["status"] = "reviewed"
-    if isinstance(editor, str) and editor:
-        reviews = [i for i, h in enumerate(history) if h.get("status") in REVIEWS]
-        first: Any = history[reviews[0]].get("timestamp") if reviews else None
-        when = first - DAY if is_number(first) else last
-        entry = {"author": editor, "status": "edited", "timestamp": when}
-        history.insert(reviews[0] if reviews else len(history), entry)
-    if history or "status_history" in out:
-        out["status_history"] = history
-    out["schema_version"] = SCHEMA_VERSION
-    return out
-
-
-def _text_field(project: str) -> str:
-    """The text field of v1's field map (a JSON object string, or the field name itself)."""
-    try:
-        mapping = json.loads(project)
-    except (ValueError, RecursionError):
-        return project
-    if isinstance(mapping, dict):
-        for key in ("text", "body", "content"):
-            if isinstance(mapping.get(key), str):
-                return str(mapping[key])
-    return project
-
-
-def _last_timestamp(conversation: dict[str, Any]) -> Any:
-    messages = conversation.get("messages")
-    stamps = [
-        m["timestamp"]
-        for m in (messages if isinstance(messages, list) else [])
-        if isinstance(m, dict) and is_number(m.get("timestamp"))
-    ]
-    return max(stamps, default=0)
 
 
 # ---------------------------------------------------------------- reading
@@ -278,17 +200,24 @@ def item_conversation(
     metas = sub_list(info, "messages")
     author = str(kept["author"]) if isinstance(kept.get("author"), str) else item.author
     fallback_time = unix_time(item.updated_at or item.created_at)
+    said = mtrag_metadata(item) if not info else []  # an MTRAG import's authors and times
+    model = mtrag_generator(said)
     messages: list[dict[str, Any]] = []
     edited = False
     for index, turn in enumerate(item.turns):
         meta = metas[index] if index < len(metas) and isinstance(metas[index], dict) else {}
         user_meta, agent_meta = sub_dict(meta, "user"), sub_dict(meta, "agent")
+        recorded = said[index] if index < len(said) else {}
         if turn.query or user_meta:
-            messages.append(_user_message(turn, user_meta, fallback_time))
+            message = _user_message(turn, user_meta, _time(recorded.get("user"), fallback_time))
+            messages.append(_with_metadata(message, recorded.get("user"), author, model))
         if turn.answer or turn.retrieved or turn.evidence or agent_meta:
-            message = _agent_message(turn, agent_meta, doc_ids, author, fallback_time)
+            when = _time(recorded.get("agent"), fallback_time)
+            message = _agent_message(turn, agent_meta, doc_ids, author, when)
             edited = edited or "original_text" in message
-            messages.append(message)
+            messages.append(_with_metadata(message, recorded.get("agent"), author, model))
+    if notes is not None:
+        notes.extend(_refusals(item, messages))
     if any(d.label == "distracting" for t in item.turns for d in t.evidence) and notes is not None:
         notes.append(f"item {item.id}: distracting passages are written as 'no' (not relevant)")
     history = [copy.deepcopy(h) for h in kept.get("status_history") or [] if isinstance(h, dict)]
@@ -297,8 +226,11 @@ def item_conversation(
     for key in ("retriever", "generator"):
         if key in kept:
             out[key] = copy.deepcopy(kept[key])
+    collection = mtrag_collection(item) if not info else None
+    if "retriever" not in out and collection:
+        out["retriever"] = {"collection": {"name": collection}}
     if "generator" not in out:
-        generator = _generator(item)
+        generator = _generator(item) or ({"id": model, "name": model} if model else {})
         if generator:
             out["generator"] = generator
     out["messages"] = messages
@@ -311,7 +243,43 @@ def item_conversation(
     return out
 
 
-def _user_message(turn: TurnRecord, meta: dict[str, Any], when: int) -> dict[str, Any]:
+def _time(metadata: dict[str, Any] | None, fallback: int) -> Any:
+    stamp = (metadata or {}).get("created_at")
+    return stamp if is_number(stamp) else fallback
+
+
+def _with_metadata(
+    message: dict[str, Any], metadata: dict[str, Any] | None, author: str, model: str
+) -> dict[str, Any]:
+    """An MTRAG message's metadata, kept on the message when RAGAPHENE would not derive the
+    same from the conversation's author, generator and the message's timestamp."""
+    if metadata:
+        derived = derived_metadata(message["speaker"], author, model, message["timestamp"])
+        if metadata != derived:
+            message["metadata"] = copy.deepcopy(metadata)
+    return message
+
+
+def _refusals(item: ItemRecord, messages: list[dict[str, Any]]) -> list[str]:
+    """What RAGAPHENE's import would refuse in the written conversation: empty messages and
+    answers without contexts."""
+    found: list[str] = []
+    empty = [i for i, m in enumerate(messages, 1) if not m.get("text")]
+    if empty:
+        found.append(
+            f"item {item.id}: message(s) {', '.join(map(str, empty))} are empty; "
+            "RAGAPHENE's import refuses empty messages"
+        )
+    bare = [i for i, m in enumerate(messages, 1) if m["speaker"] == "agent" and not m["contexts"]]
+    if bare:
+        found.append(
+            f"item {item.id}: answer message(s) {', '.join(map(str, bare))} have no passages; "
+            "RAGAPHENE's import needs contexts on every answer"
+        )
+    return found
+
+
+def _user_message(turn: TurnRecord, meta: dict[str, Any], when: Any) -> dict[str, Any]:
     message: dict[str, Any] = {"speaker": "user", "text": turn.query}
     message["timestamp"] = meta.get("timestamp", when)
     rest = {k: v for k, v in meta.items() if k not in ("timestamp", "has_original_text")}
@@ -326,7 +294,7 @@ def _agent_message(
     meta: dict[str, Any],
     doc_ids: dict[str, str],
     author: str,
-    when: int,
+    when: Any,
 ) -> dict[str, Any]:
     message: dict[str, Any] = {"speaker": "agent", "text": turn.answer}
     message["timestamp"] = meta.get("timestamp", when)
@@ -354,9 +322,19 @@ def _agent_message(
 def _conversation_status(
     item: ItemRecord, kept: dict[str, Any], history: list[dict[str, Any]], edited: bool
 ) -> str:
+    for change in item.status_history:  # each reviewer's latest opinion, as RAGAPHENE keeps
+        if change.status in REVIEWS:
+            history[:] = [
+                h
+                for h in history
+                if not (h.get("author") == change.actor and h.get("status") in REVIEWS)
+            ]
+            history.append(
+                {"author": change.actor, "status": change.status, "timestamp": unix_time(change.at)}
+            )
     if item.status in REVIEWS:
         opinions = [h.get("status") for h in history if h.get("status") in REVIEWS]
-        if not opinions or opinions[-1] != item.status:
+        if not opinions or opinions[-1] != item.status:  # no recorded change says who
             history.append(
                 {
                     "author": item.author,

@@ -28,6 +28,7 @@ from assay.formats import (
     ItemRecord,
     Lazy,
     ProjectInfo,
+    StatusChange,
     TurnRecord,
 )
 from assay.models import Chunking, Document, Project
@@ -162,6 +163,8 @@ def _document_record(ws: Workspace, doc: Document) -> DocumentRecord:
         notes=doc.notes,
         author=doc.author,
         sha256=sha256,
+        created_at=doc.created_at.isoformat(),
+        updated_at=doc.updated_at.isoformat(),
         load=lambda: ws.blobs.get(sha256),
     )
 
@@ -224,6 +227,7 @@ def _item_record(item: ItemRow, mapper: _ChunkMapper) -> ItemRecord:
         author=item.author,
         created_at=item.created_at,
         updated_at=item.updated_at,
+        status_history=[StatusChange(*change) for change in item.status_history],
         turns=[
             TurnRecord(
                 query=t.query,

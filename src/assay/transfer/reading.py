@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from assay.db import as_utc
 from assay.models import Project
-from assay.schema import chunks, documents, evidence, items, turns
+from assay.schema import chunks, documents, events, evidence, items, turns
 from assay.workspace import Workspace
 
 ITEM_BATCH = 1000
@@ -108,6 +108,8 @@ class ItemRow:
     created_at: str
     updated_at: str
     turns: list[TurnRow]
+    status_history: list[tuple[str, str, str]]
+    """``(status, actor, ISO time)`` of each recorded status change, oldest first."""
 
 
 def item_ids(ws: Workspace, project: Project, statuses: Sequence[str] | None) -> list[str]:
@@ -196,6 +198,25 @@ def _item_batch(conn: sa.Connection, batch: list[str]) -> list[ItemRow]:
         .where(turns.c.item_id.in_(batch))
         .order_by(evidence.c.turn_id, evidence.c.ordinal),
     )
+    history_rows = _driver_rows(
+        conn,
+        sa.select(events.c.item_id, _text(events.c.after), events.c.actor, events.c.at)
+        .select_from(
+            events.join(
+                items,
+                sa.and_(items.c.project_id == events.c.project_id, items.c.id == events.c.item_id),
+            )
+        )
+        .where(items.c.id.in_(batch), events.c.action == "status")
+        .order_by(events.c.item_id, events.c.at, events.c.id),
+    )
+    history: dict[str, list[tuple[str, str, str]]] = {}
+    for item_id, after, actor, at in history_rows:
+        status = (_json(after) or {}).get("status")
+        if isinstance(status, str):
+            history.setdefault(item_id, []).append(
+                (status, actor, stamps.get(at) or _iso(at, stamps))
+            )
     by_turn: dict[int, list[EvidenceRow]] = {}
     for e in ev_rows:
         by_turn.setdefault(e[0], []).append(
@@ -232,6 +253,7 @@ def _item_batch(conn: sa.Connection, batch: list[str]) -> list[ItemRow]:
             created_at=stamps.get(r[7]) or _iso(r[7], stamps),
             updated_at=stamps.get(r[8]) or _iso(r[8], stamps),
             turns=by_item.get(r[0], []),
+            status_history=history.get(r[0], []),
         )
         for r in item_rows
     }
