@@ -301,3 +301,14 @@ def test_eval_keeps_the_old_k_spelling(tmp_path: Path) -> None:
     assert values == {"-k": 0.0, "--top-k": 0.0, "--k": 0.0}  # d1 is cut at depth 1
     whole = json.loads(invoke(*args, "--metric", "R@10", "--json").stdout)["metrics"]["R@10"]
     assert whole == 1.0
+
+
+def test_opening_a_current_workspace_does_not_load_alembic(tmp_path: Path) -> None:
+    home = tmp_path / "ws"
+    assert invoke("--home", str(home), "init").exit_code == 0  # creates it: migrations run
+    code = (
+        "import sys\nfrom assay import open_workspace\n"
+        f"open_workspace({str(home)!r}).close()\nprint('alembic' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
