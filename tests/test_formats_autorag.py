@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -128,7 +129,9 @@ def test_export_of_a_generated_chunking_checks_ids(
     ws: Workspace, project: Project, tmp_path: Path
 ) -> None:
     rich_project(ws, project)
-    get_format("autorag").write(export_bundle(ws, project, chunking="small"), tmp_path / "out")
+    get_format("autorag").write(
+        export_bundle(ws, project, chunking="small"), tmp_path / "out", include_unanswerable=True
+    )
     corpus = pq.read_table(tmp_path / "out" / "corpus.parquet").to_pylist()
     qa = pq.read_table(tmp_path / "out" / "qa.parquet").to_pylist()
     ids = {r["doc_id"] for r in corpus}
@@ -137,6 +140,45 @@ def test_export_of_a_generated_chunking_checks_ids(
     assert linked and all(r["start_end_idx"][0] < r["start_end_idx"][1] for r in corpus)
     conversation = [r for r in qa if "<::>" in r["qid"]]
     assert len(conversation) == 2 and conversation[1]["query"] == "Which train class?"
+
+
+def test_questions_without_retrieval_gt_are_left_out_and_listed(
+    ws: Workspace, project: Project, tmp_path: Path
+) -> None:
+    """AutoRAG's loader reads retrieval_gt[0]: a question without one is left out and named;
+    --include-unanswerable writes it (empty) and Assay reads it back as unanswerable."""
+    rich_project(ws, project)
+    fmt = get_format("autorag")
+    notes = fmt.write(export_bundle(ws, project, chunking="small"), tmp_path / "out")
+    qa = pq.read_table(tmp_path / "out" / "qa.parquet").to_pylist()
+    assert qa and all(row["retrieval_gt"] for row in qa)
+    left_out = [n for n in notes if "left out of qa.parquet" in n]
+    assert len(left_out) == 2
+    assert any("<::>2: no passage, so no retrieval_gt" in n for n in left_out)
+    assert any(": unanswerable, so no retrieval_gt" in n for n in left_out)
+    notes = fmt.write(
+        export_bundle(ws, project, chunking="small"), tmp_path / "all", include_unanswerable=True
+    )
+    assert not [n for n in notes if "left out of qa.parquet" in n]
+    qa_all = pq.read_table(tmp_path / "all" / "qa.parquet").to_pylist()
+    assert len(qa_all) == len(qa) + 2
+    report = import_bundle(ws, "again", read(tmp_path / "all"))
+    assert report.count("imported", "item") == len(qa_all)
+
+
+def test_corpus_dates_are_the_documents_own(
+    ws: Workspace, project: Project, tmp_path: Path
+) -> None:
+    """Documents that did not come from AutoRAG carry when they last changed."""
+    from assay.documents import list_documents
+
+    rich_project(ws, project)
+    get_format("autorag").write(export_bundle(ws, project, chunking="small"), tmp_path / "out")
+    corpus = pq.read_table(tmp_path / "out" / "corpus.parquet").to_pylist()
+    changed = {d.name: d for d in list_documents(ws, project)}
+    stamps = {r["metadata"]["path"]: r["metadata"]["last_modified_datetime"] for r in corpus}
+    assert stamps["policy.txt"] is not None
+    assert stamps["policy.txt"] == changed["policy.txt"].created_at.replace(tzinfo=None)
 
 
 def test_bad_autorag_files(ws: Workspace, project: Project, tmp_path: Path) -> None:
@@ -184,3 +226,36 @@ def test_bad_autorag_files(ws: Workspace, project: Project, tmp_path: Path) -> N
     (folder / "corpus.parquet").unlink()
     with pytest.raises(InvalidInput, match=r"corpus\.parquet: missing"):
         read(folder)
+
+
+def test_cli_export_lists_and_includes_unanswerable(ws: Workspace, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from assay.cli import make_app
+
+    folder = write_dataset(
+        tmp_path / "d",
+        {
+            "qid": ["q1", "q2"],
+            "query": ["Hotel?", "Parking?"],
+            "retrieval_gt": [[["c1"]], []],
+            "generation_gt": [["140 euros"], ["not said"]],
+        },
+        CORPUS,
+    )
+    home = ["--home", str(ws.settings.home)]
+    runner = CliRunner()
+    assert (
+        runner.invoke(make_app(), [*home, "import", "autorag", str(folder), "-p", "a"]).exit_code
+        == 0
+    )
+    out = tmp_path / "out"
+    args = [*home, "export", "autorag", str(out), "-p", "a", "--status", "all", "--json"]
+    result = runner.invoke(make_app(), args)
+    assert result.exit_code == 0, result.output
+    (note,) = json.loads(result.output)["notes"]
+    assert note.startswith("item q2: unanswerable") and "left out of qa.parquet" in note
+    assert pq.read_table(out / "qa.parquet").column("qid").to_pylist() == ["q1"]
+    result = runner.invoke(make_app(), [*args, "--include-unanswerable"])
+    assert json.loads(result.output)["notes"] == []
+    assert pq.read_table(out / "qa.parquet").column("qid").to_pylist() == ["q1", "q2"]

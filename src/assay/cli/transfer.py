@@ -183,6 +183,12 @@ def export_command(
         "--allow-empty",
         help="Write the export even when it holds no item (e.g. only the corpus).",
     ),
+    include_unanswerable: bool = typer.Option(
+        False,
+        "--include-unanswerable",
+        help="AutoRAG: also write questions without retrieval_gt (AutoRAG's own loader "
+        "refuses them, so they are left out and listed by default).",
+    ),
     as_json: bool = JsonOption,
 ) -> None:
     """Export a project's documents, chunks and gold items in a format.
@@ -219,7 +225,11 @@ def export_command(
                     yield item
 
             bundle.items = Lazy(counting)
-            options = {"chunking": bundle.target_chunking} if bundle.target_chunking else {}
+            options: dict[str, object] = {}
+            if bundle.target_chunking:
+                options["chunking"] = bundle.target_chunking
+            if include_unanswerable:
+                options["include_unanswerable"] = True
             notes = spec.write(bundle, path, **options)
         return counted[0], notes, scope
 
