@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from assay.annotation import get_item
+from assay.annotation import get_item, list_items
 from assay.errors import InvalidInput
 from assay.formats import get_format
 from assay.formats.ragold import read
@@ -48,6 +48,8 @@ def check_ragold_schema(data: dict[str, Any]) -> None:
             assert isinstance(doc[key], str)
     iso = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
     assert iso.match(data["createdAt"])
+    for doc in data["documents"].values():  # the documents' own dates, not ""
+        assert iso.match(doc["createdAt"]) and iso.match(doc["updatedAt"])
 
 
 def test_export_passes_ragold_schema(ws: Workspace, project: Project, tmp_path: Path) -> None:
@@ -65,6 +67,54 @@ def test_export_passes_ragold_schema(ws: Workspace, project: Project, tmp_path: 
     report = import_bundle(ws, "back", read(tmp_path / "r.zip"))
     assert report.count("skipped") == 0
     assert counts(ws, "back")[:2] == (2, 3)
+
+
+def test_or_groups_are_named_and_come_back(ws: Workspace, project: Project, tmp_path: Path) -> None:
+    """RAGold has no alternatives: the export says so per item and keeps the groups in an
+    extra key that RAGold ignores and our import reads back."""
+    rich_project(ws, project)
+    notes = get_format("ragold").write(export_bundle(ws, project), tmp_path / "r.zip")
+    grouped = [n for n in notes if "OR groups" in n]
+    assert len(grouped) == 1 and "'relevantGroups'" in grouped[0]
+    with zipfile.ZipFile(tmp_path / "r.zip") as zf:
+        data = json.loads(zf.read("annotations.json"))
+    check_ragold_schema(data)
+    (annotation,) = [a for a in data["annotations"].values() if "relevantGroups" in a]
+    assert annotation["relevantGroups"] == [[0, 1], [2]]
+    assert len(annotation["relevantChunks"]) == 3
+    import_bundle(ws, "back", read(tmp_path / "r.zip"))
+    back = get_project(ws, "back")
+    grouping = []
+    for summary in list_items(ws, back, limit=10)[1]:
+        for turn in get_item(ws, back, summary.id).turns:
+            groups: dict[int | None, set[str]] = {}
+            for e in turn.evidence:
+                if e.label == "relevant":
+                    groups.setdefault(e.group, set()).add(e.text)
+            grouping.append(sorted(groups.values(), key=len))
+    assert [
+        {"Taxis only at night."},
+        {"Hotels are refunded up to 140 euros per night.", "30 days of paid leave"},
+    ] in grouping
+
+
+def test_bad_relevant_groups_are_refused(tmp_path: Path) -> None:
+    chunks = [{"content": "Hotels.", "documentId": DOC_A}]
+    for groups, message in (
+        ("x", "must be a list"),
+        ([[0], [0]], "position 0 is not a relevant chunk or is in two groups"),
+        ([[3]], "position 3"),
+        ([["0"]], "whole numbers"),
+    ):
+        data = {
+            "annotations": {
+                ANN: {"query": "q", "relevantChunks": chunks, "relevantGroups": groups}
+            },
+            "documents": {DOC_A: {"name": "a.txt"}},
+        }
+        path = ragold_zip(tmp_path / "g.zip", data, {f"files/{DOC_A}/a.txt": b"Hotels."})
+        with pytest.raises(InvalidInput, match=f"relevantGroups.*{message}"):
+            read(path)
 
 
 def ragold_zip(path: Path, data: dict[str, Any], files: dict[str, bytes]) -> Path:

@@ -5,7 +5,8 @@ Reading accepts v2 and v1 like RAGold's loose schema (missing fields take defaul
 keys are kept and written back); v1's ``description``/``filename`` are read as ``notes`` and
 ``name``. A file with a version above 2 is refused with RAGold's own reason. Chunk texts carry
 no offsets: the import locates them in their document and keeps what it cannot find as
-unverified evidence.
+unverified evidence. RAGold has no alternatives (OR groups): the writer names every item that
+has them and keeps the groups in an extra ``relevantGroups`` key that the reader takes back.
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ ANNOTATION_KEYS = (
     "updatedAt",
 )
 DOCUMENT_KEYS = ("name", "size", "notes", "createdAt", "updatedAt")
+GROUPS_KEY = "relevantGroups"
+"""Written by Assay when passages are alternatives: positions in ``relevantChunks`` grouped
+(any one of a group suffices, every group is needed). RAGold keeps and ignores it."""
 RECORDS = ("annotations", "documents")
 """Top-level objects keyed by record id (uuid): a repeated key is a repeated record."""
 
@@ -149,7 +153,9 @@ def _documents(
     return found
 
 
-def _chunks(annotation: dict[str, Any], key: str, label: str, where: str) -> list[EvidenceRecord]:
+def _chunks(
+    annotation: dict[str, Any], key: str, label: str, where: str, keep_blank: bool = False
+) -> list[EvidenceRecord]:
     found: list[EvidenceRecord] = []
     for index, value in enumerate(field_list(annotation, key, where), 1):
         here = f"{where}, {key}[{index}]"
@@ -158,16 +164,18 @@ def _chunks(annotation: dict[str, Any], key: str, label: str, where: str) -> lis
         doc_id = chunk.get("documentId")
         if doc_id is not None and not isinstance(doc_id, str):
             raise InvalidInput(f"{here}: field 'documentId' must be a string")
-        if content.strip():  # RAGold drops blank chunks on save
+        if content.strip() or keep_blank:  # RAGold drops blank chunks on save
             found.append(EvidenceRecord(doc_ref=doc_id or None, text=content, label=label))
     return found
 
 
 def _item(key: str, value: Any, where: str) -> ItemRecord:
     annotation = as_object(value, where)
-    evidence = _chunks(annotation, "relevantChunks", "relevant", where)
+    relevant = _chunks(annotation, "relevantChunks", "relevant", where, keep_blank=True)
+    _read_groups(annotation, relevant, where)
+    evidence = [e for e in relevant if e.text.strip()]  # RAGold drops blank chunks on save
     evidence += _chunks(annotation, "distractingChunks", "distracting", where)
-    unknown = {k: v for k, v in annotation.items() if k not in ANNOTATION_KEYS}
+    unknown = {k: v for k, v in annotation.items() if k not in (*ANNOTATION_KEYS, GROUPS_KEY)}
     ragold = {
         "createdAt": field_str(annotation, "createdAt", where),
         "updatedAt": field_str(annotation, "updatedAt", where),
@@ -226,8 +234,8 @@ def write(bundle: Bundle, path: Path, **_: Any) -> list[str]:
                 "name": name,
                 "size": len(data),
                 "notes": doc.notes,
-                "createdAt": str(info.get("createdAt", "")),
-                "updatedAt": str(info.get("updatedAt", "")),
+                "createdAt": str(info.get("createdAt") or iso_ms(doc.created_at)),
+                "updatedAt": str(info.get("updatedAt") or iso_ms(doc.updated_at)),
             }
             zf.writestr(zip_entry(f"files/{key}/{name}"), data)
         annotations: dict[str, Any] = {}
@@ -238,6 +246,12 @@ def write(bundle: Bundle, path: Path, **_: Any) -> list[str]:
             annotation = _annotation(item, uuids)
             annotations[source_id(item)] = annotation
             dropped = annotation.pop("_dropped")
+            if GROUPS_KEY in annotation:
+                notes.append(
+                    f"item {item.id}: RAGold has no alternatives (OR groups); its relevant "
+                    f"chunks read as all needed there, the groups are kept in {GROUPS_KEY!r} "
+                    "(Assay reads them back)"
+                )
             if dropped:
                 notes.append(
                     f"item {item.id}: {dropped} passage(s) without a document left out "
@@ -275,17 +289,47 @@ def _annotation(item: ItemRecord, uuids: dict[str, str]) -> dict[str, Any]:
     unknown = sub_dict(info, "unknown")
     kept = [e for e in turn.evidence if e.text.strip() and e.doc_ref in uuids]
     dropped = sum(1 for e in turn.evidence if e.text.strip() and e.doc_ref not in uuids)
+    relevant = [e for e in kept if e.label == "relevant" and turn.query_type != "unanswerable"]
+    groups = or_groups(relevant)
     return {
         "_dropped": dropped,
-        **{k: v for k, v in unknown.items() if k not in ANNOTATION_KEYS},
+        **{k: v for k, v in unknown.items() if k not in (*ANNOTATION_KEYS, GROUPS_KEY)},
         "query": turn.query,
         "queryType": turn.query_type,
-        "relevantChunks": [
-            chunk(e) for e in kept if e.label == "relevant" and turn.query_type != "unanswerable"
-        ],
+        "relevantChunks": [chunk(e) for e in relevant],
         "distractingChunks": [chunk(e) for e in kept if e.label == "distracting"],
         "response": turn.answer,
         "notes": item.notes,
         "createdAt": str(info.get("createdAt") or iso_ms(item.created_at)),
         "updatedAt": str(info.get("updatedAt") or iso_ms(item.updated_at)),
+        **({GROUPS_KEY: groups} if any(len(g) > 1 for g in groups) else {}),
     }
+
+
+def or_groups(relevant: list[EvidenceRecord]) -> list[list[int]]:
+    """Positions in ``relevantChunks`` grouped: one group per group number (alternatives),
+    a passage without a number is a group of its own."""
+    groups: dict[object, list[int]] = {}
+    for index, ev in enumerate(relevant):
+        groups.setdefault(ev.group if ev.group else ("single", index), []).append(index)
+    return list(groups.values())
+
+
+def _read_groups(annotation: dict[str, Any], relevant: list[EvidenceRecord], where: str) -> None:
+    """Group numbers from the ``relevantGroups`` an Assay export wrote (RAGold ignores it)."""
+    if GROUPS_KEY not in annotation:
+        return
+    here = f"{where}, field {GROUPS_KEY!r}"
+    seen: set[int] = set()
+    for number, members in enumerate(field_list(annotation, GROUPS_KEY, where), 1):
+        if not isinstance(members, list):
+            raise InvalidInput(f"{here}: each group must be a list of positions")
+        for index in members:
+            if isinstance(index, bool) or not isinstance(index, int):
+                raise InvalidInput(f"{here}: positions must be whole numbers")
+            if not 0 <= index < len(relevant) or index in seen:
+                raise InvalidInput(
+                    f"{here}: position {index} is not a relevant chunk or is in two groups"
+                )
+            seen.add(index)
+            relevant[index].group = number
