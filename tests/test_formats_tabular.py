@@ -130,3 +130,30 @@ def test_csv_cells_never_start_a_formula_and_read_back_exactly(tmp_path: Path) -
         assert not written.startswith(("=", "+", "-", "@")), text
         assert unguard(written) == text
     assert unguard("'hello") == "'hello"  # a spreadsheet's own apostrophe stays
+
+
+def test_hf_document_without_text_comes_back(
+    ws: Workspace, project: Project, tmp_path: Path
+) -> None:
+    """A document without text (a scanned PDF) is exported and imported back."""
+    import io
+
+    from pypdf import PdfWriter
+
+    from assay.documents import list_documents
+    from assay.ingest import ingest_bytes
+
+    rich_project(ws, project)
+    blank = PdfWriter()
+    blank.add_blank_page(200, 200)
+    scan = io.BytesIO()
+    blank.write(scan)
+    assert ingest_bytes(ws, project, "scan.pdf", scan.getvalue()).text == ""
+    folder = tmp_path / "hf"
+    get_format("hf").write(export_bundle(ws, project, chunking="paragraphs"), folder)
+    bundle = get_format("hf").read(folder)
+    assert bundle.issues == []
+    report = import_bundle(ws, "from-hf", bundle)
+    assert report.count("skipped") == 0
+    names = {d.name: d.chars for d in list_documents(ws, get_project(ws, "from-hf"))}
+    assert names.get("scan.pdf") == 0 and len(names) == 3

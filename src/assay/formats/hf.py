@@ -7,7 +7,8 @@ offline.
 ``alternatives``, ``query_type``, ``retrieval_gt`` as groups of chunk ids of the chosen
 chunking, ``relevant``/``distracting`` passages with ``doc_id``, offsets and text) and
 ``turns``, all turns as JSON (what the reader uses, so nothing is lost). ``documents``:
-``doc_id, name, text, metadata`` (JSON).
+``doc_id, name, text, metadata`` (JSON), and ``original``: the file's bytes for a document
+without text (a scan), so it comes back as the same document; null otherwise.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def _schemas(pa: Any) -> tuple[Any, Any]:
             ("name", pa.string()),
             ("text", pa.string()),
             ("metadata", pa.string()),
+            ("original", pa.binary()),
         ]
     )
     return items, documents
@@ -89,7 +91,8 @@ def card(bundle: Bundle) -> str:
         "question type, and evidence: `relevant` and `distracting` passages as character "
         "offsets into `documents.text`; `retrieval_gt` lists groups of chunk ids (every group "
         "is needed, any id within a group suffices). `turns` holds all turns as JSON.\n"
-        "- `documents`: the documents' ids, names and extracted text.\n"
+        "- `documents`: the documents' ids, names and extracted text (`original` holds the "
+        "file of a document without text).\n"
     )
 
 
@@ -109,6 +112,7 @@ def write(bundle: Bundle, path: Path, *, chunking: str | None = None, **_: Any) 
                     "name": doc.name,
                     "text": doc.text or "",
                     "metadata": dumps_line(doc.metadata),
+                    "original": None if (doc.text or "").strip() else doc.original(),
                 }
             )
             if len(batch) >= ROW_GROUP:
@@ -231,8 +235,12 @@ def _documents(path: Path, issues: list[Issue]) -> list[DocumentRecord]:
         metadata = loads(_string(row, "metadata", where) or "{}", f"{where}, field 'metadata'")
         if not isinstance(metadata, dict):
             raise InvalidInput(f"{where}: field 'metadata' must be a JSON object")
+        original = row.get("original")
         if not text.strip():
-            issues.append(Issue(where, "field 'text' is empty"))
+            if not isinstance(original, bytes) or not original:
+                issues.append(Issue(where, "field 'text' is empty and there is no 'original'"))
+                continue
+            found.append(DocumentRecord(ref=doc_id, name=name, data=original, metadata=metadata))
             continue
         found.append(
             DocumentRecord(
