@@ -346,21 +346,21 @@ def migrate_v1_shape(conversation: dict[str, Any]) -> dict[str, Any]:
     return v1
 
 
-def test_status_changes_are_credited_to_who_made_them(ws: Workspace, tmp_path: Path) -> None:
+def test_status_changes_are_credited_to_who_made_them(any_ws: Workspace, tmp_path: Path) -> None:
     """The review history names the reviewer (from the project's history), not the author;
     a reviewer's later opinion replaces their earlier one, as RAGAPHENE keeps it."""
     from assay.annotation import set_status
 
     source = tmp_path / "rich.json"
     source.write_text(json.dumps(rich_conversation()))
-    import_bundle(ws, "p", read(source))
-    project = get_project(ws, "p")
-    item = get_item(ws, project, list_items(ws, project, limit=1)[1][0].id)
-    item = set_status(ws, project, item.id, "rejected", item.version, actor="rev")
-    item = set_status(ws, project, item.id, "accepted", item.version, actor="rev")
-    item = set_status(ws, project, item.id, "accepted", item.version, actor="lead")
+    import_bundle(any_ws, "p", read(source))
+    project = get_project(any_ws, "p")
+    item = get_item(any_ws, project, list_items(any_ws, project, limit=1)[1][0].id)
+    item = set_status(any_ws, project, item.id, "rejected", item.version, actor="rev")
+    item = set_status(any_ws, project, item.id, "accepted", item.version, actor="rev")
+    item = set_status(any_ws, project, item.id, "accepted", item.version, actor="lead")
     out = tmp_path / "out.json"
-    get_format("ragaphene").write(export_bundle(ws, project), out)
+    get_format("ragaphene").write(export_bundle(any_ws, project), out)
     written = json.loads(out.read_text())
     assert written["author"] == "ann" and written["status"] == "reviewed"
     reviews = [h for h in written["status_history"] if h["status"] in ("accepted", "rejected")]
