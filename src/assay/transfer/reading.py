@@ -138,13 +138,40 @@ def status_counts(ws: Workspace, project: Project) -> dict[str, int]:
 
 def iter_item_rows(ws: Workspace, ids: Sequence[str]) -> Iterator[ItemRow]:
     """The items of ``ids`` in that order with their turns and evidence, in batches."""
+    with ws.engine.connect() as conn:  # most workspaces record no status change: skip the query
+        changes = conn.scalar(sa.select(events.c.id).where(events.c.action == "status").limit(1))
     for offset in range(0, len(ids), ITEM_BATCH):
         batch = list(ids[offset : offset + ITEM_BATCH])
         with ws.engine.connect() as conn:
-            yield from _item_batch(conn, batch)
+            yield from _item_batch(conn, batch, with_history=changes is not None)
 
 
-def _item_batch(conn: sa.Connection, batch: list[str]) -> list[ItemRow]:
+def _status_history(conn: sa.Connection, batch: list[str]) -> dict[str, list[tuple[str, str, str]]]:
+    """Per item, ``(status, actor, ISO time)`` of each recorded status change, oldest first."""
+    stamps: dict[Any, str] = {}
+    rows = _driver_rows(
+        conn,
+        sa.select(events.c.item_id, _text(events.c.after), events.c.actor, events.c.at)
+        .select_from(
+            events.join(
+                items,
+                sa.and_(items.c.project_id == events.c.project_id, items.c.id == events.c.item_id),
+            )
+        )
+        .where(items.c.id.in_(batch), events.c.action == "status")
+        .order_by(events.c.item_id, events.c.at, events.c.id),
+    )
+    history: dict[str, list[tuple[str, str, str]]] = {}
+    for item_id, after, actor, at in rows:
+        status = (_json(after) or {}).get("status")
+        if isinstance(status, str):
+            history.setdefault(item_id, []).append(
+                (status, actor, stamps.get(at) or _iso(at, stamps))
+            )
+    return history
+
+
+def _item_batch(conn: sa.Connection, batch: list[str], *, with_history: bool) -> list[ItemRow]:
     stamps: dict[Any, str] = {}
     item_rows = _driver_rows(
         conn,
@@ -198,25 +225,7 @@ def _item_batch(conn: sa.Connection, batch: list[str]) -> list[ItemRow]:
         .where(turns.c.item_id.in_(batch))
         .order_by(evidence.c.turn_id, evidence.c.ordinal),
     )
-    history_rows = _driver_rows(
-        conn,
-        sa.select(events.c.item_id, _text(events.c.after), events.c.actor, events.c.at)
-        .select_from(
-            events.join(
-                items,
-                sa.and_(items.c.project_id == events.c.project_id, items.c.id == events.c.item_id),
-            )
-        )
-        .where(items.c.id.in_(batch), events.c.action == "status")
-        .order_by(events.c.item_id, events.c.at, events.c.id),
-    )
-    history: dict[str, list[tuple[str, str, str]]] = {}
-    for item_id, after, actor, at in history_rows:
-        status = (_json(after) or {}).get("status")
-        if isinstance(status, str):
-            history.setdefault(item_id, []).append(
-                (status, actor, stamps.get(at) or _iso(at, stamps))
-            )
+    history = _status_history(conn, batch) if with_history else {}
     by_turn: dict[int, list[EvidenceRow]] = {}
     for e in ev_rows:
         by_turn.setdefault(e[0], []).append(
