@@ -9,7 +9,9 @@ from pathlib import Path
 import ir_measures
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
+from assay.cli import make_app
 from assay.errors import InvalidInput
 from assay.formats import get_format
 from assay.formats.beir import read
@@ -130,3 +132,23 @@ def test_bad_beir_and_trec_files(ws: Workspace, project: Project, tmp_path: Path
     bad.write_text("q1 d1\n")
     with pytest.raises(InvalidInput, match="4 columns"):
         get_format("trec").read(bad)
+
+
+def test_cli_import_says_how_to_make_drafts_gold(tmp_path: Path, shared_fixtures: Path) -> None:
+    runner = CliRunner()
+    home = str(tmp_path / "ws")
+    app = make_app()
+    runner.invoke(app, ["--home", home, "init"])
+    beir = str(mtrag_folder(shared_fixtures, tmp_path))
+    plain = runner.invoke(app, ["--home", home, "import", "beir", beir, "-p", "b"])
+    assert plain.exit_code == 0, plain.output
+    assert "--status accepted" in plain.output
+    gold = runner.invoke(
+        app, ["--home", home, "import", "beir", beir, "-p", "g", "--status", "accepted"]
+    )
+    assert gold.exit_code == 0, gold.output
+    exported = runner.invoke(
+        app, ["--home", home, "export", "trec", str(tmp_path / "q.tsv"), "-p", "g", "--json"]
+    )
+    assert exported.exit_code == 0, exported.output
+    assert json.loads(exported.output)["items"] > 0

@@ -154,7 +154,7 @@ def test_bleu_without_sacrebleu_names_the_extra(monkeypatch: pytest.MonkeyPatch)
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", refuse_sacrebleu)
-    with pytest.raises(BackendUnavailable, match=r"pip install 'assay\[eval\]'"):
+    with pytest.raises(BackendUnavailable, match=r"pip install -e '\.\[eval\]'"):
         bleu("a", "a")
 
 

@@ -316,6 +316,20 @@ def test_cli_import_and_export(tmp_path: Path, shared_fixtures: Path) -> None:
     assert bad_status.exit_code == 1
 
 
+def test_import_status_gives_every_item_that_status(any_ws: Workspace) -> None:
+    """A gold set reviewed elsewhere (BEIR has no status) can come in as accepted gold."""
+    report = import_bundle(any_ws, "gold", many_items(3), status="accepted")
+    assert report.summary()["item"]["imported"] == 3
+    _, rows = list_items(any_ws, get_project(any_ws, "gold"))
+    assert sorted(r.status for r in rows) == ["accepted"] * 3
+    import_bundle(any_ws, "kept", many_items(2))
+    _, rows = list_items(any_ws, get_project(any_ws, "kept"))
+    assert [r.status for r in rows] == ["draft", "draft"]
+    with pytest.raises(InvalidInput, match="unknown status 'gold'"):
+        import_bundle(any_ws, "other", many_items(1), status="gold")
+    assert "other" not in {p.name for p in list_projects(any_ws)}
+
+
 # ---------------------------------------------------------------- batches and the import lock
 
 

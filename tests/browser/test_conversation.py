@@ -151,6 +151,8 @@ def test_three_turn_conversation_survives_a_reload(
     # RAGAPHENE JSON out of the page, into a new project through the page, and back out: equal.
     page.goto(server.url + "/projects/demo/transfer")
     page.locator("#export").get_by_label("Format").select_option("ragaphene")
+    # the conversation is still a draft; exports take accepted items unless told otherwise
+    page.locator("#export").get_by_label("Draft").check()
     page.get_by_role("button", name="Start the export").click()
     link = page.locator("#export-download")
     expect(link).to_be_visible(timeout=20_000)

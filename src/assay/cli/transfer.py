@@ -76,6 +76,15 @@ def import_command(
         "--lenient",
         help="Skip bad records and report them instead of refusing the whole file.",
     ),
+    status: str = typer.Option(
+        None,
+        "--status",
+        metavar="STATUS",
+        help="Give every imported item this review status (draft, submitted, accepted, "
+        "rejected), e.g. accepted for a gold set reviewed elsewhere. By default items keep "
+        "the file's status, draft where the format has none (BEIR, TREC, AutoRAG, MTRAG).",
+        show_default=False,
+    ),
     as_json: bool = JsonOption,
 ) -> None:
     """Import a dataset into a project, in one transaction.
@@ -100,7 +109,13 @@ def import_command(
                 bar.update(task, description=f"Importing {stage}", completed=done, total=total)
 
             report = import_bundle(
-                ws, target, bundle, replace=replace, lenient=lenient, progress=advance
+                ws,
+                target,
+                bundle,
+                replace=replace,
+                lenient=lenient,
+                progress=advance,
+                status=status,
             )
             index_task = bar.add_task("Indexing", total=None)
             sync_project(
@@ -115,6 +130,14 @@ def import_command(
         print_json({"project": report.project, "summary": report.summary(), **_details(report)})
     else:
         _print_report(report)
+        if status is None and report.summary().get("item", {}).get("imported"):
+            console().print(
+                "Items keep the file's review status (draft where the format has none); "
+                "export and eval use accepted items: review them, or import with "
+                "--status accepted for a gold set reviewed elsewhere.",
+                style="dim",
+                markup=False,
+            )
     if report.count("skipped"):
         raise typer.Exit(2)
 

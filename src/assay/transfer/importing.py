@@ -18,12 +18,13 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from dataclasses import replace as with_fields
 from typing import Any, cast
 
 from pydantic import ValidationError
 
 from assay.anchoring import EvidenceIn, locate
-from assay.annotation import ItemIn, TurnIn, create_item, get_item
+from assay.annotation import STATUSES, ItemIn, TurnIn, create_item, get_item
 from assay.chunkings import (
     IMPORTED,
     create_chunking,
@@ -80,8 +81,15 @@ def import_bundle(
     lenient: bool = False,
     progress: Progress | None = None,
     batching: BatchPolicy | None = None,
+    status: str | None = None,
 ) -> ImportReport:
-    """Put a Bundle into a project (created when a name is given that does not exist)."""
+    """Put a Bundle into a project (created when a name is given that does not exist).
+
+    ``status`` gives every imported item that review status, for gold sets reviewed
+    elsewhere; by default items keep the file's status (``draft`` where the format has none).
+    """
+    if status is not None and status not in STATUSES:
+        raise InvalidInput(f"unknown status {status!r}; choose one of: {', '.join(STATUSES)}")
     name = project.name if isinstance(project, Project) else project.strip()
     report = ImportReport(project=name)
     problems = [i for i in bundle.issues if i.severity == "error"]
@@ -93,7 +101,7 @@ def import_bundle(
         status = "skipped" if issue.severity == "error" else "flagged"
         report.add("record", issue.where, status, issue.message)
     documents = list(bundle.documents)
-    items = list(bundle.items)
+    items = [with_fields(i, status=status) if status else i for i in bundle.items]
     with batched(ws, batching or BatchPolicy()) as (tws, batches):
         target, fresh, replaced = _target_project(tws, batches, name, bundle.project, replace)
         report.project = replaced.name if replaced else target.name
