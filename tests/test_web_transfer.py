@@ -166,6 +166,27 @@ def test_import_job_reports_what_it_did(
     assert {n["status"] for n in report["noted"]} <= {"skipped", "flagged"}
 
 
+def test_import_can_give_every_item_a_review_status(
+    client: TestClient, ws: Workspace, project: Project, tmp_path: Path
+) -> None:
+    data = native_file(ws, project, tmp_path)
+    started = client.post(
+        "/api/projects/test/transfer/imports",
+        files={"file": ("export.zip", data)},
+        data={"format": "native", "project": "gold", "status": "accepted"},
+    )
+    assert wait(client, started.json())["state"] == "done"
+    _, rows = list_items(ws, get_project(ws, "gold"))
+    assert [r.status for r in rows] == ["accepted"]
+    refused = client.post(
+        "/api/projects/test/transfer/imports",
+        files={"file": ("export.zip", data)},
+        data={"format": "native", "project": "other", "status": "golden"},
+    )
+    assert refused.status_code == 422
+    assert "unknown status 'golden'" in refused.json()["detail"]
+
+
 def test_bad_files_fail_clearly_and_change_nothing(
     client: TestClient, ws: Workspace, project: Project
 ) -> None:

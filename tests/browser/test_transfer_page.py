@@ -90,10 +90,12 @@ def test_export_download_and_import_into_a_new_project(
     button.click()
     expect(button).to_have_text("Click again within 3 s to replace the project's content")
     expect(button).to_have_text("Start the import", timeout=6000)
+    page.get_by_label("Review status of the imported items").select_option("rejected")
     button.click()
     button.click()
     expect(report).to_contain_text("Imported into “fresh”")
-    assert list_items(ws, get_project(ws, "fresh"))[0] == 1
+    total, rows = list_items(ws, get_project(ws, "fresh"))
+    assert total == 1 and rows[0].status == "rejected"
     assert page.evaluate("window.__xss") is None
 
 

@@ -80,6 +80,12 @@ IMPORT_BODY: dict[str, Any] = {
                         },
                         "lenient": {"type": "boolean"},
                         "replace": {"type": "boolean"},
+                        "status": {
+                            "type": "string",
+                            "enum": ["", "draft", "submitted", "accepted", "rejected"],
+                            "description": "give every imported item this review status; "
+                            "empty keeps the file's (draft where the format has none)",
+                        },
                         "confirm": {
                             "type": "string",
                             "description": "must be 'replace' when replace is true",
@@ -295,13 +301,20 @@ def import_work(
     target: str,
     replace: bool,
     lenient: bool,
+    status: str | None = None,
 ) -> Callable[[Job], None]:
     def work(job: Job) -> None:
         try:
             job.progress("reading", 0, None)
             bundle = spec.read(input_path(spec, upload, upload.parent))
             report = import_bundle(
-                ws, target, bundle, replace=replace, lenient=lenient, progress=job.progress
+                ws,
+                target,
+                bundle,
+                replace=replace,
+                lenient=lenient,
+                progress=job.progress,
+                status=status,
             )
             job.progress("indexing", 0, None)
             sync_quietly(ws, get_project(ws, report.project))
@@ -337,6 +350,11 @@ async def api_import(request: Request, name: str) -> Response:
     spec = get_format(upload.fields.get("format", "").strip())
     replace = upload.fields.get("replace", "").lower() in TRUE
     lenient = upload.fields.get("lenient", "").lower() in TRUE
+    status = upload.fields.get("status", "").strip() or None
+    if status is not None and status not in STATUSES:
+        raise InvalidInput(
+            f"status: unknown status {status!r}; choose one of: {', '.join(STATUSES)}"
+        )
     if replace and upload.fields.get("confirm") != "replace":
         raise InvalidInput(
             "replacing a project's content needs confirmation: send confirm=replace "
@@ -353,7 +371,7 @@ async def api_import(request: Request, name: str) -> Response:
         "import",
         project.name,
         spec.name,
-        import_work(ws, spec, stored, target, replace, lenient),
+        import_work(ws, spec, stored, target, replace, lenient, status),
         paths=shown,
     )
     return JSONResponse(job_json(job), status_code=202)

@@ -262,6 +262,7 @@
       data.append("format", format.value);
       data.append("project", form.elements.project.value);
       data.append("lenient", form.elements.lenient.checked ? "true" : "false");
+      data.append("status", form.elements.status.value);
       data.append("replace", replace.checked ? "true" : "false");
       if (confirmed) data.append("confirm", "replace");
       data.append("file", file.files[0], file.files[0].name);
