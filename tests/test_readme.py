@@ -14,7 +14,8 @@ What the test adds, and only that:
 - ASSAY_PORT is a free port, so a server already on 8765 does not fail the test;
 - `make test` is not run (it would run this suite).
 
-pip needs PyPI (its cache makes repeated runs quick); without it the test is skipped.
+pip needs PyPI (its cache makes repeated runs quick); without it the test is skipped (and
+fails under CI=true, like every missing component).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import missing
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -251,7 +254,7 @@ def serves(line: str) -> bool:
 
 def test_the_readme_works_as_written(tmp_path: Path) -> None:
     if not pypi_reachable():
-        pytest.skip("PyPI is not reachable: the README's pip install lines cannot run")
+        missing("PyPI is not reachable: the README's pip install lines cannot run")
     folder = tmp_path / "assay"
     copy_checkout(folder)
     terminal = Terminal(folder, free_port())
