@@ -1,7 +1,7 @@
 """Protection against cross-site request forgery (double-submit cookie).
 
 Every page sets a random token cookie; every state-changing request must echo it in the
-``X-CSRF-Token`` header (htmx and fetch calls add it, see static/app.js). Another site can
+``X-CSRF-Token`` header (every fetch and upload adds it, see static/app.js). Another site can
 neither read the cookie nor set the header. A request whose ``Origin`` names another site is
 refused outright.
 """

@@ -5,161 +5,54 @@
 (function () {
   "use strict";
 
-  const cfg = JSON.parse(document.getElementById("conv-data").textContent);
-  const M = cfg.messages;
-  const $ = (id) => document.getElementById(id);
-  const api = window.assay.api;
-  const base = "/api/projects/" + encodeURIComponent(cfg.project);
-  const DEBOUNCE_MS = 700;
   const LABELS = ["relevant", "distracting", "irrelevant"];
   const CHECKS = ["faithfulness", "completeness", "style", "appropriateness", "passages", "enrichments", "diversity"];
+  const { api, el, clone, sameSpan, newEvidence, typing } = window.assay;
+  const cfg = window.assay.readJson("conv-data");
+  const t = window.assay.translator(cfg.messages);
+  const $ = (id) => document.getElementById(id);
 
-  function t(key, params) {
-    let text = M[key] || key;
-    for (const [name, value] of Object.entries(params || {})) text = text.split("{" + name + "}").join(String(value));
-    return text;
-  }
-
-  function el(tag, props, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(props || {})) {
-      if (key === "text") node.textContent = value;
-      else if (key === "class") node.className = value;
-      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-      else if (key === "hidden" || key === "disabled") node[key] = Boolean(value);
-      else node.setAttribute(key, value);
-    }
-    for (const child of children) if (child !== null && child !== undefined && child !== false) node.append(child);
-    return node;
-  }
-
-  const clone = (value) => JSON.parse(JSON.stringify(value));
   const blank = () => ({ kind: "conversation", notes: "", origin: "human", extra: {}, turns: [] });
 
-  const state = {
-    id: cfg.item ? cfg.item.id : null,
-    version: cfg.item ? cfg.item.version : 0,
-    status: cfg.item ? cfg.item.status : "draft",
-    data: cfg.input ? clone(cfg.input) : blank(),
-    docs: Object.assign({}, cfg.documents),
-    findings: cfg.findings || [],
+  const state = window.assay.editorState(cfg, blank, {
     vocab: cfg.settings.enrichments,
     overlap: {},        // turn index → overlap result from the server
     active: 0,          // the turn the search panel adds to
-    hits: [],
-    dirty: false, saving: null, failed: false, conflict: null, retries: 0, timer: null,
     streaming: false, lastFailed: null,
     undo: null,         // the answer a taken draft replaced: { turn, answer, original_answer, generation }
-  };
+  });
   state.active = Math.max(0, state.data.turns.length - 1);
 
-  // ------------------------------------------------------------ drafts kept in the browser
+  // ------------------------------------------------------------ saving and conflicts
 
-  const draftKey = (id) => "assay:conv-draft:" + cfg.project + ":" + (id || "new");
-
-  function storeDraft() {
-    if (!state.id) return;
-    try {
-      localStorage.setItem(draftKey(state.id), JSON.stringify({ data: state.data, version: state.version, at: new Date().toISOString() }));
-    } catch (_) { /* storage full or disabled: the server copy still counts */ }
-  }
-  function dropDraft(id) { try { localStorage.removeItem(draftKey(id)); } catch (_) { /* ignore */ } }
-
-  function offerRestore() {
-    let draft = null;
-    try { draft = JSON.parse(localStorage.getItem(draftKey(state.id)) || "null"); } catch (_) { draft = null; }
-    if (!draft || !draft.data || JSON.stringify(draft.data) === JSON.stringify(state.data)) {
-      if (draft) dropDraft(state.id);
-      return;
-    }
-    const when = new Date(draft.at).toLocaleString(document.documentElement.lang);
-    $("restore-text").textContent = t(draft.version < state.version ? "conv.restore.changed" : "conv.restore.found", { time: when });
-    $("restore-banner").hidden = false;
-    $("restore-yes").onclick = () => { state.data = draft.data; $("restore-banner").hidden = true; renderAll(); changed(); };
-    $("restore-no").onclick = () => { dropDraft(state.id); $("restore-banner").hidden = true; };
-  }
-
-  // ------------------------------------------------------------ saving
-
-  function setSaveState(kind, detail) {
-    const box = $("save-state");
-    box.className = "save-state " + kind;
-    box.textContent = t("conv.save." + kind) + (detail ? ": " + detail : "");
-  }
-
-  function changed() {
-    state.dirty = true;
-    storeDraft();
-    if (state.conflict || !state.id) return;
-    setSaveState("pending");
-    clearTimeout(state.timer);
-    state.timer = setTimeout(saveNow, DEBOUNCE_MS);
-  }
-
-  function applySaved(payload) {
-    state.id = payload.item.id;
-    state.version = payload.item.version;
-    state.status = payload.item.status;
-    state.findings = payload.findings;
-    Object.assign(state.docs, payload.documents);
-    $("conv-status").textContent = t("status." + state.status);
-    renderFindings();
-    renderHints();
-  }
-
-  const { saveNow, flush, wireConflictDialog } = window.assay.autosaver(state, {
-    ready: () => Boolean(state.id) && !state.streaming,
-    request: () => api("PUT", base + "/conversations/" + encodeURIComponent(state.id),
-      { version: state.version, item: clone(state.data) }),
-    saved: applySaved,
-    storeDraft,
-    dropDraft,
-    setSaveState,
-    openConflict: (body) => openConflict(body),
-    render: () => renderAll(),
-    draftKey,
-    offerRestore: () => offerRestore(),
-  });
-
-  window.addEventListener("beforeunload", (event) => {
-    if ((state.dirty && state.id) || state.saving || state.conflict || state.streaming) {
-      event.preventDefault();
-      event.returnValue = "";
-    }
-  });
-
-  // ------------------------------------------------------------ conflicts
-
-  function summary(target, data) {
-    target.replaceChildren();
+  function summaryRows(data) {
     const turns = data.turns || [];
     const last = turns[turns.length - 1] || {};
-    const rows = [
+    return [
       ["conv.conflict.turns", String(turns.length)],
       ["conv.turn.question", last.query || "—"],
       ["conv.turn.answer", last.answer || "—"],
       ["conv.conflict.labels", String(turns.reduce((n, tr) => n + (tr.evidence || []).length, 0))],
     ];
-    for (const [key, value] of rows) target.append(el("dt", { text: t(key) }), el("dd", { text: value }));
   }
 
-  function openConflict(body) {
-    state.conflict = body;
-    setSaveState("conflict");
-    summary($("conflict-mine"), state.data);
-    summary($("conflict-theirs"), body.current_input);
-    $("conflict-theirs-meta").textContent = t("conv.conflict.meta", {
-      version: body.current.version, author: body.current.author,
-      time: new Date(body.current.updated_at).toLocaleString(document.documentElement.lang),
-    });
-    if (!$("conflict").open) $("conflict").showModal();
-  }
-
-  wireConflictDialog($("conflict"), $("conflict-mine-button"), $("conflict-theirs-button"));
+  // A conversation is created by its first question (the stream), never by the autosave.
+  const shell = window.assay.editorShell({
+    state, project: cfg.project, messages: cfg.messages, t, prefix: "conv",
+    findings: ["conv.check", "conv.finding"], draftKey: "assay:conv-draft:", statusId: "conv-status",
+    needsId: true,
+    ready: () => Boolean(state.id) && !state.streaming,
+    busy: () => state.streaming,
+    request: () => api("PUT", shell.base + "/conversations/" + encodeURIComponent(state.id),
+      { version: state.version, item: clone(state.data) }),
+    saved: () => { renderFindings(); renderHints(); },
+    render: () => renderAll(),
+    summaryRows,
+    findingParams: (f) => Object.assign({ turn: f.turn }, f.params),
+  });
+  const { changed, flush, saveNow, applySaved } = shell;
 
   // ------------------------------------------------------------ passages of a turn
-
-  const sameSpan = (a, b) => a.doc_id === b.doc_id && a.start === b.start && a.end === b.end;
 
   function passagesOf(tr) {
     // Retrieved contexts in rank order, then evidence the retriever did not bring.
@@ -188,10 +81,7 @@
       if (tr.evidence[at].label === label && p.origin === "retrieved") tr.evidence.splice(at, 1);  // toggle off
       else tr.evidence[at].label = label;
     } else {
-      tr.evidence.push({
-        doc_id: p.doc_id, start: p.start, end: p.end, text: p.text, label: label, grade: null, group: 0,
-        origin: origin || p.origin, anchor: null, author: null, created_at: null,
-      });
+      tr.evidence.push(newEvidence(p, label, 0, origin || p.origin));
     }
     normaliseGroups(tr);
     renderPassages(index);
@@ -375,7 +265,7 @@
     if (!passages.length) { delete state.overlap[index]; return; }
     const relevant = passages.map((p, i) => (labelOf(tr, p) === "relevant" ? i : -1)).filter((i) => i >= 0);
     try {
-      state.overlap[index] = await api("POST", base + "/conversations/overlap",
+      state.overlap[index] = await api("POST", shell.base + "/conversations/overlap",
         { answer: tr.answer || "", passages: passages.map((p) => p.text), support_from: relevant });
     } catch (_) { return; }
     renderPassages(index);
@@ -434,7 +324,7 @@
     if (!(await flush()) || !state.id) return;
     const before = clone(state.data.turns[index]);
     try {
-      const body = await api("POST", base + "/conversations/" + encodeURIComponent(state.id) + "/turns/" + (index + 1)
+      const body = await api("POST", shell.base + "/conversations/" + encodeURIComponent(state.id) + "/turns/" + (index + 1)
         + "/draft/" + action, { version: state.version });
       const server = body.input.turns[index];
       Object.assign(state.data.turns[index], {
@@ -446,7 +336,7 @@
         : null;
       renderAll();
     } catch (err) {
-      if (err.status === 409 && err.body && err.body.current) { state.dirty = true; openConflict(err.body); return; }
+      if (shell.conflictFrom(err)) return;
       window.assay.toast(err.message, "error");
     }
   }
@@ -558,15 +448,7 @@
   // ------------------------------------------------------------ findings and checklist
 
   function renderFindings() {
-    const list = $("findings");
-    list.replaceChildren();
-    if (!state.id) { list.append(el("li", { class: "muted", text: t("conv.check.unsaved") })); return; }
-    if (!state.findings.length) { list.append(el("li", { class: "ok", text: t("conv.check.none") })); return; }
-    for (const f of state.findings) {
-      const key = "conv.finding." + f.code;
-      const text = M[key] ? t(key, Object.assign({ turn: f.turn }, f.params)) : f.message;
-      list.append(el("li", { class: "finding " + f.level }, el("strong", { text: t("conv.check." + f.level) + ": " }), text));
-    }
+    shell.renderFindings();
     updateExport();
   }
 
@@ -626,7 +508,7 @@
   async function saveSettings(body) {
     $("settings-state").textContent = t("conv.settings.saving");
     try {
-      const view = await api("PUT", base + "/conversation-settings", body);
+      const view = await api("PUT", shell.base + "/conversation-settings", body);
       cfg.settings = view;
       state.vocab = view.enrichments;
       $("settings-state").textContent = t("conv.settings.saved");
@@ -693,7 +575,7 @@
       if (!response.ok) {
         let data = null;
         try { data = await response.json(); } catch (_) { data = null; }
-        if (response.status === 409 && data && data.current) { state.dirty = true; openConflict(data); return false; }
+        if (shell.conflictFrom({ status: response.status, body: data })) return false;
         showStreamError((data && data.detail) || response.statusText, null);
         return false;
       }
@@ -706,12 +588,7 @@
           if (index >= state.data.turns.length) state.data.turns.push(clone(server[index]));
           else Object.assign(state.data.turns[index], { retrieved: server[index].retrieved, generation: server[index].generation });
           state.data.extra = Object.assign({}, event.input.extra, state.data.extra);
-          if (wasNew) {
-            const page = "/projects/" + encodeURIComponent(cfg.project) + "/conversations/" + encodeURIComponent(state.id);
-            history.replaceState(null, "", page);
-            const next = document.querySelector('form.lang input[name="next"]');
-            if (next) next.value = page;
-          }
+          if (wasNew) shell.adoptUrl("/projects/" + encodeURIComponent(cfg.project) + "/conversations/" + encodeURIComponent(state.id));
           state.active = index;
           kept = Boolean((state.data.turns[index].answer || "").trim());
           renderAll();
@@ -746,7 +623,7 @@
       $("send-button").disabled = false;
       document.querySelectorAll(".regenerate").forEach((b) => { b.disabled = false; });
       if (!ended) streamState("");
-      if (state.dirty) { setSaveState("pending"); state.timer = setTimeout(saveNow, 50); } else if (state.id) setSaveState("saved");
+      if (state.dirty) { shell.setSaveState("pending"); state.timer = setTimeout(saveNow, 50); } else if (state.id) shell.setSaveState("saved");
     }
   }
 
@@ -756,7 +633,7 @@
     streamState("");
     if (!(await flush())) return;
     const body = { query, rewrite: $("composer-rewrite").value.trim(), retriever: retrieverOverrides() };
-    let url = base + "/conversations";
+    let url = shell.base + "/conversations";
     if (state.id) { url += "/" + encodeURIComponent(state.id) + "/turns"; body.version = state.version; }
     const sent = streamAnswer(url, body, null);
     $("composer-q").value = "";
@@ -774,7 +651,7 @@
     }
     streamState("");
     if (!(await flush()) || !state.id) return;
-    await streamAnswer(base + "/conversations/" + encodeURIComponent(state.id) + "/turns/" + (index + 1) + "/generate",
+    await streamAnswer(shell.base + "/conversations/" + encodeURIComponent(state.id) + "/turns/" + (index + 1) + "/generate",
       { version: state.version, source }, { turn: index, source });
   }
 
@@ -796,7 +673,6 @@
     const tr = state.data.turns[state.active];
     state.hits.forEach((hit) => {
       const label = tr ? labelOf(tr, hit) : null;
-      const name = state.docs[hit.doc_id] || hit.doc_id;
       const add = (kind) => el("button", {
         type: "button", class: "small mark-" + kind, text: t("conv.search.add_" + kind), disabled: !tr,
         "aria-pressed": String(label === kind),
@@ -804,61 +680,19 @@
         onclick: () => markFromSelectionOr(state.active, Object.assign({}, hit, { origin: "searched" }), kind),
       });
       box.append(el("article", { class: "hit" + (label ? " marked-" + label : ""), role: "listitem", tabindex: "-1" },
-        el("div", { class: "hit-meta" },
-          el("span", { class: "rank", text: String(hit.rank) }),
-          el("span", { class: "docname", text: name }),
-          el("span", { class: "muted", text: t("conv.passage.score", { score: hit.score.toFixed(2) }) }),
-          label ? el("span", { class: "badge label-" + label, text: t("items.label." + label) }) : null),
+        shell.hitMeta(hit, label, "conv.passage.score"),
         el("div", { class: "hit-text sel-source", "data-doc-id": hit.doc_id, "data-start": String(hit.start), text: hit.text }),
         el("div", { class: "hit-actions" }, add("relevant"), add("distracting"))));
     });
   }
 
-  async function runSearch() {
-    const query = $("search-q").value.trim();
-    if (!query) return;
-    $("search-state").textContent = t("conv.search.searching");
-    try {
-      const result = await api("GET", base + "/editor/search?" + new URLSearchParams({ q: query, k: "10" }));
-      state.hits = result.hits;
-      Object.assign(state.docs, result.documents);
-      renderHits();
-      $("search-state").textContent = state.hits.length ? t("conv.search.found", { count: state.hits.length }) : t("conv.search.none");
-    } catch (err) {
-      $("search-state").textContent = t("conv.search.failed", { detail: err.message });
-    }
-  }
+  const runSearch = () => shell.search("10", renderHits);
   $("search-form").addEventListener("submit", (e) => { e.preventDefault(); runSearch(); });
 
   // ------------------------------------------------------------ sub-span selections
 
-  const codePoints = (text, utf16) => Array.from(text.slice(0, utf16)).length;
-
-  function selectionSpan() {
-    const selection = window.getSelection();
-    if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return null;
-    const range = selection.getRangeAt(0);
-    const host = (node) => (node.nodeType === 1 ? node : node.parentElement).closest(".sel-source");
-    const source = host(range.startContainer);
-    if (!source || source !== host(range.endContainer) || !source.dataset.docId) return null;
-    const full = source.textContent;
-    const offset = (container, at) => {
-      const before = document.createRange();
-      before.selectNodeContents(source);
-      before.setEnd(container, at);
-      return before.toString().length;
-    };
-    let start = offset(range.startContainer, range.startOffset);
-    let end = offset(range.endContainer, range.endOffset);
-    while (start < end && /\s/.test(full[start])) start += 1;
-    while (end > start && /\s/.test(full[end - 1])) end -= 1;
-    if (start >= end || (start === 0 && end === full.length)) return null;
-    const shift = Number(source.dataset.start || 0);
-    return { doc_id: source.dataset.docId, start: shift + codePoints(full, start), end: shift + codePoints(full, end), text: full.slice(start, end), origin: "selected" };
-  }
-
   function markFromSelectionOr(index, p, label) {
-    const span = selectionSpan();
+    const span = shell.selectionSpan(true);
     if (span) {
       setLabel(index, span, label, "selected");
       window.getSelection().removeAllRanges();
@@ -867,26 +701,14 @@
     setLabel(index, p, label, p.origin === "retrieved" ? "retrieved" : "searched");
   }
 
-  // ------------------------------------------------------------ keys and help
-
-  function toggleHelp(show) {
-    const overlay = $("help-overlay");
-    const open = show === undefined ? overlay.hidden : show;
-    overlay.hidden = !open;
-    if (open) $("help-close").focus();
-  }
-  $("help-button").addEventListener("click", () => toggleHelp(true));
-  $("help-close").addEventListener("click", () => toggleHelp(false));
-
-  const typing = (target) => target instanceof HTMLElement
-    && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+  // ------------------------------------------------------------ keys
 
   document.addEventListener("keydown", (e) => {
     if ((e.ctrlKey || e.metaKey) && e.key === "Enter") {
       if (e.target === $("composer-q") || e.target === $("composer-rewrite")) { e.preventDefault(); send(); }
       return;
     }
-    if (e.key === "Escape") { if (!$("help-overlay").hidden) { toggleHelp(false); e.preventDefault(); } return; }
+    if (e.key === "Escape") { if (shell.closeHelp()) e.preventDefault(); return; }
     if (typing(e.target) || e.ctrlKey || e.metaKey || e.altKey || state.conflict) return;
     const card = e.target instanceof HTMLElement ? e.target.closest(".passage") : null;
     const key = e.key.toLowerCase();
@@ -900,8 +722,7 @@
       e.preventDefault();
       return;
     }
-    if (e.key === "?") { toggleHelp(); e.preventDefault(); }
-    else if (e.key === "/") { $("search-q").focus(); $("search-q").select(); e.preventDefault(); }
+    if (shell.sharedKey(e.key)) e.preventDefault();
   });
 
   // ------------------------------------------------------------ start
@@ -910,7 +731,7 @@
     ? t("conv.generator.offline") : t("conv.generator.model", { model: cfg.generator_label });
   state.data.turns.forEach((tr) => normaliseGroups(tr));
   renderAll();
-  setSaveState(state.id ? "saved" : "idle");
-  if (state.id) offerRestore();
+  shell.setSaveState(state.id ? "saved" : "idle");
+  shell.offerRestore();
   $("composer-q").focus();
 })();

@@ -5,42 +5,15 @@
   "use strict";
 
   const CONFIRM_MS = 3000;
-  let messages = {};
+  const { el } = window.assay;
+  let fmt = window.assay.translator({});
 
-  function fmt(key, params = {}) {
-    return (messages[key] || key).replace(/\{(\w+)\}/g, (m, name) =>
-      name in params ? String(params[name]) : m);
-  }
-
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
-
-  // One multipart request with upload progress; resolves with {status, data} (status 0 when
-  // the connection broke, for example because the server stopped reading an oversized file).
+  // One file as a multipart upload with progress (see window.assay.upload).
   function sendFile(method, url, file, onProgress) {
-    return new Promise((resolve) => {
-      const xhr = new XMLHttpRequest();
-      xhr.open(method, url);
-      xhr.setRequestHeader("X-CSRF-Token", window.assay.csrfToken());
-      xhr.setRequestHeader("Accept", "application/json");
-      xhr.upload.addEventListener("progress", (event) => {
-        if (event.lengthComputable) onProgress(event.loaded / event.total);
-      });
-      xhr.addEventListener("load", () => {
-        let data = null;
-        try { data = JSON.parse(xhr.responseText); } catch (_) { data = { detail: xhr.statusText }; }
-        resolve({ status: xhr.status, data: data || {} });
-      });
-      xhr.addEventListener("error", () => resolve({ status: 0, data: {} }));
-      const form = new FormData();
-      form.append("file", file, file.name);
-      if (file.lastModified) form.append("last_modified", new Date(file.lastModified).toISOString());
-      xhr.send(form);
-    });
+    const form = new FormData();
+    form.append("file", file, file.name);
+    if (file.lastModified) form.append("last_modified", new Date(file.lastModified).toISOString());
+    return window.assay.upload(method, url, form, onProgress);
   }
 
   // ---- upload ---------------------------------------------------------------------------
@@ -53,13 +26,13 @@
 
     function enqueue(files) {
       for (const file of files) {
-        const row = el("li", "upload-item pending");
-        row.append(el("span", "file-name", file.name));
+        const row = el("li", { class: "upload-item pending" });
+        row.append(el("span", { class: "file-name", text: file.name }));
         const bar = el("progress");
         bar.max = 100;
         bar.value = 0;
         bar.setAttribute("aria-label", file.name);
-        row.append(bar, el("span", "file-status", fmt("uploading", { percent: 0 })));
+        row.append(bar, el("span", { class: "file-status", text: fmt("uploading", { percent: 0 }) }));
         list.append(row);
         queue.push({ file, row, bar });
       }
@@ -145,15 +118,15 @@
     const cell = row.querySelector(".doc-name");
     if (cell.querySelector("form")) return;
     const link = cell.querySelector("a");
-    const form = el("form", "rename");
+    const form = el("form", { class: "rename" });
     const input = el("input");
     input.value = row.dataset.name;
     input.required = true;
     input.maxLength = 200;
     input.setAttribute("aria-label", fmt("new_name"));
-    const save = el("button", "small", fmt("save"));
+    const save = el("button", { class: "small", text: fmt("save") });
     save.type = "submit";
-    const cancel = el("button", "small secondary", fmt("cancel"));
+    const cancel = el("button", { class: "small secondary", text: fmt("cancel") });
     cancel.type = "button";
     form.append(input, save, cancel);
     link.hidden = true;
@@ -247,8 +220,7 @@
   }
 
   document.addEventListener("DOMContentLoaded", () => {
-    const source = document.getElementById("doc-messages");
-    messages = source ? JSON.parse(source.textContent) : {};
+    fmt = window.assay.translator(window.assay.readJson("doc-messages"));
     const section = document.getElementById("upload");
     if (section) setupUpload(section);
     const flash = sessionStorage.getItem("assay-flash");

@@ -4,35 +4,10 @@
 (function () {
   "use strict";
 
-  const cfg = JSON.parse(document.getElementById("editor-data").textContent);
-  const M = cfg.messages;
+  const { api, el, clone, sameSpan, newEvidence, typing } = window.assay;
+  const cfg = window.assay.readJson("editor-data");
+  const t = window.assay.translator(cfg.messages);
   const $ = (id) => document.getElementById(id);
-  const api = window.assay.api;
-  const base = "/api/projects/" + encodeURIComponent(cfg.project);
-  const DEBOUNCE_MS = 700;
-
-  function t(key, params) {
-    let text = M[key] || key;
-    for (const [name, value] of Object.entries(params || {})) {
-      text = text.split("{" + name + "}").join(String(value));
-    }
-    return text;
-  }
-
-  function el(tag, props, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(props || {})) {
-      if (key === "text") node.textContent = value;
-      else if (key === "class") node.className = value;
-      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
-      else if (key === "hidden" || key === "disabled") node[key] = Boolean(value);
-      else node.setAttribute(key, value);
-    }
-    for (const child of children) if (child) node.append(child);
-    return node;
-  }
-
-  const clone = (value) => JSON.parse(JSON.stringify(value));
 
   function blankItem() {
     return {
@@ -44,159 +19,47 @@
     };
   }
 
-  const state = {
-    id: cfg.item ? cfg.item.id : null,
-    version: cfg.item ? cfg.item.version : 0,
-    status: cfg.item ? cfg.item.status : "draft",
-    data: cfg.input ? clone(cfg.input) : blankItem(),
-    docs: Object.assign({}, cfg.documents),
-    findings: cfg.findings || [],
-    hits: [],
-    hitIndex: -1,
-    dirty: false,
-    saving: null,       // the promise of the save in flight
-    failed: false,
-    conflict: null,
-    retries: 0,
-    timer: null,
-    searchTouched: false,
-    docView: null,      // {doc_id, name, text}
-  };
+  const state = window.assay.editorState(cfg, blankItem, { hitIndex: -1, searchTouched: false });
   const turn = () => state.data.turns[0];
 
-  // ------------------------------------------------------------ drafts kept in the browser
-
-  const draftKey = (id) => "assay:draft:" + cfg.project + ":" + (id || "new");
-
-  function storeDraft() {
-    try {
-      localStorage.setItem(draftKey(state.id), JSON.stringify(
-        { data: state.data, version: state.version, at: new Date().toISOString() }));
-    } catch (_) { /* storage full or disabled: the server copy still counts */ }
-  }
-
-  function dropDraft(id) {
-    try { localStorage.removeItem(draftKey(id)); } catch (_) { /* ignore */ }
-  }
-
-  function offerRestore() {
-    let draft = null;
-    try { draft = JSON.parse(localStorage.getItem(draftKey(state.id)) || "null"); } catch (_) { draft = null; }
-    if (!draft || !draft.data || JSON.stringify(draft.data) === JSON.stringify(state.data)) {
-      if (draft) dropDraft(state.id);
-      return;
-    }
-    const when = new Date(draft.at).toLocaleString(document.documentElement.lang);
-    const key = draft.version < state.version ? "items.restore.changed" : "items.restore.found";
-    $("restore-text").textContent = t(key, { time: when });
-    $("restore-banner").hidden = false;
-    $("restore-yes").onclick = () => {
-      state.data = draft.data;
-      $("restore-banner").hidden = true;
-      fillForm();
-      changed();
-    };
-    $("restore-no").onclick = () => {
-      dropDraft(state.id);
-      $("restore-banner").hidden = true;
-    };
-  }
-
-  // ------------------------------------------------------------ saving
-
-  function setSaveState(kind, detail) {
-    const box = $("save-state");
-    box.className = "save-state " + kind;
-    box.textContent = t("items.save." + kind) + (detail ? ": " + detail : "");
-  }
-
-  function changed() {
-    state.dirty = true;
-    storeDraft();
-    if (state.conflict) return;
-    setSaveState("pending");
-    clearTimeout(state.timer);
-    state.timer = setTimeout(saveNow, DEBOUNCE_MS);
-  }
-
-  function applySaved(payload) {
-    state.id = payload.item.id;
-    state.version = payload.item.version;
-    state.status = payload.item.status;
-    state.findings = payload.findings;
-    Object.assign(state.docs, payload.documents);
-    $("item-status").textContent = t("status." + state.status);
-    renderFindings();
-  }
+  // ------------------------------------------------------------ saving and conflicts
 
   // The request of one save: the first save of a new item creates it (and its URL).
   function saveRequest() {
     const body = clone(state.data);
     if (state.id) {
-      return api("PUT", base + "/items/" + encodeURIComponent(state.id), { version: state.version, item: body });
+      return api("PUT", shell.base + "/items/" + encodeURIComponent(state.id), { version: state.version, item: body });
     }
-    return api("POST", base + "/items", body).then((payload) => {
-      dropDraft(null);
-      const url = "/projects/" + encodeURIComponent(cfg.project) + "/items/" + encodeURIComponent(payload.item.id);
-      history.replaceState(null, "", url);
-      const next = document.querySelector('form.lang input[name="next"]');
-      if (next) next.value = url;
+    return api("POST", shell.base + "/items", body).then((payload) => {
+      shell.dropDraft(null);
+      shell.adoptUrl("/projects/" + encodeURIComponent(cfg.project) + "/items/" + encodeURIComponent(payload.item.id));
       $("editor-title").textContent = t("items.editor.title");
       return payload;
     });
   }
 
-  const { saveNow, flush, wireConflictDialog } = window.assay.autosaver(state, {
-    ready: () => true,
-    request: saveRequest,
-    saved: applySaved,
-    storeDraft,
-    dropDraft,
-    setSaveState,
-    openConflict: (body) => openConflict(body),
-    render: () => fillForm(),
-    draftKey,
-    offerRestore: () => offerRestore(),
-  });
-
-  window.addEventListener("beforeunload", (event) => {
-    if (state.dirty || state.saving || state.conflict) {
-      event.preventDefault();
-      event.returnValue = "";
-    }
-  });
-
-  // ------------------------------------------------------------ conflicts
-
-  function summary(target, data) {
-    target.replaceChildren();
+  function summaryRows(data) {
     const tr = data.turns[0] || {};
     const relevant = (tr.evidence || []).filter((e) => e.label === "relevant").length;
-    const rows = [
+    return [
       ["items.field.query", tr.query || "—"],
       ["items.field.answer", tr.answer || "—"],
       ["items.conflict.evidence", t("items.conflict.evidence_count",
         { count: (tr.evidence || []).length, relevant: relevant })],
       ["items.field.notes", data.notes || "—"],
     ];
-    for (const [key, value] of rows) target.append(el("dt", { text: t(key) }), el("dd", { text: value }));
   }
 
-  function openConflict(body) {
-    state.conflict = body;
-    setSaveState("conflict");
-    summary($("conflict-mine"), state.data);
-    summary($("conflict-theirs"), body.current_input);
-    $("conflict-theirs-meta").textContent = t("items.conflict.meta", {
-      version: body.current.version,
-      author: body.current.author,
-      time: new Date(body.current.updated_at).toLocaleString(document.documentElement.lang),
-    });
-    const dialog = $("conflict");
-    if (!dialog.open) dialog.showModal();
-  }
-
-  wireConflictDialog($("conflict"), $("conflict-mine-button"), $("conflict-theirs-button"));
+  const shell = window.assay.editorShell({
+    state, project: cfg.project, messages: cfg.messages, t, prefix: "items",
+    findings: ["items.findings", "items.finding"], draftKey: "assay:draft:", statusId: "item-status",
+    ready: () => true,
+    request: saveRequest,
+    saved: () => shell.renderFindings(),
+    render: () => fillForm(),
+    summaryRows,
+  });
+  const { changed, flush, renderFindings } = shell;
 
   // ------------------------------------------------------------ the form
 
@@ -300,8 +163,6 @@
     for (const ev of turn().evidence) if (ev.label !== "relevant") ev.group = 0;
   }
 
-  function sameSpan(a, b) { return a.doc_id === b.doc_id && a.start === b.start && a.end === b.end; }
-
   function addEvidence(ev) {
     if (ev.label === "relevant" && unanswerable()) {
       window.assay.toast(t("items.evidence.no_relevant_unanswerable"), "error");
@@ -316,11 +177,7 @@
       existing.label = ev.label;
       existing.group = ev.label === "relevant" ? nextGroup() : 0;
     } else {
-      turn().evidence.push({
-        doc_id: ev.doc_id, start: ev.start, end: ev.end, text: ev.text, label: ev.label,
-        grade: null, group: ev.label === "relevant" ? nextGroup() : 0, origin: ev.origin,
-        anchor: null, author: null, created_at: null,
-      });
+      turn().evidence.push(newEvidence(ev, ev.label, ev.label === "relevant" ? nextGroup() : 0, ev.origin));
     }
     normaliseGroups();
     renderEvidence();
@@ -418,35 +275,16 @@
 
   // ------------------------------------------------------------ findings
 
-  function renderFindings() {
-    const list = $("findings");
-    list.replaceChildren();
-    if (!state.id) {
-      list.append(el("li", { class: "muted", text: t("items.findings.unsaved") }));
-      return;
-    }
-    if (!state.findings.length) {
-      list.append(el("li", { class: "ok", text: t("items.findings.none") }));
-      return;
-    }
-    for (const f of state.findings) {
-      const key = "items.finding." + f.code;
-      const text = M[key] ? t(key, f.params) : f.message;
-      list.append(el("li", { class: "finding " + f.level },
-        el("strong", { text: t("items.findings." + f.level) + ": " }), text));
-    }
-  }
-
   $("submit-button").addEventListener("click", async () => {
     if (!(await flush())) return;
     try {
-      const payload = await api("POST", base + "/items/" + encodeURIComponent(state.id) + "/status",
+      const payload = await api("POST", shell.base + "/items/" + encodeURIComponent(state.id) + "/status",
         { version: state.version, status: "submitted" });
-      applySaved(payload);
-      setSaveState("submitted");
+      shell.applySaved(payload);
+      shell.setSaveState("submitted");
     } catch (err) {
-      if (err.status === 409 && err.body && err.body.current) { state.dirty = true; openConflict(err.body); return; }
-      setSaveState("error", err.status === 422 ? t("items.submit.missing") : err.message);
+      if (shell.conflictFrom(err)) return;
+      shell.setSaveState("error", err.status === 422 ? t("items.submit.missing") : err.message);
       renderFindings();
       $("findings").scrollIntoView({ block: "nearest" });
     }
@@ -455,7 +293,7 @@
   // ------------------------------------------------------------ search and hits
 
   function markedLabel(hit) {
-    const found = turn().evidence.find((e) => e.doc_id === hit.doc_id && e.start === hit.start && e.end === hit.end);
+    const found = turn().evidence.find((e) => sameSpan(e, hit));
     return found ? found.label : null;
   }
 
@@ -495,11 +333,7 @@
         "data-index": String(index), "aria-label": t("items.hit.aria", { rank: hit.rank, doc: name }),
         onfocus: () => { state.hitIndex = index; markCurrent(); },
       },
-      el("div", { class: "hit-meta" },
-        el("span", { class: "rank", text: String(hit.rank) }),
-        el("span", { class: "docname", text: name }),
-        el("span", { class: "muted", text: t("items.hit.score", { score: hit.score.toFixed(2) }) }),
-        label ? el("span", { class: "badge label-" + label, text: t("items.label." + label) }) : null),
+      shell.hitMeta(hit, label, "items.hit.score"),
       snippet(hit),
       el("details", {}, el("summary", { text: t("items.hit.whole") }), full),
       el("div", { class: "hit-actions" }, markButton("relevant"), markButton("distracting"),
@@ -525,22 +359,11 @@
     if (node) node.scrollIntoView({ block: "nearest" });
   }
 
-  async function runSearch() {
-    const query = $("search-q").value.trim();
-    if (!query) return;
-    $("search-state").textContent = t("items.search.searching");
-    try {
-      const params = new URLSearchParams({ q: query, k: $("search-k").value });
-      const result = await api("GET", base + "/editor/search?" + params);
-      state.hits = result.hits;
-      Object.assign(state.docs, result.documents);
+  function runSearch() {
+    return shell.search($("search-k").value, () => {
       state.hitIndex = state.hits.length ? 0 : -1;
       renderHits();
-      $("search-state").textContent = state.hits.length
-        ? t("items.search.found", { count: state.hits.length }) : t("items.search.none");
-    } catch (err) {
-      $("search-state").textContent = t("items.search.failed", { detail: err.message });
-    }
+    });
   }
 
   $("search-form").addEventListener("submit", (e) => { e.preventDefault(); runSearch(); });
@@ -549,40 +372,8 @@
 
   // ------------------------------------------------------------ selections and the document view
 
-  const codePoints = (text, utf16) => Array.from(text.slice(0, utf16)).length;
-
-  function selectionSpan() {
-    // The selected part of a hit's whole text or of the document view, as document offsets.
-    const selection = window.getSelection();
-    if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return null;
-    const range = selection.getRangeAt(0);
-    const host = (node) => (node.nodeType === 1 ? node : node.parentElement).closest(".sel-source");
-    const source = host(range.startContainer);
-    if (!source || source !== host(range.endContainer)) return null;
-    const full = source.dataset.text !== undefined ? state.docView.text : source.textContent;
-    const offset = (container, at) => {
-      const before = document.createRange();
-      before.selectNodeContents(source);
-      before.setEnd(container, at);
-      return before.toString().length;
-    };
-    let start = offset(range.startContainer, range.startOffset);
-    let end = offset(range.endContainer, range.endOffset);
-    while (start < end && /\s/.test(full[start])) start += 1;
-    while (end > start && /\s/.test(full[end - 1])) end -= 1;
-    if (start >= end) return null;
-    const shift = Number(source.dataset.start || 0);
-    return {
-      doc_id: source.dataset.docId,
-      start: shift + codePoints(full, start),
-      end: shift + codePoints(full, end),
-      text: full.slice(start, end),
-      origin: "selected",
-    };
-  }
-
   function markFromSelectionOr(label, hit) {
-    const span = selectionSpan();
+    const span = shell.selectionSpan(false);
     if (span) {
       addEvidence(Object.assign(span, { label }));
       window.getSelection().removeAllRanges();
@@ -599,14 +390,12 @@
     if (!docId) return;
     const panel = $("doc-panel");
     try {
-      const doc = await api("GET", base + "/documents/" + encodeURIComponent(docId));
-      state.docView = { doc_id: doc.id, name: doc.name, text: doc.text };
+      const doc = await api("GET", shell.base + "/documents/" + encodeURIComponent(docId));
       state.docs[doc.id] = doc.name;
       $("doc-title").textContent = doc.name;
       const pre = $("doc-text");
       pre.dataset.docId = doc.id;
       pre.dataset.start = "0";
-      pre.dataset.text = "";
       pre.classList.add("sel-source");
       pre.replaceChildren();
       const chars = Array.from(doc.text);   // offsets count code points
@@ -624,7 +413,6 @@
 
   function closeDocument() {
     $("doc-panel").hidden = true;
-    state.docView = null;
   }
 
   $("doc-close").addEventListener("click", closeDocument);
@@ -636,24 +424,10 @@
     });
   }
 
-  // ------------------------------------------------------------ help overlay and keys
-
-  function toggleHelp(show) {
-    const overlay = $("help-overlay");
-    const open = show === undefined ? overlay.hidden : show;
-    overlay.hidden = !open;
-    if (open) $("help-close").focus();
-  }
-  $("help-button").addEventListener("click", () => toggleHelp(true));
-  $("help-close").addEventListener("click", () => toggleHelp(false));
+  // ------------------------------------------------------------ keys
 
   async function saveAndNext() {
     if (await flush()) window.location.assign(cfg.next_url);
-  }
-
-  function typing(target) {
-    return target instanceof HTMLElement
-      && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
   }
 
   document.addEventListener("keydown", (e) => {
@@ -663,14 +437,13 @@
       return;
     }
     if (e.key === "Escape") {
-      if (!$("help-overlay").hidden) { toggleHelp(false); e.preventDefault(); } else if (!$("doc-panel").hidden) closeDocument();
+      if (shell.closeHelp()) e.preventDefault(); else if (!$("doc-panel").hidden) closeDocument();
       return;
     }
     if (typing(e.target) || e.ctrlKey || e.metaKey || e.altKey || state.conflict) return;
     const inHits = e.target instanceof HTMLElement && e.target.closest("#hits");
     switch (e.key) {
-      case "?": toggleHelp(); break;
-      case "/": $("search-q").focus(); $("search-q").select(); break;
+      case "?": case "/": shell.sharedKey(e.key); break;
       case "j": focusHit(state.hitIndex + 1); break;
       case "k": focusHit(state.hitIndex - 1); break;
       case "ArrowDown": if (!inHits) return; focusHit(state.hitIndex + 1); break;
@@ -692,7 +465,7 @@
 
   normaliseGroups();
   fillForm();
-  setSaveState(state.id ? "saved" : "idle");
-  offerRestore();
+  shell.setSaveState(state.id ? "saved" : "idle");
+  shell.offerRestore();
   if ($("search-q").value.trim()) runSearch();
 })();

@@ -6,10 +6,7 @@ document.addEventListener("alpine:init", () => {
   "use strict";
   let counter = 0;
 
-  function readJson(id) {
-    const node = document.getElementById(id);
-    return node ? JSON.parse(node.textContent) : {};
-  }
+  const { readJson } = window.assay;
 
   function pipeline(retriever, embedder) {
     counter += 1;

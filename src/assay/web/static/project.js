@@ -24,7 +24,7 @@ document.addEventListener("alpine:init", () => {
   }
 
   window.Alpine.data("taxonomyEditor", () => {
-    const data = JSON.parse(document.getElementById("taxonomy-data").textContent);
+    const data = window.assay.readJson("taxonomy-data");
     return {
       text: data,
       rows: data.current.map(toRow),

@@ -5,19 +5,9 @@
   "use strict";
 
   const CONFIRM_MS = 3000;
+  const { el } = window.assay;
   let messages = {};
-
-  function fmt(key, params = {}) {
-    return (messages[key] || key).replace(/\{(\w+)\}/g, (m, name) =>
-      name in params ? String(params[name]) : m);
-  }
-
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
+  let fmt = window.assay.translator(messages);
 
   function size(bytes) {
     if (bytes >= 1e6) return (bytes / 1e6).toFixed(1) + " MB";
@@ -118,14 +108,14 @@
         if (last.state === "done") {
           box.classList.add("ok");
           status.textContent = fmt("done_export", { items: last.result.items, size: size(last.result.size) });
-          const link = el("a", "button", fmt("download", { name: last.filename }));
+          const link = el("a", { class: "button", text: fmt("download", { name: last.filename }) });
           link.href = last.download;
           link.setAttribute("download", last.filename);
           link.id = "export-download";
           result.append(link);
           const left = Object.entries(last.result.left_out || {}).map(([st, n]) => n + " " + fmt("status_" + st));
-          if (left.length) result.append(el("p", "muted left-out", fmt("left_out", { items: left.join(", ") })));
-          for (const note of last.result.notes || []) result.append(el("p", "muted", note));
+          if (left.length) result.append(el("p", { class: "muted left-out", text: fmt("left_out", { items: left.join(", ") }) }));
+          for (const note of last.result.notes || []) result.append(el("p", { class: "muted", text: note }));
         } else {
           box.classList.add("error");
           status.textContent = fmt("failed", { detail: last.message });
@@ -140,36 +130,18 @@
   }
 
   // ---- import ------------------------------------------------------------------------------
-  function sendImport(url, form, onProgress) {
-    return new Promise((resolve) => {
-      const xhr = new XMLHttpRequest();
-      xhr.open("POST", url);
-      xhr.setRequestHeader("X-CSRF-Token", window.assay.csrfToken());
-      xhr.setRequestHeader("Accept", "application/json");
-      xhr.upload.addEventListener("progress", (event) => {
-        if (event.lengthComputable) onProgress(event.loaded / event.total);
-      });
-      xhr.addEventListener("load", () => {
-        let data = null;
-        try { data = JSON.parse(xhr.responseText); } catch (_) { data = { detail: xhr.statusText }; }
-        resolve({ status: xhr.status, data: data || {} });
-      });
-      xhr.addEventListener("error", () => resolve({ status: 0, data: {} }));
-      xhr.send(form);
-    });
-  }
 
   function showReport(target, result) {
     target.replaceChildren();
-    const head = el("p", "ok-text", fmt("imported_into", { project: result.project }) + " ");
-    const link = el("a", "", fmt("open_project"));
+    const head = el("p", { class: "ok-text", text: fmt("imported_into", { project: result.project }) + " " });
+    const link = el("a", { text: fmt("open_project") });
     link.href = "/projects/" + encodeURIComponent(result.project);
     head.append(link);
     target.append(head);
-    const table = el("table", "docs report");
+    const table = el("table", { class: "docs report" });
     const row = el("tr");
     for (const key of ["kind", "imported", "flagged", "skipped"]) {
-      const th = el("th", "", fmt(key));
+      const th = el("th", { text: fmt(key) });
       th.scope = "col";
       row.append(th);
     }
@@ -178,27 +150,27 @@
     const tbody = el("tbody");
     for (const [kind, counts] of Object.entries(result.summary)) {
       const tr = el("tr");
-      tr.append(el("td", "", kind));
+      tr.append(el("td", { text: kind }));
       for (const key of ["imported", "flagged", "skipped"]) {
-        tr.append(el("td", "num" + (counts[key] && key !== "imported" ? " " + key : ""), String(counts[key])));
+        tr.append(el("td", { class: "num" + (counts[key] && key !== "imported" ? " " + key : ""), text: String(counts[key]) }));
       }
       tbody.append(tr);
     }
     table.append(thead, tbody);
-    target.append(table, el("p", "muted help", fmt("counts_help")));
+    target.append(table, el("p", { class: "muted help", text: fmt("counts_help") }));
     if (!result.noted.length) {
-      target.append(el("p", "muted", fmt("all_clean")));
+      target.append(el("p", { class: "muted", text: fmt("all_clean") }));
       return;
     }
-    const list = el("ul", "noted");
+    const list = el("ul", { class: "noted" });
     for (const o of result.noted) {
-      const li = el("li", o.status);
-      li.append(el("strong", "", fmt(o.status)), document.createTextNode(" " + o.kind + " " + o.ref + ": " + o.message));
+      const li = el("li", { class: o.status });
+      li.append(el("strong", { text: fmt(o.status) }), document.createTextNode(" " + o.kind + " " + o.ref + ": " + o.message));
       list.append(li);
     }
     target.append(list);
     if (result.noted_total > result.noted.length) {
-      target.append(el("p", "muted", fmt("more_noted", { count: result.noted_total - result.noted.length })));
+      target.append(el("p", { class: "muted", text: fmt("more_noted", { count: result.noted_total - result.noted.length }) }));
     }
   }
 
@@ -274,7 +246,7 @@
       status.textContent = fmt("uploading", { percent: 0 });
       start.disabled = true;
       try {
-        const sent = await sendImport(section.dataset.api, data, (fraction) => {
+        const sent = await window.assay.upload("POST", section.dataset.api, data, (fraction) => {
           bar.value = Math.round(fraction * 100);
           status.textContent = fmt("uploading", { percent: bar.value });
         });
@@ -301,8 +273,8 @@
   }
 
   document.addEventListener("DOMContentLoaded", () => {
-    const source = document.getElementById("transfer-messages");
-    messages = source ? JSON.parse(source.textContent) : {};
+    messages = window.assay.readJson("transfer-messages");
+    fmt = window.assay.translator(messages);
     setupExport();
     setupImport();
   });
