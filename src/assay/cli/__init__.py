@@ -15,6 +15,7 @@ from assay.cli import (
     conversation,
     corpus,
     evaluate,
+    items,
     projects,
     search,
     serve,
@@ -90,6 +91,7 @@ def make_app() -> typer.Typer:
     search.register(app)
     serve.register(app)
     transfer.register(app)
+    items.register(app)
     evaluate.register(app)
     conversation.register(app)
     synthesize.register(app)

@@ -21,7 +21,7 @@ from assay.cli.common import (
 from assay.cli.corpus import progress_bar
 
 if TYPE_CHECKING:
-    from assay.formats import ItemRecord
+    from assay.formats import Bundle, ItemRecord
     from assay.transfer import ExportScope, ImportReport
     from assay.workspace import Workspace
 
@@ -179,6 +179,16 @@ def _print_report(report: ImportReport) -> None:
         out.print(f"… and {len(noted) - SHOWN} more (use --json for all)")
 
 
+def writer_options(bundle: Bundle, include_unanswerable: bool) -> dict[str, object]:
+    """The options a format's writer gets from an export command."""
+    options: dict[str, object] = {}
+    if bundle.target_chunking:
+        options["chunking"] = bundle.target_chunking
+    if include_unanswerable:
+        options["include_unanswerable"] = True
+    return options
+
+
 def export_command(
     ctx: typer.Context,
     format_name: str = typer.Argument(..., metavar="FORMAT", help="Format name (assay formats)."),
@@ -248,12 +258,7 @@ def export_command(
                     yield item
 
             bundle.items = Lazy(counting)
-            options: dict[str, object] = {}
-            if bundle.target_chunking:
-                options["chunking"] = bundle.target_chunking
-            if include_unanswerable:
-                options["include_unanswerable"] = True
-            notes = spec.write(bundle, path, **options)
+            notes = spec.write(bundle, path, **writer_options(bundle, include_unanswerable))
         return counted[0], notes, scope
 
     try:

@@ -14,6 +14,7 @@ from assay.transfer.exporting import (
     DEFAULT_STATUSES,
     ExportScope,
     choose_statuses,
+    chosen_items,
     export_bundle,
     export_scope,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "ImportReport",
     "RecordOutcome",
     "choose_statuses",
+    "chosen_items",
     "chunks_for_span",
     "export_bundle",
     "export_scope",

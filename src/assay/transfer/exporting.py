@@ -109,10 +109,13 @@ def export_bundle(
     *,
     chunking: str | None = None,
     statuses: Sequence[str] | None = None,
+    items: Sequence[str] | None = None,
 ) -> Bundle:
     """The project as a Bundle of lazy iterables; chunk ids refer to ``chunking`` (default:
-    the project's default chunking)."""
+    the project's default chunking). ``items``: exactly these items, whatever their status
+    (``assay items export-one``); an id the project does not hold is NotFound."""
     target = _target_chunking(ws, project, chunking)
+    chosen = chosen_items(ws, project, items) if items is not None else None
     mapper = _ChunkMapper(ws, project, target)
     return Bundle(
         project=ProjectInfo(
@@ -135,12 +138,24 @@ def export_bundle(
         ],
         items=Lazy(
             lambda: (
-                _item_record(i, mapper) for i in iter_item_rows(ws, item_ids(ws, project, statuses))
+                _item_record(i, mapper)
+                for i in iter_item_rows(
+                    ws, chosen if chosen is not None else item_ids(ws, project, statuses)
+                )
             )
         ),
         target_chunking=target.name if target else None,
         provenance={"tool": "assay", "project": project.name},
     )
+
+
+def chosen_items(ws: Workspace, project: Project, ids: Sequence[str]) -> list[str]:
+    """``ids`` without repeats, each checked to be an item of ``project`` (else NotFound)."""
+    held = set(item_ids(ws, project, None))
+    for item_id in ids:
+        if item_id not in held:
+            raise NotFound(f"project {project.name!r} has no item {item_id!r}")
+    return list(dict.fromkeys(ids))
 
 
 def _target_chunking(ws: Workspace, project: Project, name: str | None) -> Chunking | None:

@@ -1,0 +1,247 @@
+"""``assay items``: the gold items of a project, as the web list and editor show them.
+
+The same stage functions serve the web page, the JSON API and these commands:
+:func:`assay.annotation.list_items` and :func:`~assay.annotation.get_item` (with the checks of
+:func:`assay.checks.check_item`), and :func:`assay.transfer.export_bundle` for one item.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from assay.cli.common import (
+    JsonOption,
+    ProjectOption,
+    command,
+    console,
+    escape,
+    print_json,
+    project_of,
+    run,
+)
+
+if TYPE_CHECKING:
+    from assay.models import Item, ItemSummary, Project
+    from assay.workspace import Workspace
+
+PAGE_SIZE = 50
+"""Items a page of ``assay items list`` holds unless --page-size says otherwise (as the web)."""
+
+
+def register(app: typer.Typer) -> None:
+    group = typer.Typer(
+        help="List, show and export single gold items.",
+        no_args_is_help=True,
+    )
+    command(group, "list", list_command)
+    command(group, "show", show)
+    command(group, "export-one", export_one)
+    app.add_typer(group, name="items", short_help="List, show and export single gold items.")
+
+
+def list_command(
+    ctx: typer.Context,
+    project: str = ProjectOption,
+    status: str = typer.Option(
+        None,
+        "--status",
+        metavar="STATUS",
+        help="Only items with this status: draft, submitted, accepted or rejected.",
+        show_default=False,
+    ),
+    kind: str = typer.Option(
+        None, "--kind", metavar="KIND", help="Only qa or conversation items.", show_default=False
+    ),
+    query_type: str = typer.Option(
+        None,
+        "--type",
+        metavar="TYPE",
+        help="Only items of this query type (an id of the project's taxonomy).",
+        show_default=False,
+    ),
+    author: str = typer.Option(
+        None, "--author", metavar="NAME", help="Only items by this author.", show_default=False
+    ),
+    text: str = typer.Option(
+        "",
+        "--text",
+        metavar="WORDS",
+        help="Only items whose questions, answers or notes contain this text.",
+        show_default=False,
+    ),
+    sort: str = typer.Option(
+        "-updated",
+        "--sort",
+        metavar="KEY",
+        help="updated, created, query, status, type or author; a leading - sorts descending.",
+    ),
+    page: int = typer.Option(1, "--page", min=1, metavar="N", help="Which page to show."),
+    page_size: int = typer.Option(
+        PAGE_SIZE, "--page-size", min=1, max=500, metavar="N", help="Items on a page."
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """List a project's items, newest change first, with the filters of the web list.
+
+    With --json, prints {"total", "offset", "limit", "items"} like GET
+    /api/projects/NAME/items.
+    """
+    from assay.annotation import list_items
+
+    offset = (page - 1) * page_size
+
+    def body(ws: Workspace) -> tuple[int, list[ItemSummary]]:
+        return list_items(
+            ws,
+            project_of(ws, project),
+            status=status or None,
+            query_type=query_type or None,
+            author=author or None,
+            kind=kind or None,
+            text=text,
+            sort=sort,
+            offset=offset,
+            limit=page_size,
+        )
+
+    total, rows = run(ctx, body)
+    if as_json:
+        print_json({"total": total, "offset": offset, "limit": page_size, "items": rows})
+        return
+    out = console()
+    if not rows:
+        out.print("No items." if total == 0 else f"No items on page {page} ({total} in all).")
+        return
+    for row in rows:  # two lines an item: the id whole (to copy) with its facts, the question
+        kind = row.query_type if row.kind == "qa" else f"{row.kind}, {row.turn_count} turns"
+        out.print(
+            f"[bold]{row.id}[/]  {row.status}  {escape(kind)}  {row.evidence_count} evidence  "
+            f"{escape(row.author)}  {row.updated_at:%Y-%m-%d %H:%M}"
+        )
+        out.print(f"    {_short(row.query, 100)}", markup=False)
+    pages = max(1, math.ceil(total / page_size))
+    out.print(f"page {page} of {pages}, {total} item(s)", markup=False)
+
+
+def show(
+    ctx: typer.Context,
+    item_id: str = typer.Argument(..., metavar="ITEM_ID", help="The item's id (assay items list)."),
+    project: str = ProjectOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Show one item: its turns, evidence and the findings of the completeness checks.
+
+    With --json, prints {"item", "findings", "documents"} (documents: the names of the
+    documents its evidence points to), as GET /api/projects/NAME/items/ITEM_ID does.
+    """
+    from assay.annotation import get_item
+    from assay.checks import check_item
+    from assay.documents import get_document
+    from assay.errors import NotFound
+
+    def body(ws: Workspace) -> tuple[Item, list[Any], dict[str, str]]:
+        target: Project = project_of(ws, project)
+        item = get_item(ws, target, item_id)
+        names: dict[str, str] = {}
+        for doc_id in sorted({e.doc_id for t in item.turns for e in t.evidence if e.doc_id}):
+            try:
+                names[doc_id] = get_document(ws, target, doc_id).name
+            except NotFound:
+                continue
+        return item, check_item(item, target), names
+
+    item, findings, names = run(ctx, body)
+    if as_json:
+        print_json({"item": item, "findings": findings, "documents": names})
+        return
+    _print_item(item, findings, names)
+
+
+def _print_item(item: Item, findings: list[Any], names: dict[str, str]) -> None:
+    out = console()
+    out.print(f"[bold]{escape(item.id)}[/]  {item.kind}, {item.status}, version {item.version}")
+    created, updated = (f"{t:%Y-%m-%d %H:%M}" for t in (item.created_at, item.updated_at))
+    out.print(
+        f"author {item.author or '—'}, origin {item.origin}, created {created}, updated {updated}",
+        markup=False,
+    )
+    if item.notes:
+        out.print(f"notes: {item.notes}", markup=False)
+    for turn in item.turns:
+        out.print()
+        out.print(f"[bold]Turn {turn.ordinal + 1}[/] ({escape(turn.query_type)})")
+        out.print(f"  question: {turn.query}", markup=False)
+        if turn.rewrite:
+            out.print(f"  rewrite: {turn.rewrite}", markup=False)
+        out.print(f"  answer: {turn.answer or '—'}", markup=False)
+        for alternative in turn.alternatives:
+            out.print(f"  also acceptable: {alternative}", markup=False)
+        for name, values in turn.enrichments.items():
+            out.print(f"  {name}: {', '.join(values)}", markup=False)
+        if turn.retrieved:
+            out.print(f"  retrieved: {len(turn.retrieved)} passage(s)", markup=False)
+        for ev in turn.evidence:
+            where = names.get(ev.doc_id or "", ev.doc_id or "no document")
+            span = "" if ev.start is None else f", chars {ev.start}–{ev.end}"
+            group = f" group {ev.group}" if ev.label == "relevant" else ""
+            flag = "" if ev.anchor == "ok" else f" [{ev.anchor}]"
+            out.print(f"  - {ev.label}{group}: {where}{span}{flag}", markup=False)
+            out.print(f"    {_short(ev.text, 200)}", markup=False)
+    if findings:
+        out.print()
+        for f in findings:
+            colour = "red" if f.level == "error" else "yellow"
+            out.print(f"[{colour}]{f.level}[/] {escape(f.message)}")
+
+
+def export_one(
+    ctx: typer.Context,
+    item_id: str = typer.Argument(..., metavar="ITEM_ID", help="The item's id (assay items list)."),
+    format_name: str = typer.Argument(..., metavar="FORMAT", help="Format name (assay formats)."),
+    path: Path = typer.Argument(..., metavar="PATH", help="File or folder to write."),
+    project: str = ProjectOption,
+    chunking: str = typer.Option(
+        None,
+        "--chunking",
+        "-c",
+        metavar="NAME",
+        help="Chunking whose chunk ids the export uses (default: the project's default).",
+        show_default=False,
+    ),
+    include_unanswerable: bool = typer.Option(
+        False,
+        "--include-unanswerable",
+        help="AutoRAG: also write the item when it has no retrieval_gt.",
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Export one item, whatever its status, with the project's documents in a format.
+
+    Shows how the item looks in that format (assay export writes all accepted items).
+    """
+    from assay.cli.transfer import writer_options
+    from assay.formats import get_format
+    from assay.transfer import export_bundle
+
+    def body(ws: Workspace) -> list[str]:
+        spec = get_format(format_name)
+        bundle = export_bundle(ws, project_of(ws, project), chunking=chunking, items=[item_id])
+        return spec.write(bundle, path, **writer_options(bundle, include_unanswerable))
+
+    notes = run(ctx, body)
+    if as_json:
+        print_json({"path": str(path), "item": item_id, "notes": notes})
+        return
+    out = console()
+    for note in notes:
+        out.print(f"[yellow]note:[/] {escape(note)}")
+    out.print(f"Wrote item {item_id} to {path}", markup=False)
+
+
+def _short(text: str, width: int = 60) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
