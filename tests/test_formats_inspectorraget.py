@@ -9,20 +9,25 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from assay.annotation import iter_items
 from assay.cli import make_app
+from assay.documents import iter_documents
 from assay.errors import InvalidInput
-from assay.experiments import create_experiment, run_experiment
-from assay.formats import get_format
-from assay.formats.inspectorraget import (
-    build,
-    experiment_to_inspectorraget,
-    migrate,
-    read_results,
-    validate,
+from assay.experiments import (
+    create_experiment,
+    get_experiment,
+    list_experiments,
+    run_experiment,
+    task_results,
 )
+from assay.formats import get_format
+from assay.formats.inspectorraget_v1 import migrate, validate
+from assay.formats.inspectorraget_write import as_json, build
 from assay.models import Project
-from assay.projects import create_project
+from assay.projects import create_project, get_project, list_projects
 from assay.settings import Settings
+from assay.transfer import import_bundle
+from assay.transfer.evaluations import experiment_to_inspectorraget
 from assay.workspace import Workspace
 from tests.experiments_corpus import build_corpus
 
@@ -81,19 +86,31 @@ def test_v1_is_migrated_and_read(tmp_path: Path) -> None:
 
     path = tmp_path / "old.json"
     path.write_text(json.dumps(V1))
-    results = read_results(path)
-    assert results.scores == {"m1": {"t1": {"faithfulness": "4", "rougeL": 0.5}}}
-    assert results.answers == {"m1": {"t1": "22:40"}}
     bundle = get_format("inspectorraget").read(path)
+    (evaluation,) = bundle.evaluations
+    (result,) = evaluation.results
+    assert (result.task_id, result.model_id, result.answer) == ("t1", "m1", "22:40")
+    faithfulness = result.scores["faithfulness"][0]
+    assert (faithfulness.annotator, faithfulness.value, faithfulness.timestamp) == (
+        "46542882",
+        "4",
+        1.0,
+    )
+    assert result.scores["rougeL"][0].annotator == "system"
     items = list(bundle.items)
     assert [i.id for i in items] == ["t1", "t2"]
     turn = items[0].turns[0]
     assert (turn.query, turn.answer) == ("When does the ferry leave?", "At 22:40.")
-    assert [e.text for e in turn.evidence] == ["The ferry leaves at 22:40."]
+    (evidence,) = turn.evidence
+    assert (evidence.doc_ref, evidence.start, evidence.end) == ("d1", 0, 26)
+    assert evidence.text == "The ferry leaves at 22:40."
+    (document,) = bundle.documents
+    assert (document.ref, document.text) == ("d1", "The ferry leaves at 22:40.")
+    assert as_json(bundle) == migrate(V1)  # read as version 2, written as version 2
 
 
 def test_checks_name_the_record(tmp_path: Path) -> None:
-    bad = migrate(V1)
+    bad = migrate(json.loads(json.dumps(V1)))  # migrate copies only the top level
     bad["models"][0].pop("owner")
     bad["metrics"][0]["values"][1].pop("numeric_value")
     bad["metrics"][1]["aggregator"] = "majority"
@@ -107,14 +124,15 @@ def test_checks_name_the_record(tmp_path: Path) -> None:
     assert any(p.startswith("tasks[1] (t1): task_type must be one of") for p in problems)
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(bad))
+    read = get_format("inspectorraget").read
     with pytest.raises(InvalidInput, match="models\\[1\\]: owner is required"):
-        read_results(path)
+        read(path)
     path.write_text(json.dumps({"schema_version": 7}))
     with pytest.raises(InvalidInput, match="schema_version 7"):
-        read_results(path)
+        read(path)
     path.write_text("{not json")
     with pytest.raises(InvalidInput, match="malformed JSON at line 1"):
-        read_results(path)
+        read(path)
 
 
 def test_experiment_export_round_trips(ws: Workspace, project: Project, tmp_path: Path) -> None:
@@ -148,13 +166,14 @@ def test_experiment_export_round_trips(ws: Workspace, project: Project, tmp_path
 
     path = tmp_path / "e.json"
     path.write_text(json.dumps(data))
-    back = read_results(path)
-    assert set(back.scores) == {"keyword", "dense"}
+    (back,) = get_format("inspectorraget").read(path).evaluations
+    assert {m.model_id for m in back.models} == {"keyword", "dense"}
     first = next(r for r in data["results"] if "nDCG@10" in r["scores"])
-    assert (
-        back.scores[first["model_id"]][first["task_id"]]["nDCG@10"]
-        == (first["scores"]["nDCG@10"]["system"]["value"])
+    read_back = next(
+        r for r in back.results if (r.model_id, r.task_id) == (first["model_id"], first["task_id"])
     )
+    value = first["scores"]["nDCG@10"]["system"]["value"]
+    assert read_back.scores["nDCG@10"][0].value == value
 
 
 def test_cli_export(tmp_path: Path) -> None:
@@ -210,3 +229,259 @@ def test_judge_metrics_become_categorical() -> None:
         "f1": {"system": {"value": 1.0}},
     }
     assert validate(data) == []
+
+
+# ---------------------------------------------------------------- whole files in and out
+
+
+def rich_file() -> dict[str, Any]:
+    """Two models, an algorithmic and a human metric (two annotators with timestamps and
+    durations), filters, titled documents, a single-turn and a multi-turn task."""
+    faithfulness = {
+        "46542882": {"value": "4", "timestamp": 1728569383.0, "duration": 467.0},
+        "51100234": {"value": "3", "timestamp": 1728570001.5, "duration": 95.0},
+    }
+    return {
+        "schema_version": 2,
+        "name": "Ferry answers",
+        "description": "two systems on the ferry handbook",
+        "models": [
+            {"model_id": "m1", "name": "Model one", "owner": "lab", "description": "small"},
+            {"model_id": "m2", "name": "Model two", "owner": "lab", "base_model": "m1"},
+        ],
+        "metrics": [
+            {
+                "name": "rougeL",
+                "display_name": "ROUGE-L",
+                "author": "algorithm",
+                "type": "numerical",
+                "aggregator": "average",
+                "range": [0, 1, 0.1],
+            },
+            {
+                "name": "faithfulness",
+                "display_name": "Faithfulness",
+                "author": "human",
+                "type": "categorical",
+                "aggregator": "median",
+                "values": [
+                    {"value": str(n), "display_value": label, "numeric_value": n}
+                    for n, label in enumerate(["No", "Mostly No", "Mostly Yes", "Yes"], start=1)
+                ],
+            },
+        ],
+        "filters": ["category"],
+        "documents": [
+            {
+                "document_id": "d1",
+                "text": "The night ferry leaves Kiel at 22:40 and reaches Oslo at 10:00.",
+                "title": "Timetable",
+                "url": "https://example.org/timetable",
+            },
+            {"document_id": "d2", "text": "Cabins must be left by 09:30.", "title": "Cabins"},
+        ],
+        "tasks": [
+            {
+                "task_id": "t1",
+                "task_type": "qa",
+                "input": [{"role": "user", "content": "When does the night ferry leave?"}],
+                "contexts": [{"document_id": "d1"}],
+                "targets": [{"type": "text", "value": "At 22:40."}],
+                "category": "timetable",
+            },
+            {
+                "task_id": "c7::2",
+                "task_type": "rag",
+                "input": [
+                    {"role": "user", "content": "When do we arrive in Oslo?"},
+                    {"role": "assistant", "content": "At 10:00."},
+                    {"role": "user", "content": "And when must we leave the cabin?"},
+                ],
+                "contexts": [{"document_id": "d2"}, {"document_id": "d1"}],
+                "targets": [
+                    {"type": "text", "value": "By 09:30."},
+                    {"type": "text", "value": "Half past nine."},
+                ],
+                "category": "cabins",
+            },
+        ],
+        "results": [
+            {
+                "task_id": task,
+                "model_id": model,
+                "output": [{"role": "assistant", "content": f"{model} says {task}"}],
+                "scores": {
+                    "rougeL": {"system": {"value": score}},
+                    "faithfulness": faithfulness,
+                },
+                **extra,
+            }
+            for task, model, score, extra in [
+                ("t1", "m1", 0.5, {"comments": [{"author": "ann", "text": "fine"}]}),
+                ("t1", "m2", 0.25, {"contexts": [{"document_id": "d1", "score": 0.9}]}),
+                ("c7::2", "m1", 1.0, {}),
+                ("c7::2", "m2", 0.0, {"metadata": {"latency": 3}}),
+            ]
+        ],
+    }
+
+
+def ragaphene_file() -> dict[str, Any]:
+    """What RAGAPHENE's experiment mode writes: the version 1 shape, speaker/text messages,
+    agent messages as targets, ``displayName``, ``model_response`` and ``annotations``."""
+    return {
+        "name": "ferry experiment",
+        "created_at": "2024-10-10T12:00:00Z",
+        "models": [{"model_id": "granite_3", "name": "Granite 3", "owner": "ragaphene"}],
+        "metrics": [
+            {
+                "name": "f1",
+                "displayName": "F1",
+                "description": "token overlap",
+                "author": "algorithm",
+                "type": "numerical",
+                "aggregator": "average",
+                "range": [0, 1, 0.1],
+            }
+        ],
+        "documents": [{"document_id": "p1", "text": "Pets travel in the car deck kennels."}],
+        "tasks": [
+            {
+                "conversation_id": "5f0c",
+                "task_id": "5f0c::1",
+                "task_type": "rag",
+                "turn": "1",
+                "collection": "ferry",
+                "input": [{"speaker": "user", "text": "Where do pets travel?"}],
+                "contexts": [{"document_id": "p1"}],
+                "targets": [{"speaker": "agent", "text": "In kennels on the car deck."}],
+            }
+        ],
+        "evaluations": [
+            {
+                "task_id": "5f0c::1",
+                "model_id": "granite_3",
+                "model_response": "On the car deck.",
+                "contexts": [{"document_id": "p1", "score": 12.5, "query": "pets"}],
+                "annotations": {"f1": {"system": {"value": 0.67, "duration": 0.01}}},
+            }
+        ],
+    }
+
+
+def write_file(tmp_path: Path, data: dict[str, Any], name: str = "in.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_reading_and_writing_a_file_gives_it_back(tmp_path: Path) -> None:
+    spec = get_format("inspectorraget")
+    rich = rich_file()
+    assert as_json(spec.read(write_file(tmp_path, rich))) == rich
+    ragaphene = ragaphene_file()
+    assert as_json(spec.read(write_file(tmp_path, ragaphene))) == migrate(ragaphene)
+
+
+@pytest.mark.parametrize("make", [rich_file, ragaphene_file, lambda: json.loads(json.dumps(V1))])
+def test_import_keeps_everything_and_export_gives_the_file_back(
+    make: Any, any_ws: Workspace, tmp_path: Path
+) -> None:
+    data = make()
+    report = import_bundle(
+        any_ws, "eval", get_format("inspectorraget").read(write_file(tmp_path, data))
+    )
+    project = get_project(any_ws, "eval")
+    assert not [o for o in report.outcomes if o.status != "imported"], report.outcomes
+    documents = {d.metadata["source_id"]: d for d in iter_documents(any_ws, project)}
+    assert set(documents) == {d["document_id"] for d in data["documents"]}
+    for entry in data["documents"]:
+        if entry.get("title"):
+            assert documents[entry["document_id"]].name == entry["title"] + ".txt"
+    for item in iter_items(any_ws, project, statuses=None):
+        for evidence in item.turns[-1].evidence:  # anchored in the imported documents
+            assert evidence.anchor == "ok" and evidence.doc_id is not None
+            stored = next(d for d in documents.values() if d.id == evidence.doc_id)
+            assert stored.text[evidence.start : evidence.end] == evidence.text
+    (experiment,) = list_experiments(any_ws, project)
+    assert [p["kind"] for p in experiment.pipelines] == ["imported"] * len(data["models"])
+    back = experiment_to_inspectorraget(any_ws, project, experiment.name)
+    assert back == migrate(data)
+    path = tmp_path / "out.json"
+    result = CliRunner().invoke(
+        make_app(),
+        ["--home", str(any_ws.settings.home), "experiments", "export-inspectorraget",
+         experiment.name, str(path), "--project", "eval"],
+    )  # fmt: skip
+    if any_ws.settings.database_url is None:  # the CLI opens the SQLite workspace itself
+        assert result.exit_code == 0, result.output
+        assert json.loads(path.read_text()) == migrate(data)
+
+
+def test_annotators_are_kept_per_task(ws: Workspace, tmp_path: Path) -> None:
+    import_bundle(ws, "eval", get_format("inspectorraget").read(write_file(tmp_path, rich_file())))
+    project = get_project(ws, "eval")
+    experiment = get_experiment(ws, project, "Ferry answers")
+    assert experiment.status == "done" and experiment.task_count == 2
+    overall = experiment.aggregates["m1"]["overall"]
+    assert overall["rougeL"]["mean"] == 0.75
+    assert overall["faithfulness"]["mean"] == 3.5  # two annotators, 4 and 3
+    task, results = task_results(ws, project, experiment.id, "c7::2")
+    assert task.turns[-1] == "And when must we leave the cabin?"
+    scores = results["m2"].details["scores"]["faithfulness"]
+    assert scores["46542882"] == {"value": "4", "timestamp": 1728569383.0, "duration": 467.0}
+    assert results["m2"].answer == "m2 says c7::2"
+    with pytest.raises(InvalidInput, match="imported from a file; nothing to run"):
+        run_experiment(ws, project, experiment.id)
+
+
+def bad(change: Any) -> dict[str, Any]:
+    data = rich_file()
+    change(data)
+    return data
+
+
+BAD = {
+    "unknown model": (
+        lambda d: d["results"][1].update(model_id="m9"),
+        r"results\[2\] \(task 't1', model 'm9'\): model_id 'm9' is not among the models",
+    ),
+    "unknown task": (
+        lambda d: d["results"][2].update(task_id="t9"),
+        r"results\[3\] \(task 't9', model 'm1'\): task_id 't9' is not among the tasks",
+    ),
+    "outside the range": (
+        lambda d: d["results"][0]["scores"]["rougeL"]["system"].update(value=1.5),
+        r"results\[1\] .*'rougeL' by 'system': value 1.5 is outside the range 0 to 1",
+    ),
+    "not a category": (
+        lambda d: d["results"][3]["scores"]["faithfulness"]["51100234"].update(value="5"),
+        r"results\[4\] .*'faithfulness' by '51100234': value '5' is not one of",
+    ),
+    "unknown metric": (
+        lambda d: d["results"][0]["scores"].update(recall={"system": {"value": 1}}),
+        r"results\[1\] .*metric 'recall' is not among the metrics",
+    ),
+    "unknown document": (
+        lambda d: d["tasks"][0]["contexts"].append({"document_id": "d9"}),
+        r"tasks\[1\] \(t1\): contexts\[2\] names document 'd9', which the file lacks",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_records_are_named_and_nothing_is_stored(
+    case: str, any_ws: Workspace, tmp_path: Path
+) -> None:
+    change, message = BAD[case]
+    path = write_file(tmp_path, bad(change))
+    with pytest.raises(InvalidInput, match=message):
+        import_bundle(any_ws, "eval", get_format("inspectorraget").read(path))
+    assert "eval" not in {p.name for p in list_projects(any_ws)}
+    report = import_bundle(any_ws, "eval", get_format("inspectorraget").read(path), lenient=True)
+    skipped = [o for o in report.outcomes if o.status == "skipped"]
+    assert skipped and all(o.ref.startswith(("results[", "tasks[", "result")) for o in skipped)
+    project = get_project(any_ws, "eval")
+    (experiment,) = list_experiments(any_ws, project)
+    exported = experiment_to_inspectorraget(any_ws, project, experiment.id)
+    assert len(exported["results"]) == 4 - len([o for o in skipped if "result" in o.ref])

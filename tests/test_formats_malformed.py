@@ -159,7 +159,7 @@ SEEDS: dict[str, tuple[Any, str]] = {
                 }
             ],
             "results": [
-                {"task_id": "t", "model_id": "m", "scores": {"x": {"system": {"value": 1}}}}
+                {"task_id": "t", "model_id": "m", "scores": {"x": {"system": {"value": "a"}}}}
             ],
         },
         "i.json",

@@ -218,21 +218,28 @@ def create_experiment(
                 updated_at=now,
             )
         ).inserted_primary_key[0]  # type: ignore[index]
-        conn.execute(
-            experiment_tasks.insert(),
-            [
-                {
-                    "experiment_id": experiment_id,
-                    "task_id": task.task_id,
-                    "ordinal": ordinal,
-                    "item_id": task.item_id,
-                    "query_type": task.query_type,
-                    "data": task_to_json(task),
-                }
-                for ordinal, task in enumerate(tasks)
-            ],
-        )
+        insert_tasks(conn, experiment_id, tasks)
     return get_experiment(ws, project, experiment_id, with_aggregates=False)
+
+
+def insert_tasks(conn: sa.Connection, experiment_id: int, tasks: Sequence[Task]) -> None:
+    """Freeze an experiment's tasks, in their order."""
+    if not tasks:
+        return
+    conn.execute(
+        experiment_tasks.insert(),
+        [
+            {
+                "experiment_id": experiment_id,
+                "task_id": task.task_id,
+                "ordinal": ordinal,
+                "item_id": task.item_id,
+                "query_type": task.query_type,
+                "data": task_to_json(task),
+            }
+            for ordinal, task in enumerate(tasks)
+        ],
+    )
 
 
 def _where(project: Project, ref: int | str) -> Any:

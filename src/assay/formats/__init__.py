@@ -1,10 +1,10 @@
 """Exchange formats: the Bundle every format reads and writes, and the registry of formats.
 
-A Bundle is a plain, database-free picture of a project: documents, chunkings, gold items and
-what a reader could not take in. Each format module offers ``read(path) -> Bundle`` and
-``write(bundle, path, **options)`` and never touches the database; ``assay.transfer`` moves
-Bundles into and out of projects. Collections in a Bundle are iterables so an export can stream
-a million chunks; readers hand over lists.
+A Bundle is a plain, database-free picture of a project: documents, chunkings, gold items,
+systems' results on those items (evaluations) and what a reader could not take in. Each format
+module offers ``read(path) -> Bundle`` and ``write(bundle, path, **options)`` and never touches
+the database; ``assay.transfer`` moves Bundles into and out of projects. Collections in a Bundle
+are iterables so an export can stream a million chunks; readers hand over lists.
 """
 
 from __future__ import annotations
@@ -170,6 +170,93 @@ class Issue:
 
 
 @dataclass
+class ModelRecord:
+    """A system that answered an evaluation's tasks (InspectorRAGet's model)."""
+
+    model_id: str
+    name: str = ""
+    owner: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Other fields of the model (description, base_model, …), kept as they came."""
+
+
+@dataclass
+class MetricDefinition:
+    """What a metric of an evaluation measures and which values it takes."""
+
+    name: str
+    author: str = "algorithm"
+    """``algorithm`` (one ``system`` value per result) or ``human`` (one per annotator)."""
+    type: str = "numerical"
+    """``numerical``, ``categorical`` (one of ``values``) or ``text``."""
+    aggregator: str | None = None
+    range: list[float] | None = None
+    """``[start, end, bin_size]`` of a numerical metric, when it has one."""
+    values: list[dict[str, Any]] | None = None
+    """A categorical metric's ``{value, display_value, numeric_value}`` choices."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ScoreRecord:
+    """One annotator's value of one metric for one result (``system`` for algorithms)."""
+
+    annotator: str
+    value: Any
+    timestamp: float | None = None
+    duration: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ResultRecord:
+    """One model's answer to one task and its scores: ``scores[metric]`` per annotator."""
+
+    task_id: str
+    model_id: str
+    answer: str = ""
+    output: list[dict[str, Any]] | None = None
+    """The answer messages as the file had them (None: one assistant message)."""
+    contexts: list[dict[str, Any]] | None = None
+    scores: dict[str, list[ScoreRecord]] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class EvaluationDocument:
+    """A document as an evaluation names it: its id there, the Bundle document it is, and
+    its other fields (title, url, …) but not its text (the DocumentRecord holds that)."""
+
+    document_id: str
+    doc_ref: str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class EvaluationTask:
+    """A task of an evaluation and the Bundle item that holds it."""
+
+    task_id: str
+    item_ref: str
+
+
+@dataclass
+class EvaluationRecord:
+    """Systems' answers to the Bundle's items and their scores (InspectorRAGet's models,
+    metrics, filters and results); on import it becomes an experiment."""
+
+    name: str = ""
+    models: list[ModelRecord] = field(default_factory=list)
+    metrics: list[MetricDefinition] = field(default_factory=list)
+    filters: list[str] | None = None
+    documents: list[EvaluationDocument] = field(default_factory=list)
+    tasks: list[EvaluationTask] = field(default_factory=list)
+    results: list[ResultRecord] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Top-level fields of the file the records above do not hold (description, …)."""
+
+
+@dataclass
 class Bundle:
     project: ProjectInfo = field(default_factory=ProjectInfo)
     documents: Iterable[DocumentRecord] = field(default_factory=list)
@@ -181,6 +268,8 @@ class Bundle:
     extra: dict[str, Any] = field(default_factory=dict)
     """Top-level keys a reader did not know, kept for the way back."""
     issues: list[Issue] = field(default_factory=list)
+    evaluations: list[EvaluationRecord] = field(default_factory=list)
+    """Systems' results on the items, with their metrics (InspectorRAGet)."""
 
 
 Reader = Callable[[Path], Bundle]
@@ -264,7 +353,7 @@ def formats() -> dict[str, FormatSpec]:
         ),
         FormatSpec(
             "inspectorraget",
-            "InspectorRAGet JSON (schema v2; v1 read): tasks as items; experiment results apart",
+            "InspectorRAGet JSON (v2; v1 read): documents, tasks as items, results as experiment",
             (".json",),
             "inspectorraget",
         ),

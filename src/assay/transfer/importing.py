@@ -44,6 +44,7 @@ from assay.formats import (
     ChunkingRecord,
     ChunkRecord,
     DocumentRecord,
+    EvaluationRecord,
     EvidenceRecord,
     ItemRecord,
     ProjectInfo,
@@ -62,6 +63,7 @@ from assay.projects import (
     rename_project,
 )
 from assay.transfer.batches import Batches, BatchPolicy, batched
+from assay.transfer.evaluations import store_evaluation
 from assay.transfer.report import ImportReport
 from assay.workspace import Workspace
 
@@ -119,6 +121,7 @@ def import_bundle(
         importer.documents(documents)
         importer.imported_chunkings(bundle.chunkings)
         importer.items(items)
+        importer.evaluations(bundle.evaluations)
         batches.open()
         if replaced is not None:  # the swap: the old content goes, the new takes its name
             delete_project(tws, replaced)
@@ -189,6 +192,8 @@ class _Importer:
         """The project this import replaces when it has finished (its item ids stay)."""
         self.docs: dict[str, _Placed] = {}
         self.chunks: dict[str, tuple[str, int, int]] = {}
+        self.placed_items: dict[str, tuple[str, str]] = {}
+        """Bundle item id → (stored id now, id once the import has finished)."""
 
     @contextmanager
     def record(self, kind: str, ref: str) -> Iterator[None]:
@@ -381,12 +386,29 @@ class _Importer:
         else:
             renamed = ""
         stored = stored or item.id
+        self.placed_items[record.id] = (item.id, stored)
         self.batches.note("item", item.id)
         unlocated = sum(e.anchor == "unlocated" for t in item.turns for e in t.evidence)
         if unlocated:
             notes.append(f"{unlocated} passage(s) not found in their documents, kept unverified")
         message = "; ".join([*notes, renamed] if renamed else notes)
         self.report.add("item", record.id, "flagged" if notes else "imported", message, stored)
+
+    # -- evaluations (systems' results on the items): one experiment each, in one batch
+
+    def evaluations(self, records: Sequence[EvaluationRecord]) -> None:
+        for record in records:
+            self.batches.open()
+            store_evaluation(
+                self.ws,
+                self.conn,
+                self.project,
+                record,
+                documents={ref: placed.doc_id for ref, placed in self.docs.items()},
+                items=self.placed_items,
+                report=self.report,
+                author=self.ws.settings.author,
+            )
 
     def in_replaced(self, item_id: str) -> bool:
         if self.replaced is None:

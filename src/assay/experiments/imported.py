@@ -1,0 +1,105 @@
+"""Experiments whose results were produced elsewhere and imported (InspectorRAGet files).
+
+Such an experiment is stored like one run in Assay, so the compare page, aggregates and
+drill-down show it alike: its systems are pipelines of kind ``imported`` (nothing to run),
+its tasks are frozen snapshots of the imported items, and each result row holds the answer,
+a value per metric (what aggregates use) and, in ``details``, every annotator's score with
+its timestamp and duration plus the fields of the file Assay has no column for. What the
+file says about its models, metrics, filters and documents is kept in the experiment's
+``selection`` under ``imported``, so the file can be written back as it came.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from assay.db import utcnow
+from assay.experiments.store import insert_tasks
+from assay.experiments.tasks import Task
+from assay.models import Project
+from assay.schema import experiment_results, experiments
+
+IMPORTED = "imported"
+"""The pipeline kind of a system whose results came in a file."""
+
+
+def is_imported(selection: Mapping[str, Any]) -> bool:
+    return isinstance(selection.get(IMPORTED), Mapping)
+
+
+def free_name(conn: sa.Connection, project: Project, wanted: str) -> str:
+    """``wanted``, or ``wanted (2)``, ``(3)``… when the project has an experiment so named."""
+    taken = set(
+        conn.scalars(sa.select(experiments.c.name).where(experiments.c.project_id == project.id))
+    )
+    name, number = wanted, 1
+    while name in taken:
+        number += 1
+        name = f"{wanted[:190]} ({number})"
+    return name
+
+
+def store_imported_experiment(
+    conn: sa.Connection,
+    project: Project,
+    *,
+    name: str,
+    mode: str,
+    systems: Sequence[str],
+    metrics: Sequence[str],
+    imported: Mapping[str, Any],
+    tasks: Sequence[Task],
+    results: Sequence[Mapping[str, Any]],
+    author: str,
+) -> int:
+    """Write a finished experiment with its tasks and results; returns its id.
+
+    ``results`` rows hold ``pipeline``, ``task_id``, ``answer``, ``metrics`` and ``details``.
+    """
+    now = utcnow()
+    experiment_id = conn.execute(
+        experiments.insert().values(
+            project_id=project.id,
+            name=name,
+            mode=mode,
+            selection={"statuses": "all", "turns": "last", IMPORTED: dict(imported)},
+            pipelines=[{"name": s, "kind": IMPORTED} for s in systems],
+            metrics=list(metrics),
+            status="done",
+            stop_requested=False,
+            task_count=len(tasks),
+            done_count=len(results),
+            error_count=0,
+            message="",
+            author=author,
+            created_at=now,
+            updated_at=now,
+            started_at=now,
+            finished_at=now,
+        )
+    ).inserted_primary_key[0]  # type: ignore[index]
+    insert_tasks(conn, int(experiment_id), tasks)
+    if results:
+        conn.execute(
+            experiment_results.insert(),
+            [
+                {
+                    "experiment_id": experiment_id,
+                    "pipeline": row["pipeline"],
+                    "task_id": row["task_id"],
+                    "retrieved": [],
+                    "answer": row["answer"],
+                    "contexts": [],
+                    "timings": {},
+                    "metrics": row["metrics"],
+                    "details": row["details"],
+                    "error": None,
+                    "created_at": now,
+                }
+                for row in results
+            ],
+        )
+    return int(experiment_id)
