@@ -35,6 +35,7 @@ from assay.web.jobs import JobRegistry
 from assay.web.paths import hide_paths, workspace_paths
 from assay.web.render import make_templates, render, translator
 from assay.web.routes import (
+    chunkings,
     conversations,
     documents,
     experiments,
@@ -42,6 +43,7 @@ from assay.web.routes import (
     items,
     projects,
     search,
+    synthesis,
     transfer,
 )
 from assay.web.strictjson import StrictJSONMiddleware
@@ -122,6 +124,17 @@ def create_app(ws: Workspace) -> FastAPI:
         )
 
     app.include_router(apidocs.router)
-    for module in (projects, documents, items, search, guide, experiments, conversations, transfer):
+    for module in (
+        projects,
+        documents,
+        chunkings,
+        items,
+        synthesis,
+        search,
+        guide,
+        experiments,
+        conversations,
+        transfer,
+    ):
         app.include_router(module.router)
     return app

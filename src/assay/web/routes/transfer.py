@@ -30,6 +30,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
+from assay.anchoring import problems_json
 from assay.chunkings import get_chunking, list_chunkings
 from assay.errors import Conflict, InvalidInput
 from assay.formats import FormatSpec, ItemRecord, Lazy, formats, get_format
@@ -43,11 +44,11 @@ from assay.transfer import (
     ExportScope,
     ImportReport,
     choose_statuses,
+    chosen_items,
     export_bundle,
     export_scope,
     import_bundle,
 )
-from assay.transfer.reading import item_ids
 from assay.web.jobs import DONE, RUNNING, Job, JobRegistry
 from assay.web.paths import upload_paths
 from assay.web.render import render, translator, workspace
@@ -106,6 +107,11 @@ class ExportIn(BaseModel):
     """Statuses of the items to export (or ``all``); default: accepted."""
     allow_empty: bool = False
     """Export even when no item has the chosen statuses (else 422)."""
+    items: list[str] | None = None
+    """Export exactly these items, whatever their status (``statuses`` is then ignored)."""
+    strict: bool = False
+    """Refuse (422, naming the items) when an item's evidence no longer matches its document,
+    instead of leaving the item out and listing it in ``needs_review``."""
 
 
 def registry(request: Request) -> JobRegistry:
@@ -160,13 +166,14 @@ def export_work(
     chunking: str | None,
     statuses: Sequence[str] | None,
     scope: ExportScope,
+    only: Sequence[str] | None = None,
 ) -> Callable[[Job], None]:
     def work(job: Job) -> None:
         folder = ws.settings.home / "exports" / job.id
         folder.mkdir(parents=True, exist_ok=True)
-        total = len(item_ids(ws, project, statuses))
+        total = scope.items
         job.progress("documents", 0, total)
-        bundle = export_bundle(ws, project, chunking=chunking, statuses=statuses)
+        bundle = export_bundle(ws, project, chunking=chunking, statuses=statuses, items=only)
         items = bundle.items
 
         def counting() -> Iterator[ItemRecord]:
@@ -195,6 +202,8 @@ def export_work(
                 "size": output.stat().st_size,
                 "statuses": list(statuses or STATUSES),
                 "left_out": scope.left_out,
+                "needs_review": problems_json(scope.needs_review)[:SHOWN],
+                "needs_review_count": len(scope.needs_review),
                 "notes": notes[:SHOWN],
             },
         )
@@ -223,13 +232,19 @@ def api_export(request: Request, name: str, body: ExportIn) -> JSONResponse:
         raise InvalidInput("choose at least one status to export (or 'all')")
     statuses = choose_statuses(body.statuses)
     scope = export_scope(ws, project, statuses)
+    only = None
+    if body.items is not None:
+        only = chosen_items(ws, project, body.items)
+        scope = export_scope(ws, project, None, items=only)
+    if body.strict and scope.needs_review:
+        raise InvalidInput(scope.strict_message(project.name))
     if scope.items == 0 and not body.allow_empty:
         raise InvalidInput(scope.empty_message(project.name, "'statuses'", "'allow_empty'"))
     job = registry(request).start(
         "export",
         project.name,
         spec.name,
-        export_work(ws, project, spec, chunking, statuses, scope),
+        export_work(ws, project, spec, chunking, statuses, scope, only),
     )
     return JSONResponse(job_json(job), status_code=202)
 
