@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -257,3 +258,33 @@ def test_a_bad_upload_is_refused_without_echoing_it(
     big = b"q Q0 d 1 1 t\n" * (ws.settings.max_file_bytes // 10)
     too_large = client.post(FILES, data={"kind": "run"}, files={"file": ("big.txt", big)})
     assert too_large.status_code == 413 and "big.txt" in too_large.text
+
+
+def test_an_imported_evaluation_is_compared_with_its_annotators(
+    client: TestClient, ws: Workspace, tmp_path: Path
+) -> None:
+    from assay.formats import get_format
+    from assay.transfer import import_bundle
+    from tests.test_formats_inspectorraget import rich_file, write_file
+
+    data = rich_file()
+    import_bundle(ws, "eval", get_format("inspectorraget").read(write_file(tmp_path, data)))
+    listed = client.get("/api/projects/eval/experiments").json()
+    (summary,) = listed["experiments"] if isinstance(listed, dict) else listed
+    page = client.get(f"/projects/eval/experiments/{summary['id']}")
+    assert page.status_code == 200
+    assert "m1" in page.text and "m2" in page.text and "faithfulness" in page.text
+    assert "rougeL" in page.text
+    drill = client.get(f"/projects/eval/experiments/{summary['id']}/tasks/c7::2")
+    assert drill.status_code == 200
+    assert "46542882" in drill.text and "51100234" in drill.text
+    assert "2024-10-10 14:09:43" in drill.text and "467 s" in drill.text
+    body = client.get(f"/api/projects/eval/experiments/{summary['id']}/tasks/c7::2").json()
+    m1 = next(p for p in body["pipelines"] if p["pipeline"] == "m1")
+    assert {(a["metric"], a["annotator"], a["value"]) for a in m1["annotators"]} == {
+        ("faithfulness", "46542882", "4"),
+        ("faithfulness", "51100234", "3"),
+    }
+    assert m1["metrics"]["rougeL"] == 1.0
+    exported = client.get(f"/api/projects/eval/experiments/{summary['id']}/inspectorraget")
+    assert exported.json() == data

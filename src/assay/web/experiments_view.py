@@ -13,8 +13,9 @@ import json
 import math
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from assay.documents import get_document
@@ -365,6 +366,33 @@ def _metric_cell(value: Any) -> Any:
     return json.dumps(value) if isinstance(value, dict | list) else value
 
 
+def annotator_scores(details: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each person's value of each metric, with when and how long (imported results keep
+    ``{metric: {annotator: {value, timestamp?, duration?}}}``; ``system`` is no person)."""
+    rows = []
+    for metric, annotators in (details.get("scores") or {}).items():
+        for annotator, entry in (annotators or {}).items():
+            if annotator == "system" or not isinstance(entry, Mapping):
+                continue
+            stamp = entry.get("timestamp")
+            when = (
+                datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%d %H:%M:%S")
+                if isinstance(stamp, int | float) and math.isfinite(stamp)
+                else ""
+            )
+            rows.append(
+                {
+                    "metric": metric,
+                    "annotator": annotator,
+                    "value": entry.get("value"),
+                    "timestamp": stamp,
+                    "when": when,
+                    "duration": entry.get("duration"),
+                }
+            )
+    return rows
+
+
 def drill_down(ws: Workspace, project: Project, ref: str, task_id: str) -> dict[str, Any]:
     experiment = get_experiment(ws, project, ref, with_aggregates=False)
     task, results = task_results(ws, project, experiment.id, task_id)
@@ -410,6 +438,7 @@ def drill_down(ws: Workspace, project: Project, ref: str, task_id: str) -> dict[
                 diff=[{"op": op, "text": text} for op, text in word_diff(result.answer, reference)]
                 if result.answer and reference
                 else [],
+                annotators=annotator_scores(result.details),
             )
         pipelines.append(entry)
     evidence = task_json(task)["evidence"]
