@@ -135,6 +135,8 @@ def test_show_prints_turns_evidence_and_findings(home: Path, ids: dict[str, str]
     assert f"relevant group 1: leave.txt, chars {start}–{start + 7}" in result.output
     assert "notes: checked twice" in result.output
 
+    chat = invoke(home, "items", "show", ids["chat"]).output
+    assert "Turn 1" in chat and "Turn 2" in chat and "question: And travel?" in chat
     data = json.loads(invoke(home, "items", "show", ids["chat"], "--json").output)
     assert [t["query"] for t in data["item"]["turns"]] == ["Leave?", "And travel?"]
     assert data["item"]["status"] == "submitted"
