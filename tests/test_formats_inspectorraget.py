@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from assay.annotation import iter_items
+from assay.annotation import delete_item, item_input, iter_items, save_item
 from assay.cli import make_app
 from assay.documents import iter_documents
 from assay.errors import InvalidInput
@@ -485,3 +485,26 @@ def test_bad_records_are_named_and_nothing_is_stored(
     (experiment,) = list_experiments(any_ws, project)
     exported = experiment_to_inspectorraget(any_ws, project, experiment.id)
     assert len(exported["results"]) == 4 - len([o for o in skipped if "result" in o.ref])
+
+
+def test_edits_to_items_show_in_the_exported_file(any_ws: Workspace, tmp_path: Path) -> None:
+    """The item wins over the file: an edited query and answer are written, a deleted item
+    takes its task and results with it; everything else comes back as it was."""
+    data = rich_file()
+    import_bundle(any_ws, "eval", get_format("inspectorraget").read(write_file(tmp_path, data)))
+    project = get_project(any_ws, "eval")
+    items = {i.extra["source_id"]: i for i in iter_items(any_ws, project, statuses=None)}
+    edited = item_input(items["c7::2"])
+    edited.turns[0].query = "When must the cabin be empty?"
+    edited.turns[0].answer = "09:30"
+    edited.turns[0].alternatives = []
+    save_item(any_ws, project, items["c7::2"].id, edited, items["c7::2"].version)
+    delete_item(any_ws, project, items["t1"].id)
+    back = experiment_to_inspectorraget(any_ws, project, "Ferry answers")
+    (task,) = back["tasks"]
+    assert task["input"][:2] == data["tasks"][1]["input"][:2]
+    assert task["input"][2] == {"role": "user", "content": "When must the cabin be empty?"}
+    assert task["targets"] == [{"type": "text", "value": "09:30"}]
+    assert task["contexts"] == data["tasks"][1]["contexts"]
+    assert back["results"] == data["results"][2:]
+    assert back["documents"] == data["documents"] and back["metrics"] == data["metrics"]

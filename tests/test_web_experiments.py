@@ -286,5 +286,7 @@ def test_an_imported_evaluation_is_compared_with_its_annotators(
         ("faithfulness", "51100234", "3"),
     }
     assert m1["metrics"]["rougeL"] == 1.0
+    refused = client.post(f"/api/projects/eval/experiments/{summary['id']}/run")
+    assert refused.status_code == 422 and "nothing to run" in refused.text
     exported = client.get(f"/api/projects/eval/experiments/{summary['id']}/inspectorraget")
     assert exported.json() == data

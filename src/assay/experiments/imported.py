@@ -17,6 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.db import utcnow
+from assay.errors import InvalidInput
 from assay.experiments.store import insert_tasks
 from assay.experiments.tasks import Task
 from assay.models import Project
@@ -28,6 +29,14 @@ IMPORTED = "imported"
 
 def is_imported(selection: Mapping[str, Any]) -> bool:
     return isinstance(selection.get(IMPORTED), Mapping)
+
+
+def refuse_run(name: str, selection: Mapping[str, Any]) -> None:
+    """Imported results have no pipeline to run: asking to run them is an error."""
+    if is_imported(selection):
+        raise InvalidInput(
+            f"experiment {name!r} holds results imported from a file; nothing to run"
+        )
 
 
 def free_name(conn: sa.Connection, project: Project, wanted: str) -> str:

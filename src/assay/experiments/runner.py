@@ -18,8 +18,8 @@ import sqlalchemy as sa
 
 from assay.chunkings import get_chunking
 from assay.db import utcnow
-from assay.errors import AssayError, BackendUnavailable, InvalidInput
-from assay.experiments.imported import is_imported
+from assay.errors import AssayError, BackendUnavailable
+from assay.experiments.imported import refuse_run
 from assay.experiments.judge import JudgeMetric, Verdict, judge, make_judge
 from assay.experiments.pipelines import PipelineRunner, PipelineSpec, outcome_level
 from assay.experiments.scoring import Embed, MetricPlan, Outcome, aggregate, metric_plan, score_task
@@ -172,10 +172,7 @@ def run_experiment(
     fails is stored with its error and the run goes on."""
     with ws.engine.connect() as conn:
         row = find_experiment(conn, project, experiment_id)
-        if is_imported(row.selection):
-            raise InvalidInput(
-                f"experiment {row.name!r} holds results imported from a file; nothing to run"
-            )
+        refuse_run(row.name, row.selection)
         good = {
             (r.pipeline, r.task_id)
             for r in conn.execute(

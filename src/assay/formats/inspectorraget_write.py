@@ -71,7 +71,8 @@ def as_json(bundle: Bundle) -> dict[str, Any]:
         for t in evaluation.tasks
         if t.item_ref in items
     ]
-    data["results"] = [result_json(r) for r in evaluation.results]
+    written = {t["task_id"] for t in data["tasks"]}  # an item deleted since takes its results
+    data["results"] = [result_json(r) for r in evaluation.results if r.task_id in written]
     return data
 
 

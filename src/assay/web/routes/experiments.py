@@ -28,6 +28,7 @@ from assay.experiments import (
     get_experiment,
     list_experiments,
 )
+from assay.experiments.imported import refuse_run
 from assay.experiments.runfiles import display_name, keep_file
 from assay.experiments.tasks import TURN_SELECTIONS
 from assay.models import Project, to_json
@@ -193,6 +194,7 @@ def api_run(request: Request, name: str, ref: str) -> Any:
     """Start or resume: tasks with a good result are kept, failed ones are tried again."""
     ws, project = _open(request, name)
     experiment = get_experiment(ws, project, ref, with_aggregates=False)
+    refuse_run(experiment.name, experiment.selection)
     if not jobs(request).start(ws, project, experiment.id):
         raise Conflict(f"experiment {experiment.name!r} is already running")
     return _summary(request, get_experiment(ws, project, experiment.id, with_aggregates=False))
