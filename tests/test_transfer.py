@@ -21,6 +21,7 @@ from assay.cli import make_app
 from assay.db import utcnow
 from assay.documents import count_documents
 from assay.errors import Conflict, DatabaseBusy, ImportRunning, InvalidInput
+from assay.experiments.tasks import build_tasks, skipped_items
 from assay.formats import (
     Bundle,
     DocumentRecord,
@@ -31,11 +32,11 @@ from assay.formats import (
     get_format,
 )
 from assay.formats.groups import retrieval_groups
-from assay.ingest import ingest_bytes
+from assay.ingest import ingest_bytes, replace_document
 from assay.models import Project
 from assay.project_lock import EXPIRES, acquire, journal
 from assay.projects import create_project, get_project, list_projects
-from assay.schema import import_journal, projects
+from assay.schema import documents, import_journal, projects
 from assay.settings import Settings
 from assay.transfer import (
     BatchPolicy,
@@ -585,3 +586,117 @@ def test_export_takes_accepted_items_unless_told(tmp_path: Path) -> None:
     assert allowed.exit_code == 0, allowed.output
     assert "holds no item" in allowed.output
     assert export("--status", "done").exit_code == 1
+
+
+# ---------------------------------------------------------------- evidence that went stale
+
+
+def stale_project(ws: Workspace) -> tuple[Project, str, str]:
+    """Two accepted items citing one document; replacing it changes the first one's passage."""
+    project = create_project(ws, "stale")
+    doc = ingest_bytes(ws, project, "policy.txt", POLICY.encode())
+
+    def accepted(query: str, passage: str) -> str:
+        turn = TurnIn(
+            query=query, answer=passage, evidence=[EvidenceIn(doc_id=doc.id, text=passage)]
+        )
+        return create_item(ws, project, ItemIn(turns=[turn]), status="accepted").id
+
+    hotel = accepted("How much for a hotel?", "Hotels are refunded up to 140 euros per night.")
+    train = accepted("Which class on trains?", "Trains: second class")
+    replace_document(ws, project, doc, "policy.txt", POLICY.replace("140", "150").encode())
+    return project, hotel, train
+
+
+def test_stale_evidence_is_never_exported_and_experiments_agree(
+    any_ws: Workspace, tmp_path: Path
+) -> None:
+    project, stale, fine = stale_project(any_ws)
+    scope = export_scope(any_ws, project, ["accepted"])
+    assert scope.items == 1 and list(scope.needs_review) == [stale]
+    (problem,) = scope.needs_review[stale]
+    assert (problem.turn, problem.passage, problem.reason) == (1, 1, "stale")
+    assert scope.needs_review_lines() == [f"{stale}: {problem.message}"]
+    native = get_format("native")
+    native.write(export_bundle(any_ws, project, statuses=["accepted"]), tmp_path / "n.zip")
+    exported = [item.id for item in native.read(tmp_path / "n.zip").items]
+    assert exported == [fine]
+    # named items and every status follow the same rule
+    assert [i.id for i in export_bundle(any_ws, project, items=[stale, fine]).items] == [fine]
+    assert [i.id for i in export_bundle(any_ws, project, statuses=None).items] == [fine]
+    assert export_scope(any_ws, project, None, items=[stale]).needs_review.keys() == {stale}
+    # experiments make tasks of exactly the exported items
+    assert {task.item_id for task in build_tasks(any_ws, project)} == set(exported)
+    assert skipped_items(any_ws, project) == {stale}
+
+
+def test_export_rechecks_the_invariant_against_the_current_text(any_ws: Workspace) -> None:
+    """Evidence still marked anchored whose document text changed under it (not through a
+    replacement) is caught at export as broken, and experiments skip it too."""
+    project = create_project(any_ws, "broken")
+    doc = ingest_bytes(any_ws, project, "policy.txt", POLICY.encode())
+    turn = TurnIn(
+        query="Taxis?", answer="At night.", evidence=[EvidenceIn(doc_id=doc.id, text="Taxis")]
+    )
+    item = create_item(any_ws, project, ItemIn(turns=[turn]), status="accepted")
+    with any_ws.engine.begin() as conn:
+        conn.execute(documents.update().where(documents.c.id == doc.id).values(text=POLICY.lower()))
+    scope = export_scope(any_ws, project, None)
+    assert [(p.reason, p.doc_id) for p in scope.needs_review[item.id]] == [("broken", doc.id)]
+    assert list(export_bundle(any_ws, project).items) == []
+    assert build_tasks(any_ws, project) == []
+    assert list_items(any_ws, project, review=True)[1][0].id == item.id
+
+
+def test_cli_export_lists_stale_items_and_strict_refuses(ws: Workspace, tmp_path: Path) -> None:
+    project, stale, fine = stale_project(ws)
+    runner, app = CliRunner(), make_app()
+    base = ["--home", str(ws.settings.home), "export", "csv", "-p", project.name]
+    refused = runner.invoke(app, [*base, str(tmp_path / "s.csv"), "--strict"])
+    assert refused.exit_code == 1
+    assert "refusing a strict export" in refused.output and stale in refused.output
+    assert not (tmp_path / "s.csv").exists()
+    done = runner.invoke(app, [*base, str(tmp_path / "a.csv"), "--json"])
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.output)
+    assert report["items"] == 1
+    assert [entry["id"] for entry in report["needs_review"]] == [stale]
+    assert report["needs_review"][0]["problems"][0]["reason"] == "stale"
+    assert (
+        fine in (tmp_path / "a.csv").read_text() and stale not in (tmp_path / "a.csv").read_text()
+    )
+    text = runner.invoke(app, [*base, str(tmp_path / "b.csv")])
+    assert "left out 1 item(s) needing review" in text.output and stale in text.output
+
+
+def test_an_evaluation_import_makes_an_experiment(any_ws: Workspace, tmp_path: Path) -> None:
+    """An InspectorRAGet file: an experiment beside the items, counted in the report."""
+    from assay.experiments import list_experiments
+    from tests.test_formats_inspectorraget import rich_file, write_file
+
+    path = write_file(tmp_path, rich_file())
+    report = import_bundle(any_ws, "eval", get_format("inspectorraget").read(path))
+    assert report.summary()["experiment"] == {"imported": 1, "flagged": 0, "skipped": 0}
+    assert report.summary()["document"]["imported"] == 2
+    again = import_bundle(any_ws, "eval", get_format("inspectorraget").read(path))
+    assert again.count("flagged", "document") == 2  # the same texts: linked, not stored twice
+    project = get_project(any_ws, "eval")
+    names = [e.name for e in list_experiments(any_ws, project)]
+    assert names == ["Ferry answers (2)", "Ferry answers"]
+
+
+def test_an_evaluation_import_with_replace_leaves_one_experiment(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    """SQLite only: on PostgreSQL an import with replace of items citing documents fails
+    deleting the old project (evidence -> documents), whatever the format."""
+    from assay.experiments import list_experiments
+    from tests.test_formats_inspectorraget import rich_file, write_file
+
+    path = write_file(tmp_path, rich_file())
+    import_bundle(ws, "eval", get_format("inspectorraget").read(path))
+    again = import_bundle(ws, "eval", get_format("inspectorraget").read(path), replace=True)
+    assert again.summary()["item"]["imported"] == 2
+    project = get_project(ws, "eval")
+    assert [e.name for e in list_experiments(ws, project)] == ["Ferry answers"]
+    assert list_items(ws, project)[0] == 2

@@ -14,8 +14,8 @@ STATUSES = ("imported", "flagged", "skipped")
 @dataclass(frozen=True, slots=True)
 class RecordOutcome:
     kind: str
-    """``project``, ``document``, ``chunking``, ``chunk``, ``item`` or ``record`` (found by
-    the reader)."""
+    """``project``, ``document``, ``chunking``, ``chunk``, ``item``, ``experiment`` (an
+    imported evaluation), ``result`` or ``record`` (found by the reader)."""
     ref: str
     status: str
     """``imported`` (stored), ``flagged`` (stored, with a warning) or ``skipped`` (left out)."""
