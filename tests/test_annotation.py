@@ -276,3 +276,39 @@ def test_items_are_per_project(ws: Workspace, project: Project, doc: Document) -
     other = create_project(ws, "other")
     with pytest.raises(InvalidInput, match="no document"):
         create_item(ws, other, qa(doc))
+
+
+def test_replacing_a_cited_document_puts_the_item_in_needs_review_until_fixed(
+    any_ws: Workspace,
+) -> None:
+    project = create_project(any_ws, "review")
+    doc = ingest_bytes(any_ws, project, "policy.txt", POLICY.encode())
+    cited = create_item(any_ws, project, qa(doc), status="accepted", author="ann")
+    other = create_item(
+        any_ws, project, qa(doc, evidence=[{"doc_id": doc.id, "text": "Travel policy 2025."}])
+    )
+    new_text = POLICY.replace("140", "150")
+    replace_document(any_ws, project, doc, "policy.txt", new_text.encode(), actor="lead")
+    total, rows = list_items(any_ws, project, review=True)
+    assert (total, [r.id for r in rows]) == (1, [cited.id])
+    assert rows[0].needs_review and rows[0].status == "accepted"  # the status is not rewritten
+    assert {r.id: r.needs_review for r in list_items(any_ws, project)[1]} == {
+        cited.id: True,
+        other.id: False,
+    }
+    flagged = item_events(any_ws, project, cited.id)[-1]
+    assert (flagged["actor"], flagged["action"]) == ("lead", "needs_review")
+    assert flagged["after"]["reason"] == "document_replaced"
+    assert flagged["after"]["passages"] == [{"turn": 1, "passage": 1}]
+    assert [e["action"] for e in item_events(any_ws, project, other.id)] == ["create"]
+    # a person selects the passage again in the new text: the state clears itself
+    fixed = item_input(get_item(any_ws, project, cited.id))
+    fixed.turns[0].evidence = [
+        EvidenceIn(doc_id=doc.id, text="Hotels are refunded up to 150 euros per night.")
+    ]
+    saved = save_item(any_ws, project, cited.id, fixed, 1, author="ann")
+    assert [e.anchor for e in saved.turns[0].evidence] == ["ok"]
+    assert list_items(any_ws, project, review=True) == (0, [])
+    # the same file again makes nothing stale and records nothing more
+    replace_document(any_ws, project, doc, "policy.txt", new_text.encode(), actor="lead")
+    assert [e["action"] for e in item_events(any_ws, project, cited.id)][-1] == "save"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from assay.anchoring import EvidenceIn
 from assay.annotation import ItemIn, TurnIn, create_item
 from assay.chunkings import document_chunks, get_chunking
 from assay.errors import InvalidInput
@@ -11,11 +12,14 @@ from assay.evidence_mapping import chunks_for_span
 from assay.experiments.tasks import (
     build_tasks,
     select_turns,
+    skipped_items,
     task_from_json,
     task_lookup,
     task_to_json,
 )
+from assay.ingest import replace_document
 from assay.models import Project
+from assay.projects import create_project
 from assay.workspace import Workspace
 from tests.experiments_corpus import Corpus, build_corpus, ev
 
@@ -125,6 +129,40 @@ def test_evidence_over_two_chunks_counts_both_as_alternatives(
     (task,) = [t for t in build_tasks(ws, corpus.project) if t.item_id == item.id]
     (group,) = task.chunk_groups()
     assert len(group) == 2  # the span straddles two chunks; either one will do
+
+
+def test_only_anchored_evidence_names_gold_chunks_and_stale_items_make_no_task(
+    any_ws: Workspace,
+) -> None:
+    """Imported text kept ``unlocated`` at offsets where the document says something else
+    maps to no chunk; an item whose passage went stale makes no task at all (as exports
+    leave it out)."""
+    project = create_project(any_ws, "gold")
+    corpus = build_corpus(any_ws, project)
+    travel = corpus.travel
+    start = travel.text.index("First class")
+    unlocated = EvidenceIn(
+        doc_id=travel.id, start=start, end=start + 11, text="Second class", origin="imported",
+        anchor="unlocated",
+    )  # fmt: skip
+    odd = create_item(
+        any_ws,
+        project,
+        ItemIn(turns=[TurnIn(query="Class?", evidence=[unlocated])]),
+        status="accepted",
+    )
+    before = {t.item_id: t for t in build_tasks(any_ws, project)}
+    assert before[odd.id].evidence[0].chunk_ids == ()
+    on_travel = {
+        item.id
+        for item in corpus.items
+        if item.status == "accepted"
+        and any(e.doc_id == travel.id for turn in item.turns for e in turn.evidence)
+    }
+    assert on_travel
+    replace_document(any_ws, project, travel, "travel.txt", b"A new travel policy.")
+    assert skipped_items(any_ws, project) == on_travel
+    assert {t.item_id for t in build_tasks(any_ws, project)} == set(before) - on_travel
 
 
 def test_snapshot_round_trip(ws: Workspace, corpus: Corpus) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import time
 
 import pytest
 from fastapi.testclient import TestClient
@@ -12,6 +13,7 @@ from fastapi.testclient import TestClient
 from assay.annotation import ItemIn, TurnIn, create_item, get_item
 from assay.ingest import ingest_bytes
 from assay.models import Document, Project
+from assay.projects import create_project
 from assay.web import create_app
 from assay.workspace import Workspace
 
@@ -230,3 +232,53 @@ def test_items_are_in_the_openapi_schema(client: TestClient) -> None:
     ):
         assert path in paths
         assert all("items" in op["tags"] for op in paths[path].values())
+
+
+def test_replaced_document_puts_items_in_needs_review_on_page_api_and_export(
+    any_ws: Workspace,
+) -> None:
+    """Replace a cited document through the web: the item is flagged in the list (page and
+    JSON), left out of the export with its passage named, and a strict export is refused."""
+    project = create_project(any_ws, "test", "en")
+    text = b"# Ferry\n\nThe night ferry leaves at 22:40 from pier 3.\n"
+    doc = ingest_bytes(any_ws, project, "ferry.md", text)
+    cited = create_item(any_ws, project, ItemIn.model_validate(body(doc)), status="accepted")
+    calm = create_item(any_ws, project, ItemIn.model_validate(body(doc, query="Pier?")))
+    client = TestClient(create_app(any_ws))
+    client.get("/")
+    client.headers["X-CSRF-Token"] = client.cookies["assay_csrf"]
+    replaced = client.post(
+        f"/api/projects/test/documents/{doc.id}/replace",
+        files={"file": ("ferry.md", text.replace(b"22:40", b"23:10"))},
+    )
+    assert replaced.status_code == 200 and replaced.json()["stale_evidence"] == 2
+
+    listed = client.get("/api/projects/test/items", params={"needs_review": "true"}).json()
+    assert listed["total"] == 2 and all(row["needs_review"] for row in listed["items"])
+    page = client.get("/projects/test/items", params={"review": "needed", "status": "accepted"})
+    assert page.status_code == 200
+    assert f"/items/{cited.id}" in page.text and f"/items/{calm.id}" not in page.text
+    assert 'class="badge warn needs-review"' in page.text
+    assert '<option value="needed" selected>' in page.text
+    german = client.get(
+        "/projects/test/items", params={"review": "needed"}, headers={"Accept-Language": "de"}
+    )
+    assert "muss geprüft werden" in german.text
+
+    exports = "/api/projects/test/transfer/exports"
+    strict = client.post(exports, json={"format": "csv", "statuses": ["all"], "strict": True})
+    assert strict.status_code == 422
+    assert cited.id in strict.json()["detail"] and calm.id in strict.json()["detail"]
+    nothing = client.post(exports, json={"format": "csv"})
+    assert nothing.status_code == 422 and "1 needing review" in nothing.json()["detail"]
+    job = client.post(exports, json={"format": "csv", "allow_empty": True}).json()
+    url = job["events"].removesuffix("/events")
+    for _ in range(1200):  # a bound only against a hung thread
+        if (done := client.get(url).json())["state"] != "running":
+            break
+        time.sleep(0.05)
+    assert done["state"] == "done" and done["result"]["items"] == 0
+    assert done["result"]["needs_review_count"] == 1
+    (entry,) = done["result"]["needs_review"]
+    assert entry["id"] == cited.id
+    assert [(p["turn"], p["passage"], p["reason"]) for p in entry["problems"]] == [(1, 1, "stale")]

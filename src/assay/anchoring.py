@@ -1,21 +1,30 @@
-"""Anchoring evidence to documents: the offset invariant ``text[start:end] == evidence``.
+"""Evidence rules: anchoring, staleness, and whether evidence may count as gold.
 
-Offsets win when given; text alone is located in the document (exactly, then ignoring white
-space differences). What cannot be anchored is refused, except imported text (kept as
-``unlocated``) and evidence whose document changed (kept as ``stale``): flagged, never moved.
+The invariant is ``document.text[start:end] == evidence.text``. Offsets win when given; text
+alone is located in the document (exactly, then ignoring white space differences). What
+cannot be anchored is refused, except imported text (kept as ``unlocated``) and evidence whose
+document changed (kept as ``stale``): flagged, never moved.
+
+Every decision on whether stored evidence can be used as gold is made here
+(:func:`unusable_evidence`, :func:`items_needing_review`, :func:`gold_span`): exports leave
+out, experiments skip and the items list flags exactly the same items. Which chunks stand for
+a passage is the overlap policy of :mod:`assay.evidence_mapping`.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Literal
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.db import utcnow
 from assay.errors import InvalidInput
 from assay.models import Span
-from assay.schema import documents
+from assay.schema import documents, events, evidence, items, turns
 
 Label = Literal["relevant", "distracting", "irrelevant"]
 Origin = Literal["retrieved", "searched", "selected", "imported", "llm-suggestion"]
@@ -106,3 +115,177 @@ def anchor_evidence(
     if ev.origin == "imported" or ev.anchor in ("stale", "unlocated"):
         return ev.doc_id, None, None, ev.text, ev.anchor or "unlocated"
     raise InvalidInput(f"{where}: the text was not found in the document {ev.doc_id!r}")
+
+
+# ---------------------------------------------------------------- staleness and gold use
+
+
+def passage_matches(doc_text: str | None, start: int | None, end: int | None, text: str) -> bool:
+    """The invariant for one evidence: ``doc_text[start:end] == text``."""
+    if doc_text is None or start is None or end is None:
+        return False
+    return 0 <= start < end <= len(doc_text) and doc_text[start:end] == text
+
+
+def gold_span(anchor: str, start: int | None, end: int | None) -> Span | None:
+    """The offsets that may stand for gold (mapped onto chunks): only those of anchored
+    evidence; unlocated and stale evidence maps to no chunk."""
+    if anchor != "ok" or start is None or end is None:
+        return None
+    return start, end
+
+
+def unusable_evidence() -> sa.ColumnElement[bool]:
+    """SQL: an evidence row (joined with its document, outer) that cannot be used as gold:
+    ``stale`` (its document changed), or anchored but breaking the invariant against the
+    document's current text (``broken``)."""
+    passage = sa.func.substr(
+        documents.c.text, evidence.c.start + 1, evidence.c.end - evidence.c.start
+    )
+    broken = sa.and_(
+        evidence.c.anchor == "ok",
+        sa.or_(
+            evidence.c.start.is_(None),
+            evidence.c.end.is_(None),
+            documents.c.text.is_(None),
+            passage != evidence.c.text,
+        ),
+    )
+    return sa.or_(evidence.c.anchor == "stale", broken)
+
+
+def _evidence_with_documents() -> sa.Join:
+    return evidence.join(turns, turns.c.id == evidence.c.turn_id).outerjoin(
+        documents, documents.c.id == evidence.c.doc_id
+    )
+
+
+def needs_review() -> sa.ColumnElement[bool]:
+    """SQL, correlated with ``items``: the item has evidence that cannot be used as gold (the
+    "needs review" state of the items list). It clears itself when the evidence is fixed."""
+    return sa.exists(
+        sa.select(evidence.c.id)
+        .select_from(_evidence_with_documents())
+        .where(turns.c.item_id == items.c.id, unusable_evidence())
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceProblem:
+    """One evidence of an item that cannot be used as gold, and why."""
+
+    turn: int
+    """1-based turn number."""
+    passage: int
+    """1-based position of the evidence in its turn."""
+    doc_id: str | None
+    reason: Literal["stale", "broken"]
+
+    @property
+    def message(self) -> str:
+        why = (
+            "its document changed after it was marked"
+            if self.reason == "stale"
+            else "its text does not match its document"
+        )
+        return f"turn {self.turn}, passage {self.passage}: {why}"
+
+
+def items_needing_review(
+    conn: sa.Connection, project_id: int, statuses: Sequence[str] | None = None
+) -> dict[str, list[EvidenceProblem]]:
+    """Items of a project (with ``statuses``; ``None``: all) whose evidence cannot be used as
+    gold, with each problem: what exports leave out and experiments skip. One query."""
+    where = [items.c.project_id == project_id, unusable_evidence()]
+    if statuses is not None:
+        where.append(items.c.status.in_(list(statuses)))
+    rows = conn.execute(
+        sa.select(
+            items.c.id, turns.c.ordinal, evidence.c.ordinal, evidence.c.doc_id, evidence.c.anchor
+        )
+        .select_from(_evidence_with_documents().join(items, items.c.id == turns.c.item_id))
+        .where(*where)
+        .order_by(items.c.id, turns.c.ordinal, evidence.c.ordinal)
+    ).all()
+    found: dict[str, list[EvidenceProblem]] = {}
+    for item_id, turn, ordinal, doc_id, anchor in rows:
+        reason: Literal["stale", "broken"] = "stale" if anchor == "stale" else "broken"
+        found.setdefault(item_id, []).append(EvidenceProblem(turn + 1, ordinal + 1, doc_id, reason))
+    return found
+
+
+def problems_json(problems: dict[str, list[EvidenceProblem]]) -> list[dict[str, Any]]:
+    """``[{"id", "problems": [{"turn", "passage", "doc_id", "reason", "message"}]}]``."""
+    return [
+        {
+            "id": item_id,
+            "problems": [
+                {
+                    "turn": p.turn,
+                    "passage": p.passage,
+                    "doc_id": p.doc_id,
+                    "reason": p.reason,
+                    "message": p.message,
+                }
+                for p in found
+            ],
+        }
+        for item_id, found in problems.items()
+    ]
+
+
+def flag_stale_evidence(
+    conn: sa.Connection, project_id: int, doc_id: str, doc_name: str, text: str, actor: str
+) -> int:
+    """After a document's text changed: evidence whose passage no longer matches is marked
+    ``stale`` (never moved), evidence that matches again is ``ok``. Each item that gains stale
+    evidence is put in the "needs review" state, recorded in its history as done by ``actor``.
+    Returns how many evidence rows are stale now."""
+    cited = conn.execute(
+        sa.select(
+            evidence.c.id,
+            evidence.c.start,
+            evidence.c.end,
+            evidence.c.text,
+            evidence.c.anchor,
+            evidence.c.ordinal,
+            turns.c.ordinal.label("turn"),
+            turns.c.item_id,
+        )
+        .join(turns, turns.c.id == evidence.c.turn_id)
+        .where(evidence.c.doc_id == doc_id, evidence.c.anchor.in_(("ok", "stale")))
+    ).all()
+    stale = 0
+    gone_stale: dict[str, list[dict[str, int]]] = {}
+    for row in cited:
+        matches = passage_matches(text, row.start, row.end, row.text)
+        stale += not matches
+        anchor = "ok" if matches else "stale"
+        if anchor != row.anchor:
+            conn.execute(evidence.update().where(evidence.c.id == row.id).values(anchor=anchor))
+        if anchor == "stale" and row.anchor == "ok":
+            gone_stale.setdefault(row.item_id, []).append(
+                {"turn": row.turn + 1, "passage": row.ordinal + 1}
+            )
+    now = utcnow()
+    for item_id, passages in gone_stale.items():
+        conn.execute(
+            events.insert().values(
+                project_id=project_id,
+                item_id=item_id,
+                actor=actor,
+                action="needs_review",
+                before={"anchor": "ok", "passages": passages},
+                after={
+                    "anchor": "stale",
+                    "needs_review": True,
+                    "reason": "document_replaced",
+                    "detail": f"document {doc_name!r} was replaced; its text no longer "
+                    "matches the passages",
+                    "document": doc_id,
+                    "passages": passages,
+                },
+                at=now,
+            )
+        )
+    return stale

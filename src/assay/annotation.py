@@ -14,12 +14,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.anchoring import DocumentTexts, EvidenceIn, anchor_evidence
+from assay.anchoring import DocumentTexts, EvidenceIn, anchor_evidence, needs_review
 from assay.checks import check_item, errors
 from assay.db import as_utc, utcnow
 from assay.errors import Conflict, InvalidInput, NotFound
@@ -91,7 +91,7 @@ def _turn_rows(
                 )
             rows.append(
                 {
-                    "ordinal": e_index,
+                    "ordinal": len(rows),
                     "doc_id": doc_id,
                     "start": start,
                     "end": end,
@@ -132,16 +132,18 @@ def _parse_time(value: str | None) -> Any:
 
 def _write_turns(
     conn: sa.Connection, project: Project, item_id: str, data: ItemIn, author: str
-) -> dict[str, Any]:
-    """Replace the item's turns and evidence; returns the denormalised listing fields."""
+) -> tuple[dict[str, Any], int]:
+    """Replace the item's turns and evidence; returns the denormalised listing fields and how
+    many passages are unlocated."""
     conn.execute(turns.delete().where(turns.c.item_id == item_id))
-    evidence_count = 0
+    evidence_count = unlocated = 0
     first: dict[str, Any] | None = None
     for turn_row, evidence_rows in _turn_rows(conn, project, item_id, data, author):
-        turn_id = conn.execute(turns.insert().values(**turn_row)).inserted_primary_key[0]  # type: ignore[index]
+        turn_id = conn.execute(turns.insert(), turn_row).inserted_primary_key[0]  # type: ignore[index]
         if evidence_rows:
             conn.execute(evidence.insert(), [{**row, "turn_id": turn_id} for row in evidence_rows])
         evidence_count += len(evidence_rows)
+        unlocated += sum(row["anchor"] == "unlocated" for row in evidence_rows)
         first = first or turn_row
     if first is None:
         raise InvalidInput("an item needs at least one turn")
@@ -153,7 +155,7 @@ def _write_turns(
         "turn_count": len(data.turns),
         "evidence_count": evidence_count,
         "search_text": search_text(data.notes, [(t.query, t.answer) for t in data.turns]),
-    }
+    }, unlocated
 
 
 def _check_storable(data: ItemIn) -> None:
@@ -188,16 +190,23 @@ def _event(
     after: Any,
 ) -> None:
     conn.execute(
-        events.insert().values(
-            project_id=project.id,
-            item_id=item_id,
-            actor=actor,
-            action=action,
-            before=before,
-            after=after,
-            at=utcnow(),
-        )
+        events.insert(),
+        {
+            "project_id": project.id,
+            "item_id": item_id,
+            "actor": actor,
+            "action": action,
+            "before": before,
+            "after": after,
+            "at": utcnow(),
+        },
     )
+
+
+class Created(NamedTuple):
+    id: str
+    unlocated: int
+    """Passages kept unverified: imported text not found in its document."""
 
 
 def create_item(
@@ -209,6 +218,20 @@ def create_item(
     status: Status = "draft",
     item_id: str | None = None,
 ) -> Item:
+    created = insert_item(ws, project, data, author=author, status=status, item_id=item_id)
+    return get_item(ws, project, created.id)
+
+
+def insert_item(
+    ws: Workspace,
+    project: Project,
+    data: ItemIn,
+    *,
+    author: str | None = None,
+    status: Status = "draft",
+    item_id: str | None = None,
+) -> Created:
+    """:func:`create_item` without reading the item back (an import stores thousands)."""
     author = author if author is not None else ws.settings.author
     item_id = item_id or str(uuid.uuid4())
     _check_storable(data)
@@ -218,28 +241,29 @@ def create_item(
         if conn.scalar(sa.select(items.c.id).where(items.c.id == item_id)):
             raise Conflict(f"an item with id {item_id!r} already exists")
         conn.execute(
-            items.insert().values(
-                id=item_id,
-                project_id=project.id,
-                kind=data.kind,
-                status=status,
-                origin=data.origin,
-                query="",
-                query_type="",
-                turn_count=0,
-                evidence_count=0,
-                notes=data.notes,
-                extra=data.extra,
-                author=author,
-                version=1,
-                created_at=now,
-                updated_at=now,
-            )
+            items.insert(),  # parameters, not .values(): no statement to build per item
+            {
+                "id": item_id,
+                "project_id": project.id,
+                "kind": data.kind,
+                "status": status,
+                "origin": data.origin,
+                "query": "",
+                "query_type": "",
+                "turn_count": 0,
+                "evidence_count": 0,
+                "notes": data.notes,
+                "extra": data.extra,
+                "author": author,
+                "version": 1,
+                "created_at": now,
+                "updated_at": now,
+            },
         )
-        listing = _write_turns(conn, project, item_id, data, author)
-        conn.execute(items.update().where(items.c.id == item_id).values(**listing))
+        listing, unlocated = _write_turns(conn, project, item_id, data, author)
+        conn.execute(items.update().where(items.c.id == item_id), listing)
         _event(conn, project, item_id, author, "create", None, data.model_dump())
-    return get_item(ws, project, item_id)
+    return Created(item_id, unlocated)
 
 
 def save_item(
@@ -273,7 +297,7 @@ def save_item(
         ).rowcount
         if changed != 1:
             raise StaleItem(before, base_version)
-        listing = _write_turns(conn, project, item_id, data, author)
+        listing, _ = _write_turns(conn, project, item_id, data, author)
         conn.execute(items.update().where(items.c.id == item_id).values(**listing))
         _event(conn, project, item_id, author, action, to_json(before), data.model_dump())
     return get_item(ws, project, item_id)
@@ -496,6 +520,7 @@ def _summary(r: Any) -> ItemSummary:
         author=r.author,
         version=r.version,
         updated_at=as_utc(r.updated_at),
+        needs_review=bool(r.needs_review),
     )
 
 
@@ -523,11 +548,13 @@ def list_items(
     author: str | None = None,
     kind: str | None = None,
     text: str = "",
+    review: bool = False,
     sort: str = "-updated",
     offset: int = 0,
     limit: int = 50,
 ) -> tuple[int, list[ItemSummary]]:
-    """One page of a project's items and the total matching the filters."""
+    """One page of a project's items and the total matching the filters; ``review``: only
+    items that need review (evidence that cannot be used as gold, see ``assay.anchoring``)."""
     key = sort.lstrip("-")
     if key not in SORTS:
         raise InvalidInput(f"unknown sort {sort!r}; choose one of: {', '.join(SORTS)}")
@@ -542,6 +569,8 @@ def list_items(
         where.append(items.c.kind == kind)
     if text.strip():
         where.append(items.c.search_text.contains(text.strip().casefold(), autoescape=True))
+    if review:
+        where.append(needs_review())
     column = SORTS[key]
     # the id breaks ties in the same direction, so one index (project_id, column, id) serves
     # the whole ORDER BY and deep pages do not sort the table (see benchmarks/workbench.py)
@@ -562,6 +591,7 @@ def list_items(
                 items.c.author,
                 items.c.version,
                 items.c.updated_at,
+                needs_review().label("needs_review"),
             )
             .where(*where)
             .order_by(*order)
@@ -580,7 +610,9 @@ def items_citing(ws: Workspace, doc_id: str) -> list[ItemSummary]:
             .where(evidence.c.doc_id == doc_id)
             .distinct()
         ).all()
-        rows = conn.execute(sa.select(items).where(items.c.id.in_(ids))).all()
+        rows = conn.execute(
+            sa.select(items, needs_review().label("needs_review")).where(items.c.id.in_(ids))
+        ).all()
     return [_summary(r) for r in rows]
 
 

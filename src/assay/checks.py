@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from assay.anchoring import gold_span
 from assay.models import Item, Project
 from assay.taxonomy import UNANSWERABLE, query_types
 
@@ -64,7 +65,7 @@ def check_item(item: Item, project: Project) -> list[Finding]:
                 )
             )
         for index, ev in enumerate(turn.evidence, 1):
-            if ev.anchor != "ok":
+            if gold_span(ev.anchor, ev.start, ev.end) is None:
                 reason = (
                     "its document changed"
                     if ev.anchor == "stale"

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
+from assay.anchoring import flag_stale_evidence
 from assay.chunkings import IMPORTED, chunk_document, project_chunkings
 from assay.db import utcnow
 from assay.documents import get_document, parse_info_to_json
@@ -26,7 +27,7 @@ from assay.errors import AssayError, InvalidInput
 from assay.models import Document, ParseInfo, Project
 from assay.parsing import guess_media_type, parse
 from assay.project_lock import check_writable
-from assay.schema import chunks, documents, evidence
+from assay.schema import chunks, documents
 from assay.workspace import Workspace
 
 Status = Literal["added", "duplicate", "error"]
@@ -259,11 +260,19 @@ class ReplaceReport:
 
 
 def replace_document(
-    ws: Workspace, project: Project, document: Document, name: str, data: bytes
+    ws: Workspace,
+    project: Project,
+    document: Document,
+    name: str,
+    data: bytes,
+    *,
+    actor: str | None = None,
 ) -> ReplaceReport:
     """Replace a document's file: re-parse, re-chunk, and flag evidence that no longer matches.
 
-    The document keeps its id and name; evidence is never moved to a new place.
+    The document keeps its id and name; evidence is never moved to a new place. Items whose
+    evidence went stale need review (:func:`assay.anchoring.flag_stale_evidence`); ``actor``
+    (default: the workspace author) is recorded in their history.
     """
     if len(data) > ws.settings.max_file_bytes:
         raise InvalidInput(_over_limit(name, len(data), ws.settings.max_file_mb))
@@ -272,7 +281,7 @@ def replace_document(
     parsed = parse(name, data, media_type, fallback_encoding=fallback)
     sha256 = ws.blobs.put(data)
     info = ParseInfo(parsed.parser, parsed.pages, parsed.warnings, parsed.page_starts)
-    stale = dropped = 0
+    dropped = 0
     with ws.engine.begin() as conn:
         check_writable(conn, project.id)
         conn.execute(
@@ -296,17 +305,12 @@ def replace_document(
             if chunking.method == IMPORTED:
                 dropped += removed
             chunk_document(conn, chunking, document.id, parsed.text)
-        cited = conn.execute(
-            sa.select(evidence.c.id, evidence.c.start, evidence.c.end, evidence.c.text).where(
-                evidence.c.doc_id == document.id, evidence.c.anchor.in_(("ok", "stale"))
-            )
-        ).all()
-        for row in cited:
-            matches = parsed.text[row.start : row.end] == row.text
-            stale += not matches
-            conn.execute(
-                evidence.update()
-                .where(evidence.c.id == row.id)
-                .values(anchor="ok" if matches else "stale")
-            )
+        stale = flag_stale_evidence(
+            conn,
+            project.id,
+            document.id,
+            document.name,
+            parsed.text,
+            actor if actor is not None else ws.settings.author,
+        )
     return ReplaceReport(get_document(ws, project, document.id), stale, dropped)

@@ -198,6 +198,8 @@ class ItemSummary:
     author: str
     version: int
     updated_at: datetime
+    needs_review: bool = False
+    """Some evidence cannot be used as gold (its document changed): see assay.anchoring."""
 
 
 def to_json(value: Any) -> Any:

@@ -189,6 +189,22 @@ def writer_options(bundle: Bundle, include_unanswerable: bool) -> dict[str, obje
     return options
 
 
+def _print_needs_review(scope: ExportScope) -> None:
+    """The items an export left out because their evidence no longer matches, per item."""
+    lines = scope.needs_review_lines()
+    if not lines:
+        return
+    out = console()
+    out.print(
+        f"[yellow]left out {len(lines)} item(s) needing review[/]: their evidence no longer "
+        "matches its document (fix the passages in the editor; --strict refuses instead)"
+    )
+    for line in lines[:SHOWN]:
+        out.print(f"  {line}", markup=False)
+    if len(lines) > SHOWN:
+        out.print(f"  … and {len(lines) - SHOWN} more (use --json for all)", markup=False)
+
+
 def export_command(
     ctx: typer.Context,
     format_name: str = typer.Argument(..., metavar="FORMAT", help="Format name (assay formats)."),
@@ -222,13 +238,22 @@ def export_command(
         help="AutoRAG: also write questions without retrieval_gt (AutoRAG's own loader "
         "refuses them, so they are left out and listed by default).",
     ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="Refuse the export (exit 1, naming the items) when any chosen item has evidence "
+        "that no longer matches its document, instead of leaving those items out.",
+    ),
     as_json: bool = JsonOption,
 ) -> None:
     """Export a project's documents, chunks and gold items in a format.
 
     Only accepted items go out unless --status says otherwise; the command says how many it
-    left out. An export that would hold no item is refused (exit 1) unless --allow-empty.
+    left out. Items whose evidence no longer matches its document (the document was replaced)
+    are never exported: they are left out and listed, or refused with --strict. An export
+    that would hold no item is refused (exit 1) unless --allow-empty.
     """
+    from assay.anchoring import problems_json
     from assay.errors import InvalidInput, NotFound
     from assay.formats import Lazy, get_format
     from assay.transfer import STATUSES, choose_statuses, export_bundle, export_scope
@@ -242,6 +267,8 @@ def export_command(
         spec = get_format(format_name)
         proj = project_of(ws, project)
         scope = export_scope(ws, proj, statuses)
+        if strict and scope.needs_review:
+            raise InvalidInput(scope.strict_message(proj.name))
         if scope.items == 0 and not allow_empty:
             raise InvalidInput(scope.empty_message(proj.name, "--status", "--allow-empty"))
         bundle = export_bundle(ws, proj, chunking=chunking, statuses=statuses)
@@ -272,6 +299,7 @@ def export_command(
                 "items": count,
                 "statuses": statuses or list(STATUSES),
                 "left_out": scope.left_out,
+                "needs_review": problems_json(scope.needs_review),
                 "notes": notes,
             }
         )
@@ -285,5 +313,6 @@ def export_command(
             f"left out {scope.left_out_text()} item(s); use --status to include them",
             markup=False,
         )
+    _print_needs_review(scope)
     if count == 0:
         out.print("[yellow]warning:[/] the export holds no item (written as --allow-empty asked)")

@@ -6,7 +6,9 @@ the chunk ids standing for it under one chunking, and the reference answers. Sin
 items give one task; conversations give one task per turn, or only the first, the last, or a
 seeded random turn (RAGAPHENE's selection strategies). Task ids are ``<item_id>::<turn>``
 with 1-based turns. A turn without relevant evidence is kept and marked ``unanswerable``:
-retrieval metrics skip it, answer metrics still score it.
+retrieval metrics skip it, answer metrics still score it. An item whose evidence cannot be
+used as gold (its document changed: :func:`assay.anchoring.items_needing_review`) makes no
+task, exactly as exports leave it out.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from assay.anchoring import gold_span, items_needing_review
 from assay.annotation import STATUSES, iter_items
 from assay.chunkings import document_chunks, get_chunking
 from assay.errors import InvalidInput
@@ -172,10 +175,14 @@ class ChunkMap:
             ]
         return self._chunks[doc_id]
 
-    def ids(self, doc_id: str | None, start: int | None, end: int | None) -> tuple[str, ...]:
-        if doc_id is None or start is None or end is None:
+    def ids(
+        self, doc_id: str | None, anchor: str, start: int | None, end: int | None
+    ) -> tuple[str, ...]:
+        """The chunk ids standing for a passage; none for evidence that is not anchored."""
+        span = gold_span(anchor, start, end)
+        if doc_id is None or span is None:
             return ()
-        return chunks_for_span(start, end, self.chunks_of(doc_id))
+        return chunks_for_span(*span, self.chunks_of(doc_id))
 
 
 def tasks_from_item(item: Item, chunk_map: ChunkMap, selection: str, seed: int = 0) -> list[Task]:
@@ -226,7 +233,7 @@ def _gold_evidence(ev: Any, chunk_map: ChunkMap) -> GoldEvidence:
         label=ev.label,
         grade=ev.grade,
         group=ev.group,
-        chunk_ids=chunk_map.ids(ev.doc_id, ev.start, ev.end) if ev.anchor != "stale" else (),
+        chunk_ids=chunk_map.ids(ev.doc_id, ev.anchor, ev.start, ev.end),
     )
 
 
@@ -244,14 +251,26 @@ def build_tasks(
     chunking: str | None = None,
 ) -> list[Task]:
     """Tasks from a project's items with the given statuses (``"all"`` for every item),
-    gold chunk ids under ``chunking`` (the project's default unless named)."""
+    gold chunk ids under ``chunking`` (the project's default unless named). Items whose
+    evidence needs review make no task (:func:`skipped_items` names them)."""
     select_turns(1, turns)  # check the selection before reading anything
     wanted = check_statuses(statuses)
     chunk_map = ChunkMap(ws, get_chunking(ws, project, chunking))
+    held = skipped_items(ws, project, statuses=statuses)
     tasks: list[Task] = []
     for item in iter_items(ws, project, statuses=wanted):
-        tasks.extend(tasks_from_item(item, chunk_map, turns, seed))
+        if item.id not in held:
+            tasks.extend(tasks_from_item(item, chunk_map, turns, seed))
     return tasks
+
+
+def skipped_items(
+    ws: Workspace, project: Project, *, statuses: str | Iterable[str] | None = DEFAULT_STATUSES
+) -> set[str]:
+    """Ids of the items with these statuses that :func:`build_tasks` skips because their
+    evidence cannot be used as gold: the same items an export leaves out."""
+    with ws.engine.connect() as conn:
+        return set(items_needing_review(conn, project.id, check_statuses(statuses)))
 
 
 def task_to_json(task: Task) -> dict[str, Any]:

@@ -2,7 +2,10 @@
 
 Export reads the project in batches and returns a Bundle of lazy iterables, so writers stream.
 The CLI and the web export accepted items unless told otherwise (:func:`choose_statuses`) and
-say what they left out (:func:`export_scope`).
+say what they left out (:func:`export_scope`). Items with evidence that cannot be used as gold
+(stale, or breaking ``document.text[start:end] == evidence.text`` against the current text) are
+never exported: the invariant is re-checked here (:func:`assay.anchoring.items_needing_review`),
+they are left out and listed per item, and a strict export refuses.
 Evidence is mapped onto the chosen chunking by character overlap
 (:func:`assay.evidence_mapping.chunks_for_span`).
 """
@@ -11,9 +14,10 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate
 
+from assay.anchoring import EvidenceProblem, gold_span, items_needing_review
 from assay.annotation import STATUSES
 from assay.chunkings import get_chunking, list_chunkings
 from assay.documents import iter_documents
@@ -31,8 +35,9 @@ from assay.formats import (
     StatusChange,
     TurnRecord,
 )
-from assay.models import Chunking, Document, Project
+from assay.models import Chunking, Document, Project, Span
 from assay.projects import get_project
+from assay.transfer.evaluations import project_evaluations
 from assay.transfer.reading import (
     ItemRow,
     document_ids,
@@ -66,10 +71,29 @@ def choose_statuses(values: Sequence[str] | None) -> list[str] | None:
 
 @dataclass(frozen=True, slots=True)
 class ExportScope:
-    """How many items an export holds and how many it leaves out, by status."""
+    """How many items an export holds and how many it leaves out, by status and because
+    their evidence needs review."""
 
     items: int
     left_out: dict[str, int]
+    needs_review: dict[str, list[EvidenceProblem]] = field(default_factory=dict)
+    """Items of the chosen statuses left out because some evidence cannot be used as gold."""
+
+    def needs_review_lines(self) -> list[str]:
+        """``<item id>: turn 1, passage 2: its document changed …`` per item."""
+        return [
+            f"{item_id}: " + "; ".join(p.message for p in problems)
+            for item_id, problems in self.needs_review.items()
+        ]
+
+    def strict_message(self, project: str) -> str:
+        """Why a strict export is refused (only when :attr:`needs_review` is not empty)."""
+        ids = ", ".join(self.needs_review)
+        return (
+            f"refusing a strict export of project {project!r}: {len(self.needs_review)} "
+            f"item(s) have evidence that cannot be used as gold (their documents changed): "
+            f"{ids}; fix the passages in the editor or export without strict to leave them out"
+        )
 
     def left_out_text(self) -> str:
         """``20 draft, 1 rejected`` (empty when nothing is left out)."""
@@ -78,6 +102,9 @@ class ExportScope:
     def empty_message(self, project: str, widen: str, allow: str) -> str:
         """Why an export of no item is refused; ``widen``/``allow`` name the options."""
         left = self.left_out_text()
+        if self.needs_review:
+            review = f"{len(self.needs_review)} needing review"
+            left = f"{left}, {review}" if left else review
         held = f"it holds {left} item(s)" if left else "it holds no items"
         return (
             f"nothing to export: project {project!r} has no item with the chosen status "
@@ -86,20 +113,33 @@ class ExportScope:
         )
 
 
-def export_scope(ws: Workspace, project: Project, statuses: Sequence[str] | None) -> ExportScope:
-    """Count what an export with ``statuses`` takes and leaves out; refuses while an import
-    is writing into the project (a half-imported project is no dataset)."""
+def export_scope(
+    ws: Workspace,
+    project: Project,
+    statuses: Sequence[str] | None,
+    *,
+    items: Sequence[str] | None = None,
+) -> ExportScope:
+    """Count what an export with ``statuses`` (or of exactly the ``items``) takes and leaves
+    out; refuses while an import is writing into the project (a half-imported project is no
+    dataset)."""
     lock = get_project(ws, project.name).importing_since
     if lock is not None:
         raise ImportRunning(
             f"project {project.name!r} is being imported into (since "
             f"{lock:%Y-%m-%d %H:%M:%S} UTC); export it when the import has finished"
         )
+    with ws.engine.connect() as conn:
+        review = items_needing_review(conn, project.id, statuses if items is None else None)
+    if items is not None:
+        review = {i: review[i] for i in dict.fromkeys(items) if i in review}
+        return ExportScope(len(set(items)) - len(review), {}, review)
     counts = status_counts(ws, project)
     chosen = set(STATUSES if statuses is None else statuses)
     return ExportScope(
-        items=sum(n for s, n in counts.items() if s in chosen),
+        items=sum(n for s, n in counts.items() if s in chosen) - len(review),
         left_out={s: counts[s] for s in STATUSES if s not in chosen and counts.get(s)},
+        needs_review=review,
     )
 
 
@@ -113,7 +153,8 @@ def export_bundle(
 ) -> Bundle:
     """The project as a Bundle of lazy iterables; chunk ids refer to ``chunking`` (default:
     the project's default chunking). ``items``: exactly these items, whatever their status
-    (``assay items export-one``); an id the project does not hold is NotFound."""
+    (``assay items export-one``); an id the project does not hold is NotFound. Items whose
+    evidence cannot be used as gold are never included (:attr:`ExportScope.needs_review`)."""
     target = _target_chunking(ws, project, chunking)
     chosen = chosen_items(ws, project, items) if items is not None else None
     mapper = _ChunkMapper(ws, project, target)
@@ -139,14 +180,23 @@ def export_bundle(
         items=Lazy(
             lambda: (
                 _item_record(i, mapper)
-                for i in iter_item_rows(
-                    ws, chosen if chosen is not None else item_ids(ws, project, statuses)
-                )
+                for i in iter_item_rows(ws, _gold_ids(ws, project, statuses, chosen))
             )
         ),
         target_chunking=target.name if target else None,
         provenance={"tool": "assay", "project": project.name},
+        evaluations=Lazy(lambda: project_evaluations(ws, project)),
     )
+
+
+def _gold_ids(
+    ws: Workspace, project: Project, statuses: Sequence[str] | None, chosen: list[str] | None
+) -> list[str]:
+    """The ids to export, without the items whose evidence cannot be used as gold."""
+    ids = chosen if chosen is not None else item_ids(ws, project, statuses)
+    with ws.engine.connect() as conn:
+        held = items_needing_review(conn, project.id, None if chosen is not None else statuses)
+    return [i for i in ids if i not in held] if held else ids
 
 
 def chosen_items(ws: Workspace, project: Project, ids: Sequence[str]) -> list[str]:
@@ -206,12 +256,13 @@ class _ChunkMapper:
         self.chunking = chunking
         self.table: dict[tuple[str, int, int], tuple[str, ...]] | None = None
 
-    def get(self, doc_id: str | None, start: int | None, end: int | None) -> tuple[str, ...]:
-        if self.chunking is None or doc_id is None or start is None or end is None:
+    def get(self, doc_id: str | None, span: Span | None) -> tuple[str, ...]:
+        """The chunk ids of a passage; ``span`` from :func:`assay.anchoring.gold_span`."""
+        if self.chunking is None or doc_id is None or span is None:
             return ()
         if self.table is None:
             self.table = self._build(self.chunking)
-        return self.table.get((doc_id, start, end), ())
+        return self.table.get((doc_id, *span), ())
 
     def _build(self, chunking: Chunking) -> dict[tuple[str, int, int], tuple[str, ...]]:
         table: dict[tuple[str, int, int], tuple[str, ...]] = {}
@@ -267,7 +318,7 @@ def _item_record(item: ItemRow, mapper: _ChunkMapper) -> ItemRecord:
                         anchor=e.anchor,
                         author=e.author,
                         created_at=e.created_at,
-                        chunk_ids=mapper.get(e.doc_id, e.start, e.end),
+                        chunk_ids=mapper.get(e.doc_id, gold_span(e.anchor, e.start, e.end)),
                     )
                     for e in t.evidence
                 ],

@@ -22,7 +22,8 @@ from assay.web.i18n import Translator
 from assay.workspace import Workspace
 
 PAGE_SIZE = 50
-FILTERS = ("status", "query_type", "author", "kind", "text", "sort")
+FILTERS = ("status", "query_type", "author", "kind", "text", "review", "sort")
+"""``review=needed``: only items whose evidence needs review (see ``assay.anchoring``)."""
 SORT_OPTIONS = ("-updated", "updated", "-created", "created", "query", "status", "type", "author")
 
 
@@ -82,6 +83,8 @@ def clean_filters(raw: dict[str, str]) -> dict[str, str]:
     kept = {k: raw.get(k, "").strip() for k in FILTERS}
     if kept["sort"] not in SORT_OPTIONS:
         kept["sort"] = ""
+    if kept["review"] != "needed":
+        kept["review"] = ""
     return {k: v for k, v in kept.items() if v}
 
 
@@ -96,6 +99,7 @@ def find_items(
         author=filters.get("author") or None,
         kind=filters.get("kind") or None,
         text=filters.get("text", ""),
+        review=filters.get("review") == "needed",
         sort=filters.get("sort") or "-updated",
         offset=offset,
         limit=limit,

@@ -173,7 +173,9 @@ async def api_replace(request: Request, name: str, doc_id: str) -> Response:
         return too_large(request, upload)
     filename = upload.filename or document.name
     report = await run_in_threadpool(
-        replace_document, ws, project, document, filename, bytes(upload.data)
+        lambda: replace_document(
+            ws, project, document, filename, bytes(upload.data), actor=author(request)
+        )
     )
     await run_in_threadpool(sync_quietly, ws, project)
     return JSONResponse(

@@ -87,13 +87,16 @@ def api_items(
     author: str = "",
     kind: str = "",
     text: str = "",
+    needs_review: bool = False,
     sort: str = "-updated",
     offset: Offset = 0,
     limit: int = Query(PAGE_SIZE, ge=0, le=500),
 ) -> Any:
-    """One page of items matching the filters, and how many match in all."""
+    """One page of items matching the filters, and how many match in all. ``needs_review``:
+    only items whose evidence no longer matches its document (each row says ``needs_review``)."""
     ws, project = _open(request, name)
     filters = {"status": status, "query_type": query_type, "author": author, "kind": kind}
+    filters["review"] = "needed" if needs_review else ""
     total, rows = find_items(ws, project, {**filters, "text": text, "sort": sort}, offset, limit)
     return {"total": total, "offset": offset, "limit": limit, "items": to_json(rows)}
 

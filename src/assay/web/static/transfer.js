@@ -71,6 +71,23 @@
   }
 
   // ---- export ------------------------------------------------------------------------------
+
+  // Items an export left out because their evidence no longer matches its document, each
+  // linked to its editor with the passages that need a look.
+  function showNeedsReview(target, result, itemsUrl) {
+    const entries = result.needs_review || [];
+    if (!entries.length) return;
+    const list = el("ul", { class: "needs-review-items" });
+    for (const entry of entries) {
+      const link = el("a", { href: itemsUrl + encodeURIComponent(entry.id), text: entry.id });
+      const why = entry.problems.map((p) => fmt("problem_" + p.reason, { turn: p.turn, passage: p.passage }));
+      list.append(el("li", {}, link, ": " + why.join("; ")));
+    }
+    target.append(
+      el("p", { class: "needs-review", text: fmt("needs_review", { count: result.needs_review_count }) }),
+      list,
+    );
+  }
   function setupExport() {
     const section = document.getElementById("export");
     const form = document.getElementById("export-form");
@@ -95,6 +112,7 @@
       event.preventDefault();
       const statuses = Array.from(form.querySelectorAll('input[name="statuses"]:checked')).map((i) => i.value);
       const body = { format: format.value, statuses };
+      if (document.getElementById("export-strict").checked) body.strict = true;
       if (!chunking.disabled && chunking.value) body.chunking = chunking.value;
       box.hidden = false;
       box.className = "job";
@@ -115,6 +133,7 @@
           result.append(link);
           const left = Object.entries(last.result.left_out || {}).map(([st, n]) => n + " " + fmt("status_" + st));
           if (left.length) result.append(el("p", { class: "muted left-out", text: fmt("left_out", { items: left.join(", ") }) }));
+          showNeedsReview(result, last.result, section.dataset.items);
           for (const note of last.result.notes || []) result.append(el("p", { class: "muted", text: note }));
         } else {
           box.classList.add("error");
