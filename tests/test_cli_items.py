@@ -15,6 +15,7 @@ from assay.annotation import ItemIn, TurnIn, create_item, list_items
 from assay.cli import make_app
 from assay.documents import list_documents
 from assay.formats import get_format
+from assay.ingest import replace_document
 from assay.models import to_json
 from assay.projects import get_project
 from assay.settings import Settings
@@ -176,3 +177,21 @@ def test_export_one_of_an_unknown_item_writes_nothing(
     assert result.exit_code == 1
     assert "no item 'no-such-item'" in result.output
     assert not target.exists()
+
+
+def test_items_needing_review_are_listed_and_not_exported_one_by_one(
+    home: Path, ids: dict[str, str], tmp_path: Path
+) -> None:
+    ws = Workspace.open(Settings(home=home))
+    try:
+        project = get_project(ws, "handbook")
+        doc = list_documents(ws, project)[0]
+        replace_document(ws, project, doc, "leave.txt", LEAVE.replace("30", "28").encode())
+    finally:
+        ws.close()
+    rows = listed(home, "--needs-review")["items"]
+    assert [(r["id"], r["needs_review"]) for r in rows] == [(ids["leave"], True)]  # type: ignore[attr-defined]
+    assert "needs review" in invoke(home, "items", "list").output
+    refused = invoke(home, "items", "export-one", ids["leave"], "csv", str(tmp_path / "x.csv"))
+    assert refused.exit_code == 1 and ids["leave"] in refused.output
+    assert not (tmp_path / "x.csv").exists()

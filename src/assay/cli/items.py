@@ -73,6 +73,12 @@ def list_command(
         help="Only items whose questions, answers or notes contain this text.",
         show_default=False,
     ),
+    needs_review: bool = typer.Option(
+        False,
+        "--needs-review",
+        help="Only items whose evidence no longer matches its document (the document was "
+        "replaced): exports and experiments leave them out until the passages are fixed.",
+    ),
     sort: str = typer.Option(
         "-updated",
         "--sort",
@@ -103,6 +109,7 @@ def list_command(
             author=author or None,
             kind=kind or None,
             text=text,
+            review=needs_review,
             sort=sort,
             offset=offset,
             limit=page_size,
@@ -118,9 +125,10 @@ def list_command(
         return
     for row in rows:  # two lines an item: the id whole (to copy) with its facts, the question
         kind = row.query_type if row.kind == "qa" else f"{row.kind}, {row.turn_count} turns"
+        flag = "  [yellow]needs review[/]" if row.needs_review else ""
         out.print(
-            f"[bold]{row.id}[/]  {row.status}  {escape(kind)}  {row.evidence_count} evidence  "
-            f"{escape(row.author)}  {row.updated_at:%Y-%m-%d %H:%M}"
+            f"[bold]{row.id}[/]  {row.status}{flag}  {escape(kind)}  {row.evidence_count} "
+            f"evidence  {escape(row.author)}  {row.updated_at:%Y-%m-%d %H:%M}"
         )
         out.print(f"    {_short(row.query, 100)}", markup=False)
     pages = max(1, math.ceil(total / page_size))
@@ -221,15 +229,22 @@ def export_one(
 ) -> None:
     """Export one item, whatever its status, with the project's documents in a format.
 
-    Shows how the item looks in that format (assay export writes all accepted items).
+    Shows how the item looks in that format (assay export writes all accepted items). An
+    item whose evidence needs review (its document was replaced) is refused, like every
+    export leaves it out.
     """
     from assay.cli.transfer import writer_options
+    from assay.errors import InvalidInput
     from assay.formats import get_format
-    from assay.transfer import export_bundle
+    from assay.transfer import export_bundle, export_scope
 
     def body(ws: Workspace) -> list[str]:
         spec = get_format(format_name)
-        bundle = export_bundle(ws, project_of(ws, project), chunking=chunking, items=[item_id])
+        target = project_of(ws, project)
+        scope = export_scope(ws, target, None, items=[item_id])
+        if scope.needs_review:
+            raise InvalidInput(scope.strict_message(target.name))
+        bundle = export_bundle(ws, target, chunking=chunking, items=[item_id])
         return spec.write(bundle, path, **writer_options(bundle, include_unanswerable))
 
     notes = run(ctx, body)
