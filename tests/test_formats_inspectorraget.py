@@ -26,8 +26,8 @@ from assay.formats.inspectorraget_write import as_json, build
 from assay.models import Project
 from assay.projects import create_project, get_project, list_projects
 from assay.settings import Settings
-from assay.transfer import import_bundle
-from assay.transfer.evaluations import experiment_to_inspectorraget
+from assay.transfer import export_bundle, import_bundle
+from assay.transfer.experiment_file import experiment_to_inspectorraget
 from assay.workspace import Workspace
 from tests.experiments_corpus import build_corpus
 
@@ -407,6 +407,9 @@ def test_import_keeps_everything_and_export_gives_the_file_back(
     assert [p["kind"] for p in experiment.pipelines] == ["imported"] * len(data["models"])
     back = experiment_to_inspectorraget(any_ws, project, experiment.name)
     assert back == migrate(data)
+    whole = tmp_path / "project.json"  # the project's export carries its evaluation too
+    assert get_format("inspectorraget").write(export_bundle(any_ws, project), whole) == []
+    assert json.loads(whole.read_text(encoding="utf-8")) == migrate(data)
     path = tmp_path / "out.json"
     result = CliRunner().invoke(
         make_app(),

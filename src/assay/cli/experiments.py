@@ -266,7 +266,7 @@ def export_inspectorraget(
     project: str = ProjectOption,
 ) -> None:
     """Write an experiment as an InspectorRAGet file (schema version 2)."""
-    from assay.transfer.evaluations import experiment_to_inspectorraget
+    from assay.transfer.experiment_file import experiment_to_inspectorraget
 
     data = run(ctx, lambda ws: experiment_to_inspectorraget(ws, project_of(ws, project), name))
     path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")

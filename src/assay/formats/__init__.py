@@ -268,8 +268,9 @@ class Bundle:
     extra: dict[str, Any] = field(default_factory=dict)
     """Top-level keys a reader did not know, kept for the way back."""
     issues: list[Issue] = field(default_factory=list)
-    evaluations: list[EvaluationRecord] = field(default_factory=list)
-    """Systems' results on the items, with their metrics (InspectorRAGet)."""
+    evaluations: Iterable[EvaluationRecord] = field(default_factory=list)
+    """Systems' results on the items, with their metrics (InspectorRAGet); on export the
+    project's imported evaluations, newest first, read only when a writer asks."""
 
 
 Reader = Callable[[Path], Bundle]

@@ -21,19 +21,27 @@ from assay.formats.inspectorraget_v1 import SCHEMA_VERSION, SYSTEM, output_text,
 
 
 def write(bundle: Bundle, path: Path, **options: Any) -> list[str]:
+    """The file of the Bundle's first evaluation (the newest imported one of a project),
+    else the gold items as tasks."""
     data = as_json(bundle)
     path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
     notes = [f"not valid for InspectorRAGet: {p}" for p in validate(data)]
-    if not bundle.evaluations:
+    evaluation = next(iter(bundle.evaluations), None)
+    if evaluation is None:
         notes.append("gold items only: export an experiment for models and results")
+    else:
+        held = {t.item_ref for t in evaluation.tasks}
+        outside = sum(1 for i in bundle.items if i.id not in held)
+        if outside:
+            notes.append(f"{outside} item(s) not in the evaluation {evaluation.name!r} left out")
     return notes
 
 
 def as_json(bundle: Bundle) -> dict[str, Any]:
     """The file of a Bundle (its first evaluation, when it has one)."""
-    if not bundle.evaluations:
+    evaluation = next(iter(bundle.evaluations), None)
+    if evaluation is None:
         return _gold_only(bundle)
-    evaluation = bundle.evaluations[0]
     refs = {d.document_id: d.doc_ref for d in evaluation.documents}
     wanted = {d.doc_ref for d in evaluation.documents}
     texts = {d.ref: d.text or "" for d in bundle.documents if d.ref in wanted}

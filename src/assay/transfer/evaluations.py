@@ -1,11 +1,9 @@
-"""Evaluations into and out of experiments: the only place they meet the store.
+"""Evaluations into and out of experiments.
 
 On import, a Bundle's :class:`~assay.formats.EvaluationRecord` (InspectorRAGet's models,
 metrics and results) becomes an experiment of imported systems over the items just imported
-(:func:`store_evaluation`). On export, :func:`experiment_to_inspectorraget` builds the Bundle
-of an experiment, evaluation included, and the format only writes it: an imported experiment
-gives back the file it came from; one run in Assay gives its pipelines as models and every
-gold and retrieved chunk as a document.
+(:func:`store_evaluation`). On export, :func:`evaluation_record` gives it back from the stored
+experiment, so the format writes the file it read (:mod:`assay.transfer.experiment_file`).
 """
 
 from __future__ import annotations
@@ -18,14 +16,12 @@ import sqlalchemy as sa
 
 from assay.annotation import get_item
 from assay.chunkings import get_chunking
-from assay.documents import get_document
 from assay.errors import NotFound
-from assay.experiments import Experiment, get_experiment, iter_results
+from assay.experiments import Experiment, iter_results, list_experiments
 from assay.experiments.imported import IMPORTED, free_name, is_imported, store_imported_experiment
 from assay.experiments.store import experiment_tasks_of
 from assay.experiments.tasks import ChunkMap, Task, tasks_from_item
 from assay.formats import (
-    Bundle,
     EvaluationDocument,
     EvaluationRecord,
     EvaluationTask,
@@ -36,9 +32,8 @@ from assay.formats import (
 )
 from assay.formats.inspectorraget import as_number, parse_scores
 from assay.formats.inspectorraget_v1 import SYSTEM
-from assay.formats.inspectorraget_write import as_json, build, scores_json
+from assay.formats.inspectorraget_write import scores_json
 from assay.models import Project
-from assay.transfer.exporting import export_bundle
 from assay.transfer.report import ImportReport
 from assay.workspace import Workspace
 
@@ -149,28 +144,27 @@ def _numeric(metric: MetricDefinition | None, value: Any) -> float | None:
 # ---------------------------------------------------------------- export
 
 
-def experiment_to_inspectorraget(ws: Workspace, project: Project, ref: int | str) -> dict[str, Any]:
-    """An experiment as a version 2 InspectorRAGet file."""
-    experiment = get_experiment(ws, project, ref, with_aggregates=False)
-    if is_imported(experiment.selection):
-        return as_json(evaluation_bundle(ws, project, experiment))
-    return _run_in_assay(ws, project, experiment)
+def project_evaluations(ws: Workspace, project: Project) -> list[EvaluationRecord]:
+    """The project's imported evaluations, newest first."""
+    return [
+        evaluation_record(ws, project, e)
+        for e in list_experiments(ws, project)
+        if is_imported(e.selection)
+    ]
 
 
-def evaluation_bundle(ws: Workspace, project: Project, experiment: Experiment) -> Bundle:
-    """An imported experiment as a Bundle: its items, the project's documents and the
-    evaluation rebuilt from what was stored."""
+def evaluation_record(ws: Workspace, project: Project, experiment: Experiment) -> EvaluationRecord:
+    """An imported experiment as it was read: tasks point at the items (by id)."""
     imported: Mapping[str, Any] = experiment.selection[IMPORTED]
-    tasks = experiment_tasks_of(ws, experiment.id)
-    full = export_bundle(ws, project, statuses=None)
-    wanted = {t.item_id for t in tasks}
-    evaluation = EvaluationRecord(
+    return EvaluationRecord(
         name=str(imported.get("name") or ""),
         models=[ModelRecord(**m) for m in imported.get("models") or []],
         metrics=[MetricDefinition(**m) for m in imported.get("metrics") or []],
         filters=imported.get("filters"),
         documents=[EvaluationDocument(**d) for d in imported.get("documents") or []],
-        tasks=[EvaluationTask(t.task_id, t.item_id) for t in tasks],
+        tasks=[
+            EvaluationTask(t.task_id, t.item_id) for t in experiment_tasks_of(ws, experiment.id)
+        ],
         results=[
             ResultRecord(
                 task_id=r.task_id,
@@ -184,74 +178,4 @@ def evaluation_bundle(ws: Workspace, project: Project, experiment: Experiment) -
             for r in iter_results(ws, project, experiment.id)
         ],
         extra=dict(imported.get("extra") or {}),
-    )
-    return Bundle(
-        project=full.project,
-        documents=full.documents,
-        items=[i for i in full.items if i.id in wanted],
-        provenance=full.provenance,
-        evaluations=[evaluation],
-    )
-
-
-def _run_in_assay(ws: Workspace, project: Project, experiment: Experiment) -> dict[str, Any]:
-    """An experiment run in Assay: pipelines are models, every gold and retrieved chunk is a
-    document."""
-
-    tasks = experiment_tasks_of(ws, experiment.id)
-    results = list(iter_results(ws, project, experiment.id))
-    texts: dict[str, str] = {}
-    passages: dict[str, str] = {}
-
-    def text_of(doc_id: str | None, start: Any, end: Any) -> str:
-        if not doc_id or not isinstance(start, int) or not isinstance(end, int):
-            return ""
-        if doc_id not in texts:
-            try:
-                texts[doc_id] = get_document(ws, project, doc_id).text
-            except NotFound:
-                texts[doc_id] = ""
-        return texts[doc_id][start:end]
-
-    task_rows = []
-    for task in tasks:
-        gold = [c for e in task.relevant for c in e.chunk_ids]
-        for e in task.relevant:
-            for chunk_id in e.chunk_ids:
-                passages.setdefault(chunk_id, e.text)
-        messages = [{"role": m["role"], "content": m["content"]} for m in task.history]
-        messages.append({"role": "user", "content": task.turns[-1] if task.turns else ""})
-        task_rows.append(
-            {
-                "task_id": task.task_id,
-                "query_type": task.query_type,
-                "messages": messages,
-                "gold": gold,
-                "references": task.references,
-            }
-        )
-    result_rows = []
-    for result in results:
-        for hit in result.retrieved:
-            chunk_id = str(hit.get("chunk_id") or "")
-            if chunk_id and chunk_id not in passages:
-                passages[chunk_id] = text_of(hit.get("doc_id"), hit.get("start"), hit.get("end"))
-        result_rows.append(
-            {
-                "task_id": result.task_id,
-                "pipeline": result.pipeline,
-                "answer": result.answer,
-                "retrieved": [h.get("chunk_id") for h in result.retrieved if h.get("chunk_id")],
-                "metrics": result.metrics,
-                "error": result.error,
-            }
-        )
-    return build(
-        experiment.name,
-        experiment.pipelines,
-        experiment.metrics,
-        task_rows,
-        result_rows,
-        passages,
-        owner=experiment.author or "assay",
     )

@@ -301,7 +301,7 @@ def api_results_csv(request: Request, name: str, ref: str) -> StreamingResponse:
 @router.get("/api/projects/{name}/experiments/{ref}/inspectorraget", tags=["experiments"])
 def api_inspectorraget(request: Request, name: str, ref: str) -> JSONResponse:
     """The experiment as an InspectorRAGet file (schema version 2)."""
-    from assay.transfer.evaluations import experiment_to_inspectorraget
+    from assay.transfer.experiment_file import experiment_to_inspectorraget
 
     ws, project = _open(request, name)
     experiment = get_experiment(ws, project, ref, with_aggregates=False)
