@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import replace as with_fields
@@ -24,7 +24,7 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from assay.anchoring import EvidenceIn, locate
-from assay.annotation import STATUSES, ItemIn, TurnIn, create_item, get_item
+from assay.annotation import STATUSES, ItemIn, TurnIn, get_item, insert_item
 from assay.chunkings import (
     IMPORTED,
     create_chunking,
@@ -371,32 +371,33 @@ class _Importer:
         author = record.author or None
         status = cast(Any, record.status)
         try:
-            item = create_item(
+            item = insert_item(
                 self.ws, self.project, data, author=author, status=status, item_id=item_id
             )
         except Conflict:  # the id is used by an item of another project
             if self.in_replaced(item_id):  # a stand-in id until the old project is gone
-                item = create_item(self.ws, self.project, data, author=author, status=status)
+                item = insert_item(self.ws, self.project, data, author=author, status=status)
                 self.batches.note("rekey", item.id, item_id)
                 renamed, stored = "", item_id
             else:  # a note, not a warning
                 data.extra.setdefault("source_id", record.id)
-                item = create_item(self.ws, self.project, data, author=author, status=status)
+                item = insert_item(self.ws, self.project, data, author=author, status=status)
                 renamed = f"its id is used in another project; stored as {item.id}"
         else:
             renamed = ""
         stored = stored or item.id
         self.placed_items[record.id] = (item.id, stored)
         self.batches.note("item", item.id)
-        unlocated = sum(e.anchor == "unlocated" for t in item.turns for e in t.evidence)
-        if unlocated:
-            notes.append(f"{unlocated} passage(s) not found in their documents, kept unverified")
+        if item.unlocated:
+            notes.append(
+                f"{item.unlocated} passage(s) not found in their documents, kept unverified"
+            )
         message = "; ".join([*notes, renamed] if renamed else notes)
         self.report.add("item", record.id, "flagged" if notes else "imported", message, stored)
 
     # -- evaluations (systems' results on the items): one experiment each, in one batch
 
-    def evaluations(self, records: Sequence[EvaluationRecord]) -> None:
+    def evaluations(self, records: Iterable[EvaluationRecord]) -> None:
         for record in records:
             self.batches.open()
             store_evaluation(
