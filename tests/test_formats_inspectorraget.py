@@ -103,7 +103,7 @@ def test_v1_is_migrated_and_read(tmp_path: Path) -> None:
     assert (turn.query, turn.answer) == ("When does the ferry leave?", "At 22:40.")
     (evidence,) = turn.evidence
     assert (evidence.doc_ref, evidence.start, evidence.end) == ("d1", 0, 26)
-    assert evidence.text == "The ferry leaves at 22:40."
+    assert evidence.text == ""  # the whole passage: the stored document gives the text
     (document,) = bundle.documents
     assert (document.ref, document.text) == ("d1", "The ferry leaves at 22:40.")
     assert as_json(bundle) == migrate(V1)  # read as version 2, written as version 2
@@ -511,3 +511,24 @@ def test_edits_to_items_show_in_the_exported_file(any_ws: Workspace, tmp_path: P
     assert task["contexts"] == data["tasks"][1]["contexts"]
     assert back["results"] == data["results"][2:]
     assert back["documents"] == data["documents"] and back["metrics"] == data["metrics"]
+
+
+def test_passages_come_back_as_the_file_had_them(ws: Workspace, tmp_path: Path) -> None:
+    """A passage whose text the import normalises (line ends) is anchored in the stored
+    text and written back from the stored file; a repeated title gets a new name."""
+    data = rich_file()
+    data["documents"][0]["text"] = "Dada ( / ˈdɑːdɑː / ) was\r\nan art movement . "
+    data["documents"][1]["title"] = "Timetable"
+    report = import_bundle(
+        ws, "eval", get_format("inspectorraget").read(write_file(tmp_path, data))
+    )
+    noted = {o.ref: o.message for o in report.noted()}
+    assert "normalised" in noted["d1"] and "Timetable-1.txt" in noted["d2"]
+    assert not [o for o in report.outcomes if o.kind == "item" and o.status != "imported"]
+    project = get_project(ws, "eval")
+    item = next(i for i in iter_items(ws, project, statuses=None) if i.extra["source_id"] == "t1")
+    (evidence,) = item.turns[0].evidence
+    assert (
+        evidence.anchor == "ok" and evidence.text == "Dada ( / ˈdɑːdɑː / ) was\nan art movement . "
+    )
+    assert experiment_to_inspectorraget(ws, project, "Ferry answers") == data

@@ -136,8 +136,8 @@ def _items(
                     Issue(where, f"contexts[{m}] names document {ref!r}, which the file lacks")
                 )
                 break
-            text = texts[ref]
-            evidence.append(EvidenceRecord(doc_ref=ref, start=0, end=len(text), text=text))
+            # the whole passage; no text, so the stored document's (normalised) text is taken
+            evidence.append(EvidenceRecord(doc_ref=ref, start=0, end=len(texts[ref])))
         else:
             items.append(_item(task_id, task, evidence))
             tasks.append(EvaluationTask(task_id, task_id))

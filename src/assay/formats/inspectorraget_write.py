@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import Bundle, ItemRecord, ResultRecord, ScoreRecord
+from assay.formats import Bundle, DocumentRecord, ItemRecord, ResultRecord, ScoreRecord
 from assay.formats.inspectorraget_v1 import SCHEMA_VERSION, SYSTEM, output_text, validate
 
 
@@ -44,7 +44,7 @@ def as_json(bundle: Bundle) -> dict[str, Any]:
         return _gold_only(bundle)
     refs = {d.document_id: d.doc_ref for d in evaluation.documents}
     wanted = {d.doc_ref for d in evaluation.documents}
-    texts = {d.ref: d.text or "" for d in bundle.documents if d.ref in wanted}
+    texts = {d.ref: _file_text(d) for d in bundle.documents if d.ref in wanted}
     items = {i.id: i for i in bundle.items}
     data: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
     if evaluation.name:
@@ -82,6 +82,17 @@ def as_json(bundle: Bundle) -> dict[str, Any]:
     written = {t["task_id"] for t in data["tasks"]}  # an item deleted since takes its results
     data["results"] = [result_json(r) for r in evaluation.results if r.task_id in written]
     return data
+
+
+def _file_text(document: DocumentRecord) -> str:
+    """A passage as the file had it: the stored bytes of a text document (its extracted
+    text has normalised line ends), else the extracted text."""
+    if document.media_type.startswith("text/plain"):
+        try:
+            return document.original().decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    return document.text or ""
 
 
 def task_json(item: ItemRecord, task_id: str, refs: Mapping[str, str]) -> dict[str, Any]:
