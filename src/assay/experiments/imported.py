@@ -11,7 +11,9 @@ file says about its models, metrics, filters and documents is kept in the experi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -112,3 +114,30 @@ def store_imported_experiment(
             ],
         )
     return int(experiment_id)
+
+
+def annotator_scores(details: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each person's value of each metric, with when and how long (imported results keep
+    ``{metric: {annotator: {value, timestamp?, duration?}}}``; ``system`` is no person)."""
+    rows = []
+    for metric, annotators in (details.get("scores") or {}).items():
+        for annotator, entry in (annotators or {}).items():
+            if annotator == "system" or not isinstance(entry, Mapping):
+                continue
+            stamp = entry.get("timestamp")
+            when = (
+                datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%d %H:%M:%S")
+                if isinstance(stamp, int | float) and math.isfinite(stamp)
+                else ""
+            )
+            rows.append(
+                {
+                    "metric": metric,
+                    "annotator": annotator,
+                    "value": entry.get("value"),
+                    "timestamp": stamp,
+                    "when": when,
+                    "duration": entry.get("duration"),
+                }
+            )
+    return rows

@@ -13,9 +13,8 @@ import json
 import math
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from assay.documents import get_document
@@ -27,6 +26,7 @@ from assay.experiments import (
     run_experiment,
     task_results,
 )
+from assay.experiments.imported import annotator_scores
 from assay.experiments.store import experiment_tasks_of
 from assay.experiments.tasks import Task
 from assay.models import Project
@@ -364,33 +364,6 @@ def results_csv(ws: Workspace, project: Project, experiment: Experiment) -> Iter
 
 def _metric_cell(value: Any) -> Any:
     return json.dumps(value) if isinstance(value, dict | list) else value
-
-
-def annotator_scores(details: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Each person's value of each metric, with when and how long (imported results keep
-    ``{metric: {annotator: {value, timestamp?, duration?}}}``; ``system`` is no person)."""
-    rows = []
-    for metric, annotators in (details.get("scores") or {}).items():
-        for annotator, entry in (annotators or {}).items():
-            if annotator == "system" or not isinstance(entry, Mapping):
-                continue
-            stamp = entry.get("timestamp")
-            when = (
-                datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%d %H:%M:%S")
-                if isinstance(stamp, int | float) and math.isfinite(stamp)
-                else ""
-            )
-            rows.append(
-                {
-                    "metric": metric,
-                    "annotator": annotator,
-                    "value": entry.get("value"),
-                    "timestamp": stamp,
-                    "when": when,
-                    "duration": entry.get("duration"),
-                }
-            )
-    return rows
 
 
 def drill_down(ws: Workspace, project: Project, ref: str, task_id: str) -> dict[str, Any]:
