@@ -355,7 +355,21 @@ def ragaphene_file() -> dict[str, Any]:
                 "input": [{"speaker": "user", "text": "Where do pets travel?"}],
                 "contexts": [{"document_id": "p1"}],
                 "targets": [{"speaker": "agent", "text": "In kennels on the car deck."}],
-            }
+            },
+            {  # no passage was voted relevant: RAGAPHENE's unanswerable task
+                "conversation_id": "5f0c",
+                "task_id": "5f0c::2",
+                "task_type": "rag",
+                "turn": "2",
+                "collection": "ferry",
+                "input": [
+                    {"speaker": "user", "text": "Where do pets travel?"},
+                    {"speaker": "agent", "text": "In kennels on the car deck."},
+                    {"speaker": "user", "text": "Can my parrot stay in the cabin?"},
+                ],
+                "contexts": [],
+                "targets": [{"speaker": "agent", "text": "The documents do not say."}],
+            },
         ],
         "evaluations": [
             {

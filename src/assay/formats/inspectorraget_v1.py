@@ -133,7 +133,7 @@ def validate(data: Mapping[str, Any]) -> list[str]:
             problems.append(f"{where}: task_type must be one of {', '.join(TASK_TYPES)}")
         if "input" not in task:
             problems.append(f"{where}: input is required")
-        if task.get("task_type") == "qa" and not task.get("contexts"):
+        if task.get("task_type") == "qa" and "contexts" not in task:  # may be empty
             problems.append(f"{where}: a qa task needs contexts")
     for n, result in enumerate(data.get("results") or [], start=1):
         if (
