@@ -479,6 +479,10 @@ BAD = {
         lambda d: d["results"][0]["scores"].update(recall={"system": {"value": 1}}),
         r"results\[1\] .*metric 'recall' is not among the metrics",
     ),
+    "model id too long": (
+        lambda d: d["models"][1].update(model_id="m" * 201),
+        r"models\[2\]: model_id is over 200 characters",
+    ),
     "unknown document": (
         lambda d: d["tasks"][0]["contexts"].append({"document_id": "d9"}),
         r"tasks\[1\] \(t1\): contexts\[2\] names document 'd9', which the file lacks",
@@ -497,7 +501,7 @@ def test_bad_records_are_named_and_nothing_is_stored(
     assert "eval" not in {p.name for p in list_projects(any_ws)}
     report = import_bundle(any_ws, "eval", get_format("inspectorraget").read(path), lenient=True)
     skipped = [o for o in report.outcomes if o.status == "skipped"]
-    assert skipped and all(o.ref.startswith(("results[", "tasks[", "result")) for o in skipped)
+    assert skipped and all(o.ref.startswith(("results[", "tasks[", "models[")) for o in skipped)
     project = get_project(any_ws, "eval")
     (experiment,) = list_experiments(any_ws, project)
     exported = experiment_to_inspectorraget(any_ws, project, experiment.id)

@@ -50,6 +50,9 @@ from assay.formats.inspectorraget_write import write
 TOP_LEVEL = ("schema_version", "name", "models", "metrics", "filters", "documents", "tasks")
 """Top-level keys the Bundle holds in its own records (everything else goes to ``extra``)."""
 NAME_LIMIT = 180
+MODEL_ID_LIMIT = 200
+"""A model is stored as a pipeline, whose name is at most this long; task ids likewise."""
+TASK_ID_LIMIT = 300
 __all__ = ["read", "write"]
 
 
@@ -126,6 +129,9 @@ def _items(
     for n, task in enumerate(raw, start=1):
         task_id = str(task["task_id"])
         where = f"tasks[{n}] ({task_id})"
+        if len(task_id) > TASK_ID_LIMIT:
+            issues.append(Issue(where, f"task_id is over {TASK_ID_LIMIT} characters"))
+            continue
         if not seen.first(task_id, f"tasks[{n}]"):
             continue
         evidence: list[EvidenceRecord] = []
@@ -175,7 +181,9 @@ def _models(raw: list[Mapping[str, Any]], issues: list[Issue]) -> dict[str, Mode
     seen = FirstSeen("field 'model_id'", issues)
     for n, model in enumerate(raw, start=1):
         model_id = str(model["model_id"])
-        if seen.first(model_id, f"models[{n}]"):
+        if len(model_id) > MODEL_ID_LIMIT:
+            issues.append(Issue(f"models[{n}]", f"model_id is over {MODEL_ID_LIMIT} characters"))
+        elif seen.first(model_id, f"models[{n}]"):
             models[model_id] = ModelRecord(
                 model_id=model_id,
                 name=str(model.get("name", "")),
