@@ -550,3 +550,19 @@ def test_passages_come_back_as_the_file_had_them(ws: Workspace, tmp_path: Path) 
         evidence.anchor == "ok" and evidence.text == "Dada ( / ˈdɑːdɑː / ) was\nan art movement . "
     )
     assert experiment_to_inspectorraget(ws, project, "Ferry answers") == data
+
+
+def test_real_files_come_back_as_they_were(shared_fixtures: Path, ws: Workspace) -> None:
+    """Every InspectorRAGet file among the shared fixtures (IBM's sample, MTRAG's human
+    evaluations) imports with its contexts anchored and exports as it came (as version 2)."""
+    folder = shared_fixtures / "inspectorraget"
+    files = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    if not files:
+        pytest.skip("no InspectorRAGet file among the shared fixtures (inspectorraget/*.json)")
+    for number, path in enumerate(files):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        report = import_bundle(ws, f"real {number}", get_format("inspectorraget").read(path))
+        assert not [o for o in report.outcomes if o.kind == "item" and o.status != "imported"]
+        project = get_project(ws, f"real {number}")
+        (experiment,) = list_experiments(ws, project)
+        assert experiment_to_inspectorraget(ws, project, experiment.id) == migrate(data), path.name
