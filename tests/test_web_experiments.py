@@ -274,7 +274,7 @@ def test_an_imported_evaluation_is_compared_with_its_annotators(
     page = client.get(f"/projects/eval/experiments/{summary['id']}")
     assert page.status_code == 200
     assert "m1" in page.text and "m2" in page.text and "faithfulness" in page.text
-    assert "rougeL" in page.text
+    assert "rougeL" in page.text and 'id="imported-note"' in page.text
     drill = client.get(f"/projects/eval/experiments/{summary['id']}/tasks/c7::2")
     assert drill.status_code == 200
     assert "46542882" in drill.text and "51100234" in drill.text

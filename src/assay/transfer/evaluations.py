@@ -108,6 +108,7 @@ def store_evaluation(
         project,
         name=name,
         mode="rag",
+        chunking=chunk_map.chunking.name if chunk_map.chunking else "",
         systems=[m.model_id for m in evaluation.models],
         metrics=[m.name for m in evaluation.metrics],
         imported=imported,
