@@ -46,6 +46,7 @@ def seed(home: Path, n_items: int, n_docs: int, per_doc: int) -> None:
     now = datetime.now(UTC)
     chunk_len = 100
     doc_ids: list[str] = []
+    doc_texts: list[str] = []  # evidence quotes its document (exports check the invariant)
     with ws.engine.begin() as conn:
         chunking_id = conn.execute(
             chunkings.insert().values(
@@ -64,6 +65,7 @@ def seed(home: Path, n_items: int, n_docs: int, per_doc: int) -> None:
             sha = ws.blobs.put(data)
             doc_id = str(uuid.uuid4())
             doc_ids.append(doc_id)
+            doc_texts.append(text)
             conn.execute(
                 documents.insert().values(
                     id=doc_id,
@@ -151,7 +153,7 @@ def seed(home: Path, n_items: int, n_docs: int, per_doc: int) -> None:
                             "doc_id": doc_ids[d],
                             "start": start,
                             "end": start + 60,
-                            "text": "x" * 60,
+                            "text": doc_texts[d][start : start + 60],
                             "label": "relevant",
                             "grade": None,
                             "group_no": ordinal + 1,

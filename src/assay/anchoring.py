@@ -30,6 +30,8 @@ Label = Literal["relevant", "distracting", "irrelevant"]
 Origin = Literal["retrieved", "searched", "selected", "imported", "llm-suggestion"]
 Anchor = Literal["ok", "unlocated", "stale"]
 INT32 = 2**31 - 1
+DOC_BATCH = 200
+"""Documents whose texts are read at once when checking evidence against them."""
 """Largest value of an Integer column on PostgreSQL: offsets, grades and groups stay below."""
 
 
@@ -135,38 +137,23 @@ def gold_span(anchor: str, start: int | None, end: int | None) -> Span | None:
     return start, end
 
 
-def unusable_evidence() -> sa.ColumnElement[bool]:
-    """SQL: an evidence row (joined with its document, outer) that cannot be used as gold:
-    ``stale`` (its document changed), or anchored but breaking the invariant against the
-    document's current text (``broken``)."""
-    passage = sa.func.substr(
-        documents.c.text, evidence.c.start + 1, evidence.c.end - evidence.c.start
-    )
-    broken = sa.and_(
-        evidence.c.anchor == "ok",
-        sa.or_(
-            evidence.c.start.is_(None),
-            evidence.c.end.is_(None),
-            documents.c.text.is_(None),
-            passage != evidence.c.text,
-        ),
-    )
-    return sa.or_(evidence.c.anchor == "stale", broken)
-
-
-def _evidence_with_documents() -> sa.Join:
-    return evidence.join(turns, turns.c.id == evidence.c.turn_id).outerjoin(
-        documents, documents.c.id == evidence.c.doc_id
-    )
-
-
 def needs_review() -> sa.ColumnElement[bool]:
-    """SQL, correlated with ``items``: the item has evidence that cannot be used as gold (the
-    "needs review" state of the items list). It clears itself when the evidence is fixed."""
+    """SQL, correlated with ``items``: the item holds stale evidence (the "needs review" state
+    of the items list). Derived from the evidence, so it clears itself when that is fixed."""
     return sa.exists(
         sa.select(evidence.c.id)
-        .select_from(_evidence_with_documents())
-        .where(turns.c.item_id == items.c.id, unusable_evidence())
+        .join(turns, turns.c.id == evidence.c.turn_id)
+        .where(turns.c.item_id == items.c.id, evidence.c.anchor == "stale")
+    )
+
+
+def needing_review() -> sa.ColumnElement[bool]:
+    """SQL on ``items``: the same state as :func:`needs_review`, as one scan of the evidence
+    (for filtering a whole project rather than marking one page of rows)."""
+    return items.c.id.in_(
+        sa.select(turns.c.item_id)
+        .join(evidence, evidence.c.turn_id == turns.c.id)
+        .where(evidence.c.anchor == "stale")
     )
 
 
@@ -195,23 +182,54 @@ def items_needing_review(
     conn: sa.Connection, project_id: int, statuses: Sequence[str] | None = None
 ) -> dict[str, list[EvidenceProblem]]:
     """Items of a project (with ``statuses``; ``None``: all) whose evidence cannot be used as
-    gold, with each problem: what exports leave out and experiments skip. One query."""
-    where = [items.c.project_id == project_id, unusable_evidence()]
+    gold, with each problem: what exports leave out and experiments skip.
+
+    Stale evidence is what a replacement marked; anchored evidence is checked against the
+    document's current text (:func:`passage_matches`), which catches evidence whose document
+    changed some other way (``broken``). Each document's text is read once, in batches.
+    """
+    where = [items.c.project_id == project_id, evidence.c.anchor.in_(("ok", "stale"))]
     if statuses is not None:
         where.append(items.c.status.in_(list(statuses)))
-    rows = conn.execute(
-        sa.select(
-            items.c.id, turns.c.ordinal, evidence.c.ordinal, evidence.c.doc_id, evidence.c.anchor
+    select = sa.select(
+        items.c.id,
+        turns.c.ordinal,
+        evidence.c.ordinal,
+        evidence.c.doc_id,
+        evidence.c.anchor,
+        evidence.c.start,
+        evidence.c.end,
+        evidence.c.text,
+    ).select_from(
+        evidence.join(turns, turns.c.id == evidence.c.turn_id).join(
+            items, items.c.id == turns.c.item_id
         )
-        .select_from(_evidence_with_documents().join(items, items.c.id == turns.c.item_id))
-        .where(*where)
-        .order_by(items.c.id, turns.c.ordinal, evidence.c.ordinal)
-    ).all()
-    found: dict[str, list[EvidenceProblem]] = {}
-    for item_id, turn, ordinal, doc_id, anchor in rows:
-        reason: Literal["stale", "broken"] = "stale" if anchor == "stale" else "broken"
-        found.setdefault(item_id, []).append(EvidenceProblem(turn + 1, ordinal + 1, doc_id, reason))
-    return found
+    )
+    by_doc: dict[str | None, list[Any]] = {}
+    for row in conn.execute(select.where(*where)).all():
+        by_doc.setdefault(row[3], []).append(row)
+    problems: list[tuple[str, int, int, EvidenceProblem]] = []
+    doc_ids = sorted(d for d in by_doc if d is not None)
+    for offset in range(0, len(doc_ids) + 1, DOC_BATCH):
+        batch = doc_ids[offset : offset + DOC_BATCH]
+        texts: dict[str, str] = dict(
+            conn.execute(
+                sa.select(documents.c.id, documents.c.text).where(documents.c.id.in_(batch))
+            ).all()
+        )
+        rows = [row for doc_id in batch for row in by_doc[doc_id]]
+        if offset == 0:
+            rows += by_doc.get(None, [])  # evidence without a document
+        for item_id, turn, ordinal, doc_id, anchor, start, end, text in rows:
+            if anchor == "ok" and passage_matches(texts.get(doc_id), start, end, text):
+                continue
+            reason: Literal["stale", "broken"] = "stale" if anchor == "stale" else "broken"
+            found = EvidenceProblem(turn + 1, ordinal + 1, doc_id, reason)
+            problems.append((item_id, turn, ordinal, found))
+    by_item: dict[str, list[EvidenceProblem]] = {}
+    for item_id, _, _, found in sorted(problems, key=lambda p: p[:3]):
+        by_item.setdefault(item_id, []).append(found)
+    return by_item
 
 
 def problems_json(problems: dict[str, list[EvidenceProblem]]) -> list[dict[str, Any]]:

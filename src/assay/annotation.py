@@ -19,7 +19,13 @@ from typing import Any, Literal, NamedTuple
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.anchoring import DocumentTexts, EvidenceIn, anchor_evidence, needs_review
+from assay.anchoring import (
+    DocumentTexts,
+    EvidenceIn,
+    anchor_evidence,
+    needing_review,
+    needs_review,
+)
 from assay.checks import check_item, errors
 from assay.db import as_utc, utcnow
 from assay.errors import Conflict, InvalidInput, NotFound
@@ -570,7 +576,7 @@ def list_items(
     if text.strip():
         where.append(items.c.search_text.contains(text.strip().casefold(), autoescape=True))
     if review:
-        where.append(needs_review())
+        where.append(needing_review())
     column = SORTS[key]
     # the id breaks ties in the same direction, so one index (project_id, column, id) serves
     # the whole ORDER BY and deep pages do not sort the table (see benchmarks/workbench.py)

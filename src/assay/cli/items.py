@@ -244,7 +244,7 @@ def export_one(
         scope = export_scope(ws, target, None, items=[item_id])
         if scope.needs_review:
             raise InvalidInput(scope.strict_message(target.name))
-        bundle = export_bundle(ws, target, chunking=chunking, items=[item_id])
+        bundle = export_bundle(ws, target, chunking=chunking, items=[item_id], needs_review=())
         return spec.write(bundle, path, **writer_options(bundle, include_unanswerable))
 
     notes = run(ctx, body)

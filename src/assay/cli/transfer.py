@@ -271,7 +271,9 @@ def export_command(
             raise InvalidInput(scope.strict_message(proj.name))
         if scope.items == 0 and not allow_empty:
             raise InvalidInput(scope.empty_message(proj.name, "--status", "--allow-empty"))
-        bundle = export_bundle(ws, proj, chunking=chunking, statuses=statuses)
+        bundle = export_bundle(
+            ws, proj, chunking=chunking, statuses=statuses, needs_review=scope.needs_review
+        )
         counted = [0]
         items = bundle.items
         with progress_bar() as bar:

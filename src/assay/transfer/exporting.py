@@ -13,7 +13,7 @@ Evidence is mapped onto the chosen chunking by character overlap
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 
@@ -150,11 +150,13 @@ def export_bundle(
     chunking: str | None = None,
     statuses: Sequence[str] | None = None,
     items: Sequence[str] | None = None,
+    needs_review: Collection[str] | None = None,
 ) -> Bundle:
     """The project as a Bundle of lazy iterables; chunk ids refer to ``chunking`` (default:
     the project's default chunking). ``items``: exactly these items, whatever their status
     (``assay items export-one``); an id the project does not hold is NotFound. Items whose
-    evidence cannot be used as gold are never included (:attr:`ExportScope.needs_review`)."""
+    evidence cannot be used as gold are never included: ``needs_review`` passes the ones
+    :func:`export_scope` found (else they are looked up again)."""
     target = _target_chunking(ws, project, chunking)
     chosen = chosen_items(ws, project, items) if items is not None else None
     mapper = _ChunkMapper(ws, project, target)
@@ -180,7 +182,7 @@ def export_bundle(
         items=Lazy(
             lambda: (
                 _item_record(i, mapper)
-                for i in iter_item_rows(ws, _gold_ids(ws, project, statuses, chosen))
+                for i in iter_item_rows(ws, _gold_ids(ws, project, statuses, chosen, needs_review))
             )
         ),
         target_chunking=target.name if target else None,
@@ -190,12 +192,18 @@ def export_bundle(
 
 
 def _gold_ids(
-    ws: Workspace, project: Project, statuses: Sequence[str] | None, chosen: list[str] | None
+    ws: Workspace,
+    project: Project,
+    statuses: Sequence[str] | None,
+    chosen: list[str] | None,
+    held: Collection[str] | None,
 ) -> list[str]:
     """The ids to export, without the items whose evidence cannot be used as gold."""
     ids = chosen if chosen is not None else item_ids(ws, project, statuses)
-    with ws.engine.connect() as conn:
-        held = items_needing_review(conn, project.id, None if chosen is not None else statuses)
+    if held is None:
+        with ws.engine.connect() as conn:
+            wanted = None if chosen is not None else statuses
+            held = items_needing_review(conn, project.id, wanted).keys()
     return [i for i in ids if i not in held] if held else ids
 
 

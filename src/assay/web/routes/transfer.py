@@ -173,7 +173,14 @@ def export_work(
         folder.mkdir(parents=True, exist_ok=True)
         total = scope.items
         job.progress("documents", 0, total)
-        bundle = export_bundle(ws, project, chunking=chunking, statuses=statuses, items=only)
+        bundle = export_bundle(
+            ws,
+            project,
+            chunking=chunking,
+            statuses=statuses,
+            items=only,
+            needs_review=scope.needs_review,
+        )
         items = bundle.items
 
         def counting() -> Iterator[ItemRecord]:
