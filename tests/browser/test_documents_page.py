@@ -240,6 +240,17 @@ def test_replace_flags_stale_evidence(
     expect(status).to_contain_text("1 evidence passage(s) no longer match")
     expect(page.locator("pre.doctext")).to_have_text("The boat departs at 23:10.")
 
+    # the item now needs review: the items list's filter finds it and marks it
+    create_item(ws, project, ItemIn(turns=[TurnIn(query="Untouched?")]))
+    page.goto(f"{live_server.url}/projects/test/items")
+    expect(page.locator("table.items tbody tr")).to_have_count(2)
+    page.get_by_label("Evidence").select_option("needed")
+    page.get_by_role("button", name="Apply").click()
+    rows = page.locator("table.items tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("When does the ferry leave?")
+    expect(rows.first.locator(".badge.needs-review")).to_have_text("needs review")
+
 
 def test_user_text_stays_inert_everywhere(
     page: Page, ws: Workspace, project: Project, live_server: LiveServer
