@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -214,6 +215,35 @@ def test_serve_says_where_only_once_bound(tmp_path: Path) -> None:
             assert port != 0
             with socket.create_connection(("127.0.0.1", port), timeout=10):
                 pass  # the socket was listening when the line was printed
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+def test_serve_answers_to_the_host_it_was_told_to_bind(tmp_path: Path) -> None:
+    """`--host ADDRESS` makes ADDRESS an allowed Host, as ASSAY_HOST does (127.0.0.2 stands
+    in for a LAN address: it is not one of the loopback names allowed by default)."""
+    import httpx
+
+    home = tmp_path / "ws"
+    assert invoke("--home", str(home), "init").exit_code == 0
+    command = [sys.executable, "-m", "assay", "--home", str(home), "serve"]
+    with subprocess.Popen(
+        [*command, "--host", "127.0.0.2", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")},
+    ) as server:
+        try:
+            assert server.stdout is not None
+            line = server.stdout.readline()
+            assert line.startswith("Assay is serving on http://127.0.0.2:")
+            base = line.split()[4]
+            answer = httpx.get(f"{base}api/projects", timeout=30)
+            assert answer.status_code == 200, answer.text
+            other = httpx.get(f"{base}api/projects", headers={"Host": "evil.example"}, timeout=30)
+            assert other.status_code == 400  # other names are still refused
         finally:
             server.terminate()
             server.wait(timeout=30)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import socket
 from typing import TYPE_CHECKING
@@ -99,6 +100,8 @@ def _serve(ws: Workspace, host: str, sock: socket.socket) -> None:
         f"Assay is serving on http://{shown}:{bound_port}/ ({scope}); Ctrl+C stops it.",
         markup=False,
     )
+    if host != ws.settings.host:  # the app answers to the address it was told to bind
+        ws = dataclasses.replace(ws, settings=ws.settings.model_copy(update={"host": host}))
     config = uvicorn.Config(create_app(ws), log_level="warning")
     try:
         uvicorn.Server(config).run(sockets=[sock])
