@@ -13,7 +13,7 @@ from assay.anchoring import EvidenceIn
 from assay.annotation import ItemIn, TurnIn, create_item, list_items
 from assay.documents import count_documents
 from assay.formats import get_format
-from assay.ingest import ingest_bytes
+from assay.ingest import ingest_bytes, replace_document
 from assay.models import Project
 from assay.projects import create_project, get_project
 from assay.workspace import Workspace
@@ -111,3 +111,33 @@ def test_a_bad_file_shows_the_error(
     expect(status).to_contain_text("not a readable zip file")
     expect(status).to_contain_text("Nothing was changed.")
     expect(page.locator("#import-job")).to_have_class(re.compile(r"\berror\b"))
+
+
+def test_export_lists_items_needing_review_and_strict_refuses(
+    page: Page, ws: Workspace, project: Project, live_server: LiveServer
+) -> None:
+    fill(ws, project)
+    doc = ingest_bytes(ws, project, "ferry.txt", b"The ferry leaves at 22:40.\n")
+    turn = TurnIn(
+        query="Ferry?", answer="22:40", evidence=[EvidenceIn(doc_id=doc.id, text="22:40")]
+    )
+    stale = create_item(ws, project, ItemIn(turns=[turn]), status="accepted")
+    replace_document(ws, project, doc, "ferry.txt", b"The ferry leaves at 23:10.\n")
+    page.goto(f"{live_server.url}/projects/test/transfer")
+    export = page.locator("#export")
+    export.get_by_label("Format").select_option("csv")
+    export.get_by_label("Strict: refuse the export if an item needs review").check()
+    page.get_by_role("button", name="Start the export").click()
+    expect(page.locator("#export-status")).to_contain_text(stale.id)
+    expect(page.locator("#export-download")).to_have_count(0)
+    export.get_by_label("Strict: refuse the export if an item needs review").uncheck()
+    page.get_by_role("button", name="Start the export").click()
+    expect(page.locator("#export-download")).to_be_visible()
+    review = page.locator("#export-result .needs-review")
+    expect(review).to_contain_text("Left out 1 item(s) that need review")
+    link = page.locator("#export-result .needs-review-items a")
+    expect(link).to_have_text(stale.id)
+    expect(link).to_have_attribute("href", f"/projects/test/items/{stale.id}")
+    expect(page.locator("#export-result .needs-review-items li")).to_contain_text(
+        "turn 1, passage 1: its document changed"
+    )
