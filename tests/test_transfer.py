@@ -7,6 +7,8 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +36,7 @@ from assay.formats import (
 from assay.formats.groups import retrieval_groups
 from assay.ingest import ingest_bytes, replace_document
 from assay.models import Project
-from assay.project_lock import EXPIRES, acquire, journal
+from assay.project_lock import EXPIRES, acquire, journal, last_asked, turns_file
 from assay.projects import create_project, get_project, list_projects
 from assay.schema import documents, import_journal, projects
 from assay.settings import Settings
@@ -45,6 +47,7 @@ from assay.transfer import (
     export_scope,
     import_bundle,
 )
+from assay.transfer.batches import pause_after
 from assay.workspace import Workspace
 
 POLICY = (
@@ -506,6 +509,78 @@ def test_a_write_that_waits_too_long_is_busy_not_an_internal_error(ws: Workspace
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+def test_pause_after_lets_writers_in_only_when_they_wait() -> None:
+    policy = BatchPolicy(seconds=0.075, records=1000, pause=0.025, every=4.0, long_pause=0.11)
+
+    def step(elapsed: float = 0.01, since: float = 0.5, **kw: Any) -> float | None:
+        given = {"records": 1, "asked": False, "others_active": False} | kw
+        return pause_after(policy, elapsed=elapsed, since_pause=since, **given)
+
+    assert step() is None  # a young batch goes on
+    assert step(elapsed=0.08) == 0.0  # alone: commit, no pause
+    assert step(elapsed=0.01, records=1000) == 0.0
+    assert step(elapsed=0.08, others_active=True) == 0.025  # others wrote lately: pause
+    assert step(others_active=True) is None
+    assert step(asked=True) == 0.025  # a writer waits: commit and pause at once ...
+    assert step(asked=True, since=0.01) is None  # ... but the import keeps half the time
+    assert step(since=4.0) == 0.11  # now and then a pause for writers that do not ask
+    off = BatchPolicy(records=2, pause=0)
+    assert (
+        pause_after(off, elapsed=0, records=1, since_pause=9, asked=True, others_active=True)
+        is None
+    )
+    assert (
+        pause_after(off, elapsed=0, records=2, since_pause=0, asked=True, others_active=True) == 0
+    )
+
+
+def test_an_edit_that_waits_gets_its_turn_in_a_long_batch(any_ws: Workspace) -> None:
+    """The batch would run for minutes; an edit to another project asks for its turn and
+    gets it at the import's next record (on PostgreSQL it never waits at all)."""
+    ws = any_ws
+    other = create_project(ws, "other")
+    mine = create_item(ws, other, ItemIn(turns=[TurnIn(query="mine")]))
+    with ws.engine.connect() as conn:
+        turns = turns_file(conn)
+    asked_before = last_asked(turns)
+    saved: list[str] = []
+    done = threading.Event()
+
+    def edit() -> None:
+        try:
+            item = save_item(ws, other, mine.id, ItemIn(turns=[TurnIn(query="edited")]), 1)
+            saved.append(item.turns[0].query)
+        finally:
+            done.set()
+
+    def midway(stage: str, number: int, total: int | None) -> None:
+        if stage == "items" and number == 3:
+            threading.Thread(target=edit).start()
+            for _ in range(3000):  # until the edit has asked (it waits for the lock next)
+                if turns is None or last_asked(turns) != asked_before or done.is_set():
+                    break
+                time.sleep(0.01)
+            time.sleep(0.15)  # the import has had its half of the time
+        if stage == "items" and number == 8:
+            assert done.wait(60) and saved == ["edited"]  # while the import goes on
+
+    policy = BatchPolicy(seconds=600, records=1000, pause=0.15)
+    report = import_bundle(ws, "test", many_items(12), progress=midway, batching=policy)
+    assert saved == ["edited"] and report.count("imported", "item") == 12
+    assert lock_rows(ws) == (0, 0)
+
+
+def test_an_import_does_not_ask_for_its_own_turn(ws: Workspace) -> None:
+    with ws.engine.connect() as conn:
+        turns = turns_file(conn)
+    assert turns == str(ws.settings.home / "assay.db-writers")
+    create_item(ws, create_project(ws, "other"), ItemIn(turns=[TurnIn(query="asks")]))
+    asked = last_asked(turns)
+    assert asked > 0  # an edit asked
+    import_bundle(ws, "test", many_items(30), batching=BatchPolicy(records=2))
+    assert last_asked(turns) == asked  # the import's own writes did not
 
 
 # ---------------------------------------------------------------- import counts per format

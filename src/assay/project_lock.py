@@ -8,6 +8,10 @@ project's items and documents raise :class:`ImportRunning` (423 on the web), and
 the import has written is listed in ``import_journal`` so a failed or killed import can be
 undone: from the user's side an import lands whole or not at all.
 
+**Asking for a turn** (SQLite): an edit writes the time into a file next to the database
+(``assay.db-writers``, its modification time) before it waits for the write lock; a running
+import sees it at its next record and lets the edit in (:mod:`assay.transfer.batches`).
+
 **When a lock is stale** (and is then undone and cleared): its holder ran on this host and is
 no longer running, or its heartbeat is older than :data:`EXPIRES`. Stale locks are cleared
 when a workspace opens (every CLI command, every server start), when an import starts, and
@@ -16,11 +20,14 @@ when an edit meets one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -33,6 +40,9 @@ EXPIRES = timedelta(minutes=10)
 """A lock whose heartbeat is older than this is stale (a batch never takes that long)."""
 TOKEN_KEY = "assay_import_token"
 """Key in a connection's ``info``: the lock token its transaction may write under."""
+HELD_KEY = "assay_import_projects"
+"""Key in a connection's ``info``: the ids of the projects its import has locked (its own
+writes there need no lock check)."""
 IN_LIMIT = 500
 
 
@@ -102,7 +112,11 @@ def current_lock(conn: sa.Connection, project_id: int) -> Lock | None:
 
 def check_writable(conn: sa.Connection, project_id: int) -> None:
     """Raise ImportRunning when an import other than this connection's holds the project; a
-    stale lock is undone on the way."""
+    stale lock is undone on the way. Any other writer asks for its turn first."""
+    if project_id in conn.info.get(HELD_KEY, ()):
+        return
+    if TOKEN_KEY not in conn.info:
+        ask_for_turn(conn)
     lock = current_lock(conn, project_id)
     if lock is None or lock.token == conn.info.get(TOKEN_KEY):
         return
@@ -119,6 +133,8 @@ def acquire(conn: sa.Connection, project_id: int, token: str) -> None:
         if not lock.is_stale():
             raise ImportRunning(lock.message())
         undo_import(conn, lock.token)
+    if conn.info.get(TOKEN_KEY) == token:
+        conn.info.setdefault(HELD_KEY, set()).add(project_id)
     now = utcnow()
     conn.execute(
         projects.update()
@@ -130,6 +146,41 @@ def acquire(conn: sa.Connection, project_id: int, token: str) -> None:
             import_heartbeat_at=now,
         )
     )
+
+
+def turns_file(conn: sa.Connection) -> str | None:
+    """SQLite: the file whose modification time says when a writer last asked for its turn
+    (None for PostgreSQL, where writers to other rows never wait for an import)."""
+    if conn.dialect.name != "sqlite":
+        return None
+    database = conn.engine.url.database
+    return f"{database}-writers" if database and database != ":memory:" else None
+
+
+def ask_for_turn(conn: sa.Connection) -> None:
+    """Tell a running import that a writer is about to wait for SQLite's write lock."""
+    path = turns_file(conn)
+    if path is None:
+        return
+    now = time.time_ns()
+    try:
+        os.utime(path, ns=(now, now))
+    except FileNotFoundError:
+        with contextlib.suppress(OSError):
+            Path(path).touch()
+            os.utime(path, ns=(now, now))
+    except OSError:
+        pass  # a read-only folder: the import still pauses now and then
+
+
+def last_asked(path: str | None) -> int:
+    """When a writer last asked for its turn (``time.time_ns()``), 0 when none ever did."""
+    if path is None:
+        return 0
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
 
 
 def heartbeat(conn: sa.Connection, token: str) -> None:

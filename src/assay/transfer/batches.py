@@ -2,10 +2,15 @@
 
 A 20,000-item import in one transaction held SQLite's only write lock for most of a minute,
 so every autosave in the workspace waited and failed. Here an import commits every
-``BatchPolicy.seconds`` (or ``records``), pauses briefly on SQLite so waiting writers get
-their turn, and between batches holds the project lock of :mod:`assay.project_lock`: edits to
-that project are refused, every row written is in the import journal, and a failure undoes
-all batches so the import still lands whole or not at all.
+``BatchPolicy.seconds`` (or ``records``) and between batches holds the project lock of
+:mod:`assay.project_lock`: edits to that project are refused, every row written is in the
+import journal, and a failure undoes all batches so the import still lands whole or not at all.
+
+On SQLite the import also lets other writers in (:func:`pause_after`): an edit asks for its
+turn before it waits for the lock, and the import commits and pauses at its next record;
+while others are writing it pauses after every batch. Alone it does not pause, so it runs
+as fast as one long transaction did, except for a short pause every few seconds for writers
+that do not ask.
 
 The stage functions (ingest, chunkings, items) open their own transactions from
 ``ws.engine``; the importer hands them a workspace whose engine yields the one batch
@@ -26,11 +31,14 @@ import sqlalchemy as sa
 
 from assay.blobs import BlobStore
 from assay.project_lock import (
+    HELD_KEY,
     TOKEN_KEY,
     acquire,
     forget_journal,
     heartbeat,
+    last_asked,
     release,
+    turns_file,
     undo_import,
 )
 from assay.schema import import_journal
@@ -44,9 +52,42 @@ class BatchPolicy:
     records: int = 1000
     """… or once it holds this many records."""
     pause: float = 0.025
-    """SQLite only: sleep this long after each commit, so a writer waiting in SQLite's busy
-    handler (which polls every 1–25 ms in its first 128 ms) finds the lock free; a writer
-    that arrives during a batch waits at most about ``seconds + pause``."""
+    """SQLite: pause this long after a commit so a writer waiting for the lock gets it (its
+    busy handler polls every 1–25 ms in its first 128 ms); 0 turns every pause off."""
+    linger: float = 2.0
+    """SQLite: after another writer asked or wrote, pause after every batch for this long."""
+    every: float = 4.0
+    """SQLite: pause ``long_pause`` at least this often, for writers that do not ask."""
+    long_pause: float = 0.11
+    """Longer than the 100 ms a writer's busy handler sleeps once it has waited a while."""
+
+
+def pause_after(
+    policy: BatchPolicy,
+    *,
+    elapsed: float,
+    records: int,
+    since_pause: float,
+    asked: bool,
+    others_active: bool,
+) -> float | None:
+    """After a record of a SQLite import: ``None`` to go on with the batch, else commit it and
+    pause that many seconds (0: commit and go on).
+
+    ``elapsed`` and ``records``: the open batch so far; ``since_pause``: seconds since the last
+    pause ended; ``asked``: a writer asked for its turn since then; ``others_active``: another
+    writer asked or wrote in the last ``policy.linger`` seconds. An asking writer gets in at
+    once, but the import keeps at least half the time (``since_pause >= pause``).
+    """
+    if policy.pause <= 0:
+        return 0.0 if elapsed >= policy.seconds or records >= policy.records else None
+    if asked and since_pause >= policy.pause:
+        return policy.pause
+    if since_pause >= policy.every:
+        return policy.long_pause
+    if elapsed >= policy.seconds or records >= policy.records:
+        return policy.pause if others_active else 0.0
+    return None
 
 
 class _SameConnection:
@@ -91,6 +132,14 @@ class Batches:
         self.records = 0
         self.notes: list[dict[str, Any]] = []
         self.commits = 0
+        self.pauses = 0
+        # SQLite: when the last pause ended, when others last asked or wrote
+        self.turns = turns_file(conn)
+        self.paused_at = time.perf_counter()
+        self.paused_at_ns = time.time_ns()
+        self.asked_seen = last_asked(self.turns)
+        self.active_until = 0.0
+        self.data_version: int | None = None
 
     def open(self) -> None:
         if self.trans is not None:
@@ -99,6 +148,10 @@ class Batches:
         if self.sqlite:
             # take the write lock now: a deferred transaction that reads first can fail later
             self.conn.exec_driver_sql("BEGIN IMMEDIATE")
+            version = self.conn.exec_driver_sql("PRAGMA data_version").scalar()
+            if self.data_version is not None and version != self.data_version:
+                self.active_until = time.perf_counter() + self.policy.linger  # someone wrote
+            self.data_version = version
         self.started = time.perf_counter()
         self.records = 0
 
@@ -118,13 +171,30 @@ class Batches:
         acquire(self.conn, project_id, self.token)
 
     def tick(self) -> None:
-        """One record is done: commit when the batch has run long enough."""
+        """One record is done: commit when the batch has run long enough or, on SQLite, when
+        another writer waits (see :func:`pause_after`)."""
         self.records += 1
-        elapsed = time.perf_counter() - self.started
-        if elapsed >= self.policy.seconds or self.records >= self.policy.records:
-            self.commit()
+        now = time.perf_counter()
+        if not self.sqlite:
+            if now - self.started >= self.policy.seconds or self.records >= self.policy.records:
+                self.commit()
+            return
+        asked_at = last_asked(self.turns)
+        if asked_at > self.asked_seen:
+            self.asked_seen = asked_at
+            self.active_until = now + self.policy.linger
+        pause = pause_after(
+            self.policy,
+            elapsed=now - self.started,
+            records=self.records,
+            since_pause=now - self.paused_at,
+            asked=asked_at > self.paused_at_ns,
+            others_active=now < self.active_until,
+        )
+        if pause is not None:
+            self.commit(pause=pause)
 
-    def commit(self, *, final: bool = False) -> None:
+    def commit(self, *, final: bool = False, pause: float = 0.0) -> None:
         if self.trans is None:
             if not final:
                 return
@@ -138,8 +208,10 @@ class Batches:
         self.trans.commit()
         self.trans = None
         self.commits += 1
-        if self.sqlite and not final and self.policy.pause > 0:
-            time.sleep(self.policy.pause)
+        if pause > 0 and not final:
+            time.sleep(pause)
+            self.pauses += 1
+            self.paused_at, self.paused_at_ns = time.perf_counter(), time.time_ns()
 
     def rollback(self) -> None:
         if self.trans is not None:
@@ -173,5 +245,6 @@ def batched(ws: Workspace, policy: BatchPolicy) -> Iterator[tuple[Workspace, Bat
             raise
         finally:
             conn.info.pop(TOKEN_KEY, None)
+            conn.info.pop(HELD_KEY, None)
             if sqlite:
                 raw.isolation_level = previous
