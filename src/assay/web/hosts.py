@@ -1,11 +1,11 @@
 """The Host header allow-list: protection against DNS rebinding.
 
-A page on another site can point its own host name at 127.0.0.1 and then talk to a local
-server as if it were same-origin (cookies, CSRF header and all). The one thing it cannot
-change is the Host header the browser sends: it carries the attacker's name. So every request
-must name an allowed host: the loopback names (any port), the address the server was told to
-bind to, and the names in ``ASSAY_ALLOWED_HOSTS``. Everything else gets 400 before any route
-runs.
+A page on another site can point its own host name at 127.0.0.1 and then talk to a local server
+as if it were same-origin (cookies, CSRF header and all). The one thing it cannot change is the
+Host header the browser sends: it carries the attacker's name. So every request must name an
+allowed host: the loopback names (any port), the address the server was told to bind to
+(``Settings.host``: ``ASSAY_HOST``, or ``assay serve --host``), and the names in
+``ASSAY_ALLOWED_HOSTS``. Everything else gets 400 before any route runs.
 """
 
 from __future__ import annotations
