@@ -255,8 +255,10 @@ def test_lenient_import_reports_each_record(ws: Workspace, project: Project) -> 
 
 
 def test_existing_items_are_not_overwritten_without_replace(
-    ws: Workspace, project: Project, tmp_path: Path
+    any_ws: Workspace, tmp_path: Path
 ) -> None:
+    ws = any_ws
+    project = create_project(ws, "test", "en")
     rich_project(ws, project)
     native = get_format("native")
     native.write(export_bundle(ws, project), tmp_path / "p.zip")

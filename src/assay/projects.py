@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from assay.db import as_utc, utcnow
 from assay.errors import Conflict, InvalidInput, NotFound
 from assay.models import Project
-from assay.schema import chunkings, documents, projects
+from assay.schema import chunkings, documents, items, projects
 from assay.workspace import Workspace
 
 STAGING = "\x1f"
@@ -164,6 +164,9 @@ def update_project_settings(ws: Workspace, project: Project, settings: dict[str,
 def delete_project(ws: Workspace, project: Project) -> None:
     """Delete the project, its documents, chunks and indexes; then drop unused blobs."""
     with ws.engine.begin() as conn:
+        # Items (and with them turns and evidence) go first: evidence points at documents, and
+        # PostgreSQL may check that link before a single cascading delete has reached it.
+        conn.execute(items.delete().where(items.c.project_id == project.id))
         conn.execute(projects.delete().where(projects.c.id == project.id))
     shutil.rmtree(ws.index_path(project.id, 0).parent, ignore_errors=True)
     with ws.engine.connect() as conn:
