@@ -145,7 +145,9 @@ def test_killed_ingest_leaves_a_consistent_database(tmp_path: Path) -> None:
         (folder / f"doc{i:05d}.txt").write_text(f"Document {i}.\n\n{paragraph}\n")
     home = tmp_path / "ws"
     env = {**os.environ, "ASSAY_HOME": str(home)}
-    subprocess.run([sys.executable, "-m", "assay", "init"], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "assay", "init"], env=env, check=True, capture_output=True
+    )
     command = [sys.executable, "-m", "assay", "ingest", str(folder), "--project", "big"]
     log = (tmp_path / "ingest.log").open("wb")
     proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -83,9 +83,7 @@ class Settings(BaseSettings):
     def _home_not_empty(cls, value: Any) -> Any:
         """``ASSAY_HOME=""`` is a mistake, not a wish to use the current folder."""
         if isinstance(value, str) and not value.strip():
-            raise ValueError(
-                "is empty; give a folder, or unset it for the default ./assay-data"
-            )
+            raise ValueError("is empty; give a folder, or unset it for the default ./assay-data")
         return value
 
     @property
