@@ -35,12 +35,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from assay.chunking import chunk_text
-from assay.embeddings import MiniLMEmbedder
-from assay.models import ChunkText, IndexedDocument
 from assay.parsing import parse
+from assay.corpus.splitters import chunk_text
+from assay.records import ChunkText, IndexedDocument
 from assay.search import SearchIndex
 from assay.search.dense import DenseIndex
+from assay.search.embeddings import MiniLMEmbedder
 from assay.search.hybrid import HybridIndex
 from assay.search.keyword import KeywordIndex
 

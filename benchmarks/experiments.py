@@ -15,13 +15,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from assay.anchoring import EvidenceIn
-from assay.annotation import ItemIn, TurnIn, create_item
+from assay.corpus.anchoring import EvidenceIn
+from assay.corpus.documents import get_document_by_name
 from assay.demo import gold_items, open_demo
-from assay.documents import get_document_by_name
 from assay.experiments import build_tasks, create_experiment, run_experiment
-from assay.settings import Settings
-from assay.workspace import Workspace
+from assay.gold.items import ItemIn, TurnIn, create_item
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
 
 
 def main() -> None:

@@ -35,10 +35,10 @@ WORDS = (
 def seed(home: Path, n_items: int, n_docs: int, per_doc: int) -> None:
     import sqlalchemy as sa
 
-    from assay.projects import create_project
-    from assay.schema import chunkings, chunks, documents, evidence, items, turns
-    from assay.settings import Settings
-    from assay.workspace import Workspace
+    from assay.store.projects import create_project
+    from assay.store.schema import chunkings, chunks, documents, evidence, items, turns
+    from assay.store.settings import Settings
+    from assay.store.workspace import Workspace
 
     ws = Workspace.open(Settings(home=home))
     project = create_project(ws, "bench")
@@ -183,10 +183,10 @@ def run_export(home: Path, format_name: str, out: Path, profile: bool = False) -
 
 def _export(home: Path, format_name: str, out: Path) -> None:
     from assay.formats import get_format
-    from assay.projects import get_project
-    from assay.settings import Settings
+    from assay.store.projects import get_project
+    from assay.store.settings import Settings
+    from assay.store.workspace import Workspace
     from assay.transfer import export_bundle
-    from assay.workspace import Workspace
 
     started = time.perf_counter()
     ws = Workspace.open(Settings(home=home))

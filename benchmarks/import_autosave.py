@@ -43,9 +43,9 @@ import sqlalchemy as sa
 
 SERVER = """
 import sys, uvicorn
-from assay.settings import Settings
+from assay.store.settings import Settings
 from assay.web import create_app
-from assay.workspace import Workspace
+from assay.store.workspace import Workspace
 ws = Workspace.open(Settings(home=sys.argv[1], database_url=sys.argv[2]))
 uvicorn.run(create_app(ws), host="127.0.0.1", port=int(sys.argv[3]), log_level="warning")
 """
@@ -53,9 +53,9 @@ uvicorn.run(create_app(ws), host="127.0.0.1", port=int(sys.argv[3]), log_level="
 IMPORTER = """
 import sys, time
 from assay.formats import Bundle, DocumentRecord, EvidenceRecord, ItemRecord, TurnRecord
-from assay.settings import Settings
+from assay.store.settings import Settings
 from assay.transfer import import_bundle
-from assay.workspace import Workspace
+from assay.store.workspace import Workspace
 ws = Workspace.open(Settings(home=sys.argv[1], database_url=sys.argv[2]))
 text = "Hotels are refunded up to 140 euros per night. Trains go second class."
 items = [
@@ -122,7 +122,7 @@ def postgres_server() -> Iterator[str | None]:
 @contextmanager
 def fresh_database(kind: str, home: Path, pg_url: str | None) -> Iterator[str]:
     if kind == "sqlite":
-        yield f"sqlite:///{home / 'assay.db'}"
+        yield f"sqlite:///{home / 'assay.store.db'}"
         return
     assert pg_url is not None
     admin = sa.create_engine(pg_url, isolation_level="AUTOCOMMIT")
@@ -138,10 +138,10 @@ def fresh_database(kind: str, home: Path, pg_url: str | None) -> Iterator[str]:
 
 
 def seed(home: Path, url: str) -> str:
-    from assay.annotation import ItemIn, TurnIn, create_item
-    from assay.projects import create_project
-    from assay.settings import Settings
-    from assay.workspace import Workspace
+    from assay.gold.items import ItemIn, TurnIn, create_item
+    from assay.store.projects import create_project
+    from assay.store.settings import Settings
+    from assay.store.workspace import Workspace
 
     ws = Workspace.open(Settings(home=home, database_url=url))
     try:

@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 from assay import open_workspace
-from assay.ingest import ingest_paths
-from assay.projects import create_project
+from assay.corpus.ingest import ingest_paths
 from assay.search.indexes import sync_project
+from assay.store.projects import create_project
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = [

@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from assay.models import ChunkText, Hit, IndexedDocument
+from assay.records import ChunkText, Hit, IndexedDocument
 from assay.search.keyword import KeywordIndex
 
 SEED = 20261122

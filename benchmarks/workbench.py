@@ -31,17 +31,17 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
 from assay import open_workspace
-from assay.annotation import get_item, item_input, search_text
-from assay.checks import check_item
-from assay.chunkings import count_chunks, get_chunking, import_chunking
-from assay.documents import get_document
+from assay.corpus.chunkings import count_chunks, get_chunking, import_chunking
+from assay.corpus.documents import get_document
+from assay.corpus.ingest import ingest_bytes
 from assay.errors import NotFound
-from assay.ingest import ingest_bytes
-from assay.models import Project
-from assay.projects import create_project, get_project
-from assay.schema import documents, events, evidence, items, turns
+from assay.gold.checks import check_item
+from assay.gold.items import get_item, item_input, search_text
+from assay.records import Project
+from assay.store.projects import create_project, get_project
+from assay.store.schema import documents, events, evidence, items, turns
+from assay.store.workspace import Workspace
 from assay.web import create_app
-from assay.workspace import Workspace
 
 PROJECT = "bench"
 WORDS = (

@@ -23,11 +23,11 @@ import uvicorn
 from playwright.sync_api import Page, sync_playwright
 
 from assay import open_workspace
+from assay.corpus.documents import get_document_by_name
 from assay.demo import gold_items, open_demo
-from assay.documents import get_document_by_name
-from assay.models import Project
+from assay.records import Project
+from assay.store.workspace import Workspace
 from assay.web import create_app
-from assay.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -128,8 +128,8 @@ def experiments_screenshots(
     page: Page, base_url: str, out: Path, ws: Workspace, project: Project
 ) -> None:
     """Accept the demo items, run keyword vs hybrid (hashing embedder), shoot both pages."""
-    from assay.annotation import list_items, set_status
     from assay.experiments import create_experiment, run_experiment
+    from assay.gold.items import list_items, set_status
 
     for row in list_items(ws, project, limit=100)[1]:
         if row.status != "accepted":

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from assay.models import Project
-from assay.projects import create_project
-from assay.settings import Settings
-from assay.workspace import Workspace
+from assay.records import Project
+from assay.store.projects import create_project
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"

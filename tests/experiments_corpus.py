@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from assay.anchoring import EvidenceIn
-from assay.annotation import ItemIn, TurnIn, create_item
-from assay.chunkings import create_chunking
-from assay.ingest import ingest_bytes
-from assay.models import Document, Item, Project
-from assay.workspace import Workspace
+from assay.corpus.anchoring import EvidenceIn
+from assay.corpus.chunkings import create_chunking
+from assay.corpus.ingest import ingest_bytes
+from assay.gold.items import ItemIn, TurnIn, create_item
+from assay.records import Document, Item, Project
+from assay.store.workspace import Workspace
 
 TRAVEL = """Travel policy
 

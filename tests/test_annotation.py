@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from assay.anchoring import EvidenceIn, locate
-from assay.annotation import (
+from assay.corpus.anchoring import EvidenceIn, locate
+from assay.corpus.documents import delete_document
+from assay.corpus.ingest import ingest_bytes, replace_document
+from assay.errors import Conflict, InvalidInput
+from assay.gold.checks import check_item
+from assay.gold.items import (
     ItemIn,
     StaleItem,
     create_item,
@@ -18,13 +22,9 @@ from assay.annotation import (
     set_status,
     submit_item,
 )
-from assay.checks import check_item
-from assay.documents import delete_document
-from assay.errors import Conflict, InvalidInput
-from assay.ingest import ingest_bytes, replace_document
-from assay.models import Document, Project
-from assay.projects import create_project
-from assay.workspace import Workspace
+from assay.records import Document, Project
+from assay.store.projects import create_project
+from assay.store.workspace import Workspace
 
 POLICY = (
     "Travel policy 2025.\n\nHotels are refunded up to 140 euros per night.\n"

@@ -23,9 +23,9 @@ import pytest
 from assay.demo import gold_items, open_demo
 from assay.formats import get_format
 from assay.formats.autorag import read
-from assay.projects import get_project
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
 from assay.transfer import export_bundle, import_bundle
-from assay.workspace import Workspace
 from tests.conftest import missing
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assay.chunking import (
+from assay.corpus.splitters import (
     CHUNKERS,
     DEFAULT_SEPARATORS,
     chunk_text,
@@ -19,7 +19,7 @@ from assay.chunking import (
     token_spans,
 )
 from assay.errors import InvalidInput
-from assay.models import Span
+from assay.records import Span
 
 WORD_TOKEN = re.compile(r"\w+|[^\w\s]")
 

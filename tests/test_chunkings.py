@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assay.chunkings import (
+from assay.corpus.chunkings import (
     IMPORTED,
     count_chunks,
     create_chunking,
@@ -15,11 +15,11 @@ from assay.chunkings import (
     list_chunkings,
     set_default_chunking,
 )
+from assay.corpus.ingest import ingest_bytes
 from assay.errors import Conflict, InvalidInput, NotFound
-from assay.ingest import ingest_bytes
-from assay.models import Project
+from assay.records import Project
 from assay.search.indexes import search
-from assay.workspace import Workspace
+from assay.store.workspace import Workspace
 
 TEXT = "First sentence here. Second one follows.\n\nA new paragraph with a third sentence."
 

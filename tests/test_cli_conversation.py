@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from assay.annotation import (
+from assay.cli import make_app
+from assay.formats import get_format
+from assay.gold.conversations import draft_answers
+from assay.gold.items import (
     ItemIn,
     TurnIn,
     create_item,
@@ -20,16 +23,13 @@ from assay.annotation import (
     list_items,
     save_item,
 )
-from assay.cli import make_app
-from assay.conversation import draft_answers
-from assay.formats import get_format
+from assay.gold.project_config import retriever_settings, update_settings
 from assay.llm import Generation, GeneratorSettings
 from assay.llm.offline import OfflineGenerator
-from assay.project_settings import retriever_settings, update_settings
-from assay.projects import get_project
-from assay.settings import Settings
+from assay.store.projects import get_project
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
 from assay.transfer import export_bundle
-from assay.workspace import Workspace
 from tests.fakes.openai_server import FakeOpenAI, Reply, Status
 
 SECRET = "sk-test-never-store-me-4711"

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from assay.cli import make_app
 from assay.experiments.tasks import build_tasks
-from assay.projects import create_project
-from assay.settings import Settings
-from assay.workspace import Workspace
+from assay.store.projects import create_project
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
 from tests.experiments_corpus import build_corpus
 from tests.fakes.rag_service import FakeRag
 

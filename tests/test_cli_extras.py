@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from assay.projects import create_project
-from assay.settings import Settings
-from assay.workspace import Workspace
+from assay.store.projects import create_project
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
 from tests.experiments_corpus import build_corpus
 
 # A child interpreter where onnxruntime cannot be imported (a None entry in sys.modules makes

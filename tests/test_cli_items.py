@@ -10,16 +10,16 @@ import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
-from assay.anchoring import EvidenceIn
-from assay.annotation import ItemIn, TurnIn, create_item, list_items
 from assay.cli import make_app
-from assay.documents import list_documents
+from assay.corpus.anchoring import EvidenceIn
+from assay.corpus.documents import list_documents
+from assay.corpus.ingest import replace_document
 from assay.formats import get_format
-from assay.ingest import replace_document
-from assay.models import to_json
-from assay.projects import get_project
-from assay.settings import Settings
-from assay.workspace import Workspace
+from assay.gold.items import ItemIn, TurnIn, create_item, list_items
+from assay.records import to_json
+from assay.store.projects import get_project
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
 
 LEAVE = "Every employee has 30 days of annual leave. Leave must be requested in advance.\n"
 

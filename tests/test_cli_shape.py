@@ -19,8 +19,8 @@ from assay.cli.projects import LANGUAGE_CODES
 from assay.cli.reference import command_paths
 from assay.cli.serve import bind
 from assay.cli.synthesize import DEFAULT_TYPES
-from assay.db import head_revision
 from assay.errors import BackendUnavailable
+from assay.store.db import head_revision
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,8 +81,8 @@ def test_top_k_is_spelt_the_same_everywhere() -> None:
 
 
 def test_constants_written_out_for_a_fast_help_match_the_code() -> None:
-    from assay.projects import LANGUAGES
-    from assay.synthesis import DEFAULT_TYPES as types
+    from assay.gold.synthesis import DEFAULT_TYPES as types
+    from assay.store.projects import LANGUAGES
 
     assert ", ".join(LANGUAGES) == LANGUAGE_CODES
     assert ",".join(types) == DEFAULT_TYPES
@@ -93,7 +93,7 @@ def test_head_revision_matches_alembic() -> None:
     from alembic.script import ScriptDirectory
 
     config = Config()
-    config.set_main_option("script_location", str(ROOT / "src" / "assay" / "migrations"))
+    config.set_main_option("script_location", str(ROOT / "src" / "assay" / "store" / "migrations"))
     assert head_revision() == ScriptDirectory.from_config(config).get_current_head()
 
 
@@ -121,7 +121,7 @@ def test_commands_other_than_init_do_not_create_a_workspace(tmp_path: Path) -> N
     assert not home.exists()
 
     assert invoke("--home", str(home), "init").exit_code == 0
-    assert (home / "assay.db").is_file()
+    assert (home / "assay.store.db").is_file()
     listed = invoke("--home", str(home), "projects", "--json")
     assert listed.exit_code == 0 and json.loads(listed.stdout) == []
 

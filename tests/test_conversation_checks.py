@@ -5,14 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from assay.conversation import (
+from assay.gold.conversations import (
     conversation_checks,
     diversity_needed,
     message_count,
     unique_relevant,
     unrated_contexts,
 )
-from assay.models import Evidence, Item, Project, Turn
+from assay.records import Evidence, Item, Project, Turn
 
 NOW = datetime(2024, 1, 1, tzinfo=UTC)
 PROJECT = Project(1, "p", "en", {}, NOW, NOW)

@@ -10,11 +10,11 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from assay.db import create_engine, migrate
-from assay.projects import create_project, list_projects
-from assay.schema import metadata
-from assay.settings import Settings
-from assay.workspace import Workspace
+from assay.store.db import create_engine, migrate
+from assay.store.projects import create_project, list_projects
+from assay.store.schema import metadata
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
 
 
 def assert_schema_matches(engine: sa.Engine) -> None:
@@ -43,7 +43,7 @@ def test_workspace_reopens_with_data(tmp_path: Path) -> None:
         create_project(ws, "kept", "de")
     with Workspace.open(settings) as ws:
         assert [(p.name, p.language) for p in list_projects(ws)] == [("kept", "de")]
-    assert (tmp_path / "ws" / "assay.db").exists()
+    assert (tmp_path / "ws" / "assay.store.db").exists()
 
 
 @pytest.mark.postgres

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from assay.corpus.documents import get_document_by_name, list_documents
 from assay.demo import demo_files, gold_items, open_demo
-from assay.documents import get_document_by_name, list_documents
 from assay.search.indexes import search
-from assay.workspace import Workspace
+from assay.store.workspace import Workspace
 
 
 def test_demo_corpus_shape() -> None:
@@ -53,7 +53,7 @@ def test_keyword_search_finds_gold_evidence(ws: Workspace) -> None:
 
 
 def test_demo_gold_set_becomes_accepted_items(ws: Workspace) -> None:
-    from assay.annotation import get_item, list_items
+    from assay.gold.items import get_item, list_items
 
     project, _ = open_demo(ws, with_items=True)
     total, summaries = list_items(ws, project, status="accepted", limit=200)

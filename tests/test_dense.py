@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assay.embeddings import HashingEmbedder, MiniLMEmbedder
 from assay.errors import Conflict, InvalidInput
-from assay.models import ChunkText, Hit, IndexedDocument
+from assay.records import ChunkText, Hit, IndexedDocument
 from assay.search import dense
 from assay.search.dense import LOCK_FILE, MANIFEST, DenseIndex
+from assay.search.embeddings import HashingEmbedder, MiniLMEmbedder
 from tests.conftest import missing
 
 
@@ -241,8 +241,8 @@ def test_killed_writer_leaves_a_consistent_index(tmp_path: Path) -> None:
     DenseIndex(folder, HashingEmbedder()).update([doc("a", "version 0 alpha", "version 0 beta")])
     code = f"""
 import sys
-from assay.embeddings import HashingEmbedder
-from assay.models import ChunkText, IndexedDocument
+from assay.search.embeddings import HashingEmbedder
+from assay.records import ChunkText, IndexedDocument
 from assay.search.dense import DenseIndex
 index = DenseIndex({str(folder)!r}, HashingEmbedder())
 n = 1

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from assay.cli import make_app
 from assay.cli.reference import render_reference
-from assay.settings import Settings
+from assay.store.settings import Settings
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 SRC = Path(__file__).resolve().parents[1] / "src" / "assay"

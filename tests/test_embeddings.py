@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assay.embeddings import (
+from assay.errors import BackendUnavailable, InvalidInput
+from assay.search.embeddings import (
     EMBEDDERS,
     MINILM_SHA256,
     TOKENIZER_PATH,
@@ -21,7 +22,6 @@ from assay.embeddings import (
     file_sha256,
     make_embedder,
 )
-from assay.errors import BackendUnavailable, InvalidInput
 from tests.conftest import missing
 
 TEXTS = [
@@ -59,7 +59,7 @@ def test_hashing_shape_dtype_and_norm() -> None:
 def test_hashing_is_deterministic_across_processes() -> None:
     here = HashingEmbedder().embed(TEXTS[:2])
     code = (
-        "import numpy, sys; from assay.embeddings import HashingEmbedder; "
+        "import numpy, sys; from assay.search.embeddings import HashingEmbedder; "
         f"numpy.save(sys.stdout.buffer, HashingEmbedder().embed({TEXTS[:2]!r}))"
     )
     out = subprocess.run(
@@ -94,8 +94,8 @@ def test_registry_and_make_embedder() -> None:
 
 def test_importing_assay_does_not_load_onnxruntime() -> None:
     code = (
-        "import sys, assay, assay.embeddings, assay.search.dense, assay.search.hybrid, "
-        "assay.search.settings; print('onnxruntime' in sys.modules)"
+        "import sys, assay, assay.search.embeddings, assay.search.dense, assay.search.hybrid, "
+        "assay.search.retriever; print('onnxruntime' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -182,7 +182,7 @@ def test_missing_extra_names_the_install_command(tmp_path: Path) -> None:
     # makes `import onnxruntime` fail), as on an install without the extra.
     code = (
         "import sys; sys.modules['onnxruntime'] = None\n"
-        "from assay.embeddings import make_embedder\n"
+        "from assay.search.embeddings import make_embedder\n"
         "from assay.errors import BackendUnavailable\n"
         "try:\n    make_embedder('minilm')\n"
         "except BackendUnavailable as e:\n    print(e)\n"

@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from assay.chunkings import document_chunks, get_chunking
+from assay.corpus.chunkings import document_chunks, get_chunking
 from assay.experiments import create_experiment, iter_results, run_experiment, task_results
 from assay.experiments.external import ContextResolver, ExternalClient, ExternalError
 from assay.experiments.tasks import build_tasks
-from assay.models import Project
-from assay.workspace import Workspace
+from assay.records import Project
+from assay.store.workspace import Workspace
 from tests.experiments_corpus import Corpus, build_corpus
 from tests.fakes.rag_service import FakeRag
 

@@ -19,9 +19,9 @@ from assay.experiments import (
     run_experiment,
 )
 from assay.experiments.runfiles import file_store
-from assay.models import Project
-from assay.schema import experiments
-from assay.workspace import Workspace
+from assay.records import Project
+from assay.store.schema import experiments
+from assay.store.workspace import Workspace
 from tests.experiments_corpus import Corpus, build_corpus
 
 SECRET = "root:x:0:0:secret-line"
@@ -42,8 +42,8 @@ def test_a_path_in_a_pipeline_is_refused_before_anything_is_read(
 ) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text(SECRET + "\n")
-    database = ws.settings.home / "assay.db"
-    for path in (str(secret), "/etc/passwd", str(database.resolve()), "assay.db"):
+    database = ws.settings.home / "assay.store.db"
+    for path in (str(secret), "/etc/passwd", str(database.resolve()), "assay.store.db"):
         spec = {"name": "files", "kind": "file", field: path}
         with pytest.raises(InvalidInput, match="not read from paths on the server") as caught:
             create_experiment(ws, corpus.project, "attack", pipelines=[spec], mode="rag")

@@ -12,8 +12,8 @@ from assay.experiments import create_experiment, iter_results, run_experiment
 from assay.experiments.judge import JudgeMetric, judge, parse_verdict, render_judge_prompt
 from assay.experiments.tasks import build_tasks
 from assay.llm import GeneratorSettings, make_generator
-from assay.models import Project
-from assay.workspace import Workspace
+from assay.records import Project
+from assay.store.workspace import Workspace
 from tests.experiments_corpus import build_corpus
 from tests.fakes.openai_server import FakeOpenAI, Reply, Status
 

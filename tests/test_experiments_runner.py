@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from assay.annotation import get_item, item_input, save_item
 from assay.errors import Conflict, InvalidInput
 from assay.experiments import (
     cancel_experiment,
@@ -15,9 +14,10 @@ from assay.experiments import (
     run_experiment,
     task_results,
 )
+from assay.gold.items import get_item, item_input, save_item
 from assay.metrics import retrieval_scores, token_f1
-from assay.models import Project
-from assay.workspace import Workspace
+from assay.records import Project
+from assay.store.workspace import Workspace
 from tests.experiments_corpus import Corpus, build_corpus
 
 HYBRID = {"name": "hybrid", "retriever": {"kind": "hybrid", "embedder": "hashing", "k": 5}}

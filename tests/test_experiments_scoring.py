@@ -19,8 +19,8 @@ from assay.experiments.scoring import (
 )
 from assay.experiments.tasks import GoldEvidence, Task
 from assay.metrics import evaluate, retrieval_scores
-from assay.models import Project
-from assay.workspace import Workspace
+from assay.records import Project
+from assay.store.workspace import Workspace
 from tests.experiments_corpus import build_corpus
 
 

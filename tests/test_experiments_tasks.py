@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from assay.anchoring import EvidenceIn
-from assay.annotation import ItemIn, TurnIn, create_item
-from assay.chunkings import document_chunks, get_chunking
+from assay.corpus.anchoring import EvidenceIn
+from assay.corpus.chunkings import document_chunks, get_chunking
+from assay.corpus.evidence_mapping import chunks_for_span
+from assay.corpus.ingest import replace_document
 from assay.errors import InvalidInput
-from assay.evidence_mapping import chunks_for_span
 from assay.experiments.tasks import (
     build_tasks,
     select_turns,
@@ -17,10 +17,10 @@ from assay.experiments.tasks import (
     task_lookup,
     task_to_json,
 )
-from assay.ingest import replace_document
-from assay.models import Project
-from assay.projects import create_project
-from assay.workspace import Workspace
+from assay.gold.items import ItemIn, TurnIn, create_item
+from assay.records import Project
+from assay.store.projects import create_project
+from assay.store.workspace import Workspace
 from tests.experiments_corpus import Corpus, build_corpus, ev
 
 

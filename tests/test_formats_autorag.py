@@ -14,10 +14,10 @@ import pytest
 from assay.errors import InvalidInput
 from assay.formats import get_format
 from assay.formats.autorag import cast_generation_gt, cast_retrieval_gt, read
-from assay.models import Project
-from assay.projects import get_project
+from assay.records import Project
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
 from assay.transfer import export_bundle, import_bundle
-from assay.workspace import Workspace
 from tests.test_transfer import counts, rich_project
 
 
@@ -170,7 +170,7 @@ def test_corpus_dates_are_the_documents_own(
     ws: Workspace, project: Project, tmp_path: Path
 ) -> None:
     """Documents that did not come from AutoRAG carry when they last changed."""
-    from assay.documents import list_documents
+    from assay.corpus.documents import list_documents
 
     rich_project(ws, project)
     get_format("autorag").write(export_bundle(ws, project, chunking="small"), tmp_path / "out")

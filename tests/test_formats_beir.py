@@ -15,10 +15,10 @@ from assay.cli import make_app
 from assay.errors import InvalidInput
 from assay.formats import get_format
 from assay.formats.beir import read
-from assay.models import Project
-from assay.projects import get_project
+from assay.records import Project
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
 from assay.transfer import export_bundle, import_bundle
-from assay.workspace import Workspace
 from tests.test_transfer import counts, rich_project
 
 

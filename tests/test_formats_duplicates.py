@@ -12,12 +12,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from assay.annotation import iter_items
 from assay.errors import InvalidInput
 from assay.formats import formats, get_format
-from assay.projects import get_project
+from assay.gold.items import iter_items
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
 from assay.transfer import import_bundle
-from assay.workspace import Workspace
 from tests.test_formats_malformed import BODY, DOC, SEEDS, SHA, zipped
 
 ANN = "1c6b8d4f-0000-11ef-8000-000000000003"

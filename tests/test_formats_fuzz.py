@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from assay.errors import InvalidInput
 from assay.formats import get_format
-from assay.projects import create_project
+from assay.store.projects import create_project
+from assay.store.workspace import Workspace
 from assay.transfer import import_bundle
-from assay.workspace import Workspace
 from tests.test_formats_malformed import SEEDS
 from tests.test_transfer import counts
 

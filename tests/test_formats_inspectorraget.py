@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from assay.annotation import delete_item, item_input, iter_items, save_item
 from assay.cli import make_app
-from assay.documents import iter_documents
+from assay.corpus.documents import iter_documents
 from assay.errors import InvalidInput
 from assay.experiments import (
     create_experiment,
@@ -23,12 +22,13 @@ from assay.experiments import (
 from assay.formats import get_format
 from assay.formats.inspectorraget_v1 import migrate, validate
 from assay.formats.inspectorraget_write import as_json, build
-from assay.models import Project
-from assay.projects import create_project, get_project, list_projects
-from assay.settings import Settings
+from assay.gold.items import delete_item, item_input, iter_items, save_item
+from assay.records import Project
+from assay.store.projects import create_project, get_project, list_projects
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
 from assay.transfer import export_bundle, import_bundle
 from assay.transfer.experiment_file import experiment_to_inspectorraget
-from assay.workspace import Workspace
 from tests.experiments_corpus import build_corpus
 
 V1: dict[str, Any] = {

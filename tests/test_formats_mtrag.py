@@ -13,14 +13,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assay.annotation import get_item, list_items
 from assay.errors import InvalidInput, NotFound
 from assay.formats import get_format
 from assay.formats.mtrag import read, split_task_id
 from assay.formats.mtrag_write import item_tasks
-from assay.projects import get_project
+from assay.gold.items import get_item, list_items
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
 from assay.transfer import export_bundle, import_bundle
-from assay.workspace import Workspace
 from tests.test_formats_fuzz import FUZZ, check, json_mutated, mutated
 
 
@@ -212,7 +212,7 @@ def test_two_tasks_for_one_turn_are_refused(tmp_path: Path) -> None:
 
 
 def test_a_turn_added_in_the_project_becomes_a_new_task(ws: Workspace, tmp_path: Path) -> None:
-    from assay.annotation import TurnIn, item_input, save_item
+    from assay.gold.items import TurnIn, item_input, save_item
 
     source = tmp_path / "t.jsonl"
     source.write_text("\n".join(json.dumps(t) for t in conversation_tasks()) + "\n")
@@ -295,8 +295,8 @@ def test_inconsistent_spellings_are_kept(ws: Workspace, tmp_path: Path) -> None:
 
 def test_a_project_conversation_becomes_a_task_per_turn(ws: Workspace, tmp_path: Path) -> None:
     """A conversation made in Assay (no MTRAG extra) is written as RAGAPHENE makes tasks."""
-    from assay.annotation import ItemIn, TurnIn, create_item
-    from assay.projects import create_project
+    from assay.gold.items import ItemIn, TurnIn, create_item
+    from assay.store.projects import create_project
 
     project = create_project(ws, "fresh", "en")
     item = create_item(

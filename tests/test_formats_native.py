@@ -13,11 +13,11 @@ from assay.errors import InvalidInput
 from assay.formats import get_format
 from assay.formats.common import ArchiveLimits
 from assay.formats.native import read
-from assay.models import Project
-from assay.projects import get_project
-from assay.settings import Settings
+from assay.records import Project
+from assay.store.projects import get_project
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
 from assay.transfer import export_bundle, import_bundle
-from assay.workspace import Workspace
 from tests.test_transfer import counts, rich_project
 
 

@@ -13,14 +13,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assay.anchoring import EvidenceIn
-from assay.annotation import get_item, item_input, list_items, save_item
+from assay.corpus.anchoring import EvidenceIn
 from assay.errors import InvalidInput
 from assay.formats import get_format
 from assay.formats.ragaphene import item_conversation, migrate_v1, read
-from assay.projects import get_project
+from assay.gold.items import get_item, item_input, list_items, save_item
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
 from assay.transfer import export_bundle, import_bundle
-from assay.workspace import Workspace
 from tests.test_formats_fuzz import FUZZ, check, json_mutated, mutated
 
 
@@ -349,7 +349,7 @@ def migrate_v1_shape(conversation: dict[str, Any]) -> dict[str, Any]:
 def test_status_changes_are_credited_to_who_made_them(any_ws: Workspace, tmp_path: Path) -> None:
     """The review history names the reviewer (from the project's history), not the author;
     a reviewer's later opinion replaces their earlier one, as RAGAPHENE keeps it."""
-    from assay.annotation import set_status
+    from assay.gold.items import set_status
 
     source = tmp_path / "rich.json"
     source.write_text(json.dumps(rich_conversation()))

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from assay.annotation import get_item, list_items
 from assay.errors import InvalidInput
 from assay.formats import get_format
 from assay.formats.ragold import read
-from assay.models import Project
-from assay.projects import get_project
+from assay.gold.items import get_item, list_items
+from assay.records import Project
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
 from assay.transfer import export_bundle, import_bundle
-from assay.workspace import Workspace
 from tests.test_transfer import LEAVE, POLICY, counts, rich_project
 
 DOC_A = "0b5a7c3e-0000-11ef-8000-000000000001"

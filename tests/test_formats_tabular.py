@@ -8,13 +8,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from assay.annotation import list_items
 from assay.errors import InvalidInput
 from assay.formats import get_format
-from assay.models import Project
-from assay.projects import get_project
+from assay.gold.items import list_items
+from assay.records import Project
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
 from assay.transfer import export_bundle, import_bundle
-from assay.workspace import Workspace
 from tests.test_transfer import counts, rich_project
 
 
@@ -140,8 +140,8 @@ def test_hf_document_without_text_comes_back(
 
     from pypdf import PdfWriter
 
-    from assay.documents import list_documents
-    from assay.ingest import ingest_bytes
+    from assay.corpus.documents import list_documents
+    from assay.corpus.ingest import ingest_bytes
 
     rich_project(ws, project)
     blank = PdfWriter()

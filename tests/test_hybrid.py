@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from assay.embeddings import HashingEmbedder
 from assay.errors import InvalidInput
-from assay.models import ChunkText, IndexedDocument
+from assay.records import ChunkText, IndexedDocument
 from assay.search.dense import DenseIndex
+from assay.search.embeddings import HashingEmbedder
 from assay.search.hybrid import HybridIndex, rrf
 from assay.search.keyword import KeywordIndex
 

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from assay.chunkings import document_chunks, get_chunking
-from assay.documents import count_documents, get_document, list_documents, original_bytes
+from assay.corpus.chunkings import document_chunks, get_chunking
+from assay.corpus.documents import count_documents, get_document, list_documents, original_bytes
+from assay.corpus.ingest import ingest_bytes, ingest_paths
 from assay.errors import InvalidInput
-from assay.ingest import ingest_bytes, ingest_paths
-from assay.models import Project
+from assay.records import Project
 from assay.search.indexes import search
-from assay.settings import Settings
-from assay.workspace import Workspace
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
 
 DATA = Path(__file__).parent / "data" / "parsing"
 
@@ -95,7 +95,7 @@ def test_folder_with_a_thousand_files_and_some_bad_ones(tmp_path: Path) -> None:
     (folder / "broken.pdf").write_bytes(b"%PDF-1.7\n this is not really a pdf \n%%EOF")
     (folder / ".hidden.txt").write_text("skipped")
     ws = Workspace.open(Settings(home=tmp_path / "ws", max_file_mb=0.02))
-    from assay.projects import create_project
+    from assay.store.projects import create_project
 
     project = create_project(ws, "bulk")
     report = ingest_paths(ws, project, [folder])
@@ -116,7 +116,7 @@ def test_folder_with_a_thousand_files_and_some_bad_ones(tmp_path: Path) -> None:
 
 def test_fallback_encoding_setting(tmp_path: Path) -> None:
     ws = Workspace.open(Settings(home=tmp_path / "ws", text_fallback_encoding="cp1252"))
-    from assay.projects import create_project
+    from assay.store.projects import create_project
 
     project = create_project(ws, "legacy", "de")
     doc = ingest_bytes(ws, project, "alt.txt", "Grüße aus Köln".encode("cp1252"))
@@ -127,7 +127,7 @@ def test_fallback_encoding_setting(tmp_path: Path) -> None:
 
 def test_file_over_limit_names_file_and_limit(tmp_path: Path) -> None:
     ws = Workspace.open(Settings(home=tmp_path / "ws", max_file_mb=1))
-    from assay.projects import create_project
+    from assay.store.projects import create_project
 
     project = create_project(ws, "p")
     with pytest.raises(InvalidInput, match=r"huge\.txt: 2 MB is over the 1 MB limit"):
@@ -151,7 +151,7 @@ def test_killed_ingest_leaves_a_consistent_database(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "assay", "ingest", str(folder), "--project", "big"]
     log = (tmp_path / "ingest.log").open("wb")
     proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    db = home / "assay.db"
+    db = home / "assay.store.db"
     deadline = time.monotonic() + 120
     stored = 0
     while time.monotonic() < deadline and proc.poll() is None:
@@ -175,7 +175,7 @@ def test_killed_ingest_leaves_a_consistent_database(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
     ws = Workspace.open(Settings(home=home))
-    from assay.projects import get_project
+    from assay.store.projects import get_project
 
     project = get_project(ws, "big")
     partial = count_documents(ws, project)
@@ -197,7 +197,7 @@ def test_offsets_refer_to_the_normalised_text_for_any_input(tmp_path: Path) -> N
     from hypothesis import strategies as st
 
     from assay.parsing import normalize_text
-    from assay.projects import create_project
+    from assay.store.projects import create_project
 
     ws = Workspace.open(Settings(home=tmp_path / "ws"))
     project = create_project(ws, "prop")

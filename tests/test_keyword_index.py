@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assay.errors import Conflict, InvalidInput
-from assay.models import ChunkText, Hit, IndexedDocument
+from assay.records import ChunkText, Hit, IndexedDocument
 from assay.search.analysis import SNIPPET_CHARS, make_snippet
 from assay.search.keyword import KeywordIndex
 

@@ -20,9 +20,9 @@ from assay.llm import (
     make_generator,
 )
 from assay.llm.openai_compat import OpenAICompatGenerator
-from assay.models import Project
+from assay.records import Project
+from assay.store.workspace import Workspace
 from assay.web import create_app
-from assay.workspace import Workspace
 
 OPENAI = {"kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
 

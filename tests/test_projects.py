@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from assay.chunkings import get_chunking, list_chunkings
+from assay.corpus.chunkings import get_chunking, list_chunkings
+from assay.corpus.ingest import ingest_bytes
 from assay.errors import Conflict, InvalidInput, NotFound
-from assay.ingest import ingest_bytes
-from assay.projects import (
+from assay.store.projects import (
     create_project,
     delete_project,
     get_project,
@@ -13,7 +13,7 @@ from assay.projects import (
     rename_project,
     resolve_project,
 )
-from assay.workspace import Workspace
+from assay.store.workspace import Workspace
 
 
 def test_create_makes_default_chunking(ws: Workspace) -> None:

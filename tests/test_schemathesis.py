@@ -19,12 +19,12 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 
-from assay.annotation import ItemIn, TurnIn, create_item
-from assay.ingest import ingest_bytes
-from assay.projects import create_project
+from assay.corpus.ingest import ingest_bytes
+from assay.gold.items import ItemIn, TurnIn, create_item
+from assay.store.projects import create_project
+from assay.store.workspace import Workspace
 from assay.web import create_app
 from assay.web.jobs import RUNNING
-from assay.workspace import Workspace
 
 pytestmark = pytest.mark.slow
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from assay.documents import delete_document
-from assay.embeddings import HashingEmbedder
-from assay.ingest import ingest_bytes
-from assay.models import Project
+from assay.corpus.documents import delete_document
+from assay.corpus.ingest import ingest_bytes
+from assay.records import Project
+from assay.search.embeddings import HashingEmbedder
 from assay.search.indexes import search
-from assay.search.settings import RetrieverSettings
-from assay.workspace import Workspace
+from assay.search.retriever import RetrieverSettings
+from assay.store.workspace import Workspace
 
 
 def test_every_retriever_follows_the_database(ws: Workspace, project: Project) -> None:

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from assay.errors import InvalidInput
-from assay.search.settings import RetrieverSettings, parse_retriever_settings, query_text
+from assay.search.retriever import RetrieverSettings, parse_retriever_settings, query_text
 
 
 def test_defaults() -> None:

@@ -10,24 +10,24 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from assay.annotation import get_item, iter_items, set_status
-from assay.chunkings import create_chunking
 from assay.cli import make_app
-from assay.documents import get_document
+from assay.corpus.chunkings import create_chunking
+from assay.corpus.documents import get_document
+from assay.corpus.ingest import ingest_bytes
 from assay.errors import InvalidInput
-from assay.ingest import ingest_bytes
-from assay.llm.openai_compat import OpenAICompatGenerator
-from assay.models import Item, Project
-from assay.project_settings import update_settings
-from assay.synthesis import (
+from assay.gold.items import get_item, iter_items, set_status
+from assay.gold.project_config import update_settings
+from assay.gold.synthesis import (
     acceptance_rates,
     key_phrase,
     parse_draft,
     sample_chunks,
     synthesize,
 )
+from assay.llm.openai_compat import OpenAICompatGenerator
+from assay.records import Item, Project
+from assay.store.workspace import Workspace
 from assay.web import create_app
-from assay.workspace import Workspace
 from tests.fakes.openai_server import FakeOpenAI, Raw, Reply
 
 TEXTS = {

@@ -16,12 +16,11 @@ import pytest
 import sqlalchemy as sa
 from typer.testing import CliRunner
 
-from assay.anchoring import EvidenceIn
-from assay.annotation import ItemIn, TurnIn, create_item, list_items, save_item
-from assay.chunkings import count_chunks, create_chunking, import_chunking, list_chunkings
 from assay.cli import make_app
-from assay.db import utcnow
-from assay.documents import count_documents
+from assay.corpus.anchoring import EvidenceIn
+from assay.corpus.chunkings import count_chunks, create_chunking, import_chunking, list_chunkings
+from assay.corpus.documents import count_documents
+from assay.corpus.ingest import ingest_bytes, replace_document
 from assay.errors import Conflict, DatabaseBusy, ImportRunning, InvalidInput
 from assay.experiments.tasks import build_tasks, skipped_items
 from assay.formats import (
@@ -34,12 +33,14 @@ from assay.formats import (
     get_format,
 )
 from assay.formats.groups import retrieval_groups
-from assay.ingest import ingest_bytes, replace_document
-from assay.models import Project
-from assay.project_lock import EXPIRES, acquire, journal, last_asked, turns_file
-from assay.projects import create_project, get_project, list_projects
-from assay.schema import documents, import_journal, projects
-from assay.settings import Settings
+from assay.gold.items import ItemIn, TurnIn, create_item, list_items, save_item
+from assay.records import Project
+from assay.store.db import utcnow
+from assay.store.import_lock import EXPIRES, acquire, journal, last_asked, turns_file
+from assay.store.projects import create_project, get_project, list_projects
+from assay.store.schema import documents, import_journal, projects
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
 from assay.transfer import (
     BatchPolicy,
     chunks_for_span,
@@ -48,7 +49,6 @@ from assay.transfer import (
     import_bundle,
 )
 from assay.transfer.batches import pause_after
-from assay.workspace import Workspace
 
 POLICY = (
     "Travel policy 2025.\n\nHotels are refunded up to 140 euros per night.\n"
@@ -422,9 +422,9 @@ def test_a_failure_at_a_late_record_undoes_every_batch(any_ws: Workspace) -> Non
 KILLED_IMPORT = """
 import os, sys, time
 from assay.formats import Bundle, DocumentRecord, ItemRecord, TurnRecord
-from assay.settings import Settings
+from assay.store.settings import Settings
 from assay.transfer import BatchPolicy, import_bundle
-from assay.workspace import Workspace
+from assay.store.workspace import Workspace
 
 ws = Workspace.open(Settings(home=sys.argv[1], database_url=sys.argv[2]))
 items = [ItemRecord(id=f"k{n}", turns=[TurnRecord(query=f"q{n}")]) for n in range(200)]
@@ -503,7 +503,7 @@ def test_a_write_that_waits_too_long_is_busy_not_an_internal_error(ws: Workspace
     item = create_item(ws, project, ItemIn(turns=[TurnIn(query="q")]))
     with ws.engine.connect() as conn:
         conn.exec_driver_sql("PRAGMA busy_timeout = 50")  # the pool hands this one out next
-    holder = sqlite3.connect(ws.settings.home / "assay.db", isolation_level=None)
+    holder = sqlite3.connect(ws.settings.home / "assay.store.db", isolation_level=None)
     try:
         holder.execute("BEGIN IMMEDIATE")
         with pytest.raises(DatabaseBusy, match="busy with another write"):
@@ -577,7 +577,7 @@ def test_an_edit_that_waits_gets_its_turn_in_a_long_batch(any_ws: Workspace) -> 
 def test_an_import_does_not_ask_for_its_own_turn(ws: Workspace) -> None:
     with ws.engine.connect() as conn:
         turns = turns_file(conn)
-    assert turns == str(ws.settings.home / "assay.db-writers")
+    assert turns == str(ws.settings.home / "assay.store.db-writers")
     create_item(ws, create_project(ws, "other"), ItemIn(turns=[TurnIn(query="asks")]))
     asked = last_asked(turns)
     assert asked > 0  # an edit asked

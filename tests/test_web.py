@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from assay.ingest import ingest_bytes
-from assay.models import Project
+from assay.corpus.ingest import ingest_bytes
+from assay.records import Project
+from assay.store.workspace import Workspace
 from assay.web import create_app
-from assay.workspace import Workspace
 
 PAYLOAD = "<img src=x onerror=alert(1)>"
 

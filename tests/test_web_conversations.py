@@ -12,17 +12,17 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from assay.annotation import ItemIn, TurnIn, create_item, get_item, item_events, list_items
 from assay.cli import make_app
+from assay.corpus.ingest import ingest_bytes
 from assay.formats import get_format
-from assay.ingest import ingest_bytes
+from assay.gold.items import ItemIn, TurnIn, create_item, get_item, item_events, list_items
+from assay.gold.project_config import update_settings
 from assay.llm import Message, prompt_hash
-from assay.models import Project
-from assay.project_settings import update_settings
-from assay.projects import create_project
+from assay.records import Project
+from assay.store.projects import create_project
+from assay.store.workspace import Workspace
 from assay.transfer import export_bundle
 from assay.web import create_app
-from assay.workspace import Workspace
 from tests.fakes.openai_server import Behaviour, FakeOpenAI, Raw, Slow, Status, Stream
 
 PAYLOAD = "<img src=x onerror=alert(1)>"

@@ -8,16 +8,16 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from assay.annotation import EvidenceIn, ItemIn, TurnIn, create_item
-from assay.documents import count_documents, get_document, list_documents
-from assay.ingest import ingest_bytes
-from assay.models import Project
-from assay.projects import get_project
-from assay.settings import Settings
-from assay.taxonomy import DEFAULT_QUERY_TYPES
+from assay.corpus.documents import count_documents, get_document, list_documents
+from assay.corpus.ingest import ingest_bytes
+from assay.gold.items import EvidenceIn, ItemIn, TurnIn, create_item
+from assay.gold.taxonomy import DEFAULT_QUERY_TYPES
+from assay.records import Project
+from assay.store.projects import get_project
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
 from assay.web import create_app
 from assay.web.routes.guide import render_markdown
-from assay.workspace import Workspace
 
 PAYLOAD = "<img src=x onerror=window.__xss=1>"
 DATA = Path(__file__).parent / "data" / "parsing"
@@ -80,7 +80,7 @@ def test_duplicate_upload_names_the_existing_document(client: TestClient, ws: Wo
 
 def test_too_large_upload_is_refused_while_reading_and_nothing_is_stored(tmp_path: Path) -> None:
     with Workspace.open(Settings(home=tmp_path / "ws", max_file_mb=0.01)) as ws:
-        from assay.projects import create_project
+        from assay.store.projects import create_project
 
         project = create_project(ws, "test")
         client = client_for(ws)

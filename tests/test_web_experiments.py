@@ -13,10 +13,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assay.experiments import create_experiment, get_experiment, iter_results, run_experiment
-from assay.models import Project
+from assay.records import Project
+from assay.store.workspace import Workspace
 from assay.web import create_app
 from assay.web.experiments_view import ExperimentJobs, histogram, word_diff
-from assay.workspace import Workspace
 from tests.experiments_corpus import Corpus, build_corpus
 
 HYBRID = {"name": "hybrid", "retriever": {"kind": "hybrid", "embedder": "hashing"}}
@@ -207,9 +207,9 @@ def test_paths_in_a_pipeline_are_refused_and_nothing_is_read(
 ) -> None:
     """The attack of issue 9: a pipeline naming /etc/passwd or the workspace's own database
     once made the server open it and echo its first bad line."""
-    database = str((ws.settings.home / "assay.db").resolve())
+    database = str((ws.settings.home / "assay.store.db").resolve())
     for field in ("run_file", "answers_file"):
-        for path in ("/etc/passwd", "/proc/self/environ", database, "assay.db"):
+        for path in ("/etc/passwd", "/proc/self/environ", database, "assay.store.db"):
             pipeline = {"name": "files", "kind": "file", field: path}
             body = {"name": "attack", "pipelines": [pipeline, "keyword"]}
             refused = client.post("/api/projects/test/experiments", json=body)

@@ -10,12 +10,12 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
-from assay.annotation import ItemIn, TurnIn, create_item, get_item
-from assay.ingest import ingest_bytes
-from assay.models import Document, Project
-from assay.projects import create_project
+from assay.corpus.ingest import ingest_bytes
+from assay.gold.items import ItemIn, TurnIn, create_item, get_item
+from assay.records import Document, Project
+from assay.store.projects import create_project
+from assay.store.workspace import Workspace
 from assay.web import create_app
-from assay.workspace import Workspace
 
 PAYLOAD = "<img src=x onerror=alert(1)>"
 

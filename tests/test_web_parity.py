@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from assay.annotation import ItemIn, TurnIn, create_item
-from assay.chunkings import list_chunkings
+from assay.corpus.chunkings import list_chunkings
+from assay.corpus.ingest import ingest_bytes
 from assay.formats import get_format
-from assay.ingest import ingest_bytes
-from assay.models import Item, Project
-from assay.projects import create_project
+from assay.gold.items import ItemIn, TurnIn, create_item
+from assay.records import Item, Project
+from assay.store.projects import create_project
+from assay.store.workspace import Workspace
 from assay.web import create_app
-from assay.workspace import Workspace
 from tests.test_web_transfer import wait
 
 TEXT = (

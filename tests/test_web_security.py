@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from assay.annotation import ItemIn, TurnIn, create_item, get_item, save_item
 from assay.errors import InvalidInput
-from assay.projects import create_project
-from assay.schema import items, turns
-from assay.settings import Settings
+from assay.gold.items import ItemIn, TurnIn, create_item, get_item, save_item
+from assay.store.projects import create_project
+from assay.store.schema import items, turns
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
 from assay.web import create_app
 from assay.web.i18n import LANGUAGES, load_catalogs
-from assay.workspace import Workspace
 
 
 def test_state_changing_requests_need_the_csrf_token(ws: Workspace) -> None:

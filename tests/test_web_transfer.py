@@ -14,18 +14,18 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from assay.anchoring import EvidenceIn
-from assay.annotation import ItemIn, TurnIn, create_item, list_items
-from assay.documents import count_documents
+from assay.corpus.anchoring import EvidenceIn
+from assay.corpus.documents import count_documents
+from assay.corpus.ingest import ingest_bytes
 from assay.formats import get_format
-from assay.ingest import ingest_bytes
-from assay.models import Project
-from assay.project_lock import acquire, release
-from assay.projects import get_project, list_projects
-from assay.settings import Settings
+from assay.gold.items import ItemIn, TurnIn, create_item, list_items
+from assay.records import Project
+from assay.store.import_lock import acquire, release
+from assay.store.projects import get_project, list_projects
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
 from assay.transfer import export_bundle
 from assay.web import create_app
-from assay.workspace import Workspace
 
 POLICY = "Travel policy.\n\nHotels are refunded up to 140 euros per night.\nTaxis only at night.\n"
 
@@ -255,7 +255,7 @@ def test_zip_entries_outside_the_folder_are_refused(
 def test_the_upload_limit_is_enforced(tmp_path: Path) -> None:
     ws = Workspace.open(Settings(home=tmp_path / "small", max_file_mb=0.001))
     try:
-        from assay.projects import create_project
+        from assay.store.projects import create_project
 
         create_project(ws, "p")
         client = client_for(ws)
@@ -321,7 +321,7 @@ def test_a_busy_database_answers_503_not_500(
     item = list_items(ws, project, limit=1)[1][0]
     with ws.engine.connect() as conn:
         conn.exec_driver_sql("PRAGMA busy_timeout = 50")  # the pool hands this one out next
-    holder = sqlite3.connect(ws.settings.home / "assay.db", isolation_level=None)
+    holder = sqlite3.connect(ws.settings.home / "assay.store.db", isolation_level=None)
     try:
         holder.execute("BEGIN IMMEDIATE")
         body = {"version": 1, "item": {"turns": [{"query": "edited"}]}}

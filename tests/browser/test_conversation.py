@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from assay.annotation import get_item
+from assay.corpus.ingest import ingest_bytes
 from assay.demo import open_demo
 from assay.formats import get_format
-from assay.ingest import ingest_bytes
-from assay.models import Project
-from assay.project_settings import update_settings
-from assay.projects import create_project, get_project
+from assay.gold.items import get_item
+from assay.gold.project_config import update_settings
+from assay.records import Project
+from assay.store.projects import create_project, get_project
+from assay.store.workspace import Workspace
 from assay.transfer import export_bundle
-from assay.workspace import Workspace
 from tests.conftest import LiveServer
 from tests.fakes.openai_server import FakeOpenAI, Status, Stream
 

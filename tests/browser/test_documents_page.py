@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import FilePayload, Locator, Page, expect
 
-from assay.annotation import EvidenceIn, ItemIn, TurnIn, create_item
-from assay.documents import get_document, list_documents
-from assay.ingest import ingest_bytes
-from assay.models import Project
-from assay.projects import get_project
-from assay.settings import Settings
-from assay.workspace import Workspace
+from assay.corpus.documents import get_document, list_documents
+from assay.corpus.ingest import ingest_bytes
+from assay.gold.items import EvidenceIn, ItemIn, TurnIn, create_item
+from assay.records import Project
+from assay.store.projects import get_project
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
 from tests.conftest import LiveServer
 
 pytestmark = pytest.mark.browser
@@ -258,7 +258,7 @@ def test_user_text_stays_inert_everywhere(
     doc = ingest_bytes(
         ws, project, f"{PAYLOAD}.txt", f"Content {PAYLOAD} <script>window.__xss=2</script>".encode()
     )
-    from assay.documents import update_document
+    from assay.corpus.documents import update_document
 
     update_document(ws, doc, notes=f"{PAYLOAD}\n<script>window.__xss=3</script>")
     for path in (

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from assay.anchoring import EvidenceIn
-from assay.annotation import ItemIn, TurnIn, create_item, set_status
+from assay.corpus.anchoring import EvidenceIn
+from assay.corpus.documents import get_document_by_name
 from assay.demo import gold_items, open_demo
-from assay.documents import get_document_by_name
 from assay.experiments.tasks import build_tasks
-from assay.workspace import Workspace
+from assay.gold.items import ItemIn, TurnIn, create_item, set_status
+from assay.store.workspace import Workspace
 from tests.conftest import LiveServer
 
 pytestmark = pytest.mark.browser

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
-from assay.annotation import ItemIn, TurnIn, create_item, get_item, item_events
-from assay.ingest import ingest_bytes, ingest_paths
-from assay.models import Project
-from assay.workspace import Workspace
+from assay.corpus.ingest import ingest_bytes, ingest_paths
+from assay.gold.items import ItemIn, TurnIn, create_item, get_item, item_events
+from assay.records import Project
+from assay.store.workspace import Workspace
 from tests.conftest import LiveServer
 
 pytestmark = pytest.mark.browser

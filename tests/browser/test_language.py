@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from assay.documents import list_documents
-from assay.ingest import ingest_bytes
-from assay.models import Project
-from assay.workspace import Workspace
+from assay.corpus.documents import list_documents
+from assay.corpus.ingest import ingest_bytes
+from assay.records import Project
+from assay.store.workspace import Workspace
 from tests.conftest import LiveServer
 
 pytestmark = pytest.mark.browser

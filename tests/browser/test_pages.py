@@ -8,13 +8,13 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from assay.annotation import list_items
+from assay.corpus.documents import list_documents
+from assay.corpus.ingest import ingest_bytes
 from assay.demo import open_demo
-from assay.documents import list_documents
 from assay.experiments.store import create_experiment
-from assay.ingest import ingest_bytes
-from assay.models import Project
-from assay.workspace import Workspace
+from assay.gold.items import list_items
+from assay.records import Project
+from assay.store.workspace import Workspace
 from tests.conftest import LiveServer
 
 pytestmark = pytest.mark.browser

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from assay.anchoring import EvidenceIn
-from assay.annotation import ItemIn, TurnIn, create_item, list_items
-from assay.documents import count_documents
+from assay.corpus.anchoring import EvidenceIn
+from assay.corpus.documents import count_documents
+from assay.corpus.ingest import ingest_bytes, replace_document
 from assay.formats import get_format
-from assay.ingest import ingest_bytes, replace_document
-from assay.models import Project
-from assay.projects import create_project, get_project
-from assay.workspace import Workspace
+from assay.gold.items import ItemIn, TurnIn, create_item, list_items
+from assay.records import Project
+from assay.store.projects import create_project, get_project
+from assay.store.workspace import Workspace
 from tests.conftest import LiveServer
 
 pytestmark = pytest.mark.browser

@@ -21,8 +21,8 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from assay.models import Project
-    from assay.workspace import Workspace
+    from assay.records import Project
+    from assay.store.workspace import Workspace
 
 T = TypeVar("T")
 
@@ -60,7 +60,7 @@ class State:
         """The workspace; only ``assay init`` and ``assay demo`` may create one."""
         if self._workspace is None:
             from assay.errors import NotFound
-            from assay.workspace import Workspace, workspace_exists
+            from assay.store.workspace import Workspace, workspace_exists
 
             settings = self.settings()
             if not create and not workspace_exists(settings):
@@ -83,7 +83,7 @@ class State:
         from pydantic import ValidationError
 
         from assay.errors import InvalidInput
-        from assay.settings import Settings
+        from assay.store.settings import Settings
 
         if self.home is not None and not self.home.strip():
             raise InvalidInput("--home is empty; give a folder")
@@ -137,13 +137,13 @@ def run(ctx: typer.Context, body: Callable[[Workspace], T], *, create: bool = Fa
 
 
 def project_of(ws: Workspace, name: str | None) -> Project:
-    from assay.projects import resolve_project
+    from assay.store.projects import resolve_project
 
     return resolve_project(ws, name)
 
 
 def print_json(value: Any) -> None:
-    from assay.models import to_json
+    from assay.records import to_json
 
     sys.stdout.write(json.dumps(to_json(value), ensure_ascii=False, indent=2) + "\n")
 

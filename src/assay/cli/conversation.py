@@ -21,10 +21,10 @@ from assay.cli.common import (
 from assay.cli.corpus import progress_bar
 
 if TYPE_CHECKING:
-    from assay.annotation import TurnIn
-    from assay.conversation import TurnAnswer
+    from assay.gold.conversations import TurnAnswer
+    from assay.gold.items import TurnIn
     from assay.llm import GeneratorSettings
-    from assay.workspace import Workspace
+    from assay.store.workspace import Workspace
 
 STATUS_CHOICES = ("draft", "submitted", "accepted", "rejected", "all")
 
@@ -51,12 +51,12 @@ def chat(
     generation settings (model, prompt hash; never an API key). The generator and retriever
     are the project's: `assay projects settings --generator …` changes them (docs/llm.md).
     """
-    from assay.annotation import ItemIn, create_item
-    from assay.conversation import answer_turn, generator_label
     from assay.errors import InvalidInput
+    from assay.gold.conversations import answer_turn, generator_label
+    from assay.gold.items import ItemIn, create_item
+    from assay.gold.project_config import generator_settings, retriever_settings
+    from assay.gold.turn_answers import question_text
     from assay.llm import make_generator
-    from assay.project_settings import generator_settings, retriever_settings
-    from assay.turn_answers import question_text
 
     def body(ws: Workspace) -> None:
         target = project_of(ws, project)
@@ -101,8 +101,8 @@ def chat(
 
 def _turn_in(turn: TurnAnswer, settings: GeneratorSettings) -> TurnIn:
     """A failed turn keeps its question and passages, no answer, and the error."""
-    from assay.annotation import TurnIn
-    from assay.conversation import generation_record
+    from assay.gold.conversations import generation_record
+    from assay.gold.items import TurnIn
 
     generation: dict[str, Any] = {}
     if turn.generation is not None:
@@ -167,9 +167,9 @@ def generate(
     Passages: the turn's relevant evidence, else what the project's retriever finds. The
     generator is the project's: `assay projects settings --generator …` (docs/llm.md).
     """
-    from assay.conversation import draft_answers, generator_label
+    from assay.gold.conversations import draft_answers, generator_label
+    from assay.gold.project_config import generator_settings, retriever_settings
     from assay.llm import make_generator
-    from assay.project_settings import generator_settings, retriever_settings
 
     if status not in STATUS_CHOICES:
         raise typer.BadParameter(

@@ -26,9 +26,9 @@ from assay.cli.common import (
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-    from assay.ingest import IngestReport, Outcome
-    from assay.models import Chunk, Chunking, Project
-    from assay.workspace import Workspace
+    from assay.corpus.ingest import IngestReport, Outcome
+    from assay.records import Chunk, Chunking, Project
+    from assay.store.workspace import Workspace
 
 
 class ChunkerHelp(TyperCommand):
@@ -69,7 +69,7 @@ def progress_bar(transient: bool = True) -> Progress:
 
 def _chunker_help() -> str:
     """The chunkers and their parameters, for the --help text of `assay chunk`."""
-    from assay.chunking import describe_chunkers
+    from assay.corpus.splitters import describe_chunkers
 
     blocks = ["Chunkers and their parameters (default in brackets):"]
     for method, info in describe_chunkers().items():
@@ -88,7 +88,7 @@ def _chunker_help() -> str:
 
 def _project_for_ingest(ws: Workspace, name: str | None, language: str) -> Project:
     from assay.errors import NotFound
-    from assay.projects import create_project, get_project
+    from assay.store.projects import create_project, get_project
 
     if name:
         try:
@@ -102,7 +102,7 @@ def _project_for_ingest(ws: Workspace, name: str | None, language: str) -> Proje
 
 def _ensure_chunker(ws: Workspace, project: Project, spec: str) -> None:
     """``--chunker sentences:sentences=3`` makes sure that chunking exists (named by the spec)."""
-    from assay import chunkings as chunkings_api
+    from assay.corpus import chunkings as chunkings_api
 
     method, _, raw = spec.partition(":")
     params = parse_params([p for p in raw.split(",") if p]) if raw else {}
@@ -146,7 +146,7 @@ def ingest(
     Text (.txt, .md), HTML, PDF and DOCX are parsed; other files are stored without text. Bad
     files are reported by name and the rest are ingested.
     """
-    from assay.ingest import ingest_paths, sources_from_paths
+    from assay.corpus.ingest import ingest_paths, sources_from_paths
     from assay.search.indexes import sync_project
 
     def body(ws: Workspace) -> IngestReport:
@@ -202,7 +202,7 @@ def documents(
     """List the documents of a project: doc_id, name, media type, size, characters, warnings."""
     from rich.table import Table
 
-    from assay import documents as documents_api
+    from assay.corpus import documents as documents_api
 
     def body(ws: Workspace) -> None:
         found = documents_api.list_documents(ws, project_of(ws, project), name_contains=name)
@@ -221,7 +221,7 @@ def documents(
 
 def _document_json(summary: Any) -> dict[str, Any]:
     """A document summary for --json: ``doc_id`` like every other command, not ``id``."""
-    from assay.models import to_json
+    from assay.records import to_json
 
     data: dict[str, Any] = to_json(summary)
     return {"doc_id": data.pop("id"), **data}
@@ -251,8 +251,8 @@ def document(
     as_json: bool = JsonOption,
 ) -> None:
     """Show one document: its details, its exact text, its chunks or its original file."""
-    from assay import chunkings as chunkings_api
-    from assay import documents as documents_api
+    from assay.corpus import chunkings as chunkings_api
+    from assay.corpus import documents as documents_api
 
     def body(ws: Workspace) -> None:
         proj = project_of(ws, project)
@@ -299,7 +299,7 @@ def document(
 
 
 def _find_document(ws: Workspace, project: Project, ref: str) -> Any:
-    from assay import documents as documents_api
+    from assay.corpus import documents as documents_api
     from assay.errors import NotFound
 
     try:
@@ -340,7 +340,7 @@ def chunk(
     project: str = ProjectOption,
 ) -> None:
     """Create a new named chunking and chunk every document with it (existing ones stay)."""
-    from assay import chunkings as chunkings_api
+    from assay.corpus import chunkings as chunkings_api
     from assay.search.indexes import sync_index
 
     def body(ws: Workspace) -> None:
@@ -377,7 +377,7 @@ def chunkings(
     """List the chunkings of a project."""
     from rich.table import Table
 
-    from assay import chunkings as chunkings_api
+    from assay.corpus import chunkings as chunkings_api
 
     def body(ws: Workspace) -> None:
         found = chunkings_api.list_chunkings(ws, project_of(ws, project))

@@ -23,7 +23,7 @@ from assay.errors import InvalidInput
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-    from assay.workspace import Workspace
+    from assay.store.workspace import Workspace
 
 GATE_EXIT = 3
 DIRECT_METRICS = ("nDCG@10", "R@10", "P@10", "RR", "AP")

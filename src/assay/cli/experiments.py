@@ -21,7 +21,7 @@ from assay.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from assay.workspace import Workspace
+    from assay.store.workspace import Workspace
 
 
 def register(app: typer.Typer) -> None:

@@ -1,8 +1,8 @@
 """``assay items``: the gold items of a project, as the web list and editor show them.
 
 The same stage functions serve the web page, the JSON API and these commands:
-:func:`assay.annotation.list_items` and :func:`~assay.annotation.get_item` (with the checks of
-:func:`assay.checks.check_item`), and :func:`assay.transfer.export_bundle` for one item.
+:func:`assay.gold.items.list_items` and :func:`~assay.gold.items.get_item` (with the checks of
+:func:`assay.gold.checks.check_item`), and :func:`assay.transfer.export_bundle` for one item.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from assay.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from assay.models import Item, ItemSummary, Project
-    from assay.workspace import Workspace
+    from assay.records import Item, ItemSummary, Project
+    from assay.store.workspace import Workspace
 
 PAGE_SIZE = 50
 """Items a page of ``assay items list`` holds unless --page-size says otherwise (as the web)."""
@@ -96,7 +96,7 @@ def list_command(
     With --json, prints {"total", "offset", "limit", "items"} like GET
     /api/projects/NAME/items.
     """
-    from assay.annotation import list_items
+    from assay.gold.items import list_items
 
     offset = (page - 1) * page_size
 
@@ -146,10 +146,10 @@ def show(
     With --json, prints {"item", "findings", "documents"} (documents: the names of the
     documents its evidence points to), as GET /api/projects/NAME/items/ITEM_ID does.
     """
-    from assay.annotation import get_item
-    from assay.checks import check_item
-    from assay.documents import get_document
+    from assay.corpus.documents import get_document
     from assay.errors import NotFound
+    from assay.gold.checks import check_item
+    from assay.gold.items import get_item
 
     def body(ws: Workspace) -> tuple[Item, list[Any], dict[str, str]]:
         target: Project = project_of(ws, project)

@@ -22,10 +22,10 @@ from assay.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from assay.models import Project
-    from assay.workspace import Workspace
+    from assay.records import Project
+    from assay.store.workspace import Workspace
 
-# The codes of assay.projects.LANGUAGES (a test keeps the two equal); written out here so
+# The codes of assay.store.projects.LANGUAGES (a test keeps the two equal); written out here so
 # that building the command tree does not import the store.
 LANGUAGE_CODES = "en, de, fr, es, it, nl, pt"
 GENERATOR_PRESETS: dict[str, dict[str, Any]] = {
@@ -72,7 +72,7 @@ def init(
     The only command that creates a workspace (besides `assay demo`): the others say where
     they looked when there is none. Running it again on an existing workspace is harmless.
     """
-    from assay import projects as projects_api
+    from assay.store import projects as projects_api
 
     def body(ws: Workspace) -> None:
         out = console()
@@ -90,8 +90,8 @@ def list_projects(ctx: typer.Context, as_json: bool = JsonOption) -> None:
         return
     from rich.table import Table
 
-    from assay import projects as projects_api
-    from assay.documents import count_documents
+    from assay.corpus.documents import count_documents
+    from assay.store import projects as projects_api
 
     def body(ws: Workspace) -> None:
         found = projects_api.list_projects(ws)
@@ -131,7 +131,7 @@ def create(
     ),
 ) -> None:
     """Create a project."""
-    from assay import projects as projects_api
+    from assay.store import projects as projects_api
 
     def body(ws: Workspace) -> None:
         created = projects_api.create_project(ws, name, language)
@@ -146,7 +146,7 @@ def rename(
     new: str = typer.Argument(..., metavar="NEW", help="New name."),
 ) -> None:
     """Rename a project."""
-    from assay import projects as projects_api
+    from assay.store import projects as projects_api
 
     def body(ws: Workspace) -> None:
         renamed = projects_api.rename_project(ws, projects_api.get_project(ws, old), new)
@@ -163,8 +163,8 @@ def delete(
     yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
 ) -> None:
     """Delete a project and everything in it (asks first unless --yes)."""
-    from assay import projects as projects_api
-    from assay.documents import count_documents
+    from assay.corpus.documents import count_documents
+    from assay.store import projects as projects_api
 
     ws = None
     with user_errors():
@@ -242,7 +242,7 @@ def settings(
     """
     import dataclasses
 
-    from assay.project_settings import (
+    from assay.gold.project_config import (
         generator_settings,
         retriever_settings,
         settings_view,

@@ -21,8 +21,8 @@ from assay.cli.common import (
 if TYPE_CHECKING:
     from rich.text import Text
 
-    from assay.models import Hit
-    from assay.workspace import Workspace
+    from assay.records import Hit
+    from assay.store.workspace import Workspace
 
 
 def register(app: typer.Typer) -> None:
@@ -52,7 +52,7 @@ def search(
     With --json, prints a list of hits with doc_id, chunk_id, start, end, score, rank, text,
     snippet and highlights (offsets into the snippet).
     """
-    from assay.documents import list_documents
+    from assay.corpus.documents import list_documents
     from assay.search.indexes import search as search_index
 
     def body(ws: Workspace) -> tuple[list[Hit], dict[str, str]]:

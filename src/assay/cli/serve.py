@@ -12,7 +12,7 @@ import typer
 from assay.cli.common import command, console, run
 
 if TYPE_CHECKING:
-    from assay.workspace import Workspace
+    from assay.store.workspace import Workspace
 
 
 def register(app: typer.Typer) -> None:

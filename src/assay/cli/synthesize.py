@@ -19,10 +19,10 @@ from assay.cli.common import (
 from assay.cli.corpus import progress_bar
 
 if TYPE_CHECKING:
-    from assay.synthesis import SynthesisReport
-    from assay.workspace import Workspace
+    from assay.gold.synthesis import SynthesisReport
+    from assay.store.workspace import Workspace
 
-# assay.synthesis.DEFAULT_TYPES, written out so that --help does not load the store (a test
+# assay.gold.synthesis.DEFAULT_TYPES, written out so that --help does not load the store (a test
 # keeps the two equal).
 DEFAULT_TYPES = "fact_single,summary,reasoning,unanswerable"
 
@@ -62,7 +62,7 @@ def synthesize_command(
     """
     from rich.table import Table
 
-    from assay.synthesis import synthesize
+    from assay.gold.synthesis import synthesize
 
     def body(ws: Workspace) -> SynthesisReport:
         target = project_of(ws, project)

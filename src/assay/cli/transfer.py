@@ -22,8 +22,8 @@ from assay.cli.corpus import progress_bar
 
 if TYPE_CHECKING:
     from assay.formats import Bundle, ItemRecord
+    from assay.store.workspace import Workspace
     from assay.transfer import ExportScope, ImportReport
-    from assay.workspace import Workspace
 
 SHOWN = 20
 
@@ -94,8 +94,8 @@ def import_command(
     is overwritten unless --replace is given.
     """
     from assay.formats import get_format
-    from assay.projects import get_project
     from assay.search.indexes import sync_project
+    from assay.store.projects import get_project
     from assay.transfer import import_bundle
 
     def body(ws: Workspace) -> ImportReport:
@@ -144,7 +144,7 @@ def import_command(
 
 def _only_project(ws: Workspace) -> str:
     from assay.errors import InvalidInput
-    from assay.projects import list_projects
+    from assay.store.projects import list_projects
 
     found = list_projects(ws)
     if len(found) == 1:
@@ -253,7 +253,7 @@ def export_command(
     are never exported: they are left out and listed, or refused with --strict. An export
     that would hold no item is refused (exit 1) unless --allow-empty.
     """
-    from assay.anchoring import problems_json
+    from assay.corpus.anchoring import problems_json
     from assay.errors import InvalidInput, NotFound
     from assay.formats import Lazy, get_format
     from assay.transfer import STATUSES, choose_statuses, export_bundle, export_scope

@@ -7,13 +7,13 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
 
-from assay.annotation import ItemIn, create_item, set_status
-from assay.documents import list_documents
+from assay.corpus.documents import list_documents
+from assay.corpus.ingest import IngestReport, Source, ingest_source
 from assay.errors import NotFound
-from assay.ingest import IngestReport, Source, ingest_source
-from assay.models import Project
-from assay.projects import create_project, get_project
-from assay.workspace import Workspace
+from assay.gold.items import ItemIn, create_item, set_status
+from assay.records import Project
+from assay.store.projects import create_project, get_project
+from assay.store.workspace import Workspace
 
 DEMO_PROJECT = "demo"
 

@@ -21,14 +21,14 @@ from typing import Any
 import httpx
 import sqlalchemy as sa
 
-from assay.anchoring import locate
+from assay.corpus.anchoring import locate
+from assay.corpus.evidence_mapping import chunks_for_span
 from assay.errors import AssayError
-from assay.evidence_mapping import chunks_for_span
 from assay.experiments.tasks import Task
 from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
-from assay.models import Chunking, Project
-from assay.schema import chunks, documents
-from assay.workspace import Workspace
+from assay.records import Chunking, Project
+from assay.store.schema import chunks, documents
+from assay.store.workspace import Workspace
 
 
 class ExternalError(AssayError):

@@ -18,12 +18,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.db import utcnow
 from assay.errors import InvalidInput
 from assay.experiments.store import insert_tasks
 from assay.experiments.tasks import Task
-from assay.models import Project
-from assay.schema import experiment_results, experiments
+from assay.records import Project
+from assay.store.db import utcnow
+from assay.store.schema import experiment_results, experiments
 
 IMPORTED = "imported"
 """The pipeline kind of a system whose results came in a file."""

@@ -32,10 +32,11 @@ from assay.experiments.tasks import Task, task_lookup
 from assay.llm import GeneratorSettings, generate_answer, make_generator
 from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.llm.records import Generator, Message
-from assay.models import Chunking, Project
+from assay.records import Chunking, Project
+from assay.search.embeddings import workspace_embedder
 from assay.search.indexes import search
-from assay.search.settings import RetrieverSettings
-from assay.workspace import Workspace
+from assay.search.retriever import RetrieverSettings
+from assay.store.workspace import Workspace
 
 PipelineKind = Literal["search", "external", "file"]
 PRESETS: dict[str, dict[str, Any]] = {
@@ -186,7 +187,7 @@ class PipelineRunner:
         if spec.kind == "search" and mode != "retrieval":
             self.generator = make_generator(spec.generator_settings())
         if spec.kind == "search" and spec.retriever.kind != "keyword" and mode != "generation":
-            self.embedder = ws.embedder(spec.retriever.embedder)
+            self.embedder = workspace_embedder(ws, spec.retriever.embedder)
         if spec.kind == "external":
             self.client = ExternalClient(
                 spec.endpoint, timeout_s=spec.timeout_s, retries=spec.retries

@@ -25,9 +25,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.blobs import BlobStore
 from assay.errors import InvalidInput, NotFound
-from assay.workspace import Workspace
+from assay.store.blobs import BlobStore
+from assay.store.workspace import Workspace
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]

@@ -16,8 +16,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.chunkings import get_chunking
-from assay.db import utcnow
+from assay.corpus.chunkings import get_chunking
 from assay.errors import AssayError, BackendUnavailable
 from assay.experiments.imported import refuse_run
 from assay.experiments.judge import JudgeMetric, Verdict, judge, make_judge
@@ -32,9 +31,11 @@ from assay.experiments.store import (
 )
 from assay.experiments.tasks import Task
 from assay.llm.records import Generator
-from assay.models import Project
-from assay.schema import experiment_results, experiments
-from assay.workspace import Workspace
+from assay.records import Project
+from assay.search.embeddings import workspace_embedder
+from assay.store.db import utcnow
+from assay.store.schema import experiment_results, experiments
+from assay.store.workspace import Workspace
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)``; ``done`` counts task × pipeline units."""
@@ -75,7 +76,7 @@ class Scorer:
         ]
         self.embed: Embed | None = None
         if any(m.spec.name == "semantic_similarity" for m in plan.metrics):
-            self.embed = ws.embedder(embedder).embed
+            self.embed = workspace_embedder(ws, embedder).embed
 
     def score(self, task: Task, outcome: Outcome) -> tuple[Outcome, dict[str, Any], dict[str, Any]]:
         """The metrics and details of an outcome; a metric that fails turns the outcome

@@ -15,8 +15,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.chunkings import get_chunking
-from assay.db import as_utc, utcnow
+from assay.corpus.chunkings import get_chunking
 from assay.errors import Conflict, InvalidInput, NotFound
 from assay.experiments.pipelines import (
     PipelineSpec,
@@ -35,10 +34,11 @@ from assay.experiments.tasks import (
     task_from_json,
     task_to_json,
 )
-from assay.models import Project
-from assay.projects import check_name
-from assay.schema import experiment_results, experiment_tasks, experiments
-from assay.workspace import Workspace
+from assay.records import Project
+from assay.store.db import as_utc, utcnow
+from assay.store.projects import check_name
+from assay.store.schema import experiment_results, experiment_tasks, experiments
+from assay.store.workspace import Workspace
 
 STATES: tuple[str, ...] = ("pending", "running", "cancelled", "done", "failed")
 

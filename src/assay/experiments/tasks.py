@@ -7,7 +7,7 @@ items give one task; conversations give one task per turn, or only the first, th
 seeded random turn (RAGAPHENE's selection strategies). Task ids are ``<item_id>::<turn>``
 with 1-based turns. A turn without relevant evidence is kept and marked ``unanswerable``:
 retrieval metrics skip it, answer metrics still score it. An item whose evidence cannot be
-used as gold (its document changed: :func:`assay.anchoring.items_needing_review`) makes no
+used as gold (its document changed: :func:`assay.corpus.anchoring.items_needing_review`) makes no
 task, exactly as exports leave it out.
 """
 
@@ -18,15 +18,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from assay.anchoring import gold_span, items_needing_review
-from assay.annotation import STATUSES, iter_items
-from assay.chunkings import document_chunks, get_chunking
+from assay.corpus.anchoring import gold_span, items_needing_review
+from assay.corpus.chunkings import document_chunks, get_chunking
+from assay.corpus.evidence_mapping import chunks_for_span
 from assay.errors import InvalidInput
-from assay.evidence_mapping import chunks_for_span
-from assay.models import Chunking, Item, Project, Turn
-from assay.search.settings import QueryFrom, query_text
-from assay.taxonomy import UNANSWERABLE
-from assay.workspace import Workspace
+from assay.gold.items import STATUSES, iter_items
+from assay.gold.taxonomy import UNANSWERABLE
+from assay.records import Chunking, Item, Project, Turn
+from assay.search.retriever import QueryFrom, query_text
+from assay.store.workspace import Workspace
 
 TurnSelection = Literal["all", "first", "last", "random"]
 TURN_SELECTIONS: tuple[str, ...] = ("all", "first", "last", "random")

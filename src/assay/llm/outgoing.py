@@ -35,7 +35,7 @@ import httpx
 from assay.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from assay.settings import Settings
+    from assay.store.settings import Settings
 
 HOSTS_SETTING = "ASSAY_OUTGOING_HOSTS"
 LOOPBACK_SETTING = "ASSAY_OUTGOING_ALLOW_LOOPBACK"
@@ -124,7 +124,7 @@ class OutgoingPolicy:
     def from_settings(cls, settings: Settings | None = None) -> OutgoingPolicy:
         """The policy of ``settings`` (by default the ``ASSAY_*`` environment)."""
         if settings is None:
-            from assay.settings import Settings
+            from assay.store.settings import Settings
 
             settings = Settings()
         names = (normal_host(h) for h in settings.outgoing_hosts.split(","))

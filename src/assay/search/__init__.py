@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Protocol
 
-from assay.models import Hit, IndexedDocument
+from assay.records import Hit, IndexedDocument
 
 
 class SearchIndex(Protocol):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import tantivy
 
 from assay.errors import InvalidInput
-from assay.models import Span
+from assay.records import Span
 
 SNOWBALL_LANGUAGES: dict[str, str] = {
     "ar": "arabic",

@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from assay.embeddings import Embedder
 from assay.errors import Conflict, InvalidInput
-from assay.models import Hit, IndexedDocument
+from assay.records import Hit, IndexedDocument
 from assay.search.analysis import build_analyzer, highlight_terms, make_snippet, query_terms
+from assay.search.embeddings import Embedder
 
 FORMAT = 1
 MANIFEST = "assay-dense.json"

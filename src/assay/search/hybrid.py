@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 
 from assay.errors import InvalidInput
-from assay.models import Hit, IndexedDocument
+from assay.records import Hit, IndexedDocument
 from assay.search import SearchIndex
 
 K_RRF = 60

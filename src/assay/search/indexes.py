@@ -18,17 +18,17 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from assay.chunkings import get_chunking, list_chunkings
-from assay.db import as_utc
-from assay.embeddings import Embedder
-from assay.models import Chunking, ChunkText, Hit, IndexedDocument, Project
-from assay.schema import chunks, documents
+from assay.corpus.chunkings import get_chunking, list_chunkings
+from assay.records import Chunking, ChunkText, Hit, IndexedDocument, Project
 from assay.search import SearchIndex
 from assay.search.dense import DenseIndex
+from assay.search.embeddings import Embedder, workspace_embedder
 from assay.search.hybrid import HybridIndex
 from assay.search.keyword import KeywordIndex
-from assay.search.settings import RetrieverSettings
-from assay.workspace import Workspace
+from assay.search.retriever import RetrieverSettings
+from assay.store.db import as_utc
+from assay.store.schema import chunks, documents
+from assay.store.workspace import Workspace
 
 MARKER = "assay-sync.json"
 BATCH = 500
@@ -51,7 +51,7 @@ def open_dense_index(
     """One folder per embedder, so switching embedders back and forth rebuilds nothing.
     Building a MiniLMEmbedder costs ~0.4 s (model load + sha256): callers that search often
     should pass one they keep (e.g. on the Workspace) instead of a name."""
-    built = ws.embedder(embedder) if isinstance(embedder, str) else embedder
+    built = workspace_embedder(ws, embedder) if isinstance(embedder, str) else embedder
     folder = "".join(c if c.isalnum() or c in "-_." else "_" for c in built.name)
     path = ws.index_path(project.id, chunking.id, f"dense-{folder}")
     return DenseIndex(path, built, language=project.language)

@@ -20,7 +20,7 @@ from typing import Any
 import tantivy
 
 from assay.errors import Conflict, InvalidInput
-from assay.models import Hit, IndexedDocument
+from assay.records import Hit, IndexedDocument
 from assay.search.analysis import (
     build_analyzer,
     highlight_terms,

@@ -3,7 +3,7 @@
 A 20,000-item import in one transaction held SQLite's only write lock for most of a minute,
 so every autosave in the workspace waited and failed. Here an import commits every
 ``BatchPolicy.seconds`` (or ``records``) and between batches holds the project lock of
-:mod:`assay.project_lock`: edits to that project are refused, every row written is in the
+:mod:`assay.store.import_lock`: edits to that project are refused, every row written is in the
 import journal, and a failure undoes all batches so the import still lands whole or not at all.
 
 On SQLite the import also lets other writers in (:func:`pause_after`): an edit asks for its
@@ -29,8 +29,8 @@ from typing import Any, cast
 
 import sqlalchemy as sa
 
-from assay.blobs import BlobStore
-from assay.project_lock import (
+from assay.store.blobs import BlobStore
+from assay.store.import_lock import (
     HELD_KEY,
     TOKEN_KEY,
     acquire,
@@ -41,8 +41,8 @@ from assay.project_lock import (
     turns_file,
     undo_import,
 )
-from assay.schema import import_journal
-from assay.workspace import Workspace
+from assay.store.schema import import_journal
+from assay.store.workspace import Workspace
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.annotation import get_item
-from assay.chunkings import get_chunking
+from assay.corpus.chunkings import get_chunking
 from assay.errors import NotFound
 from assay.experiments import Experiment, iter_results, list_experiments
 from assay.experiments.imported import IMPORTED, free_name, is_imported, store_imported_experiment
@@ -33,9 +32,10 @@ from assay.formats import (
 from assay.formats.inspectorraget import as_number, parse_scores
 from assay.formats.inspectorraget_v1 import SYSTEM
 from assay.formats.inspectorraget_write import scores_json
-from assay.models import Project
+from assay.gold.items import get_item
+from assay.records import Project
+from assay.store.workspace import Workspace
 from assay.transfer.report import ImportReport
-from assay.workspace import Workspace
 
 # ---------------------------------------------------------------- import
 

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.documents import get_document
+from assay.corpus.documents import get_document
 from assay.errors import NotFound
 from assay.experiments import Experiment, get_experiment, iter_results
 from assay.experiments.imported import is_imported
 from assay.experiments.store import experiment_tasks_of
 from assay.formats.inspectorraget_write import as_json, build
-from assay.models import Project
+from assay.records import Project
+from assay.store.workspace import Workspace
 from assay.transfer.evaluations import evaluation_record
 from assay.transfer.exporting import export_bundle
-from assay.workspace import Workspace
 
 
 def experiment_to_inspectorraget(ws: Workspace, project: Project, ref: int | str) -> dict[str, Any]:

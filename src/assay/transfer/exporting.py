@@ -4,10 +4,11 @@ Export reads the project in batches and returns a Bundle of lazy iterables, so w
 The CLI and the web export accepted items unless told otherwise (:func:`choose_statuses`) and
 say what they left out (:func:`export_scope`). Items with evidence that cannot be used as gold
 (stale, or breaking ``document.text[start:end] == evidence.text`` against the current text) are
-never exported: the invariant is re-checked here (:func:`assay.anchoring.items_needing_review`),
-they are left out and listed per item, and a strict export refuses.
+never exported: the invariant is re-checked here
+(:func:`assay.corpus.anchoring.items_needing_review`), they are left out and listed per item,
+and a strict export refuses.
 Evidence is mapped onto the chosen chunking by character overlap
-(:func:`assay.evidence_mapping.chunks_for_span`).
+(:func:`assay.corpus.evidence_mapping.chunks_for_span`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from assay.anchoring import EvidenceProblem, gold_span, items_needing_review
-from assay.annotation import STATUSES
-from assay.chunkings import get_chunking, list_chunkings
-from assay.documents import iter_documents
+from assay.corpus.anchoring import EvidenceProblem, gold_span, items_needing_review
+from assay.corpus.chunkings import get_chunking, list_chunkings
+from assay.corpus.documents import iter_documents
+from assay.corpus.evidence_mapping import chunks_for_span
 from assay.errors import ImportRunning, InvalidInput, NotFound
-from assay.evidence_mapping import chunks_for_span
 from assay.formats import (
     Bundle,
     ChunkingRecord,
@@ -35,8 +35,10 @@ from assay.formats import (
     StatusChange,
     TurnRecord,
 )
-from assay.models import Chunking, Document, Project, Span
-from assay.projects import get_project
+from assay.gold.items import STATUSES
+from assay.records import Chunking, Document, Project, Span
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
 from assay.transfer.evaluations import project_evaluations
 from assay.transfer.reading import (
     ItemRow,
@@ -47,7 +49,6 @@ from assay.transfer.reading import (
     iter_item_rows,
     status_counts,
 )
-from assay.workspace import Workspace
 
 DEFAULT_STATUSES = ("accepted",)
 """What an export holds unless told otherwise: the reviewed gold, like ``assay eval``."""
@@ -265,7 +266,7 @@ class _ChunkMapper:
         self.table: dict[tuple[str, int, int], tuple[str, ...]] | None = None
 
     def get(self, doc_id: str | None, span: Span | None) -> tuple[str, ...]:
-        """The chunk ids of a passage; ``span`` from :func:`assay.anchoring.gold_span`."""
+        """The chunk ids of a passage; ``span`` from :func:`assay.corpus.anchoring.gold_span`."""
         if self.chunking is None or doc_id is None or span is None:
             return ()
         if self.table is None:

@@ -23,21 +23,21 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from assay.anchoring import EvidenceIn, locate
-from assay.annotation import STATUSES, ItemIn, TurnIn, get_item, insert_item
-from assay.chunkings import (
+from assay.corpus.anchoring import EvidenceIn, locate
+from assay.corpus.chunkings import (
     IMPORTED,
     create_chunking,
     import_chunking,
     list_chunkings,
     set_default_chunking,
 )
-from assay.documents import (
+from assay.corpus.documents import (
     get_document,
     get_document_by_name,
     list_documents,
     update_document,
 )
+from assay.corpus.ingest import ingest_bytes
 from assay.errors import AssayError, Conflict, InvalidInput, NotFound
 from assay.formats import (
     Bundle,
@@ -51,10 +51,10 @@ from assay.formats import (
     TurnRecord,
 )
 from assay.formats.common import is_uuid
-from assay.ingest import ingest_bytes
-from assay.models import Project
-from assay.project_lock import rekey_items
-from assay.projects import (
+from assay.gold.items import STATUSES, ItemIn, TurnIn, get_item, insert_item
+from assay.records import Project
+from assay.store.import_lock import rekey_items
+from assay.store.projects import (
     LANGUAGES,
     create_project,
     delete_project,
@@ -62,10 +62,10 @@ from assay.projects import (
     list_projects,
     rename_project,
 )
+from assay.store.workspace import Workspace
 from assay.transfer.batches import Batches, BatchPolicy, batched
 from assay.transfer.evaluations import store_evaluation
 from assay.transfer.report import ImportReport
-from assay.workspace import Workspace
 
 Progress = Callable[[str, int, int | None], None]
 """Called as ``progress(stage, done, total)``."""

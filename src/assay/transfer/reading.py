@@ -17,10 +17,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.db import as_utc
-from assay.models import Project
-from assay.schema import chunks, documents, events, evidence, items, turns
-from assay.workspace import Workspace
+from assay.records import Project
+from assay.store.db import as_utc
+from assay.store.schema import chunks, documents, events, evidence, items, turns
+from assay.store.workspace import Workspace
 
 ITEM_BATCH = 1000
 DOC_BATCH = 200

@@ -24,6 +24,7 @@ from assay.errors import (
     InvalidInput,
     NotFound,
 )
+from assay.store.workspace import Workspace
 from assay.web import apidocs
 from assay.web.bodylimit import BodyLimitMiddleware
 from assay.web.csrf import CSRFMiddleware
@@ -47,7 +48,6 @@ from assay.web.routes import (
     transfer,
 )
 from assay.web.strictjson import StrictJSONMiddleware
-from assay.workspace import Workspace
 
 STATUS = {
     NotFound: 404,

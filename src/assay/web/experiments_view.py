@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assay.documents import get_document
+from assay.corpus.documents import get_document
 from assay.errors import NotFound
 from assay.experiments import (
     Experiment,
@@ -29,8 +29,8 @@ from assay.experiments import (
 from assay.experiments.imported import annotator_scores
 from assay.experiments.store import experiment_tasks_of
 from assay.experiments.tasks import Task
-from assay.models import Project
-from assay.workspace import Workspace
+from assay.records import Project
+from assay.store.workspace import Workspace
 
 
 class ExperimentJobs:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from assay.settings import Settings
+from assay.store.settings import Settings
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "[::1]"})
 WILDCARD_BINDS = frozenset({"", "0.0.0.0", "::", "[::]"})

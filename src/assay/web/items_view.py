@@ -12,18 +12,18 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
-from assay.annotation import item_input, list_items
-from assay.checks import check_item
-from assay.documents import get_document
+from assay.corpus.documents import get_document
 from assay.errors import NotFound
-from assay.models import Item, Project, to_json
-from assay.taxonomy import query_types
+from assay.gold.checks import check_item
+from assay.gold.items import item_input, list_items
+from assay.gold.taxonomy import query_types
+from assay.records import Item, Project, to_json
+from assay.store.workspace import Workspace
 from assay.web.i18n import Translator
-from assay.workspace import Workspace
 
 PAGE_SIZE = 50
 FILTERS = ("status", "query_type", "author", "kind", "text", "review", "sort")
-"""``review=needed``: only items whose evidence needs review (see ``assay.anchoring``)."""
+"""``review=needed``: only items whose evidence needs review (see ``assay.corpus.anchoring``)."""
 SORT_OPTIONS = ("-updated", "updated", "-created", "created", "query", "status", "type", "author")
 
 

@@ -10,8 +10,8 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from assay.store.workspace import Workspace
 from assay.web.i18n import COOKIE, LANGUAGES, Translator, negotiate
-from assay.workspace import Workspace
 
 
 def make_templates() -> Jinja2Templates:

@@ -8,12 +8,12 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.chunkings import count_chunks, create_chunking, list_chunkings
-from assay.models import Chunking
-from assay.projects import get_project
+from assay.corpus.chunkings import count_chunks, create_chunking, list_chunkings
+from assay.records import Chunking
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
 from assay.web.render import workspace
 from assay.web.routes.documents import sync_quietly
-from assay.workspace import Workspace
 
 router = APIRouter()
 

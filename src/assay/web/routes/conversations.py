@@ -8,7 +8,7 @@ Sending a turn stores the question and its retrieved contexts first, then stream
 as newline-delimited JSON events (``saved``, ``delta``…, then ``done`` or ``error``). Only a
 finished answer is stored. Regenerating a turn that has an answer streams a *draft* kept
 beside it, which the person takes or discards; a failed generation changes nothing
-(:mod:`assay.turn_answers` holds the rules).
+(:mod:`assay.gold.turn_answers` holds the rules).
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.annotation import (
+from assay.errors import InvalidInput, NotFound
+from assay.gold.conversations import conversation_checks
+from assay.gold.items import (
     ItemIn,
     StaleItem,
     TurnIn,
@@ -33,18 +35,12 @@ from assay.annotation import (
     list_items,
     save_item,
 )
-from assay.conversation import conversation_checks
-from assay.errors import InvalidInput, NotFound
-from assay.metrics.overlap import covered_spans, passage_score, sentence_overlaps
-from assay.metrics.support import annotate_support
-from assay.models import Item, Project, to_json
-from assay.project_settings import (
+from assay.gold.project_config import (
     generator_settings,
     settings_view,
     update_settings,
 )
-from assay.projects import get_project
-from assay.turn_answers import (
+from assay.gold.turn_answers import (
     answer_events,
     canonical_context,
     context_doc_id,
@@ -54,10 +50,14 @@ from assay.turn_answers import (
     retrieve,
     take_draft,
 )
+from assay.metrics.overlap import covered_spans, passage_score, sentence_overlaps
+from assay.metrics.support import annotate_support
+from assay.records import Item, Project, to_json
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
 from assay.web.bounds import Offset
 from assay.web.items_view import document_names
 from assay.web.render import author, render, translator, workspace
-from assay.workspace import Workspace
 
 router = APIRouter()
 
@@ -166,7 +166,7 @@ def answer_stream(
     ws: Workspace, project: Project, item: Item, index: int, source: str, actor: str, *, first: bool
 ) -> Iterator[bytes]:
     """NDJSON events: ``saved`` (the turn as stored before generating), the text deltas,
-    then ``done`` or ``error`` with the stored conversation (see :mod:`assay.turn_answers`)."""
+    then ``done`` or ``error`` with the stored conversation (see :mod:`assay.gold.turn_answers`)."""
     yield _line({"type": "saved", **payload(ws, project, item), "turn": index})
     for event in answer_events(ws, project, item, index, source=source, actor=actor, first=first):
         stored = event.pop("item", None)

@@ -16,8 +16,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
-from assay.chunkings import document_chunks, get_chunking, list_chunkings
-from assay.documents import (
+from assay.corpus.chunkings import document_chunks, get_chunking, list_chunkings
+from assay.corpus.documents import (
     count_documents,
     delete_document,
     get_document,
@@ -25,16 +25,16 @@ from assay.documents import (
     original_bytes,
     update_document,
 )
+from assay.corpus.ingest import Source, ingest_source, replace_document
 from assay.errors import AssayError
-from assay.ingest import Source, ingest_source, replace_document
-from assay.models import Document, Hit, Project, to_json
-from assay.projects import get_project
+from assay.records import Document, Hit, Project, to_json
 from assay.search.indexes import search as search_chunks
 from assay.search.indexes import sync_project
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
 from assay.web.bounds import Offset, PageNumber
 from assay.web.render import author, render, translator, workspace
 from assay.web.uploads import Upload, read_upload
-from assay.workspace import Workspace
 
 router = APIRouter()
 PAGE_SIZE = 50

@@ -17,8 +17,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingRes
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from assay.annotation import STATUSES
-from assay.chunkings import list_chunkings
+from assay.corpus.chunkings import list_chunkings
 from assay.errors import Conflict
 from assay.experiments import (
     DEFAULT_METRICS,
@@ -31,15 +30,16 @@ from assay.experiments import (
 from assay.experiments.imported import refuse_run
 from assay.experiments.runfiles import display_name, keep_file
 from assay.experiments.tasks import TURN_SELECTIONS
-from assay.models import Project, to_json
-from assay.project_settings import generator_settings, retriever_settings
-from assay.projects import get_project
-from assay.taxonomy import query_types
+from assay.gold.items import STATUSES
+from assay.gold.project_config import generator_settings, retriever_settings
+from assay.gold.taxonomy import query_types
+from assay.records import Project, to_json
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
 from assay.web import experiments_view as view
 from assay.web.bounds import Offset, PageNumber
 from assay.web.render import author, language, render, translator, workspace
 from assay.web.uploads import read_upload
-from assay.workspace import Workspace
 
 router = APIRouter()
 MODES = ("retrieval", "generation", "rag")

@@ -3,7 +3,7 @@ renderer (headings, paragraphs, lists, bold, code) that escapes everything first
 can never carry markup of its own.
 
 A line ``[[query-types]]`` is replaced by the query types and their definitions from
-``assay.taxonomy``, so the guide and the editor's help texts cannot drift apart.
+``assay.gold.taxonomy``, so the guide and the editor's help texts cannot drift apart.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
-from assay.taxonomy import DEFAULT_QUERY_TYPES, QueryType
+from assay.gold.taxonomy import DEFAULT_QUERY_TYPES, QueryType
 from assay.web.render import language, render, workspace
 
 router = APIRouter()

@@ -13,8 +13,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.anchoring import INT32
-from assay.annotation import (
+from assay.corpus.anchoring import INT32
+from assay.gold.items import (
     ItemIn,
     StaleItem,
     create_item,
@@ -25,9 +25,10 @@ from assay.annotation import (
     set_status,
     submit_item,
 )
-from assay.models import Item, Project, to_json
-from assay.projects import get_project
+from assay.records import Item, Project, to_json
 from assay.search.indexes import search
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
 from assay.web.bounds import Offset, PageNumber, Position
 from assay.web.items_view import (
     PAGE_SIZE,
@@ -43,7 +44,6 @@ from assay.web.items_view import (
     type_options,
 )
 from assay.web.render import author, language, render, translator, workspace
-from assay.workspace import Workspace
 
 router = APIRouter()
 

@@ -9,14 +9,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.annotation import list_items
-from assay.chunkings import list_chunkings
-from assay.documents import count_documents
-from assay.models import to_json
-from assay.projects import LANGUAGES as PROJECT_LANGUAGES
-from assay.projects import create_project, get_project, list_projects, update_project_settings
-from assay.synthesis import acceptance_rates
-from assay.taxonomy import DEFAULT_QUERY_TYPES, check_query_types, query_types
+from assay.corpus.chunkings import list_chunkings
+from assay.corpus.documents import count_documents
+from assay.gold.items import list_items
+from assay.gold.synthesis import acceptance_rates
+from assay.gold.taxonomy import DEFAULT_QUERY_TYPES, check_query_types, query_types
+from assay.records import to_json
+from assay.store.projects import LANGUAGES as PROJECT_LANGUAGES
+from assay.store.projects import create_project, get_project, list_projects, update_project_settings
 from assay.web.i18n import COOKIE, LANGUAGES
 from assay.web.render import render, workspace
 

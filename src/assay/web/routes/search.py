@@ -6,9 +6,9 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from assay.models import to_json
-from assay.projects import get_project
+from assay.records import to_json
 from assay.search.indexes import search
+from assay.store.projects import get_project
 from assay.web.render import workspace
 
 router = APIRouter()

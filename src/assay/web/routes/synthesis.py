@@ -7,9 +7,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.models import to_json
-from assay.projects import get_project
-from assay.synthesis import DEFAULT_TYPES, synthesize
+from assay.gold.synthesis import DEFAULT_TYPES, synthesize
+from assay.records import to_json
+from assay.store.projects import get_project
 from assay.web.render import workspace
 
 router = APIRouter()

@@ -30,14 +30,15 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
-from assay.anchoring import problems_json
-from assay.chunkings import get_chunking, list_chunkings
+from assay.corpus.anchoring import problems_json
+from assay.corpus.chunkings import get_chunking, list_chunkings
 from assay.errors import Conflict, InvalidInput
 from assay.formats import FormatSpec, ItemRecord, Lazy, formats, get_format
 from assay.formats.common import SafeZip
-from assay.models import Project
-from assay.project_lock import process_running
-from assay.projects import get_project
+from assay.records import Project
+from assay.store.import_lock import process_running
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
 from assay.transfer import (
     DEFAULT_STATUSES,
     STATUSES,
@@ -54,7 +55,6 @@ from assay.web.paths import upload_paths
 from assay.web.render import render, translator, workspace
 from assay.web.routes.documents import sync_quietly
 from assay.web.uploads import read_upload
-from assay.workspace import Workspace
 
 router = APIRouter()
 UPLOAD_FACTOR = 20

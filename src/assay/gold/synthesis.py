@@ -21,19 +21,19 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.anchoring import EvidenceIn
-from assay.annotation import ItemIn, TurnIn, create_item
-from assay.chunking import sentence_spans
-from assay.chunkings import get_chunking, iter_chunk_spans
+from assay.corpus.anchoring import EvidenceIn
+from assay.corpus.chunkings import get_chunking, iter_chunk_spans
+from assay.corpus.splitters import sentence_spans
 from assay.errors import InvalidInput
+from assay.gold.items import ItemIn, TurnIn, create_item
+from assay.gold.project_config import generator_settings
+from assay.gold.taxonomy import UNANSWERABLE, QueryType, query_types
 from assay.llm import Generation, Generator, GeneratorError, Message, make_generator, prompt_hash
 from assay.llm.offline import _STOP_WORDS, OfflineGenerator
 from assay.llm.prompts import language_name
-from assay.models import Project
-from assay.project_settings import generator_settings
-from assay.schema import documents, items, turns
-from assay.taxonomy import UNANSWERABLE, QueryType, query_types
-from assay.workspace import Workspace
+from assay.records import Project
+from assay.store.schema import documents, items, turns
+from assay.store.workspace import Workspace
 
 ORIGIN = "llm-suggestion"
 DEFAULT_TYPES: tuple[str, ...] = ("fact_single", "summary", "reasoning", UNANSWERABLE)

@@ -14,13 +14,13 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.chunking import chunk_text
-from assay.db import as_utc, utcnow
+from assay.corpus.splitters import chunk_text
 from assay.errors import Conflict, InvalidInput, NotFound
-from assay.models import Chunk, Chunking, Project
-from assay.projects import check_name
-from assay.schema import chunkings, chunks, documents
-from assay.workspace import Workspace
+from assay.records import Chunk, Chunking, Project
+from assay.store.db import as_utc, utcnow
+from assay.store.projects import check_name
+from assay.store.schema import chunkings, chunks, documents
+from assay.store.workspace import Workspace
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` during long work."""

@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from assay.anchoring import gold_span
-from assay.models import Item, Project
-from assay.taxonomy import UNANSWERABLE, query_types
+from assay.corpus.anchoring import gold_span
+from assay.gold.taxonomy import UNANSWERABLE, query_types
+from assay.records import Item, Project
 
 Level = Literal["error", "warning"]
 

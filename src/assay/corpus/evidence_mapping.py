@@ -1,6 +1,6 @@
 """Which chunks stand for an evidence passage: the one overlap policy Assay uses everywhere
 (exports to chunk-based formats, gold chunk ids for experiments). Which evidence may be mapped
-at all (anchored, not stale) is decided in :mod:`assay.anchoring` (``gold_span``)."""
+at all (anchored, not stale) is decided in :mod:`assay.corpus.anchoring` (``gold_span``)."""
 
 from __future__ import annotations
 

@@ -199,7 +199,7 @@ class ItemSummary:
     version: int
     updated_at: datetime
     needs_review: bool = False
-    """Some evidence cannot be used as gold (its document changed): see assay.anchoring."""
+    """Some evidence cannot be used as gold (its document changed): see assay.corpus.anchoring."""
 
 
 def to_json(value: Any) -> Any:

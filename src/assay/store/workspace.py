@@ -8,17 +8,18 @@ argument. The Python API creates a missing workspace on open; the CLI creates on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
-from assay.blobs import BlobStore
-from assay.db import create_engine, migrate
 from assay.errors import NotFound
-from assay.project_lock import recover_interrupted_imports
-from assay.settings import Settings
+from assay.store.blobs import BlobStore
+from assay.store.db import create_engine, migrate
+from assay.store.import_lock import recover_interrupted_imports
+from assay.store.settings import Settings
 
 
 @dataclass
@@ -27,7 +28,7 @@ class Workspace:
     engine: sa.Engine
     blobs: BlobStore
     index_root: Path
-    _embedders: dict[str, Any] = field(default_factory=dict, repr=False)
+    _shared: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def open(cls, settings: Settings | None = None, *, create: bool = True) -> Workspace:
@@ -59,13 +60,12 @@ class Workspace:
             return "sqlite"
         return f"{url.get_backend_name()}-{url.host or 'local'}-{url.port or ''}-{url.database}"
 
-    def embedder(self, name: str) -> Any:
-        """The embedder ``name``, built once per workspace (loading MiniLM takes ~0.5 s)."""
-        if name not in self._embedders:
-            from assay.embeddings import make_embedder
-
-            self._embedders[name] = make_embedder(name)
-        return self._embedders[name]
+    def shared(self, key: str, build: Callable[[], Any]) -> Any:
+        """One object per workspace for ``key``, built on first use: an embedder (loading
+        MiniLM takes ~0.5 s) is made once and shared by every search of the process."""
+        if key not in self._shared:
+            self._shared[key] = build()
+        return self._shared[key]
 
     def close(self) -> None:
         self.engine.dispose()
@@ -83,7 +83,7 @@ def workspace_exists(settings: Settings) -> bool:
     home = settings.home
     if not home.is_dir():
         return False
-    return bool(settings.database_url) or (home / "assay.db").is_file()
+    return bool(settings.database_url) or (home / "assay.store.db").is_file()
 
 
 def open_workspace(home: str | Path | None = None, **settings: Any) -> Workspace:

@@ -6,14 +6,15 @@ enrichment should agree with the relevant passages, and a conversation should us
 of relevant passages (the diversity rule). They are warnings: a draft may break them and a
 conversation can still be submitted; the checklist before export shows them.
 
-``conversation_checks`` also returns the single-turn findings of :func:`assay.checks.check_item`
-(empty question or answer, passages that lost their anchor), so a page needs one call.
+``conversation_checks`` also returns the single-turn findings of
+:func:`assay.gold.checks.check_item` (empty question or answer, passages that lost their
+anchor), so a page needs one call.
 
 The second half answers a turn for ``assay chat`` (retrieve with the project's retriever,
 generate with its generator) and drafts answers as suggestions for ``assay generate``:
 ``turn.original_answer`` and ``turn.generation`` are set, ``turn.answer`` (the gold answer)
 is never touched. The web workbench's streamed answers and drafts live in
-:mod:`assay.turn_answers`, which also writes the one shape of a retrieved context.
+:mod:`assay.gold.turn_answers`, which also writes the one shape of a retrieved context.
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.annotation import StaleItem, item_input, iter_items, save_item
-from assay.checks import Finding, check_item
+from assay.gold.checks import Finding, check_item
+from assay.gold.items import StaleItem, item_input, iter_items, save_item
+from assay.gold.turn_answers import context_doc_id, doc_names, history_messages, retrieved_entry
 from assay.llm import Generation, Generator, GeneratorError, GeneratorSettings, generate_answer
-from assay.models import Evidence, Hit, Item, Project, Turn
+from assay.records import Evidence, Hit, Item, Project, Turn
 from assay.search.indexes import search
-from assay.search.settings import RetrieverSettings, query_text
-from assay.turn_answers import context_doc_id, doc_names, history_messages, retrieved_entry
-from assay.workspace import Workspace
+from assay.search.retriever import RetrieverSettings, query_text
+from assay.store.workspace import Workspace
 
 ANSWERABILITY = "answerability"
 NEEDS_RELEVANT = frozenset({"ANSWERABLE", "PARTIAL"})

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.models import Project
+from assay.records import Project
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ document changed (kept as ``stale``): flagged, never moved.
 Every decision on whether stored evidence can be used as gold is made here
 (:func:`unusable_evidence`, :func:`items_needing_review`, :func:`gold_span`): exports leave
 out, experiments skip and the items list flags exactly the same items. Which chunks stand for
-a passage is the overlap policy of :mod:`assay.evidence_mapping`.
+a passage is the overlap policy of :mod:`assay.corpus.evidence_mapping`.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from typing import Any, Literal
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.db import utcnow
 from assay.errors import InvalidInput
-from assay.models import Span
-from assay.schema import documents, events, evidence, items, turns
+from assay.records import Span
+from assay.store.db import utcnow
+from assay.store.schema import documents, events, evidence, items, turns
 
 Label = Literal["relevant", "distracting", "irrelevant"]
 Origin = Literal["retrieved", "searched", "selected", "imported", "llm-suggestion"]

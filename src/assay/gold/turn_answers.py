@@ -23,18 +23,19 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from assay.annotation import StaleItem, TurnIn, get_item, item_input, save_item
-from assay.db import utcnow
-from assay.documents import get_document
+from assay.corpus.documents import get_document
 from assay.errors import AssayError, Conflict, InvalidInput, NotFound
+from assay.gold.items import StaleItem, TurnIn, get_item, item_input, save_item
+from assay.gold.project_config import generator_settings, retriever_settings
 from assay.llm import GeneratorSettings, Message, make_generator, stream_answer
 from assay.llm.prompts import render_rag_prompt
 from assay.llm.records import prompt_hash
-from assay.models import Hit, Item, Project
-from assay.project_settings import generator_settings, retriever_settings
+from assay.records import Hit, Item, Project
+from assay.search.embeddings import workspace_embedder
 from assay.search.indexes import search
-from assay.search.settings import parse_retriever_settings, query_text
-from assay.workspace import Workspace
+from assay.search.retriever import parse_retriever_settings, query_text
+from assay.store.db import utcnow
+from assay.store.workspace import Workspace
 
 OVERRIDES = ("kind", "k", "query_from")
 DRAFT = "draft"
@@ -123,7 +124,7 @@ def retrieve(
         )
     settings = parse_retriever_settings({**retriever_settings(project).model_dump(), **overrides})
     query = query_text(list(questions), rewrite or None, settings.query_from)
-    embedder = ws.embedder(settings.embedder) if settings.kind != "keyword" else None
+    embedder = workspace_embedder(ws, settings.embedder) if settings.kind != "keyword" else None
     hits = search(ws, project, query, settings.k, retriever=settings, embedder=embedder)
     names = doc_names(ws, project, (h.doc_id for h in hits))
     contexts = [retrieved_entry(h, names[h.doc_id]) for h in hits]

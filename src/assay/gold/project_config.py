@@ -5,10 +5,10 @@
 - ``generator``: :class:`assay.llm.GeneratorSettings` fields (kind, base_url, model,
   temperature, max_tokens, prompt_template, …). Never an API key: that comes from
   ``ASSAY_LLM_API_KEY`` only.
-- ``retriever``: :class:`assay.search.settings.RetrieverSettings` fields (kind, k, query_from,
+- ``retriever``: :class:`assay.search.retriever.RetrieverSettings` fields (kind, k, query_from,
   embedder, weights, k_rrf).
 - ``enrichments``: ``{name: [values]}`` offered per conversation turn.
-- ``query_types``: see :mod:`assay.taxonomy`.
+- ``query_types``: see :mod:`assay.gold.taxonomy`.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import dataclasses
 from typing import Any
 
 from assay.errors import InvalidInput
+from assay.gold.taxonomy import check_query_types, enrichment_vocabulary
 from assay.llm import GeneratorSettings
 from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
-from assay.models import Project
-from assay.projects import update_project_settings
-from assay.search.settings import RetrieverSettings, parse_retriever_settings
-from assay.taxonomy import check_query_types, enrichment_vocabulary
-from assay.workspace import Workspace
+from assay.records import Project
+from assay.search.retriever import RetrieverSettings, parse_retriever_settings
+from assay.store.projects import update_project_settings
+from assay.store.workspace import Workspace
 
 
 def generator_settings(project: Project) -> GeneratorSettings:

@@ -7,13 +7,13 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.db import as_utc
 from assay.errors import Conflict, InvalidInput, NotFound
-from assay.models import Document, DocumentSummary, ParseInfo, Project
-from assay.project_lock import check_writable
-from assay.projects import check_name
-from assay.schema import documents, evidence, items, turns
-from assay.workspace import Workspace
+from assay.records import Document, DocumentSummary, ParseInfo, Project
+from assay.store.db import as_utc
+from assay.store.import_lock import check_writable
+from assay.store.projects import check_name
+from assay.store.schema import documents, evidence, items, turns
+from assay.store.workspace import Workspace
 
 
 def parse_info_from_json(data: dict[str, Any]) -> ParseInfo:

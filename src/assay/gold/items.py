@@ -6,7 +6,7 @@ item attached, so nothing either side wrote is lost. Every evidence is anchored 
 ``document.text[start:end] == evidence.text`` or the write is refused, except for imported
 text that could not be located (kept as ``unlocated``) and evidence whose document changed
 under it (kept as ``stale``). Drafts may be incomplete; completeness is checked by
-``assay.checks`` when an item is submitted.
+``assay.gold.checks`` when an item is submitted.
 """
 
 from __future__ import annotations
@@ -19,22 +19,22 @@ from typing import Any, Literal, NamedTuple
 import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.anchoring import (
+from assay.corpus.anchoring import (
     DocumentTexts,
     EvidenceIn,
     anchor_evidence,
     needing_review,
     needs_review,
 )
-from assay.checks import check_item, errors
-from assay.db import as_utc, utcnow
 from assay.errors import Conflict, InvalidInput, NotFound
-from assay.jsonvalues import finite, non_finite
-from assay.models import Evidence, Item, ItemSummary, Project, Turn, to_json
-from assay.project_lock import check_writable
-from assay.schema import events, evidence, items, turns
-from assay.taxonomy import UNANSWERABLE
-from assay.workspace import Workspace
+from assay.gold.checks import check_item, errors
+from assay.gold.jsonvalues import finite, non_finite
+from assay.gold.taxonomy import UNANSWERABLE
+from assay.records import Evidence, Item, ItemSummary, Project, Turn, to_json
+from assay.store.db import as_utc, utcnow
+from assay.store.import_lock import check_writable
+from assay.store.schema import events, evidence, items, turns
+from assay.store.workspace import Workspace
 
 Status = Literal["draft", "submitted", "accepted", "rejected"]
 STATUSES: tuple[str, ...] = ("draft", "submitted", "accepted", "rejected")
@@ -560,7 +560,8 @@ def list_items(
     limit: int = 50,
 ) -> tuple[int, list[ItemSummary]]:
     """One page of a project's items and the total matching the filters; ``review``: only
-    items that need review (evidence that cannot be used as gold, see ``assay.anchoring``)."""
+    items that need review (evidence that cannot be used as gold, see
+    ``assay.corpus.anchoring``)."""
     key = sort.lstrip("-")
     if key not in SORTS:
         raise InvalidInput(f"unknown sort {sort!r}; choose one of: {', '.join(SORTS)}")

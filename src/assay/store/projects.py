@@ -7,11 +7,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.db import as_utc, utcnow
 from assay.errors import Conflict, InvalidInput, NotFound
-from assay.models import Project
-from assay.schema import chunkings, documents, items, projects
-from assay.workspace import Workspace
+from assay.records import Project
+from assay.store.db import as_utc, utcnow
+from assay.store.schema import chunkings, documents, items, projects
+from assay.store.workspace import Workspace
 
 STAGING = "\x1f"
 """Name prefix of the hidden project an ``import --replace`` builds (see ``project_lock``)."""

@@ -1,10 +1,10 @@
-"""Alembic environment: runs on the connection that :func:`assay.db.migrate` hands over."""
+"""Alembic environment: runs on the connection that :func:`assay.store.db.migrate` hands over."""
 
 from __future__ import annotations
 
 from alembic import context
 
-from assay.schema import metadata
+from assay.store.schema import metadata
 
 connection = context.config.attributes["connection"]
 context.configure(

@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from assay.errors import InvalidInput
-from assay.models import Span
+from assay.records import Span
 
 if TYPE_CHECKING:
     from nupunkt import PunktSentenceTokenizer

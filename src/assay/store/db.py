@@ -56,7 +56,7 @@ def _alembic_config(connection: sa.Connection) -> Config:
     from alembic.config import Config
 
     config = Config()
-    config.set_main_option("script_location", str(resources.files("assay") / "migrations"))
+    config.set_main_option("script_location", str(resources.files("assay.store") / "migrations"))
     config.attributes["connection"] = connection
     return config
 
@@ -87,7 +87,7 @@ def head_revision() -> str | None:
     its ``down_revision``; None when that is not exactly one (then Alembic decides)."""
     revisions: set[str] = set()
     parents: set[str] = set()
-    for file in (resources.files("assay") / "migrations" / "versions").iterdir():
+    for file in (resources.files("assay.store") / "migrations" / "versions").iterdir():
         if not file.name.endswith(".py"):
             continue
         text = file.read_text(encoding="utf-8")

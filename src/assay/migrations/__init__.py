@@ -1,1 +1,0 @@
-"""Alembic migrations; applied by :func:`assay.db.migrate` whenever a workspace opens."""

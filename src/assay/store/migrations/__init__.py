@@ -1,0 +1,1 @@
+"""Alembic migrations; applied by :func:`assay.store.db.migrate` whenever a workspace opens."""
