@@ -150,9 +150,11 @@ class ItemRecord:
     author: str = ""
     created_at: str = ""
     updated_at: str = ""
+    version: int = 1
+    """How many times the item was saved (the editor's optimistic-concurrency counter)."""
     turns: list[TurnRecord] = field(default_factory=list)
     status_history: list[StatusChange] = field(default_factory=list)
-    """On export: the status changes recorded in the project, oldest first."""
+    """The status changes recorded in the project, oldest first (native keeps them)."""
 
 
 @dataclass

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import EvidenceRecord, ItemRecord, TurnRecord
+from assay.formats import EvidenceRecord, ItemRecord, StatusChange, TurnRecord
 from assay.formats.common import (
     ANCHORS,
     KINDS,
@@ -64,6 +64,12 @@ def item_to_json(item: ItemRecord, doc: Callable[[str | None], str | None]) -> d
         "notes": item.notes,
         "extra": item.extra,
         "author": item.author,
+        "created_at": item.created_at,
+        "updated_at": item.updated_at,
+        "version": item.version,
+        "status_history": [
+            {"status": c.status, "actor": c.actor, "at": c.at} for c in item.status_history
+        ],
         "turns": [turn_to_json(t, doc) for t in item.turns],
     }
 
@@ -149,5 +155,21 @@ def item_from_json(value: Any, where: str) -> ItemRecord:
         notes=field_str(obj, "notes", where),
         extra=field_dict(obj, "extra", where),
         author=field_str(obj, "author", where),
+        created_at=field_str(obj, "created_at", where),
+        updated_at=field_str(obj, "updated_at", where),
+        version=max(field_int(obj, "version", where) or 1, 1),
         turns=turns,
+        status_history=[
+            _status_change(change, f"{where}, status change {index}")
+            for index, change in enumerate(field_list(obj, "status_history", where), 1)
+        ],
+    )
+
+
+def _status_change(value: Any, where: str) -> StatusChange:
+    obj = as_object(value, where)
+    return StatusChange(
+        status=one_of(field_str(obj, "status", where), STATUSES, "status", where),
+        actor=field_str(obj, "actor", where),
+        at=field_str(obj, "at", where),
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
@@ -31,7 +32,7 @@ from assay.gold.checks import check_item, errors
 from assay.gold.jsonvalues import finite, non_finite
 from assay.gold.taxonomy import UNANSWERABLE
 from assay.records import Evidence, Item, ItemSummary, Project, Turn, to_json
-from assay.store.db import as_utc, utcnow
+from assay.store.db import as_utc, reading, transaction, utcnow
 from assay.store.import_lock import check_writable
 from assay.store.schema import events, evidence, items, turns
 from assay.store.workspace import Workspace
@@ -108,7 +109,7 @@ def _turn_rows(
                     "origin": ev.origin,
                     "anchor": anchor,
                     "author": ev.author or author,
-                    "created_at": _parse_time(ev.created_at) or now,
+                    "created_at": parse_time(ev.created_at) or now,
                 }
             )
         turn_row = {
@@ -127,7 +128,8 @@ def _turn_rows(
         yield turn_row, rows
 
 
-def _parse_time(value: str | None) -> Any:
+def parse_time(value: str | None) -> datetime | None:
+    """An ISO 8601 time as UTC; None for an empty or unreadable one."""
     if not value:
         return None
     try:
@@ -194,6 +196,8 @@ def _event(
     action: str,
     before: Any,
     after: Any,
+    *,
+    at: datetime | None = None,
 ) -> None:
     conn.execute(
         events.insert(),
@@ -204,7 +208,7 @@ def _event(
             "action": action,
             "before": before,
             "after": after,
-            "at": utcnow(),
+            "at": at or utcnow(),
         },
     )
 
@@ -223,9 +227,23 @@ def create_item(
     author: str | None = None,
     status: Status = "draft",
     item_id: str | None = None,
+    conn: sa.Connection | None = None,
 ) -> Item:
-    created = insert_item(ws, project, data, author=author, status=status, item_id=item_id)
-    return get_item(ws, project, created.id)
+    created = insert_item(
+        ws, project, data, author=author, status=status, item_id=item_id, conn=conn
+    )
+    return get_item(ws, project, created.id, conn=conn)
+
+
+@dataclass(frozen=True, slots=True)
+class KeptHistory:
+    """What an import keeps of an item's past, so a round trip loses nothing: its dates,
+    version and status changes ``(status, actor, ISO time)``, oldest first."""
+
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    version: int = 1
+    status_changes: tuple[tuple[str, str, str], ...] = ()
 
 
 def insert_item(
@@ -236,13 +254,17 @@ def insert_item(
     author: str | None = None,
     status: Status = "draft",
     item_id: str | None = None,
+    history: KeptHistory | None = None,
+    conn: sa.Connection | None = None,
 ) -> Created:
-    """:func:`create_item` without reading the item back (an import stores thousands)."""
+    """:func:`create_item` without reading the item back (an import stores thousands);
+    ``history`` (imports) keeps the item's dates, version and status changes."""
     author = author if author is not None else ws.settings.author
     item_id = item_id or str(uuid.uuid4())
     _check_storable(data)
+    history = history or KeptHistory()
     now = utcnow()
-    with ws.engine.begin() as conn:
+    with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
         if conn.scalar(sa.select(items.c.id).where(items.c.id == item_id)):
             raise Conflict(f"an item with id {item_id!r} already exists")
@@ -261,14 +283,19 @@ def insert_item(
                 "notes": data.notes,
                 "extra": data.extra,
                 "author": author,
-                "version": 1,
-                "created_at": now,
-                "updated_at": now,
+                "version": history.version,
+                "created_at": history.created_at or now,
+                "updated_at": history.updated_at or history.created_at or now,
             },
         )
         listing, unlocated = _write_turns(conn, project, item_id, data, author)
         conn.execute(items.update().where(items.c.id == item_id), listing)
         _event(conn, project, item_id, author, "create", None, data.model_dump())
+        for status_now, actor, at in history.status_changes:
+            _event(
+                conn, project, item_id, actor, "status", None, {"status": status_now},
+                at=parse_time(at),
+            )  # fmt: skip
     return Created(item_id, unlocated)
 
 
@@ -281,12 +308,13 @@ def save_item(
     *,
     author: str | None = None,
     action: str = "save",
+    conn: sa.Connection | None = None,
 ) -> Item:
     """Replace an item's content if it is still at ``base_version``; else raise StaleItem.
     ``action`` names the change in the item's history (a plain save unless told)."""
     author = author if author is not None else ws.settings.author
     _check_storable(data)
-    with ws.engine.begin() as conn:
+    with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
         before = _load(conn, project, item_id)
         changed = conn.execute(
@@ -306,7 +334,7 @@ def save_item(
         listing, _ = _write_turns(conn, project, item_id, data, author)
         conn.execute(items.update().where(items.c.id == item_id).values(**listing))
         _event(conn, project, item_id, author, action, to_json(before), data.model_dump())
-    return get_item(ws, project, item_id)
+        return _load(conn, project, item_id)
 
 
 def set_status(
@@ -317,11 +345,12 @@ def set_status(
     base_version: int,
     *,
     actor: str | None = None,
+    conn: sa.Connection | None = None,
 ) -> Item:
     if status not in STATUSES:
         raise InvalidInput(f"unknown status {status!r}; choose one of: {', '.join(STATUSES)}")
     actor = actor if actor is not None else ws.settings.author
-    with ws.engine.begin() as conn:
+    with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
         before = _load(conn, project, item_id)
         changed = conn.execute(
@@ -334,11 +363,18 @@ def set_status(
         _event(
             conn, project, item_id, actor, "status", {"status": before.status}, {"status": status}
         )
-    return get_item(ws, project, item_id)
+        return _load(conn, project, item_id)
 
 
-def delete_item(ws: Workspace, project: Project, item_id: str, *, actor: str | None = None) -> None:
-    with ws.engine.begin() as conn:
+def delete_item(
+    ws: Workspace,
+    project: Project,
+    item_id: str,
+    *,
+    actor: str | None = None,
+    conn: sa.Connection | None = None,
+) -> None:
+    with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
         before = _load(conn, project, item_id)
         conn.execute(items.delete().where(items.c.id == item_id))
@@ -530,8 +566,10 @@ def _summary(r: Any) -> ItemSummary:
     )
 
 
-def get_item(ws: Workspace, project: Project, item_id: str) -> Item:
-    with ws.engine.connect() as conn:
+def get_item(
+    ws: Workspace, project: Project, item_id: str, *, conn: sa.Connection | None = None
+) -> Item:
+    with reading(ws.engine, conn) as conn:
         return _load(conn, project, item_id)
 
 

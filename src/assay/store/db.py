@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -105,6 +107,29 @@ def _stored_revision(engine: sa.Engine) -> str | None:
             return None
         rows = connection.execute(sa.text("SELECT version_num FROM alembic_version")).all()
     return str(rows[0][0]) if len(rows) == 1 else None
+
+
+@contextmanager
+def transaction(engine: sa.Engine, conn: sa.Connection | None) -> Iterator[sa.Connection]:
+    """Where a write function writes: the caller's ``conn`` when it passes one (an import, or
+    a route making several writes, commits or rolls back them all as one), else a
+    transaction of its own on ``engine`` that commits when the block ends."""
+    if conn is not None:
+        yield conn
+        return
+    with engine.begin() as own:
+        yield own
+
+
+@contextmanager
+def reading(engine: sa.Engine, conn: sa.Connection | None) -> Iterator[sa.Connection]:
+    """Where a read function reads: the caller's ``conn`` (so an import sees its own
+    uncommitted rows), else a connection of its own."""
+    if conn is not None:
+        yield conn
+        return
+    with engine.connect() as own:
+        yield own
 
 
 def utcnow() -> datetime:

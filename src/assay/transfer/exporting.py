@@ -302,6 +302,7 @@ def _item_record(item: ItemRow, mapper: _ChunkMapper) -> ItemRecord:
         author=item.author,
         created_at=item.created_at,
         updated_at=item.updated_at,
+        version=item.version,
         status_history=[StatusChange(*change) for change in item.status_history],
         turns=[
             TurnRecord(

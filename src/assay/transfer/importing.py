@@ -51,7 +51,15 @@ from assay.formats import (
     TurnRecord,
 )
 from assay.formats.common import is_uuid
-from assay.gold.items import STATUSES, ItemIn, TurnIn, get_item, insert_item
+from assay.gold.items import (
+    STATUSES,
+    ItemIn,
+    KeptHistory,
+    TurnIn,
+    get_item,
+    insert_item,
+    parse_time,
+)
 from assay.records import Project
 from assay.store.import_lock import rekey_items
 from assay.store.projects import (
@@ -370,18 +378,34 @@ class _Importer:
             raise InvalidInput(f"item {record.id!r}: {_first_error(exc)}") from exc
         author = record.author or None
         status = cast(Any, record.status)
+        kept = KeptHistory(
+            created_at=parse_time(record.created_at),
+            updated_at=parse_time(record.updated_at),
+            version=record.version,
+            status_changes=tuple((c.status, c.actor, c.at) for c in record.status_history),
+        )
         try:
             item = insert_item(
-                self.ws, self.project, data, author=author, status=status, item_id=item_id
+                self.ws,
+                self.project,
+                data,
+                author=author,
+                status=status,
+                item_id=item_id,
+                history=kept,
             )
         except Conflict:  # the id is used by an item of another project
             if self.in_replaced(item_id):  # a stand-in id until the old project is gone
-                item = insert_item(self.ws, self.project, data, author=author, status=status)
+                item = insert_item(
+                    self.ws, self.project, data, author=author, status=status, history=kept
+                )
                 self.batches.note("rekey", item.id, item_id)
                 renamed, stored = "", item_id
             else:  # a note, not a warning
                 data.extra.setdefault("source_id", record.id)
-                item = insert_item(self.ws, self.project, data, author=author, status=status)
+                item = insert_item(
+                    self.ws, self.project, data, author=author, status=status, history=kept
+                )
                 renamed = f"its id is used in another project; stored as {item.id}"
         else:
             renamed = ""

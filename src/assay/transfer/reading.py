@@ -107,6 +107,7 @@ class ItemRow:
     author: str
     created_at: str
     updated_at: str
+    version: int
     turns: list[TurnRow]
     status_history: list[tuple[str, str, str]]
     """``(status, actor, ISO time)`` of each recorded status change, oldest first."""
@@ -185,6 +186,7 @@ def _item_batch(conn: sa.Connection, batch: list[str], *, with_history: bool) ->
             items.c.author,
             items.c.created_at,
             items.c.updated_at,
+            items.c.version,
         ).where(items.c.id.in_(batch)),
     )
     turn_rows = _driver_rows(
@@ -261,6 +263,7 @@ def _item_batch(conn: sa.Connection, batch: list[str], *, with_history: bool) ->
             author=r[6],
             created_at=stamps.get(r[7]) or _iso(r[7], stamps),
             updated_at=stamps.get(r[8]) or _iso(r[8], stamps),
+            version=r[9],
             turns=by_item.get(r[0], []),
             status_history=history.get(r[0], []),
         )

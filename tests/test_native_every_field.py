@@ -1,0 +1,189 @@
+"""The native format carries every field of an item, its turns and evidence.
+
+The first test fills every field, exports the project to native, imports it into a new project
+and compares the stored records field by field. The second reads the field lists of the
+records themselves, so a field added to ``Item``, ``Turn`` or ``Evidence`` (or to the Bundle's
+``ItemRecord``) that the native format does not write fails here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import zipfile
+from pathlib import Path
+
+from assay.corpus.anchoring import EvidenceIn
+from assay.corpus.documents import list_documents
+from assay.corpus.ingest import ingest_bytes
+from assay.formats import (
+    Bundle,
+    DocumentRecord,
+    EvidenceRecord,
+    ItemRecord,
+    ProjectInfo,
+    TurnRecord,
+    get_format,
+)
+from assay.gold.items import ItemIn, TurnIn, create_item, get_item, save_item, set_status
+from assay.records import Evidence, Item, Turn
+from assay.store.projects import create_project, delete_project, get_project
+from assay.store.workspace import Workspace
+from assay.transfer import export_bundle, import_bundle
+
+POLICY = "Hotels are refunded up to 140 euros per night. Taxis only at night."
+LEAVE = "Staff get 30 days of paid leave. Carry-over ends in March."
+
+NOT_IN_NATIVE = {
+    "project_id": "the project is the file itself; import names the target project",
+    "ordinal": "a turn's position in its item's list of turns",
+}
+"""Stored fields that the native file expresses by its structure instead of a key."""
+
+RENAMED = {"doc_id": "doc", "doc_ref": "doc"}
+"""Evidence names its document by the document's unique name in the file."""
+
+
+def _full_item(ws: Workspace) -> Item:
+    project = create_project(ws, "every-field", language="de", settings={"k": 1})
+    policy = ingest_bytes(ws, project, "policy.txt", POLICY.encode())
+    leave = ingest_bytes(ws, project, "leave.md", LEAVE.encode())
+    data = ItemIn(
+        kind="conversation",
+        notes="checked twice",
+        origin="synthetic",
+        extra={"source": "handbook", "weights": [1, 2.5], "nested": {"a": None}},
+        turns=[
+            TurnIn(
+                query="How much is a hotel night?",
+                rewrite="Hotel refund per night?",
+                query_type="fact_multi",
+                enrichments={"answerability": ["answerable"], "domain": ["travel", "cost"]},
+                answer="Up to 140 euros.",
+                alternatives=["140 euros", "EUR 140"],
+                original_answer="About 140.",
+                generation={"model": "m", "temperature": 0.2, "prompt_hash": "abc"},
+                retrieved=[
+                    {"doc_id": policy.id, "start": 0, "end": 47, "score": 1.5, "rank": 1},
+                ],
+                evidence=[
+                    EvidenceIn(
+                        doc_id=policy.id,
+                        text="Hotels are refunded up to 140 euros per night.",
+                        group=1,
+                        grade=3,
+                        origin="selected",
+                        author="rita",
+                        created_at="2026-01-02T03:04:05+00:00",
+                    ),
+                    EvidenceIn(
+                        doc_id=leave.id,
+                        text="Carry-over ends in March.",
+                        label="distracting",
+                        group=2,
+                        grade=0,
+                        origin="llm-suggestion",
+                        author="tom",
+                        created_at="2026-01-03T00:00:00+00:00",
+                    ),
+                ],
+            ),
+            TurnIn(query="And leave?", answer="30 days.", query_type="fact_single"),
+        ],
+    )
+    item = create_item(ws, project, data, author="rita")
+    item = save_item(ws, project, item.id, data, item.version, author="tom")
+    item = set_status(ws, project, item.id, "submitted", item.version, actor="tom")
+    return set_status(ws, project, item.id, "accepted", item.version, actor="lena")
+
+
+def _comparable(value: object, names: dict[str, str]) -> object:
+    """A record as plain values, with document ids replaced by document names."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {}
+        for f in dataclasses.fields(value):
+            if f.name in NOT_IN_NATIVE and f.name != "ordinal":
+                continue
+            field_value = getattr(value, f.name)
+            if f.name == "doc_id":
+                field_value = names.get(field_value, field_value)
+            out[f.name] = _comparable(field_value, names)
+        return out
+    if isinstance(value, list | tuple):
+        return [_comparable(v, names) for v in value]
+    if isinstance(value, dict):
+        return {k: _comparable(v, names) for k, v in value.items()}
+    return value
+
+
+def test_every_field_survives_a_native_round_trip(any_ws: Workspace, tmp_path: Path) -> None:
+    before = _full_item(any_ws)
+    source = get_project(any_ws, "every-field")
+    native = get_format("native")
+    native.write(export_bundle(any_ws, source, statuses=["accepted"]), tmp_path / "p.zip")
+    names_before = {d.id: d.name for d in list_documents(any_ws, source)}
+    delete_project(any_ws, source)  # item ids are unique in a workspace: free them
+    report = import_bundle(any_ws, "copy", native.read(tmp_path / "p.zip"))
+    assert [o.status for o in report.outcomes if o.kind == "item"] == ["imported"]
+
+    copy = get_project(any_ws, "copy")
+    after = get_item(any_ws, copy, before.id)
+    names_after = {d.id: d.name for d in list_documents(any_ws, copy)}
+    assert _comparable(after, names_after) == _comparable(before, names_before)
+    # Every field was really set, so equality above compares something in each of them.
+    assert before.version == 4 and before.status == "accepted"
+    assert all(
+        getattr(before.turns[0], f.name) for f in dataclasses.fields(Turn)[1:]
+    )  # [1:]: not ordinal 0
+    assert all(
+        getattr(before.turns[0].evidence[0], f.name) not in (None, "")
+        for f in dataclasses.fields(Evidence)
+    )
+    # The status history (who accepted it, when) comes back too.
+    history = export_bundle(any_ws, copy, statuses=["accepted"]).items
+    changes = [(c.status, c.actor) for c in next(iter(history)).status_history]
+    assert changes == [("submitted", "tom"), ("accepted", "lena")]
+
+
+def _native_keys(tmp_path: Path) -> tuple[set[str], set[str], set[str]]:
+    """The keys the native writer gives an item, a turn and an evidence."""
+    bundle = Bundle(
+        project=ProjectInfo(name="p"),
+        documents=[DocumentRecord(ref="d", name="d.txt", data=b"abc", text="abc")],
+        items=[
+            ItemRecord(
+                id="00000000-0000-4000-8000-000000000001",
+                turns=[TurnRecord(query="q", evidence=[EvidenceRecord(doc_ref="d", text="a")])],
+            )
+        ],
+    )
+    get_format("native").write(bundle, tmp_path / "k.zip")
+    with zipfile.ZipFile(tmp_path / "k.zip") as zf:
+        item = json.loads(zf.read("items.jsonl").decode().splitlines()[0])
+    turn = item["turns"][0]
+    return set(item), set(turn), set(turn["evidence"][0])
+
+
+def _missing(record: type, keys: set[str], handled_elsewhere: set[str]) -> set[str]:
+    names = {f.name for f in dataclasses.fields(record)}
+    return {n for n in names - handled_elsewhere if RENAMED.get(n, n) not in keys}
+
+
+def test_native_writes_every_field_of_the_records(tmp_path: Path) -> None:
+    item_keys, turn_keys, evidence_keys = _native_keys(tmp_path)
+    structural = set(NOT_IN_NATIVE)
+    assert _missing(Item, item_keys, structural) == set()
+    assert _missing(Turn, turn_keys, structural) == set()
+    assert _missing(Evidence, evidence_keys, structural) == set()
+    # The Bundle's records: ``chunk_ids`` is the chunking's business (chunks.jsonl).
+    assert _missing(ItemRecord, item_keys, structural) == set()
+    assert _missing(TurnRecord, turn_keys, structural) == set()
+    assert _missing(EvidenceRecord, evidence_keys, structural | {"chunk_ids"}) == set()
+
+
+def test_the_field_check_notices_a_missing_field(tmp_path: Path) -> None:
+    grown = dataclasses.make_dataclass(
+        "Grown", [(f.name, f.type) for f in dataclasses.fields(Item)] + [("reviewer", str)]
+    )
+    item_keys, _, _ = _native_keys(tmp_path)
+    assert _missing(grown, item_keys, set(NOT_IN_NATIVE)) == {"reviewer"}
