@@ -14,10 +14,10 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.corpus.splitters import chunk_text
+from assay.corpus.chunker_registry import chunk_text
 from assay.errors import Conflict, InvalidInput, NotFound
 from assay.records import Chunk, Chunking, Project
-from assay.store.db import as_utc, utcnow
+from assay.store.db import as_utc, reading, transaction, utcnow
 from assay.store.projects import check_name
 from assay.store.schema import chunkings, chunks, documents
 from assay.store.workspace import Workspace
@@ -51,14 +51,22 @@ def project_chunkings(conn: sa.Connection, project_id: int) -> list[Chunking]:
     return [_row_to_chunking(row) for row in rows]
 
 
-def list_chunkings(ws: Workspace, project: Project) -> list[Chunking]:
-    with ws.engine.connect() as conn:
+def list_chunkings(
+    ws: Workspace, project: Project, *, conn: sa.Connection | None = None
+) -> list[Chunking]:
+    with reading(ws.engine, conn) as conn:
         return project_chunkings(conn, project.id)
 
 
-def get_chunking(ws: Workspace, project: Project, name: str | None = None) -> Chunking:
+def get_chunking(
+    ws: Workspace,
+    project: Project,
+    name: str | None = None,
+    *,
+    conn: sa.Connection | None = None,
+) -> Chunking:
     """The named chunking, or the project's default one."""
-    found = list_chunkings(ws, project)
+    found = list_chunkings(ws, project, conn=conn)
     for chunking in found:
         if (name is None and chunking.is_default) or chunking.name == name:
             return chunking
@@ -104,12 +112,13 @@ def create_chunking(
     *,
     make_default: bool = False,
     progress: Progress | None = None,
+    conn: sa.Connection | None = None,
 ) -> Chunking:
     """Create a chunking and chunk every document of the project with it, in one transaction."""
     name = check_name(name, "chunking")
     params = dict(params or {})
     chunk_text("", method, params)  # validates method and parameters before anything is written
-    with ws.engine.begin() as conn:
+    with transaction(ws.engine, conn) as conn:
         clash = conn.execute(
             sa.select(chunkings.c.id).where(
                 chunkings.c.project_id == project.id, chunkings.c.name == name
@@ -154,6 +163,7 @@ def import_chunking(
     *,
     params: Mapping[str, Any] | None = None,
     make_default: bool = False,
+    conn: sa.Connection | None = None,
 ) -> Chunking:
     """Create a chunking from ``(chunk_id, doc_id, start, end)`` views that keep their ids.
 
@@ -161,7 +171,7 @@ def import_chunking(
     it, and nothing is stored.
     """
     name = check_name(name, "chunking")
-    with ws.engine.begin() as conn:
+    with transaction(ws.engine, conn) as conn:
         if conn.execute(
             sa.select(chunkings.c.id).where(
                 chunkings.c.project_id == project.id, chunkings.c.name == name
@@ -226,31 +236,37 @@ def import_chunking(
     return _row_to_chunking(created)
 
 
-def set_default_chunking(ws: Workspace, project: Project, name: str) -> Chunking:
-    chunking = get_chunking(ws, project, name)
-    with ws.engine.begin() as conn:
+def set_default_chunking(
+    ws: Workspace, project: Project, name: str, *, conn: sa.Connection | None = None
+) -> Chunking:
+    chunking = get_chunking(ws, project, name, conn=conn)
+    with transaction(ws.engine, conn) as conn:
         conn.execute(
             chunkings.update()
             .where(chunkings.c.project_id == project.id)
             .values(is_default=chunkings.c.id == chunking.id)
         )
-    return get_chunking(ws, project, name)
+        return get_chunking(ws, project, name, conn=conn)
 
 
-def delete_chunking(ws: Workspace, project: Project, name: str) -> None:
-    chunking = get_chunking(ws, project, name)
+def delete_chunking(
+    ws: Workspace, project: Project, name: str, *, conn: sa.Connection | None = None
+) -> None:
+    chunking = get_chunking(ws, project, name, conn=conn)
     if chunking.is_default:
         raise InvalidInput(
             f"chunking {name!r} is the project's default; make another one the default first"
         )
-    with ws.engine.begin() as conn:
+    with transaction(ws.engine, conn) as conn:
         conn.execute(chunkings.delete().where(chunkings.c.id == chunking.id))
     for path in ws.index_path(project.id, chunking.id).parent.glob(f"c{chunking.id}-*"):
         shutil.rmtree(path, ignore_errors=True)
 
 
-def document_chunks(ws: Workspace, chunking: Chunking, doc_id: str) -> list[Chunk]:
-    with ws.engine.connect() as conn:
+def document_chunks(
+    ws: Workspace, chunking: Chunking, doc_id: str, *, conn: sa.Connection | None = None
+) -> list[Chunk]:
+    with reading(ws.engine, conn) as conn:
         rows = conn.execute(
             sa.select(chunks)
             .where(chunks.c.chunking_id == chunking.id, chunks.c.doc_id == doc_id)
@@ -259,8 +275,8 @@ def document_chunks(ws: Workspace, chunking: Chunking, doc_id: str) -> list[Chun
     return [Chunk(r.chunking_id, r.chunk_id, r.doc_id, r.ordinal, r.start, r.end) for r in rows]
 
 
-def count_chunks(ws: Workspace, chunking: Chunking) -> int:
-    with ws.engine.connect() as conn:
+def count_chunks(ws: Workspace, chunking: Chunking, *, conn: sa.Connection | None = None) -> int:
+    with reading(ws.engine, conn) as conn:
         return int(
             conn.scalar(
                 sa.select(sa.func.count())
@@ -272,7 +288,11 @@ def count_chunks(ws: Workspace, chunking: Chunking) -> int:
 
 
 def iter_chunk_spans(
-    ws: Workspace, chunking: Chunking, *, batch_size: int = 20_000
+    ws: Workspace,
+    chunking: Chunking,
+    *,
+    batch_size: int = 20_000,
+    conn: sa.Connection | None = None,
 ) -> Iterator[tuple[str, str, int, int]]:
     """``(chunk_id, doc_id, start, end)`` of every chunk, documents oldest first, in document
     order: one streamed query, so exports of a million chunks stay small in memory."""
@@ -282,6 +302,6 @@ def iter_chunk_spans(
         .where(chunks.c.chunking_id == chunking.id)
         .order_by(documents.c.created_at, documents.c.name, chunks.c.ordinal)
     )
-    with ws.engine.connect() as conn:
+    with reading(ws.engine, conn) as conn:
         result = conn.execution_options(yield_per=batch_size).execute(query)
         yield from ((row[0], row[1], row[2], row[3]) for row in result)

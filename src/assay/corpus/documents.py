@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from assay.errors import Conflict, InvalidInput, NotFound
 from assay.records import Document, DocumentSummary, ParseInfo, Project
-from assay.store.db import as_utc
+from assay.store.db import as_utc, reading, transaction
 from assay.store.import_lock import check_writable
 from assay.store.projects import check_name
 from assay.store.schema import documents, evidence, items, turns
@@ -59,6 +59,7 @@ def list_documents(
     name_contains: str = "",
     offset: int = 0,
     limit: int | None = None,
+    conn: sa.Connection | None = None,
 ) -> list[DocumentSummary]:
     """Documents of a project by name, without their text."""
     query = (
@@ -79,7 +80,7 @@ def list_documents(
     )
     if name_contains:
         query = query.where(documents.c.name.icontains(name_contains, autoescape=True))
-    with ws.engine.connect() as conn:
+    with reading(ws.engine, conn) as conn:
         rows = conn.execute(query).all()
     return [
         DocumentSummary(
@@ -96,8 +97,8 @@ def list_documents(
     ]
 
 
-def count_documents(ws: Workspace, project: Project) -> int:
-    with ws.engine.connect() as conn:
+def count_documents(ws: Workspace, project: Project, *, conn: sa.Connection | None = None) -> int:
+    with reading(ws.engine, conn) as conn:
         return int(
             conn.scalar(
                 sa.select(sa.func.count())
@@ -108,27 +109,32 @@ def count_documents(ws: Workspace, project: Project) -> int:
         )
 
 
-def iter_documents(ws: Workspace, project: Project, *, batch_size: int = 100) -> Iterator[Document]:
+def iter_documents(
+    ws: Workspace, project: Project, *, batch_size: int = 100, conn: sa.Connection | None = None
+) -> Iterator[Document]:
     """Every document of a project with its text, oldest first, read in batches (exports)."""
-    with ws.engine.connect() as conn:
-        ids = conn.scalars(
+    with reading(ws.engine, conn) as reader:
+        ids = reader.scalars(
             sa.select(documents.c.id)
             .where(documents.c.project_id == project.id)
             .order_by(documents.c.created_at, documents.c.name)
         ).all()
     for offset in range(0, len(ids), batch_size):
         batch = ids[offset : offset + batch_size]
-        with ws.engine.connect() as conn:
+        with reading(ws.engine, conn) as reader:
             rows = {
-                r.id: r for r in conn.execute(sa.select(documents).where(documents.c.id.in_(batch)))
+                r.id: r
+                for r in reader.execute(sa.select(documents).where(documents.c.id.in_(batch)))
             }
         yield from (_row_to_document(rows[i]) for i in batch if i in rows)
 
 
-def get_document(ws: Workspace, project: Project, doc_id: str) -> Document:
+def get_document(
+    ws: Workspace, project: Project, doc_id: str, *, conn: sa.Connection | None = None
+) -> Document:
     """A document by id, or by a unique id prefix of at least 4 characters."""
     doc_id = doc_id.strip()
-    with ws.engine.connect() as conn:
+    with reading(ws.engine, conn) as conn:
         row = conn.execute(
             sa.select(documents).where(
                 documents.c.project_id == project.id, documents.c.id == doc_id
@@ -151,8 +157,10 @@ def get_document(ws: Workspace, project: Project, doc_id: str) -> Document:
     return _row_to_document(row)
 
 
-def get_document_by_name(ws: Workspace, project: Project, name: str) -> Document:
-    with ws.engine.connect() as conn:
+def get_document_by_name(
+    ws: Workspace, project: Project, name: str, *, conn: sa.Connection | None = None
+) -> Document:
+    with reading(ws.engine, conn) as conn:
         row = conn.execute(
             sa.select(documents).where(
                 documents.c.project_id == project.id, documents.c.name == name
@@ -174,6 +182,7 @@ def update_document(
     name: str | None = None,
     notes: str | None = None,
     metadata: dict[str, Any] | None = None,
+    conn: sa.Connection | None = None,
 ) -> Document:
     """Rename a document or change its notes/metadata (its text and chunks stay as they are)."""
     values: dict[str, Any] = {}
@@ -185,7 +194,7 @@ def update_document(
         values["metadata"] = metadata
     if not values:
         return document
-    with ws.engine.begin() as conn:
+    with transaction(ws.engine, conn) as conn:
         check_writable(conn, document.project_id)
         if "name" in values:
             clash = conn.execute(
@@ -219,12 +228,14 @@ def citing_items(conn: sa.Connection, doc_id: str) -> list[tuple[str, str]]:
     return [(row.id, row.query) for row in rows]
 
 
-def delete_document(ws: Workspace, document: Document) -> None:
+def delete_document(
+    ws: Workspace, document: Document, *, conn: sa.Connection | None = None
+) -> None:
     """Delete a document and its chunks (search indexes follow on their next sync).
 
     Refused while evidence points at it, like RAGold: the message names the items.
     """
-    with ws.engine.begin() as conn:
+    with transaction(ws.engine, conn) as conn:
         check_writable(conn, document.project_id)
         cited = citing_items(conn, document.id)
         if cited:
@@ -241,5 +252,5 @@ def delete_document(ws: Workspace, document: Document) -> None:
         still_used = conn.execute(
             sa.select(documents.c.id).where(documents.c.sha256 == document.sha256).limit(1)
         ).first()
-    if not still_used:
+    if not still_used and conn is None:  # a caller's transaction may still roll back
         ws.blobs.path(document.sha256).unlink(missing_ok=True)

@@ -25,7 +25,7 @@ from assay.corpus.documents import get_document, parse_info_to_json
 from assay.errors import AssayError, InvalidInput
 from assay.parsing import guess_media_type, parse
 from assay.records import Document, ParseInfo, Project
-from assay.store.db import utcnow
+from assay.store.db import reading, transaction, utcnow
 from assay.store.import_lock import check_writable
 from assay.store.schema import chunks, documents
 from assay.store.workspace import Workspace
@@ -156,15 +156,21 @@ def ingest_bytes(
     *,
     metadata: dict[str, Any] | None = None,
     author: str | None = None,
+    conn: sa.Connection | None = None,
 ) -> Document:
     """Store one file's bytes as a document (or return the existing one with the same bytes)."""
     source = Source(name, _constant(data), len(data), dict(metadata or {}))
-    document, duplicate_of = _store(ws, project, source, author)
+    document, duplicate_of = _store(ws, project, source, author, conn=conn)
     return duplicate_of or document
 
 
 def _store(
-    ws: Workspace, project: Project, source: Source, author: str | None
+    ws: Workspace,
+    project: Project,
+    source: Source,
+    author: str | None,
+    *,
+    conn: sa.Connection | None = None,
 ) -> tuple[Document, Document | None]:
     limit = ws.settings.max_file_bytes
     if source.size is not None and source.size > limit:
@@ -173,7 +179,7 @@ def _store(
     if len(data) > limit:
         raise InvalidInput(_over_limit(source.name, len(data), ws.settings.max_file_mb))
     sha256 = hashlib.sha256(data).hexdigest()
-    existing = _find_by_sha(ws, project, sha256)
+    existing = _find_by_sha(ws, project, sha256, conn)
     if existing is not None:
         return existing, existing
     media_type = guess_media_type(source.name, data)
@@ -199,7 +205,7 @@ def _store(
         "created_at": now,
         "updated_at": now,
     }
-    with ws.engine.begin() as conn:
+    with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
         values["name"] = unique_name(conn, project.id, _clean_name(source.name))
         conn.execute(documents.insert().values(parse_info=parse_info_to_json(info), **values))
@@ -214,14 +220,16 @@ def _over_limit(name: str, size: int, limit_mb: float) -> str:
     return f"{name}: {size / 1048576:.3g} MB is over the {limit_mb:g} MB limit (ASSAY_MAX_FILE_MB)"
 
 
-def _find_by_sha(ws: Workspace, project: Project, sha256: str) -> Document | None:
-    with ws.engine.connect() as conn:
-        doc_id = conn.scalar(
+def _find_by_sha(
+    ws: Workspace, project: Project, sha256: str, conn: sa.Connection | None
+) -> Document | None:
+    with reading(ws.engine, conn) as reader:
+        doc_id = reader.scalar(
             sa.select(documents.c.id)
             .where(documents.c.project_id == project.id, documents.c.sha256 == sha256)
             .limit(1)
         )
-    return get_document(ws, project, doc_id) if doc_id else None
+    return get_document(ws, project, doc_id, conn=conn) if doc_id else None
 
 
 def _clean_name(name: str) -> str:
@@ -267,6 +275,7 @@ def replace_document(
     data: bytes,
     *,
     actor: str | None = None,
+    conn: sa.Connection | None = None,
 ) -> ReplaceReport:
     """Replace a document's file: re-parse, re-chunk, and flag evidence that no longer matches.
 
@@ -282,7 +291,7 @@ def replace_document(
     sha256 = ws.blobs.put(data)
     info = ParseInfo(parsed.parser, parsed.pages, parsed.warnings, parsed.page_starts)
     dropped = 0
-    with ws.engine.begin() as conn:
+    with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
         conn.execute(
             documents.update()
@@ -313,4 +322,4 @@ def replace_document(
             parsed.text,
             actor if actor is not None else ws.settings.author,
         )
-    return ReplaceReport(get_document(ws, project, document.id), stale, dropped)
+        return ReplaceReport(get_document(ws, project, document.id, conn=conn), stale, dropped)

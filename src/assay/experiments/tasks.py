@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import sqlalchemy as sa
+
 from assay.corpus.anchoring import gold_span, items_needing_review
 from assay.corpus.chunkings import document_chunks, get_chunking
 from assay.corpus.evidence_mapping import chunks_for_span
@@ -160,9 +162,13 @@ def check_statuses(statuses: str | Iterable[str] | None) -> tuple[str, ...] | No
 class ChunkMap:
     """Evidence spans → chunk ids under one chunking, reading each document's chunks once."""
 
-    def __init__(self, ws: Workspace, chunking: Chunking | None) -> None:
+    def __init__(
+        self, ws: Workspace, chunking: Chunking | None, *, conn: sa.Connection | None = None
+    ) -> None:
         self.ws = ws
         self.chunking = chunking
+        self.conn = conn
+        """Read with the caller's connection (an import reading its own batch), if given."""
         self._chunks: dict[str, list[tuple[str, int, int]]] = {}
 
     def chunks_of(self, doc_id: str) -> list[tuple[str, int, int]]:
@@ -171,7 +177,7 @@ class ChunkMap:
         if doc_id not in self._chunks:
             self._chunks[doc_id] = [
                 (c.chunk_id, c.start, c.end)
-                for c in document_chunks(self.ws, self.chunking, doc_id)
+                for c in document_chunks(self.ws, self.chunking, doc_id, conn=self.conn)
             ]
         return self._chunks[doc_id]
 

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from assay.errors import Conflict, InvalidInput, NotFound
 from assay.records import Project
-from assay.store.db import as_utc, utcnow
+from assay.store.db import as_utc, reading, transaction, utcnow
 from assay.store.schema import chunkings, documents, items, projects
 from assay.store.workspace import Workspace
 
@@ -67,13 +67,14 @@ def create_project(
     settings: dict[str, Any] | None = None,
     *,
     hidden: bool = False,
+    conn: sa.Connection | None = None,
 ) -> Project:
     """Create a project with its default chunking (recursive, 1000 characters). ``hidden``:
     the project an ``import --replace`` builds, left out of the project list."""
     name = (STAGING if hidden else "") + check_name(name)
     language = check_language(language)
     now = utcnow()
-    with ws.engine.begin() as conn:
+    with transaction(ws.engine, conn) as conn:
         if conn.execute(sa.select(projects.c.id).where(projects.c.name == name)).first():
             raise Conflict(f"a project named {name!r} already exists")
         project_id = conn.execute(
@@ -95,13 +96,13 @@ def create_project(
                 created_at=now,
             )
         )
-    return get_project(ws, name)
+        return get_project(ws, name, conn=conn)
 
 
-def list_projects(ws: Workspace) -> list[Project]:
+def list_projects(ws: Workspace, *, conn: sa.Connection | None = None) -> list[Project]:
     """The workspace's projects by name (without the hidden one an ``import --replace`` is
     building: it takes the replaced project's place when the import has finished)."""
-    with ws.engine.connect() as conn:
+    with reading(ws.engine, conn) as conn:
         rows = conn.execute(
             sa.select(projects)
             .where(sa.not_(projects.c.name.startswith(STAGING, autoescape=True)))
@@ -110,11 +111,11 @@ def list_projects(ws: Workspace) -> list[Project]:
     return [_row_to_project(row) for row in rows]
 
 
-def get_project(ws: Workspace, name: str) -> Project:
-    with ws.engine.connect() as conn:
-        row = conn.execute(sa.select(projects).where(projects.c.name == name)).first()
+def get_project(ws: Workspace, name: str, *, conn: sa.Connection | None = None) -> Project:
+    with reading(ws.engine, conn) as reader:
+        row = reader.execute(sa.select(projects).where(projects.c.name == name)).first()
     if row is None:
-        known = ", ".join(p.name for p in list_projects(ws)) or "none yet"
+        known = ", ".join(p.name for p in list_projects(ws, conn=conn)) or "none yet"
         raise NotFound(f"no project named {name!r} (projects: {known})")
     return _row_to_project(row)
 
@@ -135,9 +136,11 @@ def resolve_project(ws: Workspace, name: str | None) -> Project:
     raise InvalidInput(f"the workspace has several projects ({names}); choose one with --project")
 
 
-def rename_project(ws: Workspace, project: Project, new_name: str) -> Project:
+def rename_project(
+    ws: Workspace, project: Project, new_name: str, *, conn: sa.Connection | None = None
+) -> Project:
     new_name = check_name(new_name)
-    with ws.engine.begin() as conn:
+    with transaction(ws.engine, conn) as conn:
         clash = conn.execute(
             sa.select(projects.c.id).where(projects.c.name == new_name, projects.c.id != project.id)
         ).first()
@@ -148,27 +151,36 @@ def rename_project(ws: Workspace, project: Project, new_name: str) -> Project:
             .where(projects.c.id == project.id)
             .values(name=new_name, updated_at=utcnow())
         )
-    return get_project(ws, new_name)
+        return get_project(ws, new_name, conn=conn)
 
 
-def update_project_settings(ws: Workspace, project: Project, settings: dict[str, Any]) -> Project:
-    with ws.engine.begin() as conn:
+def update_project_settings(
+    ws: Workspace, project: Project, settings: dict[str, Any], *, conn: sa.Connection | None = None
+) -> Project:
+    with transaction(ws.engine, conn) as conn:
         conn.execute(
             projects.update()
             .where(projects.c.id == project.id)
             .values(settings=settings, updated_at=utcnow())
         )
-    return get_project(ws, project.name)
+        return get_project(ws, project.name, conn=conn)
 
 
-def delete_project(ws: Workspace, project: Project) -> None:
-    """Delete the project, its documents, chunks and indexes; then drop unused blobs."""
-    with ws.engine.begin() as conn:
+def delete_project(ws: Workspace, project: Project, *, conn: sa.Connection | None = None) -> None:
+    """Delete the project, its documents, chunks and indexes; then drop unused blobs, unless
+    the caller holds the transaction (``conn``): blobs wait until it has committed."""
+    with transaction(ws.engine, conn) as writing:
         # Items (and with them turns and evidence) go first: evidence points at documents, and
         # PostgreSQL may check that link before a single cascading delete has reached it.
-        conn.execute(items.delete().where(items.c.project_id == project.id))
-        conn.execute(projects.delete().where(projects.c.id == project.id))
+        writing.execute(items.delete().where(items.c.project_id == project.id))
+        writing.execute(projects.delete().where(projects.c.id == project.id))
     shutil.rmtree(ws.index_path(project.id, 0).parent, ignore_errors=True)
+    if conn is None:
+        delete_unused_blobs(ws)
+
+
+def delete_unused_blobs(ws: Workspace) -> int:
+    """Drop the stored originals no document of any project refers to any more."""
     with ws.engine.connect() as conn:
         used = {row.sha256 for row in conn.execute(sa.select(documents.c.sha256).distinct())}
-    ws.blobs.delete_unused(used)
+    return ws.blobs.delete_unused(used)

@@ -12,24 +12,22 @@ while others are writing it pauses after every batch. Alone it does not pause, s
 as fast as one long transaction did, except for a short pause every few seconds for writers
 that do not ask.
 
-The stage functions (ingest, chunkings, items) open their own transactions from
-``ws.engine``; the importer hands them a workspace whose engine yields the one batch
-connection, so they write into the current batch.
+The stage functions (ingest, chunkings, items) take the connection they write with
+(``conn=``); the importer passes :attr:`Batches.current`, so they write into the current batch,
+and blobs are cleaned up only after the import has committed.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import sqlalchemy as sa
 
-from assay.store.blobs import BlobStore
 from assay.store.import_lock import (
     HELD_KEY,
     TOKEN_KEY,
@@ -90,35 +88,6 @@ def pause_after(
     return None
 
 
-class _SameConnection:
-    """Stands in for the engine: every ``begin()``/``connect()`` yields the batch connection,
-    in the current batch (opened if none is)."""
-
-    def __init__(self, batches: Batches, engine: sa.Engine) -> None:
-        self._batches = batches
-        self._engine = engine
-
-    @contextmanager
-    def begin(self) -> Iterator[sa.Connection]:
-        self._batches.open()
-        yield self._batches.conn
-
-    @contextmanager
-    def connect(self) -> Iterator[sa.Connection]:
-        self._batches.open()
-        yield self._batches.conn
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._engine, name)
-
-
-class _KeepBlobs(BlobStore):
-    """Blob store whose clean-up waits until the import has committed."""
-
-    def delete_unused(self, used: set[str]) -> int:
-        return 0
-
-
 class Batches:
     """The batch transaction of one import: open lazily, commit by policy, note written rows."""
 
@@ -140,6 +109,14 @@ class Batches:
         self.asked_seen = last_asked(self.turns)
         self.active_until = 0.0
         self.data_version: int | None = None
+
+    @property
+    def current(self) -> sa.Connection:
+        """The batch connection with its transaction open: what an import passes as ``conn=``
+        to the stage functions (a batch commits between records, and the next write opens
+        the next one)."""
+        self.open()
+        return self.conn
 
     def open(self) -> None:
         if self.trans is not None:
@@ -221,8 +198,9 @@ class Batches:
 
 
 @contextmanager
-def batched(ws: Workspace, policy: BatchPolicy) -> Iterator[tuple[Workspace, Batches]]:
-    """A workspace whose writes go into ``Batches``; on any error every batch is undone."""
+def batched(ws: Workspace, policy: BatchPolicy) -> Iterator[Batches]:
+    """The batches of one import: stage functions write into them through ``conn=`` (see
+    :attr:`Batches.current`); on any error every batch is undone."""
     token = str(uuid.uuid4())
     with ws.engine.connect() as conn:
         sqlite = conn.dialect.name == "sqlite"
@@ -233,9 +211,8 @@ def batched(ws: Workspace, policy: BatchPolicy) -> Iterator[tuple[Workspace, Bat
             raw.isolation_level = None
         conn.info[TOKEN_KEY] = token
         batches = Batches(conn, token, policy)
-        engine = cast(sa.Engine, _SameConnection(batches, ws.engine))
         try:
-            yield dataclasses.replace(ws, engine=engine, blobs=_KeepBlobs(ws.blobs.root)), batches
+            yield batches
             batches.commit(final=True)
             forget_journal(ws.engine, token)
         except BaseException:

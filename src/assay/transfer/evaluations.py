@@ -55,7 +55,7 @@ def store_evaluation(
     document refs to stored document ids, ``items`` Bundle item ids to ``(id now, id at
     the end of the import)``; results of tasks whose item was not imported are reported."""
     try:
-        chunk_map = ChunkMap(ws, get_chunking(ws, project, None))
+        chunk_map = ChunkMap(ws, get_chunking(ws, project, None, conn=conn), conn=conn)
     except NotFound:
         chunk_map = ChunkMap(ws, None)
     tasks: list[Task] = []
@@ -63,7 +63,7 @@ def store_evaluation(
         ids = items.get(entry.item_ref)
         if ids is None:
             continue
-        made = tasks_from_item(get_item(ws, project, ids[0]), chunk_map, "last")
+        made = tasks_from_item(get_item(ws, project, ids[0], conn=conn), chunk_map, "last")
         tasks += [dataclasses.replace(t, task_id=entry.task_id, item_id=ids[1]) for t in made]
     kept = {t.task_id for t in tasks}
     definitions = {m.name: m for m in evaluation.metrics}

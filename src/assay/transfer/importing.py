@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from dataclasses import replace as with_fields
 from typing import Any, cast
 
+import sqlalchemy as sa
 from pydantic import ValidationError
 
 from assay.corpus.anchoring import EvidenceIn, locate
@@ -53,6 +54,7 @@ from assay.formats import (
 from assay.formats.common import is_uuid
 from assay.gold.items import (
     STATUSES,
+    Created,
     ItemIn,
     KeptHistory,
     TurnIn,
@@ -66,8 +68,8 @@ from assay.store.projects import (
     LANGUAGES,
     create_project,
     delete_project,
+    delete_unused_blobs,
     get_project,
-    list_projects,
     rename_project,
 )
 from assay.store.workspace import Workspace
@@ -112,8 +114,8 @@ def import_bundle(
         report.add("record", issue.where, status, issue.message)
     documents = list(bundle.documents)
     items = [with_fields(i, status=status) if status else i for i in bundle.items]
-    with batched(ws, batching or BatchPolicy()) as (tws, batches):
-        target, fresh, replaced = _target_project(tws, batches, name, bundle.project, replace)
+    with batched(ws, batching or BatchPolicy()) as batches:
+        target, fresh, replaced = _target_project(ws, batches, name, bundle.project, replace)
         report.project = replaced.name if replaced else target.name
         asked = bundle.project.language
         if fresh and asked and asked not in LANGUAGES:
@@ -123,7 +125,7 @@ def import_bundle(
                 "flagged",
                 f"language {asked!r} unknown; using {target.language!r}",
             )
-        importer = _Importer(tws, batches, target, report, lenient, progress, fresh)
+        importer = _Importer(ws, batches, target, report, lenient, progress, fresh)
         importer.replaced = replaced
         importer.generated_chunkings(bundle.chunkings)
         importer.documents(documents)
@@ -132,18 +134,13 @@ def import_bundle(
         importer.evaluations(bundle.evaluations)
         batches.open()
         if replaced is not None:  # the swap: the old content goes, the new takes its name
-            delete_project(tws, replaced)
+            delete_project(ws, replaced, conn=batches.current)
             batches.flush()
             rekey_items(batches.conn, batches.token)
-            rename_project(tws, target, replaced.name)
+            rename_project(ws, target, replaced.name, conn=batches.current)
     if replace:
-        _collect_unused_blobs(ws)
+        delete_unused_blobs(ws)  # only now: until the import committed, a rollback needed them
     return report
-
-
-def _collect_unused_blobs(ws: Workspace) -> None:
-    used = {d.sha256 for p in list_projects(ws) for d in list_documents(ws, p)}
-    ws.blobs.delete_unused(used)
 
 
 def _target_project(
@@ -155,7 +152,7 @@ def _target_project(
     if not name:
         raise InvalidInput("name the project to import into (--project)")
     try:
-        existing: Project | None = get_project(ws, name)
+        existing: Project | None = get_project(ws, name, conn=batches.current)
     except NotFound:
         existing = None
     batches.open()
@@ -168,7 +165,7 @@ def _target_project(
     settings = dict(existing.settings if existing and not info.settings else info.settings)
     made = create_project(
         ws, f"{batches.token[:8]} {name}"[:190] if existing else name, language, settings,
-        hidden=existing is not None,
+        hidden=existing is not None, conn=batches.current,
     )  # fmt: skip
     batches.note("project", str(made.id))
     batches.lock(made.id)
@@ -191,7 +188,6 @@ class _Importer:
         self.fresh = fresh
         """Created by this import: the Bundle's default chunking may become the default."""
         self.batches = batches
-        self.conn = batches.conn
         self.project = project
         self.report = report
         self.lenient = lenient
@@ -202,6 +198,11 @@ class _Importer:
         self.chunks: dict[str, tuple[str, int, int]] = {}
         self.placed_items: dict[str, tuple[str, str]] = {}
         """Bundle item id → (stored id now, id once the import has finished)."""
+
+    @property
+    def conn(self) -> sa.Connection:
+        """Where every stage function of this import writes: the current batch."""
+        return self.batches.current
 
     @contextmanager
     def record(self, kind: str, ref: str) -> Iterator[None]:
@@ -229,7 +230,7 @@ class _Importer:
     # -- chunkings made by a chunker (their chunks are re-made from method and parameters)
 
     def generated_chunkings(self, chunkings: Sequence[ChunkingRecord]) -> None:
-        existing = {c.name: c for c in list_chunkings(self.ws, self.project)}
+        existing = {c.name: c for c in list_chunkings(self.ws, self.project, conn=self.conn)}
         for record in chunkings:
             if record.method == IMPORTED:
                 continue
@@ -243,6 +244,7 @@ class _Importer:
                         record.method,
                         record.params,
                         make_default=record.is_default and self.fresh,
+                        conn=self.conn,
                     )
                     self.batches.note("chunking", str(made.id))
                 elif found.method != record.method or found.params != record.params:
@@ -251,13 +253,13 @@ class _Importer:
                         f"({found.method} {found.params}); rename it or import with --replace"
                     )
                 elif record.is_default and not found.is_default and self.fresh:
-                    set_default_chunking(self.ws, self.project, record.name)
+                    set_default_chunking(self.ws, self.project, record.name, conn=self.conn)
                 self.report.add("chunking", record.name, "imported")
 
     # -- documents
 
     def documents(self, records: list[DocumentRecord]) -> None:
-        known = {d.sha256: d.name for d in list_documents(self.ws, self.project)}
+        known = {d.sha256: d.name for d in list_documents(self.ws, self.project, conn=self.conn)}
         for done, record in enumerate(records, 1):
             with self.record("document", record.ref):
                 self.document(record, known)
@@ -273,6 +275,7 @@ class _Importer:
             data,
             metadata=record.metadata,
             author=record.author or None,
+            conn=self.conn,
         )
         notes: list[str] = []
         if sha256 in known:
@@ -284,7 +287,7 @@ class _Importer:
         if record.notes and record.notes != doc.notes:
             if sha256 in known:
                 self.batches.note("notes", doc.id, doc.notes)
-            doc = update_document(self.ws, doc, notes=record.notes)
+            doc = update_document(self.ws, doc, notes=record.notes, conn=self.conn)
         changed = False
         if record.text is not None and record.text != doc.text:
             changed = True
@@ -316,6 +319,7 @@ class _Importer:
                     spans,
                     params=record.params,
                     make_default=record.is_default and self.fresh,
+                    conn=self.conn,
                 )
                 self.batches.note("chunking", str(made.id))
                 for chunk_id, doc_id, start, end in spans:
@@ -357,7 +361,7 @@ class _Importer:
             extra["source_id"] = record.id
         else:
             try:
-                get_item(self.ws, self.project, item_id)
+                get_item(self.ws, self.project, item_id, conn=self.conn)
             except NotFound:
                 pass
             else:
@@ -384,28 +388,29 @@ class _Importer:
             version=record.version,
             status_changes=tuple((c.status, c.actor, c.at) for c in record.status_history),
         )
-        try:
-            item = insert_item(
+
+        def store(wanted: str | None) -> Created:
+            return insert_item(
                 self.ws,
                 self.project,
                 data,
                 author=author,
                 status=status,
-                item_id=item_id,
+                item_id=wanted,
                 history=kept,
+                conn=self.conn,
             )
+
+        try:
+            item = store(item_id)
         except Conflict:  # the id is used by an item of another project
             if self.in_replaced(item_id):  # a stand-in id until the old project is gone
-                item = insert_item(
-                    self.ws, self.project, data, author=author, status=status, history=kept
-                )
+                item = store(None)
                 self.batches.note("rekey", item.id, item_id)
                 renamed, stored = "", item_id
             else:  # a note, not a warning
                 data.extra.setdefault("source_id", record.id)
-                item = insert_item(
-                    self.ws, self.project, data, author=author, status=status, history=kept
-                )
+                item = store(None)
                 renamed = f"its id is used in another project; stored as {item.id}"
         else:
             renamed = ""
@@ -439,7 +444,7 @@ class _Importer:
         if self.replaced is None:
             return False
         try:
-            get_item(self.ws, self.replaced, item_id)
+            get_item(self.ws, self.replaced, item_id, conn=self.conn)
         except NotFound:
             return False
         return True
@@ -516,7 +521,7 @@ class _Importer:
         """A reference that is not in the Bundle may name a document already in the project."""
         for lookup in (get_document, get_document_by_name):
             try:
-                doc = lookup(self.ws, self.project, ref)
+                doc = lookup(self.ws, self.project, ref, conn=self.conn)
             except (NotFound, InvalidInput):
                 continue
             placed = _Placed(doc.id, doc.text, False, None)
