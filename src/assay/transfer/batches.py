@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 
+from assay.errors import AssayError
 from assay.store.import_lock import (
     HELD_KEY,
     TOKEN_KEY,
@@ -117,6 +118,26 @@ class Batches:
         the next one)."""
         self.open()
         return self.conn
+
+    @contextmanager
+    def record(self, lenient: bool, skipped: Callable[[str], None]) -> Iterator[None]:
+        """One record of the import. Strict: any error ends the import. Lenient: the record
+        runs in a savepoint, and on an Assay error it is undone and ``skipped(message)`` told.
+        Either way the batch commits when it has run long enough."""
+        self.open()
+        if not lenient:
+            yield
+            self.tick()
+            return
+        savepoint = self.conn.begin_nested()
+        try:
+            yield
+        except AssayError as exc:
+            savepoint.rollback()
+            skipped(str(exc))
+        else:
+            savepoint.commit()
+        self.tick()
 
     def open(self) -> None:
         if self.trans is not None:

@@ -15,16 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace as with_fields
 from typing import Any, cast
 
 import sqlalchemy as sa
-from pydantic import ValidationError
 
-from assay.corpus.anchoring import EvidenceIn, locate
 from assay.corpus.chunkings import (
     IMPORTED,
     create_chunking,
@@ -39,43 +36,33 @@ from assay.corpus.documents import (
     update_document,
 )
 from assay.corpus.ingest import ingest_bytes
-from assay.errors import AssayError, Conflict, InvalidInput, NotFound
+from assay.errors import Conflict, InvalidInput, NotFound
 from assay.formats import (
     Bundle,
     ChunkingRecord,
     ChunkRecord,
     DocumentRecord,
     EvaluationRecord,
-    EvidenceRecord,
     ItemRecord,
-    ProjectInfo,
-    TurnRecord,
 )
 from assay.formats.common import is_uuid
-from assay.gold.items import (
-    STATUSES,
-    Created,
-    ItemIn,
-    KeptHistory,
-    TurnIn,
-    get_item,
-    insert_item,
-    parse_time,
-)
+from assay.gold.item_inputs import STATUSES
+from assay.gold.item_reads import get_item
+from assay.gold.item_writes import Created, insert_item
 from assay.records import Project
 from assay.store.import_lock import rekey_items
 from assay.store.projects import (
     LANGUAGES,
-    create_project,
     delete_project,
     delete_unused_blobs,
-    get_project,
     rename_project,
 )
 from assay.store.workspace import Workspace
 from assay.transfer.batches import Batches, BatchPolicy, batched
 from assay.transfer.evaluations import store_evaluation
+from assay.transfer.item_input import Placed, item_input
 from assay.transfer.report import ImportReport
+from assay.transfer.target import target_project
 
 Progress = Callable[[str, int, int | None], None]
 """Called as ``progress(stage, done, total)``."""
@@ -104,18 +91,11 @@ def import_bundle(
         raise InvalidInput(f"unknown status {status!r}; choose one of: {', '.join(STATUSES)}")
     name = project.name if isinstance(project, Project) else project.strip()
     report = ImportReport(project=name)
-    problems = [i for i in bundle.issues if i.severity == "error"]
-    if problems and not lenient:
-        shown = "; ".join(str(i) for i in problems[:5])
-        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-        raise InvalidInput(f"{shown}{more}; nothing was imported (--lenient skips such records)")
-    for issue in bundle.issues:
-        status = "skipped" if issue.severity == "error" else "flagged"
-        report.add("record", issue.where, status, issue.message)
+    report.take_issues(bundle.issues, lenient=lenient)
     documents = list(bundle.documents)
     items = [with_fields(i, status=status) if status else i for i in bundle.items]
     with batched(ws, batching or BatchPolicy()) as batches:
-        target, fresh, replaced = _target_project(ws, batches, name, bundle.project, replace)
+        target, fresh, replaced = target_project(ws, batches, name, bundle.project, replace)
         report.project = replaced.name if replaced else target.name
         asked = bundle.project.language
         if fresh and asked and asked not in LANGUAGES:
@@ -143,36 +123,6 @@ def import_bundle(
     return report
 
 
-def _target_project(
-    ws: Workspace, batches: Batches, name: str, info: ProjectInfo, replace: bool
-) -> tuple[Project, bool, Project | None]:
-    """``(project to write into, made by this import, project it replaces at the end)``; the
-    projects are locked and the lock is committed, so edits see it at once."""
-    name = name or info.name
-    if not name:
-        raise InvalidInput("name the project to import into (--project)")
-    try:
-        existing: Project | None = get_project(ws, name, conn=batches.current)
-    except NotFound:
-        existing = None
-    batches.open()
-    if existing is not None:
-        batches.lock(existing.id)
-        if not replace:
-            batches.commit()
-            return existing, False, None
-    language = info.language if info.language in LANGUAGES else "en"
-    settings = dict(existing.settings if existing and not info.settings else info.settings)
-    made = create_project(
-        ws, f"{batches.token[:8]} {name}"[:190] if existing else name, language, settings,
-        hidden=existing is not None, conn=batches.current,
-    )  # fmt: skip
-    batches.note("project", str(made.id))
-    batches.lock(made.id)
-    batches.commit()
-    return made, True, existing
-
-
 class _Importer:
     def __init__(
         self,
@@ -194,7 +144,7 @@ class _Importer:
         self.progress = progress
         self.replaced: Project | None = None
         """The project this import replaces when it has finished (its item ids stay)."""
-        self.docs: dict[str, _Placed] = {}
+        self.docs: dict[str, Placed] = {}
         self.chunks: dict[str, tuple[str, int, int]] = {}
         self.placed_items: dict[str, tuple[str, str]] = {}
         """Bundle item id → (stored id now, id once the import has finished)."""
@@ -204,24 +154,11 @@ class _Importer:
         """Where every stage function of this import writes: the current batch."""
         return self.batches.current
 
-    @contextmanager
-    def record(self, kind: str, ref: str) -> Iterator[None]:
-        """Strict: any error ends the import. Lenient: the record is undone and reported.
-        Either way the batch commits when it has run long enough."""
-        self.batches.open()
-        if not self.lenient:
-            yield
-            self.batches.tick()
-            return
-        savepoint = self.conn.begin_nested()
-        try:
-            yield
-        except AssayError as exc:
-            savepoint.rollback()
-            self.report.add(kind, ref, "skipped", str(exc))
-        else:
-            savepoint.commit()
-        self.batches.tick()
+    def record(self, kind: str, ref: str) -> AbstractContextManager[None]:
+        """One record of the import; lenient: undone and reported as skipped on error."""
+        return self.batches.record(
+            self.lenient, lambda message: self.report.add(kind, ref, "skipped", message)
+        )
 
     def tick(self, stage: str, done: int, total: int | None) -> None:
         if self.progress:
@@ -296,7 +233,7 @@ class _Importer:
             changed = True
             notes.append("its text differs from the exported text; passages are located again")
         known[sha256] = doc.name
-        self.docs[record.ref] = _Placed(doc.id, doc.text, changed, record.text)
+        self.docs[record.ref] = Placed(doc.id, doc.text, changed, record.text)
         status = "flagged" if notes else "imported"
         self.report.add("document", record.ref, status, "; ".join(notes), doc.id)
 
@@ -369,25 +306,9 @@ class _Importer:
                     f"item {record.id!r} is already in project {self.project.name!r}; "
                     "nothing was overwritten (use --replace to replace the project)"
                 )
-        turns = [self.turn(t, index, extra, notes) for index, t in enumerate(record.turns, 1)]
-        try:
-            data = ItemIn(
-                kind=record.kind,  # type: ignore[arg-type]
-                notes=record.notes,
-                origin=record.origin,
-                extra=extra,
-                turns=turns,
-            )
-        except ValidationError as exc:
-            raise InvalidInput(f"item {record.id!r}: {_first_error(exc)}") from exc
+        data, kept = item_input(record, extra, notes, self)
         author = record.author or None
         status = cast(Any, record.status)
-        kept = KeptHistory(
-            created_at=parse_time(record.created_at),
-            updated_at=parse_time(record.updated_at),
-            version=record.version,
-            status_changes=tuple((c.status, c.actor, c.at) for c in record.status_history),
-        )
 
         def store(wanted: str | None) -> Created:
             return insert_item(
@@ -449,111 +370,21 @@ class _Importer:
             return False
         return True
 
-    def turn(self, turn: TurnRecord, index: int, extra: dict[str, Any], notes: list[str]) -> TurnIn:
-        evidence: list[EvidenceIn] = []
-        for number, ev in enumerate(turn.evidence, 1):
-            where = f"turn {index}, evidence {number}"
-            converted = self.evidence(ev, where, extra, notes)
-            if converted is not None:
-                evidence.append(converted)
-        try:
-            return TurnIn(
-                query=turn.query,
-                rewrite=turn.rewrite,
-                query_type=turn.query_type,
-                enrichments=turn.enrichments,
-                answer=turn.answer,
-                alternatives=turn.alternatives,
-                original_answer=turn.original_answer,
-                generation=turn.generation,
-                retrieved=turn.retrieved,
-                evidence=evidence,
-            )
-        except ValidationError as exc:
-            raise InvalidInput(f"turn {index}: {_first_error(exc)}") from exc
-
-    def evidence(
-        self, ev: EvidenceRecord, where: str, extra: dict[str, Any], notes: list[str]
-    ) -> EvidenceIn | None:
-        doc_id: str | None = None
-        start, end, text = ev.start, ev.end, ev.text
-        anchor = ev.anchor
-        origin = ev.origin
-        if ev.doc_ref is None and ev.chunk_ids:
-            hit = self.chunks.get(ev.chunk_ids[0])
-            if hit is None:
-                extra.setdefault("unresolved_chunk_ids", []).append(ev.chunk_ids[0])
-                notes.append(f"{where}: chunk {ev.chunk_ids[0]!r} is not in the corpus")
-                return None
-            doc_id, start, end = hit
-            text = ""
-        elif ev.doc_ref is not None:
-            placed = self.docs.get(ev.doc_ref) or self.project_document(ev.doc_ref)
-            if placed is None:
-                notes.append(f"{where}: document {ev.doc_ref!r} is not in the project")
-                origin, start, end, anchor = "imported", None, None, "unlocated"
-            else:
-                doc_id = placed.doc_id
-                if placed.changed and anchor != "unlocated":
-                    span = placed.relocate(start, end, text or None)
-                    start, end = span if span else (None, None)
-                    anchor = None if span else "stale"
-        elif ev.origin != "imported":
-            origin = "imported"
-        try:
-            return EvidenceIn(
-                doc_id=doc_id,
-                start=start,
-                end=end,
-                text=text,
-                label=ev.label,  # type: ignore[arg-type]
-                grade=ev.grade,
-                group=ev.group,
-                origin=origin,  # type: ignore[arg-type]
-                anchor=anchor,  # type: ignore[arg-type]
-                author=ev.author,
-                created_at=ev.created_at,
-            )
-        except ValidationError as exc:
-            raise InvalidInput(f"{where}: {_first_error(exc)}") from exc
-
-    def project_document(self, ref: str) -> _Placed | None:
-        """A reference that is not in the Bundle may name a document already in the project."""
+    def find(self, ref: str) -> Placed | None:
+        """The Bundle document ``ref`` as placed, or a document already in the project that
+        the reference names (by id or name)."""
+        if ref in self.docs:
+            return self.docs[ref]
         for lookup in (get_document, get_document_by_name):
             try:
                 doc = lookup(self.ws, self.project, ref, conn=self.conn)
             except (NotFound, InvalidInput):
                 continue
-            placed = _Placed(doc.id, doc.text, False, None)
+            placed = Placed(doc.id, doc.text, False, None)
             self.docs[ref] = placed
             return placed
         return None
 
 
-@dataclass
-class _Placed:
-    """Where a Bundle document landed, and whether its text differs from what was expected."""
-
-    doc_id: str
-    text: str
-    changed: bool
-    expected: str | None
-
-    def relocate(
-        self, start: int | None, end: int | None, text: str | None
-    ) -> tuple[int, int] | None:
-        if self.expected is not None and start is not None and end is not None:
-            if start == 0 and end == len(self.expected):
-                return (0, len(self.text)) if self.text else None
-            text = text or self.expected[start:end]
-        return locate(self.text, text) if text else None
-
-
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    place = ".".join(str(p) for p in error.get("loc", ()))
-    return f"field {place!r}: {error.get('msg', 'invalid')}"

@@ -6,7 +6,11 @@ a warning worth a look (so flagged ≤ imported), ``skipped`` the records left o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from assay.errors import InvalidInput
+from assay.formats import Issue
 
 STATUSES = ("imported", "flagged", "skipped")
 
@@ -30,6 +34,20 @@ class ImportReport:
 
     def add(self, kind: str, ref: str, status: str, message: str = "", id: str = "") -> None:
         self.outcomes.append(RecordOutcome(kind, ref, status, message, id))
+
+    def take_issues(self, issues: Sequence[Issue], *, lenient: bool) -> None:
+        """What the reader could not take in: refused as a whole unless ``lenient``, then
+        errors are skipped records and warnings flagged ones."""
+        problems = [i for i in issues if i.severity == "error"]
+        if problems and not lenient:
+            shown = "; ".join(str(i) for i in problems[:5])
+            more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+            raise InvalidInput(
+                f"{shown}{more}; nothing was imported (--lenient skips such records)"
+            )
+        for issue in issues:
+            status = "skipped" if issue.severity == "error" else "flagged"
+            self.add("record", issue.where, status, issue.message)
 
     def count(self, status: str, kind: str | None = None) -> int:
         """Records of ``kind`` that were stored (``imported``), stored with a warning
