@@ -15,7 +15,9 @@ import random
 import time
 from collections.abc import Callable
 
-from assay.corpus.splitters import DEFAULT_SEPARATORS, recursive_spans, sentence_spans, token_spans
+from assay.corpus.chunker_params import DEFAULT_SEPARATORS
+from assay.corpus.sentences import sentence_spans
+from assay.corpus.splitters import recursive_spans, token_spans
 
 VOCABULARY = (
     "the of and to in is that for on with as by retrieval evaluation document passage chunk "

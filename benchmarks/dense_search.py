@@ -35,8 +35,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from assay.corpus.chunker_registry import chunk_text
 from assay.parsing import parse
-from assay.corpus.splitters import chunk_text
 from assay.records import ChunkText, IndexedDocument
 from assay.search import SearchIndex
 from assay.search.dense import DenseIndex

@@ -9,15 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assay.corpus.splitters import (
-    CHUNKERS,
-    DEFAULT_SEPARATORS,
-    chunk_text,
-    describe_chunkers,
-    recursive_spans,
-    sentence_spans,
-    token_spans,
-)
+from assay.corpus.chunker_params import DEFAULT_SEPARATORS
+from assay.corpus.chunker_registry import CHUNKERS, chunk_text, describe_chunkers
+from assay.corpus.sentences import sentence_spans
+from assay.corpus.splitters import recursive_spans, token_spans
 from assay.errors import InvalidInput
 from assay.records import Span
 

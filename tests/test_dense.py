@@ -18,7 +18,8 @@ import pytest
 from assay.errors import Conflict, InvalidInput
 from assay.records import ChunkText, Hit, IndexedDocument
 from assay.search import dense
-from assay.search.dense import LOCK_FILE, MANIFEST, DenseIndex
+from assay.search.dense import LOCK_FILE, DenseIndex
+from assay.search.dense_storage import FORMAT, MANIFEST
 from assay.search.embeddings import HashingEmbedder, MiniLMEmbedder
 from tests.conftest import missing
 
@@ -223,7 +224,7 @@ def test_failure_before_the_manifest_keeps_the_old_state(
             raise OSError("simulated crash before the manifest was replaced")
         real_replace(src, dst)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(dense.os, "replace", replace)
+    monkeypatch.setattr(os, "replace", replace)
     with pytest.raises(OSError, match="simulated crash"):
         index.update([doc("cats", "Totally new text.", fingerprint="fp-new")], delete=["dogs"])
     monkeypatch.undo()
@@ -294,7 +295,7 @@ def test_a_reader_survives_compaction_by_another_instance(index: DenseIndex) -> 
         index.update([doc("cats", f"Cats version {n}.", fingerprint=f"fp-{n}")])
     hits = reader.search("cats version", k=10)
     assert [h.text for h in hits if h.doc_id == "cats"] == ["Cats version 2."]
-    assert json.loads((index.path / MANIFEST).read_text())["format"] == dense.FORMAT
+    assert json.loads((index.path / MANIFEST).read_text())["format"] == FORMAT
 
 
 # -- with the real model ---------------------------------------------------------------------

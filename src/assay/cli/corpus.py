@@ -69,7 +69,7 @@ def progress_bar(transient: bool = True) -> Progress:
 
 def _chunker_help() -> str:
     """The chunkers and their parameters, for the --help text of `assay chunk`."""
-    from assay.corpus.splitters import describe_chunkers
+    from assay.corpus.chunker_registry import describe_chunkers
 
     blocks = ["Chunkers and their parameters (default in brackets):"]
     for method, info in describe_chunkers().items():

@@ -23,9 +23,10 @@ import sqlalchemy as sa
 
 from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.chunkings import get_chunking, iter_chunk_spans
-from assay.corpus.splitters import sentence_spans
+from assay.corpus.sentences import sentence_spans
 from assay.errors import InvalidInput
-from assay.gold.items import ItemIn, TurnIn, create_item
+from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_writes import create_item
 from assay.gold.project_config import generator_settings
 from assay.gold.taxonomy import UNANSWERABLE, QueryType, query_types
 from assay.llm import Generation, Generator, GeneratorError, Message, make_generator, prompt_hash

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import BackendUnavailable, install_extra
-from assay.llm.openai_compat import chunk_delta, generation_from_reply
+from assay.llm.openai_replies import chunk_delta, generation_from_reply
 from assay.llm.records import Generation, GeneratorError, Message
 
 INSTALL_HINT = (

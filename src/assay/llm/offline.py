@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import Stemmer
 
-from assay.corpus.splitters import sentence_spans
+from assay.corpus.sentences import sentence_spans
 from assay.errors import InvalidInput
 from assay.llm.prompts import (
     DEFAULT_TEMPLATE,

@@ -9,12 +9,11 @@ been handed out a failure raises with ``partial_text`` holding all of it.
 
 Every request goes through :mod:`assay.llm.outgoing` (allowed hosts and addresses, no
 redirects, the API key only to the host of ``base_url``); a refusal is a GeneratorError
-that is not retried.
+that is not retried. Replies are read by :mod:`assay.llm.openai_replies`.
 """
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -23,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from assay.llm.openai_replies import error_detail, generation_from_reply, json_reply, read_events
 from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
-from assay.llm.records import Generation, GeneratorError, Message, prompt_hash
+from assay.llm.records import Generation, GeneratorError, Message
 
 if TYPE_CHECKING:
     from assay.llm import GeneratorSettings
@@ -116,7 +116,7 @@ class OpenAICompatGenerator:
         with self._client() as client:
             response, _tries = self._send(client, self._body(messages, stream=False), stream=False)
             try:
-                reply = _json_reply(response, self.url)
+                reply = json_reply(response, self.url)
             finally:
                 response.close()
         return self._generation(messages, reply)
@@ -138,9 +138,9 @@ class OpenAICompatGenerator:
                 if response.headers.get("content-type", "").startswith("application/json"):
                     # The server ignored "stream": true and answered at once.
                     response.read()
-                    yield self._generation(messages, _json_reply(response, self.url)).text
+                    yield self._generation(messages, json_reply(response, self.url)).text
                     return
-                yield from _read_events(response, self.url)
+                yield from read_events(response, self.url)
             finally:
                 response.close()
 
@@ -232,7 +232,7 @@ class OpenAICompatGenerator:
 
     def _status_error(self, response: httpx.Response, tries: int) -> GeneratorError:
         status = response.status_code
-        detail = _error_detail(response)
+        detail = error_detail(response)
         suffix = f" ({detail})" if detail else ""
         if status in (401, 403):
             key_state = "" if self._api_key else " (no key is set)"
@@ -255,145 +255,6 @@ class OpenAICompatGenerator:
         )
 
 
-def generation_from_reply(
-    reply: dict[str, Any],
-    messages: Sequence[Message],
-    *,
-    url: str,
-    model: str,
-    params: dict[str, Any],
-    json_mode: bool,
-) -> Generation:
-    """A chat-completion reply (already parsed JSON) as a Generation, or GeneratorError."""
-    choice = _first_choice(reply, url)
-    message = choice.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, str):
-        raise _malformed(url, "missing choices[0].message.content")
-    if json_mode:
-        try:
-            json.loads(content)
-        except ValueError as exc:
-            raise _malformed(
-                url, f"JSON mode was asked for but the content is not JSON: {content!r:.80}"
-            ) from exc
-    usage = reply.get("usage")
-    finish = choice.get("finish_reason")
-    reply_model = reply.get("model")
-    return Generation(
-        text=content,
-        model=reply_model if isinstance(reply_model, str) and reply_model else model,
-        prompt_hash=prompt_hash(messages),
-        params=params,
-        usage=dict(usage) if isinstance(usage, dict) else {},
-        finish_reason=finish if isinstance(finish, str) else "",
-    )
-
-
-def _read_events(response: httpx.Response, url: str) -> Iterator[str]:
-    """Text deltas from server-sent events until ``[DONE]``; raises with partial_text."""
-    parts: list[str] = []
-    finished = False
-
-    def broken(reason: str) -> GeneratorError:
-        text = "".join(parts)
-        return GeneratorError(
-            f"LLM endpoint {url}: stream interrupted after {len(text)} characters: {reason}",
-            url=url,
-            partial_text=text,
-        )
-
-    try:
-        for line in response.iter_lines():
-            if not line.startswith("data:"):
-                continue  # blank separators, comments (":"), event:, id:, retry:
-            data = line[5:].strip()
-            if data == "[DONE]":
-                return
-            try:
-                event = json.loads(data)
-            except ValueError:
-                raise broken(f"malformed event {data!r:.80}") from None
-            try:
-                content, done = chunk_delta(event)
-            except ValueError as exc:
-                raise broken(f"{exc}: {data!r:.80}") from None
-            if content:
-                parts.append(content)
-                yield content
-            finished = finished or done
-    except httpx.TimeoutException as exc:
-        raise broken(f"no data for {_timeout_of(response)} (read timeout)") from exc
-    except httpx.TransportError as exc:
-        raise broken(f"connection lost ({str(exc) or type(exc).__name__})") from exc
-    if not finished:
-        raise broken("the stream ended without [DONE]")
-
-
-def chunk_delta(event: object) -> tuple[str, bool]:
-    """``(text, finished)`` of one streamed chat-completion chunk; ValueError if malformed."""
-    if not isinstance(event, dict):
-        raise ValueError("malformed event")
-    if "error" in event:
-        raise ValueError(f"the server reported an error ({_describe(event['error'])})")
-    choices = event.get("choices")
-    if not choices:
-        return "", False  # e.g. a final usage-only event
-    choice = choices[0] if isinstance(choices, list) else None
-    if not isinstance(choice, dict):
-        raise ValueError("malformed event")
-    delta = choice.get("delta")
-    content = delta.get("content") if isinstance(delta, dict) else None
-    return (content if isinstance(content, str) else ""), bool(choice.get("finish_reason"))
-
-
-def _json_reply(response: httpx.Response, url: str) -> dict[str, Any]:
-    try:
-        reply = response.json()
-    except ValueError:
-        raise _malformed(url, f"not JSON (starts with {response.text[:80]!r})") from None
-    if not isinstance(reply, dict):
-        raise _malformed(url, f"expected a JSON object, got {type(reply).__name__}")
-    if "error" in reply and "choices" not in reply:
-        raise GeneratorError(
-            f"LLM endpoint {url}: the server reported an error ({_describe(reply['error'])})",
-            url=url,
-            status=response.status_code,
-        )
-    return reply
-
-
-def _first_choice(reply: dict[str, Any], url: str) -> dict[str, Any]:
-    choices = reply.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise _malformed(url, "missing choices[0]")
-    return choices[0]
-
-
-def _malformed(url: str, what: str) -> GeneratorError:
-    where = f"LLM endpoint {url}" if url.startswith(("http://", "https://")) else url
-    return GeneratorError(f"{where}: malformed reply: {what}", url=url)
-
-
-def _error_detail(response: httpx.Response) -> str:
-    try:
-        payload = response.json()
-    except ValueError:
-        return response.text.strip()[:200]
-    if isinstance(payload, dict):
-        for key in ("error", "detail", "message"):
-            if key in payload:
-                return _describe(payload[key])
-    return str(payload)[:200]
-
-
-def _describe(error: object) -> str:
-    if isinstance(error, dict):
-        message = error.get("message") or error.get("detail") or error
-        return str(message)[:200]
-    return str(error)[:200]
-
-
 def _retry_after(response: httpx.Response) -> float | None:
     """Seconds asked for by ``Retry-After`` (a number or an HTTP date), else None."""
     value = response.headers.get("retry-after", "").strip()
@@ -408,12 +269,6 @@ def _retry_after(response: httpx.Response) -> float | None:
     except (TypeError, ValueError):
         return None
     return when.timestamp() - time.time()
-
-
-def _timeout_of(response: httpx.Response) -> str:
-    timeout = response.request.extensions.get("timeout", {})
-    read = timeout.get("read") if isinstance(timeout, dict) else None
-    return f"{read:g} s" if isinstance(read, int | float) else "too long"
 
 
 def _count(tries: int) -> str:

@@ -1,14 +1,7 @@
 """Embedded dense search: exact cosine similarity over float32 vectors kept in numpy files.
 
-One index folder per project and chunking, holding immutable *segments* and one manifest:
-
-``seg-N.npy``
-    the chunk vectors, ``(rows, dim)`` float32, L2-normalised, opened as a memory map;
-``seg-N.json``
-    per row: chunk_id, doc_id, start, end and the byte offset of its text in ``seg-N.txt``;
-``assay-dense.json``
-    the manifest: embedder name and dim, the live segments, their dead rows, and
-    ``doc_id -> fingerprint`` of every indexed document.
+One index folder per project and chunking, holding immutable *segments* and one manifest
+(their files are described in :mod:`assay.search.dense_storage`).
 
 An update embeds the new chunks, appends them as a new segment, marks the old rows of the
 changed or deleted documents dead, and writes the manifest last (temp file, fsync,
@@ -26,81 +19,36 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import os
 import time
-from collections.abc import Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from assay.errors import Conflict, InvalidInput
 from assay.records import Hit, IndexedDocument
 from assay.search.analysis import build_analyzer, highlight_terms, make_snippet, query_terms
+from assay.search.dense_storage import (
+    FORMAT,
+    MANIFEST,
+    SEGMENT_SUFFIXES,
+    Manifest,
+    Segment,
+    fsync_folder,
+    load_segment,
+    segment_stem,
+    stream_rows,
+    write_durably,
+    write_segment,
+)
 from assay.search.embeddings import Embedder
 
-FORMAT = 1
-MANIFEST = "assay-dense.json"
 LOCK_FILE = "assay-dense.lock"
 LOCK_TIMEOUT_SECONDS = 30.0
 DEAD_SHARE_TO_COMPACT = 0.30
 MAX_SEGMENTS = 16
 EMBED_BATCH = 1024
 """Chunks embedded per call, so progress is steady and memory stays flat."""
-
-
-@dataclass(slots=True)
-class _Segment:
-    """One immutable segment, loaded: vectors and text as memory maps, metadata in lists."""
-
-    id: int
-    vectors: np.ndarray
-    chunk_ids: list[str]
-    doc_ids: list[str]
-    starts: list[int]
-    ends: list[int]
-    offsets: list[int]
-    text: np.ndarray | None
-    rows_of: dict[str, list[int]] = field(default_factory=dict)
-
-    def chunk_text(self, row: int) -> str:
-        if self.text is None:
-            return ""
-        return bytes(self.text[self.offsets[row] : self.offsets[row + 1]]).decode("utf-8")
-
-
-@dataclass(slots=True)
-class _Manifest:
-    embedder: str
-    dim: int
-    segments: list[tuple[int, int]]
-    """(segment id, rows), oldest first."""
-    dead: dict[int, list[int]]
-    docs: dict[str, str]
-    next_segment: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "format": FORMAT,
-            "embedder": self.embedder,
-            "dim": self.dim,
-            "segments": [{"id": sid, "rows": rows} for sid, rows in self.segments],
-            "dead": {str(sid): rows for sid, rows in sorted(self.dead.items()) if rows},
-            "docs": self.docs,
-            "next_segment": self.next_segment,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> _Manifest:
-        return cls(
-            embedder=str(data["embedder"]),
-            dim=int(data["dim"]),
-            segments=[(int(s["id"]), int(s["rows"])) for s in data["segments"]],
-            dead={int(sid): [int(r) for r in rows] for sid, rows in data["dead"].items()},
-            docs={str(k): str(v) for k, v in data["docs"].items()},
-            next_segment=int(data["next_segment"]),
-        )
 
 
 class DenseIndex:
@@ -126,8 +74,8 @@ class DenseIndex:
         self.lock_timeout = lock_timeout
         self._language = language
         self._analyzer = build_analyzer(language)
-        self._segments: dict[int, _Segment] = {}
-        self._manifest: _Manifest | None = None
+        self._segments: dict[int, Segment] = {}
+        self._manifest: Manifest | None = None
         self._manifest_stamp: tuple[int, int, int] | None = None
         self._open()
 
@@ -152,17 +100,17 @@ class DenseIndex:
             with self._locked():
                 current = self._read_manifest()
                 if not self._fits(current):
-                    empty = _Manifest(self.embedder.name, self.embedder.dim, [], {}, {}, 1)
+                    empty = Manifest(self.embedder.name, self.embedder.dim, [], {}, {}, 1)
                     empty.next_segment = current.next_segment if current else 1
                     self._write_manifest(empty)
                     self._sweep(empty)
 
-    def _fits(self, manifest: _Manifest | None) -> bool:
+    def _fits(self, manifest: Manifest | None) -> bool:
         """Whether `manifest` was written for this index's embedder."""
         wanted = (self.embedder.name, self.embedder.dim)
         return manifest is not None and (manifest.embedder, manifest.dim) == wanted
 
-    def _read_manifest(self) -> _Manifest | None:
+    def _read_manifest(self) -> Manifest | None:
         """The manifest on disk (cached while the file is unchanged); None if absent, or
         unreadable or of another format (the index is then rebuilt)."""
         manifest_path = self.path / MANIFEST
@@ -175,7 +123,7 @@ class DenseIndex:
             return self._manifest
         try:
             data = json.loads(manifest_path.read_text(encoding="utf-8"))
-            manifest = _Manifest.from_json(data) if data.get("format") == FORMAT else None
+            manifest = Manifest.from_json(data) if data.get("format") == FORMAT else None
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             manifest = None
         self._manifest, self._manifest_stamp = manifest, stamp
@@ -185,7 +133,7 @@ class DenseIndex:
                 del self._segments[sid]
         return manifest
 
-    def _current(self) -> _Manifest:
+    def _current(self) -> Manifest:
         manifest = self._read_manifest()
         if manifest is None:
             raise InvalidInput(
@@ -194,10 +142,10 @@ class DenseIndex:
             )
         return manifest
 
-    def _segment(self, sid: int) -> _Segment:
+    def _segment(self, sid: int) -> Segment:
         segment = self._segments.get(sid)
         if segment is None:
-            segment = _load_segment(self.path, sid)
+            segment = load_segment(self.path, sid)
             self._segments[sid] = segment
         return segment
 
@@ -216,7 +164,7 @@ class DenseIndex:
         rows = [chunk for doc in latest.values() for chunk in doc.chunks]
         vectors = self._embed([chunk.text for chunk in rows])
         with self._locked():
-            manifest = _Manifest.from_json(self._current().to_json())  # a copy to edit
+            manifest = Manifest.from_json(self._current().to_json())  # a copy to edit
             doomed = self._rows_of(manifest, gone)
             docs = {d: fp for d, fp in manifest.docs.items() if d not in gone}
             docs.update((doc.doc_id, doc.fingerprint) for doc in latest.values())
@@ -229,7 +177,7 @@ class DenseIndex:
                 sid = manifest.next_segment
                 manifest.next_segment += 1
                 metadata = [(c.chunk_id, c.doc_id, c.start, c.end, c.text) for c in rows]
-                _write_segment(self.path, sid, iter([vectors]), metadata, *vectors.shape)
+                write_segment(self.path, sid, iter([vectors]), metadata, *vectors.shape)
                 manifest.segments.append((sid, len(rows)))
             manifest.segments = [
                 (sid, n) for sid, n in manifest.segments if len(manifest.dead.get(sid, [])) < n
@@ -258,7 +206,7 @@ class DenseIndex:
             )
         return vectors
 
-    def _rows_of(self, manifest: _Manifest, doc_ids: Collection[str]) -> dict[int, list[int]]:
+    def _rows_of(self, manifest: Manifest, doc_ids: Collection[str]) -> dict[int, list[int]]:
         """Live rows per segment holding chunks of `doc_ids`."""
         found: dict[int, list[int]] = {}
         for sid, _n in manifest.segments:
@@ -269,7 +217,7 @@ class DenseIndex:
                 found[sid] = rows
         return found
 
-    def _compact(self, manifest: _Manifest) -> None:
+    def _compact(self, manifest: Manifest) -> None:
         """Rewrite all live rows into one new segment, in their current order."""
         sid = manifest.next_segment
         manifest.next_segment += 1
@@ -287,19 +235,23 @@ class DenseIndex:
             for seg, rows in live
             for r in rows.tolist()
         )
-        _write_segment(self.path, sid, _stream_rows(live), metadata, total, manifest.dim)
+        write_segment(self.path, sid, stream_rows(live), metadata, total, manifest.dim)
         manifest.segments, manifest.dead = [(sid, total)], {}
 
-    def _write_manifest(self, manifest: _Manifest) -> None:
+    def _write_manifest(self, manifest: Manifest) -> None:
         target = self.path / MANIFEST
-        _write_durably(target, json.dumps(manifest.to_json()).encode("utf-8"))
-        _fsync_folder(self.path)
+        write_durably(target, json.dumps(manifest.to_json()).encode("utf-8"))
+        fsync_folder(self.path)
         self._read_manifest()
 
-    def _sweep(self, manifest: _Manifest) -> None:
+    def _sweep(self, manifest: Manifest) -> None:
         """Delete segment and temp files the manifest does not name (left by crashes or
         superseded by compaction). Readers holding them open keep their memory maps."""
-        keep = {f"seg-{sid:06d}{ext}" for sid, _n in manifest.segments for ext in _EXTS}
+        keep = {
+            segment_stem(sid) + suffix
+            for sid, _n in manifest.segments
+            for suffix in SEGMENT_SUFFIXES
+        }
         for entry in self.path.iterdir():
             ours = entry.name.startswith("seg-") or entry.name.startswith(MANIFEST)
             if ours and entry.name not in keep and entry.name != MANIFEST:
@@ -396,112 +348,12 @@ class DenseIndex:
         }
 
 
-_EXTS = (".npy", ".json", ".txt")
-
-
-def _needs_compaction(manifest: _Manifest) -> bool:
+def _needs_compaction(manifest: Manifest) -> bool:
     rows = sum(n for _sid, n in manifest.segments)
     dead = sum(len(r) for r in manifest.dead.values())
     return len(manifest.segments) > MAX_SEGMENTS or (
         rows > 0 and dead > DEAD_SHARE_TO_COMPACT * rows
     )
-
-
-def _stream_rows(live: list[tuple[_Segment, np.ndarray]]) -> Iterator[np.ndarray]:
-    for segment, rows in live:
-        for first in range(0, len(rows), 65_536):
-            yield np.asarray(segment.vectors[rows[first : first + 65_536]])
-
-
-def _write_segment(
-    folder: Path,
-    sid: int,
-    blocks: Iterator[np.ndarray],
-    chunks: Iterable[tuple[str, str, int, int, str]],
-    rows: int,
-    dim: int,
-) -> None:
-    """Write the three files of segment `sid`, each through a temp file and fsync. Vectors
-    come in row blocks, so compaction never holds a large index twice in memory."""
-    base = folder / f"seg-{sid:06d}"
-    tmp = base.with_suffix(".npy.tmp")
-    matrix = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(rows, dim))
-    filled = 0
-    for block in blocks:
-        matrix[filled : filled + len(block)] = block
-        filled += len(block)
-    matrix.flush()
-    del matrix
-    _fsync_file(tmp)
-    os.replace(tmp, base.with_suffix(".npy"))
-
-    meta: dict[str, list[Any]] = {k: [] for k in ("chunk_id", "doc_id", "start", "end")}
-    offsets = [0]
-    text_tmp = base.with_suffix(".txt.tmp")
-    with text_tmp.open("wb") as handle:
-        for chunk_id, doc_id, start, end, text in chunks:
-            meta["chunk_id"].append(chunk_id)
-            meta["doc_id"].append(doc_id)
-            meta["start"].append(start)
-            meta["end"].append(end)
-            data = text.encode("utf-8")
-            handle.write(data)
-            offsets.append(offsets[-1] + len(data))
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(text_tmp, base.with_suffix(".txt"))
-    meta["offsets"] = offsets
-    _write_durably(base.with_suffix(".json"), json.dumps(meta).encode("utf-8"))
-
-
-def _load_segment(folder: Path, sid: int) -> _Segment:
-    base = folder / f"seg-{sid:06d}"
-    try:
-        vectors = np.load(base.with_suffix(".npy"), mmap_mode="r")
-        meta = json.loads(base.with_suffix(".json").read_text(encoding="utf-8"))
-        text_path = base.with_suffix(".txt")
-        text = np.memmap(text_path, dtype=np.uint8, mode="r") if text_path.stat().st_size else None
-    except (OSError, ValueError) as error:
-        raise InvalidInput(
-            f"Segment {base.name} of the dense index in {folder} is missing or damaged "
-            f"({error}); delete the folder and let Assay rebuild it."
-        ) from error
-    segment = _Segment(
-        id=sid,
-        vectors=vectors,
-        chunk_ids=meta["chunk_id"],
-        doc_ids=meta["doc_id"],
-        starts=meta["start"],
-        ends=meta["end"],
-        offsets=meta["offsets"],
-        text=text,
-    )
-    for row, doc_id in enumerate(segment.doc_ids):
-        segment.rows_of.setdefault(doc_id, []).append(row)
-    return segment
-
-
-def _write_durably(target: Path, data: bytes) -> None:
-    tmp = target.with_name(target.name + ".tmp")
-    with tmp.open("wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, target)
-
-
-def _fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_folder(path: Path) -> None:
-    """Make the renames in `path` durable (a directory fsync; a no-op where unsupported)."""
-    with contextlib.suppress(OSError):
-        _fsync_file(path)
 
 
 def _check_document(doc: IndexedDocument) -> None:
