@@ -25,6 +25,7 @@ from assay.errors import (
     NotFound,
 )
 from assay.store.workspace import Workspace
+from assay.transfer.files import clean_upload_folders
 from assay.web import apidocs
 from assay.web.bodylimit import BodyLimitMiddleware
 from assay.web.csrf import CSRFMiddleware
@@ -40,7 +41,9 @@ from assay.web.routes import (
     conversations,
     documents,
     experiments,
+    exports,
     guide,
+    imports,
     items,
     projects,
     search,
@@ -70,14 +73,14 @@ def create_app(ws: Workspace) -> FastAPI:
     app.state.templates = make_templates()
     app.state.catalogs = load_catalogs()
     app.state.transfer_jobs = JobRegistry()
-    transfer.clean_upload_folders(ws)  # what a killed server's imports left behind
+    clean_upload_folders(ws)  # what a killed server's imports left behind
     app.state.experiment_jobs = ExperimentJobs()
     # outermost last: headers on every answer, then Host, CSRF, body size, strict JSON
     app.add_middleware(StrictJSONMiddleware)
     app.add_middleware(
         BodyLimitMiddleware,
         json_limit=ws.settings.max_body_bytes,
-        upload_limit=transfer.UPLOAD_FACTOR * ws.settings.max_file_bytes
+        upload_limit=imports.UPLOAD_FACTOR * ws.settings.max_file_bytes
         + ws.settings.max_body_bytes,
     )
     app.add_middleware(CSRFMiddleware)
@@ -135,6 +138,8 @@ def create_app(ws: Workspace) -> FastAPI:
         experiments,
         conversations,
         transfer,
+        exports,
+        imports,
     ):
         app.include_router(module.router)
     return app
