@@ -38,6 +38,8 @@ from assay.web.paths import hide_paths, workspace_paths
 from assay.web.render import make_templates, render, translator
 from assay.web.routes import (
     chunkings,
+    conversation_pages,
+    conversation_settings,
     conversations,
     documents,
     experiments,
@@ -137,6 +139,8 @@ def create_app(ws: Workspace) -> FastAPI:
         guide,
         experiments,
         conversations,
+        conversation_settings,
+        conversation_pages,
         transfer,
         exports,
         imports,

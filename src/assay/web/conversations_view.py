@@ -1,0 +1,90 @@
+"""What the conversation routes and pages show: the conversation with its editable form,
+checks and document names; a 409 with both versions; the answer stream as NDJSON events.
+
+Kept apart from the routes so they stay thin; everything here calls stage functions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from assay.errors import NotFound
+from assay.gold.conversations import conversation_checks
+from assay.gold.item_inputs import item_input
+from assay.gold.item_reads import get_item
+from assay.gold.item_writes import StaleItem
+from assay.gold.turn_answers import answer_events, canonical_context, context_doc_id
+from assay.records import Item, Project, to_json
+from assay.store.workspace import Workspace
+from assay.web.items_view import document_names
+
+
+def get_conversation(ws: Workspace, project: Project, item_id: str) -> Item:
+    """The item, or 404 when it is missing or not a conversation."""
+    item = get_item(ws, project, item_id)
+    if item.kind != "conversation":
+        raise NotFound(f"item {item_id!r} in project {project.name!r} is not a conversation")
+    return item
+
+
+def findings(item: Item, project: Project) -> list[dict[str, Any]]:
+    """The checks shown before export (one place, so the rules can change on their own)."""
+    return [dataclasses.asdict(f) for f in conversation_checks(item, project)]
+
+
+def payload(ws: Workspace, project: Project, item: Item) -> dict[str, Any]:
+    """The conversation, its editable form (retrieved contexts in the current shape), the
+    checks and every document name it shows."""
+    data = item_input(item)
+    for turn in data.turns:
+        turn.retrieved = [canonical_context(r) for r in turn.retrieved]
+    doc_ids = {d for t in data.turns for r in t.retrieved if (d := context_doc_id(r))}
+    doc_ids |= {e.doc_id for t in item.turns for e in t.evidence if e.doc_id}
+    return {
+        "item": to_json(item),
+        "input": data.model_dump(),
+        "findings": findings(item, project),
+        "documents": document_names(ws, project, doc_ids),
+    }
+
+
+def conflict(ws: Workspace, project: Project, exc: StaleItem) -> JSONResponse:
+    """409 with the conversation as stored now, so the page can show both versions."""
+    body = {"detail": str(exc), **payload(ws, project, exc.current)}
+    body["current"] = body.pop("item")
+    body["current_input"] = body.pop("input")
+    return JSONResponse(body, status_code=409)
+
+
+# ---------------------------------------------------------------- streaming answers
+
+
+def _line(event: dict[str, Any]) -> bytes:
+    return (json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def answer_stream(
+    ws: Workspace, project: Project, item: Item, index: int, source: str, actor: str, *, first: bool
+) -> Iterator[bytes]:
+    """NDJSON events: ``saved`` (the turn as stored before generating), the text deltas,
+    then ``done`` or ``error`` with the stored conversation (see :mod:`assay.gold.turn_answers`)."""
+    yield _line({"type": "saved", **payload(ws, project, item), "turn": index})
+    for event in answer_events(ws, project, item, index, source=source, actor=actor, first=first):
+        stored = event.pop("item", None)
+        if stored is not None:
+            event.update(payload(ws, project, stored), turn=index, first=first)
+        yield _line(event)
+
+
+def ndjson(events: Iterator[bytes]) -> StreamingResponse:
+    """Stream the events unbuffered (no proxy or browser cache holds them back)."""
+    return StreamingResponse(
+        events,
+        media_type="application/x-ndjson",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )

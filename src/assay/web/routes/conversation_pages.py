@@ -1,0 +1,90 @@
+"""The conversation pages: the list, and the workbench for a new or a stored conversation
+(its data goes to static/conversation.js as JSON)."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from assay.gold.item_reads import list_items
+from assay.gold.project_config import generator_settings, settings_view
+from assay.gold.turn_answers import model_label
+from assay.records import Item, Project
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
+from assay.web.bounds import Offset
+from assay.web.conversations_view import get_conversation, payload
+from assay.web.render import render, translator, workspace
+
+router = APIRouter()
+
+
+def _open(request: Request, name: str) -> tuple[Workspace, Project]:
+    ws = workspace(request)
+    return ws, get_project(ws, name)
+
+
+@router.get("/projects/{name}/conversations", response_class=HTMLResponse, include_in_schema=False)
+def conversations_page(request: Request, name: str, offset: Offset = 0) -> HTMLResponse:
+    ws, project = _open(request, name)
+    total, rows = list_items(ws, project, kind="conversation", offset=offset, limit=50)
+    return render(
+        request,
+        "conversations.html",
+        project=project,
+        section="conversations",
+        rows=rows,
+        total=total,
+        offset=offset,
+    )
+
+
+@router.get(
+    "/projects/{name}/conversations/new", response_class=HTMLResponse, include_in_schema=False
+)
+def new_conversation_page(request: Request, name: str) -> HTMLResponse:
+    ws, project = _open(request, name)
+    return _workbench(request, ws, project, None)
+
+
+@router.get(
+    "/projects/{name}/conversations/{item_id}",
+    response_class=HTMLResponse,
+    include_in_schema=False,
+)
+def conversation_page(request: Request, name: str, item_id: str) -> HTMLResponse:
+    ws, project = _open(request, name)
+    return _workbench(request, ws, project, get_conversation(ws, project, item_id))
+
+
+def _workbench(
+    request: Request, ws: Workspace, project: Project, item: Item | None
+) -> HTMLResponse:
+    t = translator(request)
+    shown = payload(ws, project, item) if item else {"findings": [], "documents": {}}
+    settings = settings_view(project)
+    data = {
+        "project": project.name,
+        "item": shown.get("item"),
+        "input": shown.get("input"),
+        "findings": shown["findings"],
+        "documents": shown["documents"],
+        "settings": settings,
+        "generator_label": model_label(generator_settings(project)),
+        "export_url": f"/projects/{quote(project.name)}/transfer?format=ragaphene",
+        "list_url": f"/projects/{quote(project.name)}/conversations",
+        "messages": {
+            k: t(k) for k in t.fallback if k.startswith(("conv.", "status.", "items.label."))
+        },
+    }
+    return render(
+        request,
+        "conversation.html",
+        project=project,
+        section="conversations",
+        item=item,
+        data=data,
+        settings=settings,
+    )
