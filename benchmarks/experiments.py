@@ -19,7 +19,8 @@ from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.documents import get_document_by_name
 from assay.demo import gold_items, open_demo
 from assay.experiments import build_tasks, create_experiment, run_experiment
-from assay.gold.items import ItemIn, TurnIn, create_item
+from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_writes import create_item
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
 

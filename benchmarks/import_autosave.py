@@ -138,7 +138,8 @@ def fresh_database(kind: str, home: Path, pg_url: str | None) -> Iterator[str]:
 
 
 def seed(home: Path, url: str) -> str:
-    from assay.gold.items import ItemIn, TurnIn, create_item
+    from assay.gold.item_inputs import ItemIn, TurnIn
+    from assay.gold.item_writes import create_item
     from assay.store.projects import create_project
     from assay.store.settings import Settings
     from assay.store.workspace import Workspace

@@ -36,7 +36,9 @@ from assay.corpus.documents import get_document
 from assay.corpus.ingest import ingest_bytes
 from assay.errors import NotFound
 from assay.gold.checks import check_item
-from assay.gold.items import get_item, item_input, search_text
+from assay.gold.item_inputs import item_input
+from assay.gold.item_reads import get_item
+from assay.gold.item_rows import search_text
 from assay.records import Project
 from assay.store.projects import create_project, get_project
 from assay.store.schema import documents, events, evidence, items, turns

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.chunkings import create_chunking
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.items import ItemIn, TurnIn, create_item
+from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_writes import create_item
 from assay.records import Document, Item, Project
 from assay.store.workspace import Workspace
 

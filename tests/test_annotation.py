@@ -9,15 +9,12 @@ from assay.corpus.documents import delete_document
 from assay.corpus.ingest import ingest_bytes, replace_document
 from assay.errors import Conflict, InvalidInput
 from assay.gold.checks import check_item
-from assay.gold.items import (
-    ItemIn,
+from assay.gold.item_inputs import ItemIn, item_input
+from assay.gold.item_reads import get_item, item_events, list_items
+from assay.gold.item_writes import (
     StaleItem,
     create_item,
     delete_item,
-    get_item,
-    item_events,
-    item_input,
-    list_items,
     save_item,
     set_status,
     submit_item,

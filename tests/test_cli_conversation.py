@@ -14,15 +14,9 @@ from typer.testing import CliRunner
 from assay.cli import make_app
 from assay.formats import get_format
 from assay.gold.conversations import draft_answers
-from assay.gold.items import (
-    ItemIn,
-    TurnIn,
-    create_item,
-    get_item,
-    item_input,
-    list_items,
-    save_item,
-)
+from assay.gold.item_inputs import ItemIn, TurnIn, item_input
+from assay.gold.item_reads import get_item, list_items
+from assay.gold.item_writes import create_item, save_item
 from assay.gold.project_config import retriever_settings, update_settings
 from assay.llm import Generation, GeneratorSettings
 from assay.llm.offline import OfflineGenerator

@@ -15,7 +15,9 @@ from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.documents import list_documents
 from assay.corpus.ingest import replace_document
 from assay.formats import get_format
-from assay.gold.items import ItemIn, TurnIn, create_item, list_items
+from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_reads import list_items
+from assay.gold.item_writes import create_item
 from assay.records import to_json
 from assay.store.projects import get_project
 from assay.store.settings import Settings

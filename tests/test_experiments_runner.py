@@ -14,7 +14,9 @@ from assay.experiments import (
     run_experiment,
     task_results,
 )
-from assay.gold.items import get_item, item_input, save_item
+from assay.gold.item_inputs import item_input
+from assay.gold.item_reads import get_item
+from assay.gold.item_writes import save_item
 from assay.metrics import retrieval_scores, token_f1
 from assay.records import Project
 from assay.store.workspace import Workspace

@@ -17,7 +17,8 @@ from assay.experiments.tasks import (
     task_lookup,
     task_to_json,
 )
-from assay.gold.items import ItemIn, TurnIn, create_item
+from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_writes import create_item
 from assay.records import Project
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace

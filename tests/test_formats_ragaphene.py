@@ -17,7 +17,9 @@ from assay.corpus.anchoring import EvidenceIn
 from assay.errors import InvalidInput
 from assay.formats import get_format
 from assay.formats.ragaphene import item_conversation, migrate_v1, read
-from assay.gold.items import get_item, item_input, list_items, save_item
+from assay.gold.item_inputs import item_input
+from assay.gold.item_reads import get_item, list_items
+from assay.gold.item_writes import save_item
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.transfer import export_bundle, import_bundle
@@ -349,7 +351,7 @@ def migrate_v1_shape(conversation: dict[str, Any]) -> dict[str, Any]:
 def test_status_changes_are_credited_to_who_made_them(any_ws: Workspace, tmp_path: Path) -> None:
     """The review history names the reviewer (from the project's history), not the author;
     a reviewer's later opinion replaces their earlier one, as RAGAPHENE keeps it."""
-    from assay.gold.items import set_status
+    from assay.gold.item_writes import set_status
 
     source = tmp_path / "rich.json"
     source.write_text(json.dumps(rich_conversation()))

@@ -25,7 +25,9 @@ from assay.formats import (
     TurnRecord,
     get_format,
 )
-from assay.gold.items import ItemIn, TurnIn, create_item, get_item, save_item, set_status
+from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_reads import get_item
+from assay.gold.item_writes import create_item, save_item, set_status
 from assay.records import Evidence, Item, Turn
 from assay.store.projects import create_project, delete_project, get_project
 from assay.store.workspace import Workspace

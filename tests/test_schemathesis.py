@@ -20,7 +20,8 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.items import ItemIn, TurnIn, create_item
+from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_writes import create_item
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
 from assay.web import create_app

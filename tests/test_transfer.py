@@ -33,7 +33,9 @@ from assay.formats import (
     get_format,
 )
 from assay.formats.groups import retrieval_groups
-from assay.gold.items import ItemIn, TurnIn, create_item, list_items, save_item
+from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_reads import list_items
+from assay.gold.item_writes import create_item, save_item
 from assay.records import Project
 from assay.store.db import utcnow
 from assay.store.import_lock import EXPIRES, acquire, journal, last_asked, turns_file

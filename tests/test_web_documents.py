@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.documents import count_documents, get_document, list_documents
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.items import EvidenceIn, ItemIn, TurnIn, create_item
+from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_writes import create_item
 from assay.gold.taxonomy import DEFAULT_QUERY_TYPES
 from assay.records import Project
 from assay.store.projects import get_project

@@ -11,7 +11,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.items import ItemIn, TurnIn, create_item, get_item
+from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_reads import get_item
+from assay.gold.item_writes import create_item
 from assay.records import Document, Project
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace

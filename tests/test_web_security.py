@@ -13,7 +13,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assay.errors import InvalidInput
-from assay.gold.items import ItemIn, TurnIn, create_item, get_item, save_item
+from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_reads import get_item
+from assay.gold.item_writes import create_item, save_item
 from assay.store.projects import create_project
 from assay.store.schema import items, turns
 from assay.store.settings import Settings

@@ -18,7 +18,9 @@ from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.documents import count_documents
 from assay.corpus.ingest import ingest_bytes
 from assay.formats import get_format
-from assay.gold.items import ItemIn, TurnIn, create_item, list_items
+from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_reads import list_items
+from assay.gold.item_writes import create_item
 from assay.records import Project
 from assay.store.import_lock import acquire, release
 from assay.store.projects import get_project, list_projects

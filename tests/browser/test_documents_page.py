@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import FilePayload, Locator, Page, expect
 
+from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.documents import get_document, list_documents
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.items import EvidenceIn, ItemIn, TurnIn, create_item
+from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_writes import create_item
 from assay.records import Project
 from assay.store.projects import get_project
 from assay.store.settings import Settings

@@ -12,7 +12,8 @@ from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.documents import get_document_by_name
 from assay.demo import gold_items, open_demo
 from assay.experiments.tasks import build_tasks
-from assay.gold.items import ItemIn, TurnIn, create_item, set_status
+from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_writes import create_item, set_status
 from assay.store.workspace import Workspace
 from tests.conftest import LiveServer
 

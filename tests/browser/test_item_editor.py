@@ -10,7 +10,9 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from assay.corpus.ingest import ingest_bytes, ingest_paths
-from assay.gold.items import ItemIn, TurnIn, create_item, get_item, item_events
+from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_reads import get_item, item_events
+from assay.gold.item_writes import create_item
 from assay.records import Project
 from assay.store.workspace import Workspace
 from tests.conftest import LiveServer

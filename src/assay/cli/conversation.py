@@ -22,7 +22,7 @@ from assay.cli.corpus import progress_bar
 
 if TYPE_CHECKING:
     from assay.gold.conversations import TurnAnswer
-    from assay.gold.items import TurnIn
+    from assay.gold.item_inputs import TurnIn
     from assay.llm import GeneratorSettings
     from assay.store.workspace import Workspace
 
@@ -53,7 +53,8 @@ def chat(
     """
     from assay.errors import InvalidInput
     from assay.gold.conversations import answer_turn, generator_label
-    from assay.gold.items import ItemIn, create_item
+    from assay.gold.item_inputs import ItemIn
+    from assay.gold.item_writes import create_item
     from assay.gold.project_config import generator_settings, retriever_settings
     from assay.gold.turn_answers import question_text
     from assay.llm import make_generator
@@ -102,7 +103,7 @@ def chat(
 def _turn_in(turn: TurnAnswer, settings: GeneratorSettings) -> TurnIn:
     """A failed turn keeps its question and passages, no answer, and the error."""
     from assay.gold.conversations import generation_record
-    from assay.gold.items import TurnIn
+    from assay.gold.item_inputs import TurnIn
 
     generation: dict[str, Any] = {}
     if turn.generation is not None:

@@ -1,8 +1,9 @@
 """``assay items``: the gold items of a project, as the web list and editor show them.
 
 The same stage functions serve the web page, the JSON API and these commands:
-:func:`assay.gold.items.list_items` and :func:`~assay.gold.items.get_item` (with the checks of
-:func:`assay.gold.checks.check_item`), and :func:`assay.transfer.export_bundle` for one item.
+:func:`assay.gold.item_reads.list_items` and :func:`~assay.gold.item_reads.get_item` (with
+the checks of :func:`assay.gold.checks.check_item`), and :func:`assay.transfer.export_bundle`
+for one item.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ def list_command(
     With --json, prints {"total", "offset", "limit", "items"} like GET
     /api/projects/NAME/items.
     """
-    from assay.gold.items import list_items
+    from assay.gold.item_reads import list_items
 
     offset = (page - 1) * page_size
 
@@ -149,7 +150,7 @@ def show(
     from assay.corpus.documents import get_document
     from assay.errors import NotFound
     from assay.gold.checks import check_item
-    from assay.gold.items import get_item
+    from assay.gold.item_reads import get_item
 
     def body(ws: Workspace) -> tuple[Item, list[Any], dict[str, str]]:
         target: Project = project_of(ws, project)

@@ -10,7 +10,8 @@ from typing import Any
 from assay.corpus.documents import list_documents
 from assay.corpus.ingest import IngestReport, Source, ingest_source
 from assay.errors import NotFound
-from assay.gold.items import ItemIn, create_item, set_status
+from assay.gold.item_inputs import ItemIn
+from assay.gold.item_writes import create_item, set_status
 from assay.records import Project
 from assay.store.projects import create_project, get_project
 from assay.store.workspace import Workspace

@@ -24,7 +24,8 @@ from assay.corpus.anchoring import gold_span, items_needing_review
 from assay.corpus.chunkings import document_chunks, get_chunking
 from assay.corpus.evidence_mapping import chunks_for_span
 from assay.errors import InvalidInput
-from assay.gold.items import STATUSES, iter_items
+from assay.gold.item_inputs import STATUSES
+from assay.gold.item_reads import iter_items
 from assay.gold.taxonomy import UNANSWERABLE
 from assay.records import Chunking, Item, Project, Turn
 from assay.search.retriever import QueryFrom, query_text

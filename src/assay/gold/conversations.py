@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.gold.checks import Finding, check_item
-from assay.gold.items import StaleItem, item_input, iter_items, save_item
+from assay.gold.item_inputs import item_input
+from assay.gold.item_reads import iter_items
+from assay.gold.item_writes import StaleItem, save_item
 from assay.gold.turn_answers import context_doc_id, doc_names, history_messages, retrieved_entry
 from assay.llm import Generation, Generator, GeneratorError, GeneratorSettings, generate_answer
 from assay.records import Evidence, Hit, Item, Project, Turn

@@ -25,7 +25,9 @@ from typing import Any
 
 from assay.corpus.documents import get_document
 from assay.errors import AssayError, Conflict, InvalidInput, NotFound
-from assay.gold.items import StaleItem, TurnIn, get_item, item_input, save_item
+from assay.gold.item_inputs import TurnIn, item_input
+from assay.gold.item_reads import get_item
+from assay.gold.item_writes import StaleItem, save_item
 from assay.gold.project_config import generator_settings, retriever_settings
 from assay.llm import GeneratorSettings, Message, make_generator, stream_answer
 from assay.llm.prompts import render_rag_prompt

@@ -35,7 +35,7 @@ from assay.formats import (
     StatusChange,
     TurnRecord,
 )
-from assay.gold.items import STATUSES
+from assay.gold.item_inputs import STATUSES
 from assay.records import Chunking, Document, Project, Span
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace

@@ -15,7 +15,8 @@ from urllib.parse import parse_qsl, quote, urlencode
 from assay.corpus.documents import get_document
 from assay.errors import NotFound
 from assay.gold.checks import check_item
-from assay.gold.items import item_input, list_items
+from assay.gold.item_inputs import item_input
+from assay.gold.item_reads import list_items
 from assay.gold.taxonomy import query_types
 from assay.records import Item, Project, to_json
 from assay.store.workspace import Workspace

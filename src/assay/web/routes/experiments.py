@@ -30,7 +30,7 @@ from assay.experiments import (
 from assay.experiments.imported import refuse_run
 from assay.experiments.runfiles import display_name, keep_file
 from assay.experiments.tasks import TURN_SELECTIONS
-from assay.gold.items import STATUSES
+from assay.gold.item_inputs import STATUSES
 from assay.gold.project_config import generator_settings, retriever_settings
 from assay.gold.taxonomy import query_types
 from assay.records import Project, to_json

@@ -14,13 +14,12 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.corpus.anchoring import INT32
-from assay.gold.items import (
-    ItemIn,
+from assay.gold.item_inputs import ItemIn
+from assay.gold.item_reads import get_item, item_events
+from assay.gold.item_writes import (
     StaleItem,
     create_item,
     delete_item,
-    get_item,
-    item_events,
     save_item,
     set_status,
     submit_item,

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay.corpus.chunkings import list_chunkings
 from assay.corpus.documents import count_documents
-from assay.gold.items import list_items
+from assay.gold.item_reads import list_items
 from assay.gold.synthesis import acceptance_rates
 from assay.gold.taxonomy import DEFAULT_QUERY_TYPES, check_query_types, query_types
 from assay.records import to_json

@@ -1,0 +1,132 @@
+"""Turning an item's turns into stored rows: every evidence is anchored on write
+(``document.text[start:end] == evidence.text`` or the write is refused, except imported text
+that could not be located, kept as ``unlocated``, and evidence whose document changed under
+it, kept as ``stale``), and the items list's denormalised fields are computed once here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from assay.corpus.anchoring import DocumentTexts, anchor_evidence
+from assay.errors import InvalidInput
+from assay.gold.item_inputs import ItemIn
+from assay.gold.jsonvalues import non_finite
+from assay.gold.taxonomy import UNANSWERABLE
+from assay.records import Project
+from assay.store.db import as_utc, utcnow
+from assay.store.schema import evidence, turns
+
+
+def _turn_rows(
+    conn: sa.Connection, project: Project, item_id: str, data: ItemIn, author: str
+) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    texts = DocumentTexts(conn, project.id)
+    now = utcnow()
+    for t_index, turn in enumerate(data.turns):
+        rows: list[dict[str, Any]] = []
+        next_group = max((e.group or 0 for e in turn.evidence), default=0) + 1
+        for e_index, ev in enumerate(turn.evidence):
+            if turn.query_type == UNANSWERABLE and ev.label == "relevant":
+                continue  # an unanswerable question has no relevant passage (RAGold's rule)
+            where = f"turn {t_index + 1}, evidence {e_index + 1}"
+            doc_id, start, end, text, anchor = anchor_evidence(ev, texts, where)
+            group = ev.group
+            if group is None:
+                group, next_group = (
+                    (next_group, next_group + 1) if ev.label == "relevant" else (0, next_group)
+                )
+            rows.append(
+                {
+                    "ordinal": len(rows),
+                    "doc_id": doc_id,
+                    "start": start,
+                    "end": end,
+                    "text": text,
+                    "label": ev.label,
+                    "grade": ev.grade,
+                    "group_no": group,
+                    "origin": ev.origin,
+                    "anchor": anchor,
+                    "author": ev.author or author,
+                    "created_at": parse_time(ev.created_at) or now,
+                }
+            )
+        turn_row = {
+            "item_id": item_id,
+            "ordinal": t_index,
+            "query": turn.query,
+            "rewrite": turn.rewrite,
+            "query_type": turn.query_type.strip() or "fact_single",
+            "enrichments": turn.enrichments,
+            "answer": turn.answer,
+            "alternatives": [a for a in turn.alternatives if a.strip()],
+            "original_answer": turn.original_answer,
+            "generation": turn.generation,
+            "retrieved": turn.retrieved,
+        }
+        yield turn_row, rows
+
+
+def parse_time(value: str | None) -> datetime | None:
+    """An ISO 8601 time as UTC; None for an empty or unreadable one."""
+    if not value:
+        return None
+    try:
+        return as_utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
+    except ValueError:
+        return None
+
+
+def write_turns(
+    conn: sa.Connection, project: Project, item_id: str, data: ItemIn, author: str
+) -> tuple[dict[str, Any], int]:
+    """Replace the item's turns and evidence; returns the denormalised listing fields and how
+    many passages are unlocated."""
+    conn.execute(turns.delete().where(turns.c.item_id == item_id))
+    evidence_count = unlocated = 0
+    first: dict[str, Any] | None = None
+    for turn_row, evidence_rows in _turn_rows(conn, project, item_id, data, author):
+        turn_id = conn.execute(turns.insert(), turn_row).inserted_primary_key[0]  # type: ignore[index]
+        if evidence_rows:
+            conn.execute(evidence.insert(), [{**row, "turn_id": turn_id} for row in evidence_rows])
+        evidence_count += len(evidence_rows)
+        unlocated += sum(row["anchor"] == "unlocated" for row in evidence_rows)
+        first = first or turn_row
+    if first is None:
+        raise InvalidInput("an item needs at least one turn")
+    if data.kind == "qa" and len(data.turns) != 1:
+        raise InvalidInput(f"a single-turn item has exactly one turn, not {len(data.turns)}")
+    return {
+        "query": first["query"],
+        "query_type": first["query_type"],
+        "turn_count": len(data.turns),
+        "evidence_count": evidence_count,
+        "search_text": search_text(data.notes, [(t.query, t.answer) for t in data.turns]),
+    }, unlocated
+
+
+def check_storable(data: ItemIn) -> None:
+    """Free JSON fields hold finite numbers only: NaN or Infinity would break every later
+    read on SQLite and fail the write on PostgreSQL."""
+    places: list[tuple[Any, str]] = [(data.extra, "extra")]
+    for number, turn in enumerate(data.turns, start=1):
+        places += [(turn.generation, f"turn {number}: generation")]
+        places += [(turn.retrieved, f"turn {number}: retrieved")]
+    for value, name in places:
+        where = non_finite(value, name)
+        if where:
+            raise InvalidInput(
+                f"{where} is not a finite number (NaN and Infinity cannot be stored)"
+            )
+
+
+def search_text(notes: str, turns_text: list[tuple[str, str]]) -> str:
+    """What the items list's free-text filter looks in: questions, answers and notes, folded
+    to lower case once at write time, so filtering scans one column instead of joining turns."""
+    parts = [part for query, answer in turns_text for part in (query, answer)]
+    return "\n".join([*parts, notes]).casefold()

@@ -1,0 +1,252 @@
+"""Writing gold items: create, save, change status, delete, submit, each with its event in the
+item's history.
+
+Saving an item replaces its turns and evidence as one transaction and carries the version the
+editor read (optimistic concurrency): a stale save raises :class:`StaleItem` with the stored
+item attached, so nothing either side wrote is lost. How turns and evidence become rows (and
+are anchored) is in ``assay.gold.item_rows``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, NamedTuple
+
+import sqlalchemy as sa
+
+from assay.errors import Conflict, InvalidInput
+from assay.gold.checks import check_item, errors
+from assay.gold.item_inputs import STATUSES, ItemIn, Status
+from assay.gold.item_reads import get_item
+from assay.gold.item_rows import check_storable, parse_time, write_turns
+from assay.records import Item, Project, to_json
+from assay.store.db import transaction, utcnow
+from assay.store.import_lock import check_writable
+from assay.store.schema import events, items
+from assay.store.workspace import Workspace
+
+
+class StaleItem(Conflict):
+    """The item changed since the editor read it; ``current`` is what is stored now."""
+
+    def __init__(self, current: Item, base_version: int) -> None:
+        super().__init__(
+            f"item {current.id} was changed elsewhere (you edited version {base_version}, "
+            f"it is now version {current.version}); nothing was overwritten"
+        )
+        self.current = current
+
+
+def _event(
+    conn: sa.Connection,
+    project: Project,
+    item_id: str,
+    actor: str,
+    action: str,
+    before: Any,
+    after: Any,
+    *,
+    at: datetime | None = None,
+) -> None:
+    conn.execute(
+        events.insert(),
+        {
+            "project_id": project.id,
+            "item_id": item_id,
+            "actor": actor,
+            "action": action,
+            "before": before,
+            "after": after,
+            "at": at or utcnow(),
+        },
+    )
+
+
+class Created(NamedTuple):
+    id: str
+    unlocated: int
+    """Passages kept unverified: imported text not found in its document."""
+
+
+def create_item(
+    ws: Workspace,
+    project: Project,
+    data: ItemIn,
+    *,
+    author: str | None = None,
+    status: Status = "draft",
+    item_id: str | None = None,
+    conn: sa.Connection | None = None,
+) -> Item:
+    created = insert_item(
+        ws, project, data, author=author, status=status, item_id=item_id, conn=conn
+    )
+    return get_item(ws, project, created.id, conn=conn)
+
+
+@dataclass(frozen=True, slots=True)
+class KeptHistory:
+    """What an import keeps of an item's past, so a round trip loses nothing: its dates,
+    version and status changes ``(status, actor, ISO time)``, oldest first."""
+
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    version: int = 1
+    status_changes: tuple[tuple[str, str, str], ...] = ()
+
+
+def insert_item(
+    ws: Workspace,
+    project: Project,
+    data: ItemIn,
+    *,
+    author: str | None = None,
+    status: Status = "draft",
+    item_id: str | None = None,
+    history: KeptHistory | None = None,
+    conn: sa.Connection | None = None,
+) -> Created:
+    """:func:`create_item` without reading the item back (an import stores thousands);
+    ``history`` (imports) keeps the item's dates, version and status changes."""
+    author = author if author is not None else ws.settings.author
+    item_id = item_id or str(uuid.uuid4())
+    check_storable(data)
+    history = history or KeptHistory()
+    now = utcnow()
+    with transaction(ws.engine, conn) as conn:
+        check_writable(conn, project.id)
+        if conn.scalar(sa.select(items.c.id).where(items.c.id == item_id)):
+            raise Conflict(f"an item with id {item_id!r} already exists")
+        conn.execute(
+            items.insert(),  # parameters, not .values(): no statement to build per item
+            {
+                "id": item_id,
+                "project_id": project.id,
+                "kind": data.kind,
+                "status": status,
+                "origin": data.origin,
+                "query": "",
+                "query_type": "",
+                "turn_count": 0,
+                "evidence_count": 0,
+                "notes": data.notes,
+                "extra": data.extra,
+                "author": author,
+                "version": history.version,
+                "created_at": history.created_at or now,
+                "updated_at": history.updated_at or history.created_at or now,
+            },
+        )
+        listing, unlocated = write_turns(conn, project, item_id, data, author)
+        conn.execute(items.update().where(items.c.id == item_id), listing)
+        _event(conn, project, item_id, author, "create", None, data.model_dump())
+        for status_now, actor, at in history.status_changes:
+            _event(
+                conn, project, item_id, actor, "status", None, {"status": status_now},
+                at=parse_time(at),
+            )  # fmt: skip
+    return Created(item_id, unlocated)
+
+
+def save_item(
+    ws: Workspace,
+    project: Project,
+    item_id: str,
+    data: ItemIn,
+    base_version: int,
+    *,
+    author: str | None = None,
+    action: str = "save",
+    conn: sa.Connection | None = None,
+) -> Item:
+    """Replace an item's content if it is still at ``base_version``; else raise StaleItem.
+    ``action`` names the change in the item's history (a plain save unless told)."""
+    author = author if author is not None else ws.settings.author
+    check_storable(data)
+    with transaction(ws.engine, conn) as conn:
+        check_writable(conn, project.id)
+        before = get_item(ws, project, item_id, conn=conn)
+        changed = conn.execute(
+            items.update()
+            .where(items.c.id == item_id, items.c.version == base_version)
+            .values(
+                kind=data.kind,
+                origin=data.origin,
+                notes=data.notes,
+                extra=data.extra,
+                version=base_version + 1,
+                updated_at=utcnow(),
+            )
+        ).rowcount
+        if changed != 1:
+            raise StaleItem(before, base_version)
+        listing, _ = write_turns(conn, project, item_id, data, author)
+        conn.execute(items.update().where(items.c.id == item_id).values(**listing))
+        _event(conn, project, item_id, author, action, to_json(before), data.model_dump())
+        return get_item(ws, project, item_id, conn=conn)
+
+
+def set_status(
+    ws: Workspace,
+    project: Project,
+    item_id: str,
+    status: str,
+    base_version: int,
+    *,
+    actor: str | None = None,
+    conn: sa.Connection | None = None,
+) -> Item:
+    if status not in STATUSES:
+        raise InvalidInput(f"unknown status {status!r}; choose one of: {', '.join(STATUSES)}")
+    actor = actor if actor is not None else ws.settings.author
+    with transaction(ws.engine, conn) as conn:
+        check_writable(conn, project.id)
+        before = get_item(ws, project, item_id, conn=conn)
+        changed = conn.execute(
+            items.update()
+            .where(items.c.id == item_id, items.c.version == base_version)
+            .values(status=status, version=base_version + 1, updated_at=utcnow())
+        ).rowcount
+        if changed != 1:
+            raise StaleItem(before, base_version)
+        _event(
+            conn, project, item_id, actor, "status", {"status": before.status}, {"status": status}
+        )
+        return get_item(ws, project, item_id, conn=conn)
+
+
+def delete_item(
+    ws: Workspace,
+    project: Project,
+    item_id: str,
+    *,
+    actor: str | None = None,
+    conn: sa.Connection | None = None,
+) -> None:
+    with transaction(ws.engine, conn) as conn:
+        check_writable(conn, project.id)
+        before = get_item(ws, project, item_id, conn=conn)
+        conn.execute(items.delete().where(items.c.id == item_id))
+        _event(
+            conn,
+            project,
+            item_id,
+            actor if actor is not None else ws.settings.author,
+            "delete",
+            to_json(before),
+            None,
+        )
+
+
+def submit_item(
+    ws: Workspace, project: Project, item_id: str, base_version: int, *, actor: str | None = None
+) -> Item:
+    """Mark an item as submitted for review, if it passes the completeness rules."""
+    item = get_item(ws, project, item_id)
+    problems = errors(check_item(item, project))
+    if problems:
+        listed = "; ".join(p.message for p in problems)
+        raise InvalidInput(f"item {item_id} cannot be submitted yet: {listed}")
+    return set_status(ws, project, item_id, "submitted", base_version, actor=actor)
