@@ -15,6 +15,7 @@ from assay.cli import (
     conversation,
     corpus,
     evaluate,
+    experiments,
     items,
     projects,
     search,
@@ -93,6 +94,7 @@ def make_app() -> typer.Typer:
     transfer.register(app)
     items.register(app)
     evaluate.register(app)
+    experiments.register(app)
     conversation.register(app)
     synthesize.register(app)
     return app

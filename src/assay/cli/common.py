@@ -20,6 +20,7 @@ import typer
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.progress import Progress
 
     from assay.records import Project
     from assay.store.workspace import Workspace
@@ -152,6 +153,28 @@ def console() -> Console:
     from rich.console import Console
 
     return Console(highlight=False, soft_wrap=True)
+
+
+def progress_bar(enabled: bool = True) -> Progress:
+    """A bar on stderr, so ``--json`` output on stdout stays clean."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not enabled or not sys.stderr.isatty(),
+    )
 
 
 def parse_params(pairs: list[str]) -> dict[str, Any]:

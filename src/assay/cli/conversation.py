@@ -15,10 +15,10 @@ from assay.cli.common import (
     command,
     console,
     print_json,
+    progress_bar,
     project_of,
     run,
 )
-from assay.cli.corpus import progress_bar
 
 if TYPE_CHECKING:
     from assay.gold.conversations import TurnAnswer

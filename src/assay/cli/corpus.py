@@ -19,13 +19,12 @@ from assay.cli.common import (
     human_size,
     parse_params,
     print_json,
+    progress_bar,
     project_of,
     run,
 )
 
 if TYPE_CHECKING:
-    from rich.progress import Progress
-
     from assay.corpus.ingest import IngestReport, Outcome
     from assay.records import Chunk, Chunking, Project
     from assay.store.workspace import Workspace
@@ -45,26 +44,6 @@ def register(app: typer.Typer) -> None:
     command(app, "document", document)
     command(app, "chunk", chunk, cls=ChunkerHelp)
     command(app, "chunkings", chunkings)
-
-
-def progress_bar(transient: bool = True) -> Progress:
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console(),
-        transient=transient,
-        disable=not sys.stderr.isatty() and not sys.stdout.isatty(),
-    )
 
 
 def _chunker_help() -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,14 +14,13 @@ from assay.cli.common import (
     console,
     fail,
     print_json,
+    progress_bar,
     project_of,
     run,
 )
 from assay.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from rich.progress import Progress
-
     from assay.store.workspace import Workspace
 
 GATE_EXIT = 3
@@ -30,32 +28,7 @@ DIRECT_METRICS = ("nDCG@10", "R@10", "P@10", "RR", "AP")
 
 
 def register(app: typer.Typer) -> None:
-    from assay.cli import experiments
-
     command(app, "eval", evaluate)
-    experiments.register(app)
-
-
-def progress_bar(enabled: bool = True) -> Progress:
-    """A bar on stderr, so ``--json`` output on stdout stays clean."""
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-        disable=not enabled or not sys.stderr.isatty(),
-    )
 
 
 def parse_gates(pairs: list[str]) -> dict[str, float]:

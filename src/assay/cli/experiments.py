@@ -16,6 +16,7 @@ from assay.cli.common import (
     escape,
     fail,
     print_json,
+    progress_bar,
     project_of,
     run,
 )
@@ -184,7 +185,6 @@ def run_command(
 ) -> None:
     """Run an experiment, or resume it: tasks with a stored result are skipped, failed
     tasks are tried again. Ctrl-C (or `assay experiments cancel`) stops after a task."""
-    from assay.cli.evaluate import progress_bar
     from assay.experiments import run_experiment
 
     def body(ws: Workspace) -> Any:

@@ -13,10 +13,10 @@ from assay.cli.common import (
     console,
     escape,
     print_json,
+    progress_bar,
     project_of,
     run,
 )
-from assay.cli.corpus import progress_bar
 
 if TYPE_CHECKING:
     from assay.gold.synthesis import SynthesisReport

@@ -15,10 +15,10 @@ from assay.cli.common import (
     console,
     fail,
     print_json,
+    progress_bar,
     project_of,
     run,
 )
-from assay.cli.corpus import progress_bar
 
 if TYPE_CHECKING:
     from assay.formats import Bundle, ItemRecord

@@ -14,7 +14,7 @@ AutoRAG's loader accepts it, is in :mod:`assay.formats.autorag_write`.
 from __future__ import annotations
 
 import base64
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from assay.formats import (
     ItemRecord,
     TurnRecord,
 )
+from assay.formats.autorag_schema import CORPUS_COLUMNS, QA_COLUMNS, to_timestamp
 from assay.formats.common import (
     FirstSeen,
     parquet_rows,
@@ -40,9 +41,6 @@ from assay.formats.common import (
 from assay.formats.jsontext import type_name
 
 CHUNKING = "autorag"
-QA_COLUMNS = ("qid", "query", "retrieval_gt", "generation_gt")
-CORPUS_COLUMNS = ("doc_id", "contents")
-ROW_GROUP = 20_000
 
 
 # ---------------------------------------------------------------- casting
@@ -109,32 +107,6 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     return value
-
-
-def to_timestamp(value: Any, where: str) -> datetime | None:
-    """A timestamp or an ISO string as a naive UTC datetime (AutoRAG's timestamp[us])."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError as exc:
-            raise InvalidInput(
-                f"{where}: field 'last_modified_datetime' is not an ISO date and time"
-            ) from exc
-    if isinstance(value, date) and not isinstance(value, datetime):
-        value = datetime(value.year, value.month, value.day)
-    if not isinstance(value, datetime):
-        raise InvalidInput(
-            f"{where}: field 'last_modified_datetime' must be a timestamp or a string"
-        )
-    stamp: datetime = value
-    if stamp.tzinfo is not None:
-        try:
-            stamp = stamp.astimezone(UTC).replace(tzinfo=None)
-        except (OverflowError, ValueError) as exc:
-            raise InvalidInput(f"{where}: field 'last_modified_datetime' is out of range") from exc
-    return stamp
 
 
 # ---------------------------------------------------------------- reading

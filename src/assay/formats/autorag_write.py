@@ -21,9 +21,12 @@ from typing import Any
 
 from assay.errors import InvalidInput
 from assay.formats import Bundle, ChunkRecord
-from assay.formats.autorag import QA_COLUMNS, ROW_GROUP, to_timestamp
+from assay.formats.autorag_schema import QA_COLUMNS, to_timestamp
 from assay.formats.common import fewer_collections
 from assay.formats.groups import retrieval_groups, source_id
+
+ROW_GROUP = 20_000
+"""Rows buffered per parquet row group, so a large dataset is written in bounded memory."""
 
 Documented = tuple[dict[str, Any], str, int, str]
 """Per document: metadata, name, text length, when it last changed (ISO)."""
