@@ -16,7 +16,9 @@ from assay.experiments import create_experiment, get_experiment, iter_results, r
 from assay.records import Project
 from assay.store.workspace import Workspace
 from assay.web import create_app
-from assay.web.experiments_view import ExperimentJobs, histogram, word_diff
+from assay.web.experiment_jobs import ExperimentJobs
+from assay.web.experiment_task import word_diff
+from assay.web.experiments_view import histogram
 from tests.experiments_corpus import Corpus, build_corpus
 
 HYBRID = {"name": "hybrid", "retriever": {"kind": "hybrid", "embedder": "hashing"}}

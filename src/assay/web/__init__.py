@@ -29,7 +29,7 @@ from assay.transfer.files import clean_upload_folders
 from assay.web import apidocs
 from assay.web.bodylimit import BodyLimitMiddleware
 from assay.web.csrf import CSRFMiddleware
-from assay.web.experiments_view import ExperimentJobs
+from assay.web.experiment_jobs import ExperimentJobs
 from assay.web.headers import SecurityHeadersMiddleware
 from assay.web.hosts import HostMiddleware
 from assay.web.i18n import load_catalogs
@@ -42,6 +42,8 @@ from assay.web.routes import (
     conversation_settings,
     conversations,
     documents,
+    experiment_pages,
+    experiment_results,
     experiments,
     exports,
     guide,
@@ -138,6 +140,8 @@ def create_app(ws: Workspace) -> FastAPI:
         search,
         guide,
         experiments,
+        experiment_results,
+        experiment_pages,
         conversations,
         conversation_settings,
         conversation_pages,

@@ -1,7 +1,9 @@
 """Experiments: list and create, run in the background with live progress (server-sent
-events), cancel and resume, compare pipelines and experiments, drill into one task, download
-results (JSON, CSV, InspectorRAGet). Run and answers files come in as uploads first
-(``experiment-files``); a pipeline then names the stored file, never a path."""
+events), cancel and resume, compare pipelines and experiments. Run and answers files come in
+as uploads first (``experiment-files``); a pipeline then names the stored file, never a path.
+
+One task's drill-down and the downloads are in ``routes.experiment_results``, the pages in
+``routes.experiment_pages``."""
 
 from __future__ import annotations
 
@@ -10,17 +12,14 @@ import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from assay.corpus.chunkings import list_chunkings
 from assay.errors import Conflict
 from assay.experiments import (
-    DEFAULT_METRICS,
     cancel_experiment,
     create_experiment,
     delete_experiment,
@@ -29,21 +28,16 @@ from assay.experiments import (
 )
 from assay.experiments.imported import refuse_run
 from assay.experiments.runfiles import display_name, keep_file
-from assay.experiments.tasks import TURN_SELECTIONS
-from assay.gold.item_inputs import STATUSES
-from assay.gold.project_config import generator_settings, retriever_settings
-from assay.gold.taxonomy import query_types
-from assay.records import Project, to_json
+from assay.gold.project_config import retriever_settings
+from assay.records import Project
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.web import experiments_view as view
-from assay.web.bounds import Offset, PageNumber
-from assay.web.render import author, language, render, translator, workspace
+from assay.web.experiment_jobs import jobs, progress_json, summary
+from assay.web.render import author, translator, workspace
 from assay.web.uploads import read_upload
 
 router = APIRouter()
-MODES = ("retrieval", "generation", "rag")
-PAGE_SIZE = 50
 STREAM_POLL_S = 0.25
 STREAM_HEARTBEAT_S = 15.0
 STREAM_MAX_S = 3600.0
@@ -65,22 +59,9 @@ class ExperimentIn(BaseModel):
     start: bool = Field(default=True, description="Start running right away.")
 
 
-def jobs(request: Request) -> view.ExperimentJobs:
-    registry = request.app.state.experiment_jobs
-    assert isinstance(registry, view.ExperimentJobs)
-    return registry
-
-
 def _open(request: Request, name: str) -> tuple[Workspace, Project]:
     ws = workspace(request)
     return ws, get_project(ws, name)
-
-
-def _summary(request: Request, experiment: Any) -> dict[str, Any]:
-    return {
-        **to_json(experiment),
-        "progress": view.progress_json(experiment, jobs(request).alive(experiment.id)),
-    }
 
 
 # ---------------------------------------------------------------- JSON
@@ -89,7 +70,7 @@ def _summary(request: Request, experiment: Any) -> dict[str, Any]:
 @router.get("/api/projects/{name}/experiments", tags=["experiments"])
 def api_experiments(request: Request, name: str) -> Any:
     ws, project = _open(request, name)
-    return [_summary(request, e) for e in list_experiments(ws, project)]
+    return [summary(request, e) for e in list_experiments(ws, project)]
 
 
 @router.post("/api/projects/{name}/experiments", status_code=201, tags=["experiments"])
@@ -111,7 +92,7 @@ def api_create(request: Request, name: str, body: ExperimentIn) -> Any:
     )
     if body.start:
         jobs(request).start(ws, project, experiment.id)
-    return _summary(request, experiment)
+    return summary(request, experiment)
 
 
 FILE_BODY: dict[str, Any] = {
@@ -170,8 +151,8 @@ def api_experiment(
     ws, project = _open(request, name)
     chosen = view.load_comparison(ws, project, ref, compare)
     return {
-        "experiment": _summary(request, chosen[0]),
-        "compare": [_summary(request, e) for e in chosen[1:]],
+        "experiment": summary(request, chosen[0]),
+        "compare": [summary(request, e) for e in chosen[1:]],
         "columns": [
             {"experiment": c.experiment.name, "pipeline": c.pipeline, "summary": c.summary}
             for c in view.columns(chosen)
@@ -197,7 +178,7 @@ def api_run(request: Request, name: str, ref: str) -> Any:
     refuse_run(experiment.name, experiment.selection)
     if not jobs(request).start(ws, project, experiment.id):
         raise Conflict(f"experiment {experiment.name!r} is already running")
-    return _summary(request, get_experiment(ws, project, experiment.id, with_aggregates=False))
+    return summary(request, get_experiment(ws, project, experiment.id, with_aggregates=False))
 
 
 @router.post("/api/projects/{name}/experiments/{ref}/cancel", tags=["experiments"])
@@ -206,7 +187,7 @@ def api_cancel(request: Request, name: str, ref: str) -> Any:
     ws, project = _open(request, name)
     experiment = cancel_experiment(ws, project, ref)
     jobs(request).stop(experiment.id)
-    return _summary(request, experiment)
+    return summary(request, experiment)
 
 
 @router.get("/api/projects/{name}/experiments/{ref}/events", tags=["experiments"])
@@ -227,7 +208,7 @@ async def api_events(request: Request, name: str, ref: str) -> StreamingResponse
                 get_experiment, ws, project, first.id, with_aggregates=False
             )
             running = registry.alive(first.id)
-            data = json.dumps(view.progress_json(experiment, running))
+            data = json.dumps(progress_json(experiment, running))
             if data != last:
                 yield f"event: progress\ndata: {data}\n\n"
                 last = data
@@ -246,159 +227,3 @@ async def api_events(request: Request, name: str, ref: str) -> StreamingResponse
 
     headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
-
-
-@router.get("/api/projects/{name}/experiments/{ref}/tasks", tags=["experiments"])
-def api_tasks(
-    request: Request,
-    name: str,
-    ref: str,
-    offset: Offset = 0,
-    limit: int = Query(default=PAGE_SIZE, ge=1, le=1000),
-) -> Any:
-    ws, project = _open(request, name)
-    experiment = get_experiment(ws, project, ref, with_aggregates=False)
-    total, rows = view.task_rows(ws, project, experiment, offset, limit)
-    return {"total": total, "offset": offset, "tasks": rows}
-
-
-@router.get("/api/projects/{name}/experiments/{ref}/tasks/{task_id}", tags=["experiments"])
-def api_task(request: Request, name: str, ref: str, task_id: str) -> Any:
-    """One task across pipelines: gold, retrieved passages with hits marked, answers."""
-    ws, project = _open(request, name)
-    return view.drill_down(ws, project, ref, task_id)
-
-
-@router.get("/api/projects/{name}/experiments/{ref}/results.json", tags=["experiments"])
-def api_results_json(request: Request, name: str, ref: str) -> StreamingResponse:
-    ws, project = _open(request, name)
-    experiment = get_experiment(ws, project, ref)
-
-    def body() -> Any:
-        head = {k: v for k, v in to_json(experiment).items() if k != "aggregates"}
-        yield '{"experiment": ' + json.dumps(head) + ', "aggregates": '
-        yield json.dumps(to_json(experiment.aggregates)) + ', "results": ['
-        for index, row in enumerate(view.results_rows(ws, project, experiment)):
-            yield ("," if index else "") + "\n" + json.dumps(row)
-        yield "\n]}\n"
-
-    return StreamingResponse(
-        body(), media_type="application/json", headers=_download(experiment.name, "json")
-    )
-
-
-@router.get("/api/projects/{name}/experiments/{ref}/results.csv", tags=["experiments"])
-def api_results_csv(request: Request, name: str, ref: str) -> StreamingResponse:
-    ws, project = _open(request, name)
-    experiment = get_experiment(ws, project, ref, with_aggregates=False)
-    return StreamingResponse(
-        view.results_csv(ws, project, experiment),
-        media_type="text/csv; charset=utf-8",
-        headers=_download(experiment.name, "csv"),
-    )
-
-
-@router.get("/api/projects/{name}/experiments/{ref}/inspectorraget", tags=["experiments"])
-def api_inspectorraget(request: Request, name: str, ref: str) -> JSONResponse:
-    """The experiment as an InspectorRAGet file (schema version 2)."""
-    from assay.transfer.experiment_file import experiment_to_inspectorraget
-
-    ws, project = _open(request, name)
-    experiment = get_experiment(ws, project, ref, with_aggregates=False)
-    data = experiment_to_inspectorraget(ws, project, experiment.id)
-    return JSONResponse(data, headers=_download(experiment.name + ".inspectorraget", "json"))
-
-
-def _download(stem: str, ext: str) -> dict[str, str]:
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem) or "experiment"
-    return {
-        "Content-Disposition": f'attachment; filename="{safe}.{ext}"; '
-        f"filename*=UTF-8''{quote(stem)}.{ext}"
-    }
-
-
-# ---------------------------------------------------------------- pages
-
-
-def form_options(request: Request, ws: Workspace, project: Project) -> dict[str, Any]:
-    retriever = retriever_settings(project)
-    generator = generator_settings(project)
-    lang = language(request)
-    return {
-        "modes": list(MODES),
-        "default_metrics": {mode: list(names) for mode, names in DEFAULT_METRICS.items()},
-        "statuses": list(STATUSES),
-        "turns": list(TURN_SELECTIONS),
-        "chunkings": [c.name for c in list_chunkings(ws, project)],
-        "embedder": retriever.embedder,
-        "generator": {"kind": generator.kind, "model": generator.model},
-        "query_types": [
-            {"id": q.id, "label": q.label.get(lang) or q.id} for q in query_types(project)
-        ],
-        "api": f"/api/projects/{quote(project.name)}/experiments",
-        "files_api": f"/api/projects/{quote(project.name)}/experiment-files",
-    }
-
-
-@router.get("/projects/{name}/experiments", response_class=HTMLResponse, include_in_schema=False)
-def experiments_page(request: Request, name: str) -> HTMLResponse:
-    ws, project = _open(request, name)
-    return render(
-        request,
-        "experiments.html",
-        project=project,
-        section="experiments",
-        experiments=[_summary(request, e) for e in list_experiments(ws, project)],
-        options=form_options(request, ws, project),
-    )
-
-
-@router.get(
-    "/projects/{name}/experiments/{ref}", response_class=HTMLResponse, include_in_schema=False
-)
-def experiment_page(
-    request: Request,
-    name: str,
-    ref: str,
-    compare: list[str] = Query(default=[]),
-    page: PageNumber = 1,
-) -> HTMLResponse:
-    ws, project = _open(request, name)
-    chosen = view.load_comparison(ws, project, ref, compare)
-    cols = view.columns(chosen)
-    main = chosen[0]
-    total, rows = view.task_rows(ws, project, main, (page - 1) * PAGE_SIZE, PAGE_SIZE)
-    return render(
-        request,
-        "experiment.html",
-        project=project,
-        section="experiments",
-        experiment=main,
-        progress=view.progress_json(main, jobs(request).alive(main.id)),
-        compared=chosen[1:],
-        others=[e for e in list_experiments(ws, project) if e.id != main.id],
-        columns=cols,
-        metrics=view.metric_union(chosen),
-        plots=view.plots(ws, project, chosen, cols),
-        tasks=rows,
-        total_tasks=total,
-        page=page,
-        pages=max(1, -(-total // PAGE_SIZE)),
-        compare_refs=[str(e.id) for e in chosen[1:]],
-    )
-
-
-@router.get(
-    "/projects/{name}/experiments/{ref}/tasks/{task_id}",
-    response_class=HTMLResponse,
-    include_in_schema=False,
-)
-def task_page(request: Request, name: str, ref: str, task_id: str) -> HTMLResponse:
-    ws, project = _open(request, name)
-    return render(
-        request,
-        "experiment_task.html",
-        project=project,
-        section="experiments",
-        data=view.drill_down(ws, project, ref, task_id),
-    )

@@ -1,0 +1,117 @@
+"""The experiment pages: the list with the form that creates one, an experiment with its
+comparison and plots, and one task across the pipelines."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse
+
+from assay.corpus.chunkings import list_chunkings
+from assay.experiments import DEFAULT_METRICS, list_experiments
+from assay.experiments.tasks import TURN_SELECTIONS
+from assay.gold.item_inputs import STATUSES
+from assay.gold.project_config import generator_settings, retriever_settings
+from assay.gold.taxonomy import query_types
+from assay.records import Project
+from assay.store.projects import get_project
+from assay.store.workspace import Workspace
+from assay.web import experiments_view as view
+from assay.web.bounds import PageNumber
+from assay.web.experiment_jobs import jobs, progress_json, summary
+from assay.web.experiment_task import drill_down
+from assay.web.render import language, render, workspace
+
+router = APIRouter()
+MODES = ("retrieval", "generation", "rag")
+
+
+def _open(request: Request, name: str) -> tuple[Workspace, Project]:
+    ws = workspace(request)
+    return ws, get_project(ws, name)
+
+
+def form_options(request: Request, ws: Workspace, project: Project) -> dict[str, Any]:
+    retriever = retriever_settings(project)
+    generator = generator_settings(project)
+    lang = language(request)
+    return {
+        "modes": list(MODES),
+        "default_metrics": {mode: list(names) for mode, names in DEFAULT_METRICS.items()},
+        "statuses": list(STATUSES),
+        "turns": list(TURN_SELECTIONS),
+        "chunkings": [c.name for c in list_chunkings(ws, project)],
+        "embedder": retriever.embedder,
+        "generator": {"kind": generator.kind, "model": generator.model},
+        "query_types": [
+            {"id": q.id, "label": q.label.get(lang) or q.id} for q in query_types(project)
+        ],
+        "api": f"/api/projects/{quote(project.name)}/experiments",
+        "files_api": f"/api/projects/{quote(project.name)}/experiment-files",
+    }
+
+
+@router.get("/projects/{name}/experiments", response_class=HTMLResponse, include_in_schema=False)
+def experiments_page(request: Request, name: str) -> HTMLResponse:
+    ws, project = _open(request, name)
+    return render(
+        request,
+        "experiments.html",
+        project=project,
+        section="experiments",
+        experiments=[summary(request, e) for e in list_experiments(ws, project)],
+        options=form_options(request, ws, project),
+    )
+
+
+@router.get(
+    "/projects/{name}/experiments/{ref}", response_class=HTMLResponse, include_in_schema=False
+)
+def experiment_page(
+    request: Request,
+    name: str,
+    ref: str,
+    compare: list[str] = Query(default=[]),
+    page: PageNumber = 1,
+) -> HTMLResponse:
+    ws, project = _open(request, name)
+    chosen = view.load_comparison(ws, project, ref, compare)
+    cols = view.columns(chosen)
+    main = chosen[0]
+    total, rows = view.task_rows(ws, project, main, (page - 1) * view.PAGE_SIZE, view.PAGE_SIZE)
+    return render(
+        request,
+        "experiment.html",
+        project=project,
+        section="experiments",
+        experiment=main,
+        progress=progress_json(main, jobs(request).alive(main.id)),
+        compared=chosen[1:],
+        others=[e for e in list_experiments(ws, project) if e.id != main.id],
+        columns=cols,
+        metrics=view.metric_union(chosen),
+        plots=view.plots(ws, project, chosen, cols),
+        tasks=rows,
+        total_tasks=total,
+        page=page,
+        pages=max(1, -(-total // view.PAGE_SIZE)),
+        compare_refs=[str(e.id) for e in chosen[1:]],
+    )
+
+
+@router.get(
+    "/projects/{name}/experiments/{ref}/tasks/{task_id}",
+    response_class=HTMLResponse,
+    include_in_schema=False,
+)
+def task_page(request: Request, name: str, ref: str, task_id: str) -> HTMLResponse:
+    ws, project = _open(request, name)
+    return render(
+        request,
+        "experiment_task.html",
+        project=project,
+        section="experiments",
+        data=drill_down(ws, project, ref, task_id),
+    )
