@@ -113,27 +113,6 @@ def iter_items(
             yield from _assemble(conn, [rows[i] for i in batch if i in rows])
 
 
-def evidence_spans(ws: Workspace, project: Project) -> dict[str, set[tuple[int, int]]]:
-    """The anchored passages of a project's items by document: ``{doc_id: {(start, end)}}``."""
-    spans: dict[str, set[tuple[int, int]]] = {}
-    with ws.engine.connect() as conn:
-        rows = conn.execute(
-            sa.select(evidence.c.doc_id, evidence.c.start, evidence.c.end)
-            .join(turns, turns.c.id == evidence.c.turn_id)
-            .join(items, items.c.id == turns.c.item_id)
-            .where(
-                items.c.project_id == project.id,
-                evidence.c.doc_id.is_not(None),
-                evidence.c.start.is_not(None),
-                evidence.c.end.is_not(None),
-            )
-            .distinct()
-        )
-        for doc_id, start, end in rows:
-            spans.setdefault(doc_id, set()).add((start, end))
-    return spans
-
-
 def _summary(r: Any) -> ItemSummary:
     return ItemSummary(
         id=r.id,
@@ -229,21 +208,6 @@ def list_items(
             .limit(limit)
         ).all()
     return int(total), [_summary(r) for r in rows]
-
-
-def items_citing(ws: Workspace, doc_id: str) -> list[ItemSummary]:
-    """Items whose evidence points at a document (a document delete is refused while any do)."""
-    with ws.engine.connect() as conn:
-        ids = conn.scalars(
-            sa.select(turns.c.item_id)
-            .join(evidence, evidence.c.turn_id == turns.c.id)
-            .where(evidence.c.doc_id == doc_id)
-            .distinct()
-        ).all()
-        rows = conn.execute(
-            sa.select(items, needs_review().label("needs_review")).where(items.c.id.in_(ids))
-        ).all()
-    return [_summary(r) for r in rows]
 
 
 def item_events(ws: Workspace, project: Project, item_id: str) -> list[dict[str, Any]]:
