@@ -11,7 +11,7 @@ from assay.corpus.documents import get_document
 from assay.errors import NotFound
 from assay.experiments import get_experiment, task_results
 from assay.experiments.imported import annotator_scores
-from assay.experiments.tasks import Task
+from assay.experiments.tasks import Task, task_to_json
 from assay.records import Project
 from assay.store.workspace import Workspace
 
@@ -35,31 +35,24 @@ def word_diff(answer: str, reference: str) -> list[tuple[str, str]]:
     return pieces
 
 
+SHOWN = (
+    "task_id",
+    "item_id",
+    "turn",
+    "query",
+    "turns",
+    "query_type",
+    "answer",
+    "alternatives",
+    "unanswerable",
+    "evidence",
+)
+"""The fields of a task the drill-down shows, in this order."""
+
+
 def task_json(task: Task) -> dict[str, Any]:
-    return {
-        "task_id": task.task_id,
-        "item_id": task.item_id,
-        "turn": task.turn,
-        "query": task.query(),
-        "turns": list(task.turns),
-        "query_type": task.query_type,
-        "answer": task.answer,
-        "alternatives": list(task.alternatives),
-        "unanswerable": task.unanswerable,
-        "evidence": [
-            {
-                "doc_id": e.doc_id,
-                "start": e.start,
-                "end": e.end,
-                "text": e.text,
-                "label": e.label,
-                "grade": e.grade,
-                "group": e.group,
-                "chunk_ids": list(e.chunk_ids),
-            }
-            for e in task.evidence
-        ],
-    }
+    data = {**task_to_json(task), "query": task.query()}
+    return {key: data[key] for key in SHOWN}
 
 
 def drill_down(ws: Workspace, project: Project, ref: str, task_id: str) -> dict[str, Any]:

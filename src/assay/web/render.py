@@ -10,6 +10,8 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from assay.records import Project
+from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.web.i18n import COOKIE, LANGUAGES, Translator, negotiate
 
@@ -24,6 +26,12 @@ def workspace(request: Request) -> Workspace:
     ws = request.app.state.ws
     assert isinstance(ws, Workspace)
     return ws
+
+
+def open_project(request: Request, name: str) -> tuple[Workspace, Project]:
+    """The app's workspace and its project ``name`` (404 naming the projects there are)."""
+    ws = workspace(request)
+    return ws, get_project(ws, name)
 
 
 def language(request: Request) -> str:

@@ -12,23 +12,17 @@ from assay.gold.item_reads import list_items
 from assay.gold.project_config import generator_settings, settings_view
 from assay.gold.turn_answers import model_label
 from assay.records import Item, Project
-from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.web.bounds import Offset
 from assay.web.conversations_view import get_conversation, payload
-from assay.web.render import render, translator, workspace
+from assay.web.render import open_project, render, translator
 
 router = APIRouter()
 
 
-def _open(request: Request, name: str) -> tuple[Workspace, Project]:
-    ws = workspace(request)
-    return ws, get_project(ws, name)
-
-
 @router.get("/projects/{name}/conversations", response_class=HTMLResponse, include_in_schema=False)
 def conversations_page(request: Request, name: str, offset: Offset = 0) -> HTMLResponse:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     total, rows = list_items(ws, project, kind="conversation", offset=offset, limit=50)
     return render(
         request,
@@ -45,7 +39,7 @@ def conversations_page(request: Request, name: str, offset: Offset = 0) -> HTMLR
     "/projects/{name}/conversations/new", response_class=HTMLResponse, include_in_schema=False
 )
 def new_conversation_page(request: Request, name: str) -> HTMLResponse:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     return _workbench(request, ws, project, None)
 
 
@@ -55,7 +49,7 @@ def new_conversation_page(request: Request, name: str) -> HTMLResponse:
     include_in_schema=False,
 )
 def conversation_page(request: Request, name: str, item_id: str) -> HTMLResponse:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     return _workbench(request, ws, project, get_conversation(ws, project, item_id))
 
 

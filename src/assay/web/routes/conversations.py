@@ -29,12 +29,10 @@ from assay.gold.item_writes import StaleItem, create_item, save_item
 from assay.gold.turn_answers import discard_draft, question_text, retrieve, take_draft
 from assay.metrics.overlap import covered_spans, passage_score, sentence_overlaps
 from assay.metrics.support import annotate_support
-from assay.records import Project, to_json
-from assay.store.projects import get_project
-from assay.store.workspace import Workspace
+from assay.records import to_json
 from assay.web.bounds import Offset
 from assay.web.conversations_view import answer_stream, conflict, get_conversation, ndjson, payload
-from assay.web.render import author, workspace
+from assay.web.render import author, open_project
 
 router = APIRouter()
 
@@ -85,11 +83,6 @@ class OverlapIn(BaseModel):
     support_from: list[int] = Field(default_factory=list)
 
 
-def _open(request: Request, name: str) -> tuple[Workspace, Project]:
-    ws = workspace(request)
-    return ws, get_project(ws, name)
-
-
 # ---------------------------------------------------------------- JSON API
 
 
@@ -101,7 +94,7 @@ def api_conversations(
     limit: int = Query(50, ge=0, le=500),
 ) -> Any:
     """One page of the project's conversations, newest change first."""
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     total, rows = list_items(ws, project, kind="conversation", offset=offset, limit=limit)
     return {"total": total, "offset": offset, "limit": limit, "items": to_json(rows)}
 
@@ -109,7 +102,7 @@ def api_conversations(
 @router.post("/api/projects/{name}/conversations", tags=["conversations"])
 def api_start_conversation(request: Request, name: str, body: TurnSend) -> Response:
     """Start a conversation with its first question; streams the answer (NDJSON events)."""
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     query, rewrite = body.cleaned()
     overrides = body.retriever or {}
     retrieved, how = retrieve(ws, project, [query], rewrite, overrides)
@@ -124,7 +117,7 @@ def api_overlap(request: Request, name: str, body: OverlapIn) -> Any:
     """Lexical overlap of an answer with passages (phrases of ≥ 3 words, sentences with
     Jaccard ≥ 0.08) and the trigram support of each answer sentence. Offsets count code
     points."""
-    _open(request, name)
+    open_project(request, name)
     passages = []
     for text in body.passages:
         sentences = sentence_overlaps(body.answer, text)
@@ -166,14 +159,14 @@ def api_overlap(request: Request, name: str, body: OverlapIn) -> Any:
 
 @router.get("/api/projects/{name}/conversations/{item_id}", tags=["conversations"])
 def api_conversation(request: Request, name: str, item_id: str) -> Any:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     return payload(ws, project, get_conversation(ws, project, item_id))
 
 
 @router.put("/api/projects/{name}/conversations/{item_id}", tags=["conversations"])
 def api_save_conversation(request: Request, name: str, item_id: str, body: ConversationSave) -> Any:
     """Save the whole conversation if it is still at ``version``; else 409 with both."""
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     get_conversation(ws, project, item_id)
     if body.item.kind != "conversation":
         raise InvalidInput("a conversation stays a conversation: kind must be 'conversation'")
@@ -188,7 +181,7 @@ def api_save_conversation(request: Request, name: str, item_id: str, body: Conve
 def api_send_turn(request: Request, name: str, item_id: str, body: TurnSend) -> Response:
     """Add a user turn: retrieve, store, then stream its first answer (NDJSON events). A
     failed first answer leaves the turn without an answer and records the error."""
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     item = get_conversation(ws, project, item_id)
     if body.version is None:
         raise InvalidInput("version: send the version of the conversation the page shows")
@@ -220,7 +213,7 @@ def api_regenerate(
     """Answer turn ``number`` (1-based) again and stream it. The new text is stored as a
     draft beside the turn's answer (or as the answer when it has none); the answer stays
     until the person takes the draft. A failed generation changes nothing."""
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     item = get_conversation(ws, project, item_id)
     if item.version != body.version:
         return conflict(ws, project, StaleItem(item, body.version))
@@ -252,7 +245,7 @@ def api_draft(
 ) -> Any:
     """``take``: turn ``number``'s draft becomes its answer (the replaced answer stays in the
     item's history); ``discard``: drop the draft, the answer stays as it is."""
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     item = get_conversation(ws, project, item_id)
     change = take_draft if action == "take" else discard_draft
     try:

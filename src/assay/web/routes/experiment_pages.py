@@ -16,21 +16,15 @@ from assay.gold.item_inputs import STATUSES
 from assay.gold.project_config import generator_settings, retriever_settings
 from assay.gold.taxonomy import query_types
 from assay.records import Project
-from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.web import experiments_view as view
 from assay.web.bounds import PageNumber
 from assay.web.experiment_jobs import jobs, progress_json, summary
 from assay.web.experiment_task import drill_down
-from assay.web.render import language, render, workspace
+from assay.web.render import language, open_project, render
 
 router = APIRouter()
 MODES = ("retrieval", "generation", "rag")
-
-
-def _open(request: Request, name: str) -> tuple[Workspace, Project]:
-    ws = workspace(request)
-    return ws, get_project(ws, name)
 
 
 def form_options(request: Request, ws: Workspace, project: Project) -> dict[str, Any]:
@@ -55,7 +49,7 @@ def form_options(request: Request, ws: Workspace, project: Project) -> dict[str,
 
 @router.get("/projects/{name}/experiments", response_class=HTMLResponse, include_in_schema=False)
 def experiments_page(request: Request, name: str) -> HTMLResponse:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     return render(
         request,
         "experiments.html",
@@ -76,7 +70,7 @@ def experiment_page(
     compare: list[str] = Query(default=[]),
     page: PageNumber = 1,
 ) -> HTMLResponse:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     chosen = view.load_comparison(ws, project, ref, compare)
     cols = view.columns(chosen)
     main = chosen[0]
@@ -107,7 +101,7 @@ def experiment_page(
     include_in_schema=False,
 )
 def task_page(request: Request, name: str, ref: str, task_id: str) -> HTMLResponse:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     return render(
         request,
         "experiment_task.html",

@@ -11,21 +11,14 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from assay.experiments import get_experiment
-from assay.records import Project, to_json
-from assay.store.projects import get_project
-from assay.store.workspace import Workspace
+from assay.records import to_json
 from assay.web import experiments_view as view
 from assay.web.bounds import Offset
 from assay.web.experiment_downloads import results_csv, results_rows
 from assay.web.experiment_task import drill_down
-from assay.web.render import workspace
+from assay.web.render import open_project
 
 router = APIRouter()
-
-
-def _open(request: Request, name: str) -> tuple[Workspace, Project]:
-    ws = workspace(request)
-    return ws, get_project(ws, name)
 
 
 @router.get("/api/projects/{name}/experiments/{ref}/tasks", tags=["experiments"])
@@ -36,7 +29,7 @@ def api_tasks(
     offset: Offset = 0,
     limit: int = Query(default=view.PAGE_SIZE, ge=1, le=1000),
 ) -> Any:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     experiment = get_experiment(ws, project, ref, with_aggregates=False)
     total, rows = view.task_rows(ws, project, experiment, offset, limit)
     return {"total": total, "offset": offset, "tasks": rows}
@@ -45,13 +38,13 @@ def api_tasks(
 @router.get("/api/projects/{name}/experiments/{ref}/tasks/{task_id}", tags=["experiments"])
 def api_task(request: Request, name: str, ref: str, task_id: str) -> Any:
     """One task across pipelines: gold, retrieved passages with hits marked, answers."""
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     return drill_down(ws, project, ref, task_id)
 
 
 @router.get("/api/projects/{name}/experiments/{ref}/results.json", tags=["experiments"])
 def api_results_json(request: Request, name: str, ref: str) -> StreamingResponse:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     experiment = get_experiment(ws, project, ref)
 
     def body() -> Any:
@@ -69,7 +62,7 @@ def api_results_json(request: Request, name: str, ref: str) -> StreamingResponse
 
 @router.get("/api/projects/{name}/experiments/{ref}/results.csv", tags=["experiments"])
 def api_results_csv(request: Request, name: str, ref: str) -> StreamingResponse:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     experiment = get_experiment(ws, project, ref, with_aggregates=False)
     return StreamingResponse(
         results_csv(ws, project, experiment),
@@ -83,7 +76,7 @@ def api_inspectorraget(request: Request, name: str, ref: str) -> JSONResponse:
     """The experiment as an InspectorRAGet file (schema version 2)."""
     from assay.transfer.experiment_file import experiment_to_inspectorraget
 
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     experiment = get_experiment(ws, project, ref, with_aggregates=False)
     data = experiment_to_inspectorraget(ws, project, experiment.id)
     return JSONResponse(data, headers=_download(experiment.name + ".inspectorraget", "json"))

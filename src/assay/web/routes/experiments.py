@@ -29,12 +29,10 @@ from assay.experiments import (
 from assay.experiments.imported import refuse_run
 from assay.experiments.runfiles import display_name, keep_file
 from assay.gold.project_config import retriever_settings
-from assay.records import Project
 from assay.store.projects import get_project
-from assay.store.workspace import Workspace
 from assay.web import experiments_view as view
 from assay.web.experiment_jobs import jobs, progress_json, summary
-from assay.web.render import author, translator, workspace
+from assay.web.render import author, open_project, translator, workspace
 from assay.web.uploads import read_upload
 
 router = APIRouter()
@@ -59,23 +57,18 @@ class ExperimentIn(BaseModel):
     start: bool = Field(default=True, description="Start running right away.")
 
 
-def _open(request: Request, name: str) -> tuple[Workspace, Project]:
-    ws = workspace(request)
-    return ws, get_project(ws, name)
-
-
 # ---------------------------------------------------------------- JSON
 
 
 @router.get("/api/projects/{name}/experiments", tags=["experiments"])
 def api_experiments(request: Request, name: str) -> Any:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     return [summary(request, e) for e in list_experiments(ws, project)]
 
 
 @router.post("/api/projects/{name}/experiments", status_code=201, tags=["experiments"])
 def api_create(request: Request, name: str, body: ExperimentIn) -> Any:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     experiment = create_experiment(
         ws,
         project,
@@ -148,7 +141,7 @@ def api_experiment(
     request: Request, name: str, ref: str, compare: list[str] = Query(default=[])
 ) -> Any:
     """The experiment with aggregates per pipeline; ``compare`` adds other experiments."""
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     chosen = view.load_comparison(ws, project, ref, compare)
     return {
         "experiment": summary(request, chosen[0]),
@@ -162,7 +155,7 @@ def api_experiment(
 
 @router.delete("/api/projects/{name}/experiments/{ref}", status_code=204, tags=["experiments"])
 def api_delete(request: Request, name: str, ref: str) -> Response:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     experiment = get_experiment(ws, project, ref, with_aggregates=False)
     if jobs(request).alive(experiment.id):
         raise Conflict(f"experiment {experiment.name!r} is running; cancel it first")
@@ -173,7 +166,7 @@ def api_delete(request: Request, name: str, ref: str) -> Response:
 @router.post("/api/projects/{name}/experiments/{ref}/run", status_code=202, tags=["experiments"])
 def api_run(request: Request, name: str, ref: str) -> Any:
     """Start or resume: tasks with a good result are kept, failed ones are tried again."""
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     experiment = get_experiment(ws, project, ref, with_aggregates=False)
     refuse_run(experiment.name, experiment.selection)
     if not jobs(request).start(ws, project, experiment.id):
@@ -184,7 +177,7 @@ def api_run(request: Request, name: str, ref: str) -> Any:
 @router.post("/api/projects/{name}/experiments/{ref}/cancel", tags=["experiments"])
 def api_cancel(request: Request, name: str, ref: str) -> Any:
     """Stop after the current task; the results so far are kept (resume with run)."""
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     experiment = cancel_experiment(ws, project, ref)
     jobs(request).stop(experiment.id)
     return summary(request, experiment)
