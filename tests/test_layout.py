@@ -1,0 +1,186 @@
+"""The package layout is the pipeline: a stage imports only the stages below it.
+
+Read from the source with ``ast`` (every import, also those inside functions and under
+TYPE_CHECKING), so a new import that runs against the flow fails here before review.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "assay"
+
+STAGES = [
+    "errors records vendor",  # the shared vocabulary: no Assay imports at all
+    "store",  # settings, database, schema, blobs, workspace, projects, import lock
+    "corpus",  # documents, parsing, chunking, ingest, anchoring
+    "llm",
+    "search",
+    "gold",  # items, conversations, checks, taxonomy, synthesis
+    "experiments",
+    "transfer",
+    "demo",
+    "web",
+    "cli",
+]
+"""Lowest first. A module may import its own stage and the stages listed before it."""
+
+PURE = {"parsing", "formats", "metrics"}
+"""Database-free stages: they may import only the shared vocabulary and one another; every
+stage above the store may use them."""
+
+MAX_LINES = 400
+
+
+def _stage_ranks() -> dict[str, int]:
+    return {name: rank for rank, names in enumerate(STAGES) for name in names.split()}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in SRC.rglob("*.py"):
+        if "vendor" in path.relative_to(SRC).parts or "versions" in path.parts:
+            continue
+        parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _imports(path: Path, module: str, known: set[str]) -> set[str]:
+    """The Assay modules ``path`` imports, each as the most specific module that exists."""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            names = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        else:
+            continue
+        for name in names:
+            if not name.startswith("assay"):
+                continue
+            while name not in known and "." in name:
+                name = name.rsplit(".", 1)[0]
+            if name in known and name != module:
+                targets.add(name)
+    return targets
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    known = set(modules)
+    return {name: _imports(path, name, known) for name, path in modules.items()}
+
+
+def _stage(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_every_stage_has_a_place():
+    ranks = _stage_ranks()
+    stages = {_stage(module) for module in _modules()} - {"", "__main__"}
+    assert stages - set(ranks) - PURE == set(), "add the new package to STAGES or PURE"
+
+
+def _wrong_imports(graph: dict[str, set[str]]) -> list[str]:
+    ranks = _stage_ranks()
+    wrong = []
+    for module, targets in sorted(graph.items()):
+        stage = _stage(module)
+        if stage in ("", "__main__"):
+            continue
+        for target in sorted(targets):
+            other = _stage(target)
+            if other in (stage, ""):  # its own stage, or the package root (``__version__``)
+                continue
+            if stage in PURE:
+                allowed = other in PURE or ranks.get(other) == 0
+            elif other in PURE:
+                allowed = ranks[stage] > ranks["store"]
+            else:
+                allowed = ranks.get(other, 99) < ranks[stage]
+            if not allowed:
+                wrong.append(f"{module} imports {target}")
+    return wrong
+
+
+def test_no_stage_imports_a_later_one():
+    assert _wrong_imports(_graph()) == []
+
+
+def test_the_direction_rule_refuses_upward_imports():
+    graph = {
+        "assay.store.db": {"assay.gold.items"},  # the store reaching up into gold
+        "assay.formats.beir": {"assay.store.schema", "assay.records"},  # a format reading the DB
+        "assay.web.app": {"assay.cli.common"},  # the web importing the CLI
+        "assay.gold.item_writes": {"assay.corpus.anchoring", "assay.formats"},  # fine
+    }
+    assert _wrong_imports(graph) == [
+        "assay.formats.beir imports assay.store.schema",
+        "assay.store.db imports assay.gold.items",
+        "assay.web.app imports assay.cli.common",
+    ]
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in graph.get(node, ()):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circles():
+    graph = _graph()
+    # A package's __init__ that hands on names of its own modules is not a circle of concepts.
+    for module, targets in graph.items():
+        graph[module] = {t for t in targets if not module.startswith(t + ".")}
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_circle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("module", sorted(_modules()))
+def test_module_is_small(module):
+    lines = len(_modules()[module].read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{module} has {lines} lines: split it by concept"
