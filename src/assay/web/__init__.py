@@ -1,7 +1,8 @@
 """The web workbench: ``create_app(workspace)`` builds one; nothing is created at import time.
 
 Every HTML page has a JSON twin under ``/api`` (documented in OpenAPI at ``/api/docs``).
-Routes live in ``web/routes/``, one module per stage; they call stage functions and hold no
+Routes live in ``web/routes/``, one module per concept of a stage (``*_view`` and the other
+modules of ``web/`` hold what several routes show); they call stage functions and hold no
 SQL and no business rules.
 """
 
