@@ -53,9 +53,13 @@ uvicorn.run(create_app(ws), host="127.0.0.1", port=int(sys.argv[3]), log_level="
 IMPORTER = """
 import sys, time
 from assay.formats import Bundle, DocumentRecord, EvidenceRecord, ItemRecord, TurnRecord
-from assay.store.settings import Settings
 from assay.transfer import import_bundle
-from assay.store.workspace import Workspace
+try:
+    from assay.store.settings import Settings
+    from assay.store.workspace import Workspace
+except ModuleNotFoundError:  # a tree from before the stage packages (a "before" side)
+    from assay.settings import Settings
+    from assay.workspace import Workspace
 ws = Workspace.open(Settings(home=sys.argv[1], database_url=sys.argv[2]))
 text = "Hotels are refunded up to 140 euros per night. Trains go second class."
 items = [
@@ -122,7 +126,7 @@ def postgres_server() -> Iterator[str | None]:
 @contextmanager
 def fresh_database(kind: str, home: Path, pg_url: str | None) -> Iterator[str]:
     if kind == "sqlite":
-        yield f"sqlite:///{home / 'assay.store.db'}"
+        yield f"sqlite:///{home / 'assay.db'}"
         return
     assert pg_url is not None
     admin = sa.create_engine(pg_url, isolation_level="AUTOCOMMIT")

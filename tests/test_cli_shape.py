@@ -121,7 +121,7 @@ def test_commands_other_than_init_do_not_create_a_workspace(tmp_path: Path) -> N
     assert not home.exists()
 
     assert invoke("--home", str(home), "init").exit_code == 0
-    assert (home / "assay.store.db").is_file()
+    assert (home / "assay.db").is_file()
     listed = invoke("--home", str(home), "projects", "--json")
     assert listed.exit_code == 0 and json.loads(listed.stdout) == []
 

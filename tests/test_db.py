@@ -43,7 +43,7 @@ def test_workspace_reopens_with_data(tmp_path: Path) -> None:
         create_project(ws, "kept", "de")
     with Workspace.open(settings) as ws:
         assert [(p.name, p.language) for p in list_projects(ws)] == [("kept", "de")]
-    assert (tmp_path / "ws" / "assay.store.db").exists()
+    assert (tmp_path / "ws" / "assay.db").exists()
 
 
 @pytest.mark.postgres

@@ -42,8 +42,8 @@ def test_a_path_in_a_pipeline_is_refused_before_anything_is_read(
 ) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text(SECRET + "\n")
-    database = ws.settings.home / "assay.store.db"
-    for path in (str(secret), "/etc/passwd", str(database.resolve()), "assay.store.db"):
+    database = ws.settings.home / "assay.db"
+    for path in (str(secret), "/etc/passwd", str(database.resolve()), "assay.db"):
         spec = {"name": "files", "kind": "file", field: path}
         with pytest.raises(InvalidInput, match="not read from paths on the server") as caught:
             create_experiment(ws, corpus.project, "attack", pipelines=[spec], mode="rag")

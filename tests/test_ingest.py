@@ -151,7 +151,7 @@ def test_killed_ingest_leaves_a_consistent_database(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "assay", "ingest", str(folder), "--project", "big"]
     log = (tmp_path / "ingest.log").open("wb")
     proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    db = home / "assay.store.db"
+    db = home / "assay.db"
     deadline = time.monotonic() + 120
     stored = 0
     while time.monotonic() < deadline and proc.poll() is None:

@@ -505,7 +505,7 @@ def test_a_write_that_waits_too_long_is_busy_not_an_internal_error(ws: Workspace
     item = create_item(ws, project, ItemIn(turns=[TurnIn(query="q")]))
     with ws.engine.connect() as conn:
         conn.exec_driver_sql("PRAGMA busy_timeout = 50")  # the pool hands this one out next
-    holder = sqlite3.connect(ws.settings.home / "assay.store.db", isolation_level=None)
+    holder = sqlite3.connect(ws.settings.home / "assay.db", isolation_level=None)
     try:
         holder.execute("BEGIN IMMEDIATE")
         with pytest.raises(DatabaseBusy, match="busy with another write"):
@@ -579,7 +579,7 @@ def test_an_edit_that_waits_gets_its_turn_in_a_long_batch(any_ws: Workspace) -> 
 def test_an_import_does_not_ask_for_its_own_turn(ws: Workspace) -> None:
     with ws.engine.connect() as conn:
         turns = turns_file(conn)
-    assert turns == str(ws.settings.home / "assay.store.db-writers")
+    assert turns == str(ws.settings.home / "assay.db-writers")
     create_item(ws, create_project(ws, "other"), ItemIn(turns=[TurnIn(query="asks")]))
     asked = last_asked(turns)
     assert asked > 0  # an edit asked

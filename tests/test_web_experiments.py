@@ -209,9 +209,9 @@ def test_paths_in_a_pipeline_are_refused_and_nothing_is_read(
 ) -> None:
     """The attack of issue 9: a pipeline naming /etc/passwd or the workspace's own database
     once made the server open it and echo its first bad line."""
-    database = str((ws.settings.home / "assay.store.db").resolve())
+    database = str((ws.settings.home / "assay.db").resolve())
     for field in ("run_file", "answers_file"):
-        for path in ("/etc/passwd", "/proc/self/environ", database, "assay.store.db"):
+        for path in ("/etc/passwd", "/proc/self/environ", database, "assay.db"):
             pipeline = {"name": "files", "kind": "file", field: path}
             body = {"name": "attack", "pipelines": [pipeline, "keyword"]}
             refused = client.post("/api/projects/test/experiments", json=body)

@@ -323,7 +323,7 @@ def test_a_busy_database_answers_503_not_500(
     item = list_items(ws, project, limit=1)[1][0]
     with ws.engine.connect() as conn:
         conn.exec_driver_sql("PRAGMA busy_timeout = 50")  # the pool hands this one out next
-    holder = sqlite3.connect(ws.settings.home / "assay.store.db", isolation_level=None)
+    holder = sqlite3.connect(ws.settings.home / "assay.db", isolation_level=None)
     try:
         holder.execute("BEGIN IMMEDIATE")
         body = {"version": 1, "item": {"turns": [{"query": "edited"}]}}

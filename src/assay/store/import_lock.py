@@ -9,7 +9,7 @@ the import has written is listed in ``import_journal`` so a failed or killed imp
 undone: from the user's side an import lands whole or not at all.
 
 **Asking for a turn** (SQLite): an edit writes the time into a file next to the database
-(``assay.store.db-writers``, its modification time) before it waits for the write lock; a running
+(``assay.db-writers``, its modification time) before it waits for the write lock; a running
 import sees it at its next record and lets the edit in (:mod:`assay.transfer.batches`).
 
 **When a lock is stale** (and is then undone and cleared): its holder ran on this host and is

@@ -24,7 +24,7 @@ class Settings(BaseSettings):
     database_url: str = Field(
         default="",
         description=(
-            "SQLAlchemy URL of the database. Empty means a SQLite file `assay.store.db` inside the "
+            "SQLAlchemy URL of the database. Empty means a SQLite file `assay.db` inside the "
             "workspace folder. For PostgreSQL: `postgresql+psycopg://user:pass@host/db`."
         ),
     )
@@ -97,4 +97,4 @@ class Settings(BaseSettings):
     def resolved_database_url(self) -> str:
         if self.database_url:
             return self.database_url
-        return f"sqlite:///{(self.home / 'assay.store.db').resolve()}"
+        return f"sqlite:///{(self.home / 'assay.db').resolve()}"

@@ -83,7 +83,7 @@ def workspace_exists(settings: Settings) -> bool:
     home = settings.home
     if not home.is_dir():
         return False
-    return bool(settings.database_url) or (home / "assay.store.db").is_file()
+    return bool(settings.database_url) or (home / "assay.db").is_file()
 
 
 def open_workspace(home: str | Path | None = None, **settings: Any) -> Workspace:
