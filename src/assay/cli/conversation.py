@@ -21,9 +21,8 @@ from assay.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from assay.gold.conversations import TurnAnswer
     from assay.gold.item_inputs import TurnIn
-    from assay.llm import GeneratorSettings
+    from assay.llm import Generation
     from assay.store.workspace import Workspace
 
 STATUS_CHOICES = ("draft", "submitted", "accepted", "rejected", "all")
@@ -47,16 +46,18 @@ def chat(
     default generator is offline: extractive, no LLM). The answer is printed with its
     citations and the passages' document names. A generator error is shown and the session
     goes on. End with an empty input (Ctrl-D). With --save the conversation becomes a draft
-    item: questions, answers (also kept as the original answer), retrieved passages and the
-    generation settings (model, prompt hash; never an API key). The generator and retriever
-    are the project's: `assay projects settings --generator …` changes them (docs/llm.md).
+    item, stored as the web workbench stores one: questions, answers (also kept as the
+    original answer), retrieved passages and how each answer was made (model, prompt hash,
+    retrieval query and settings; never an API key), ready to regenerate, edit and export on
+    the web. The generator and retriever are the project's: `assay projects settings
+    --generator …` changes them (docs/llm.md).
     """
     from assay.errors import InvalidInput
-    from assay.gold.conversations import answer_turn, generator_label
+    from assay.gold.conversations import generator_label
     from assay.gold.item_inputs import ItemIn
     from assay.gold.item_writes import create_item
     from assay.gold.project_config import generator_settings, retriever_settings
-    from assay.gold.turn_answers import question_text
+    from assay.gold.turn_answers import answered_turn, question_text
     from assay.llm import make_generator
 
     def body(ws: Workspace) -> None:
@@ -70,7 +71,7 @@ def chat(
             f"{generator_label(settings)}; retriever: {retriever.kind}, top {retriever.k}. "
             "Type a question per line; Ctrl-D ends."
         )
-        turns: list[TurnAnswer] = []
+        turns: list[TurnIn] = []
         for number, line in enumerate(sys.stdin, 1):
             if not line.strip():
                 continue
@@ -79,20 +80,11 @@ def chat(
             except InvalidInput as exc:
                 out.print(f"[red]Skipped:[/] {_escape(str(exc))}")
                 continue
-            history = [(t.query, t.text) for t in turns]
-            result = answer_turn(ws, target, generator, settings, retriever, history, query)
-            turns.append(result)
-            _print_turn(result)
+            turn, generation = answered_turn(ws, target, generator, settings, turns, query)
+            turns.append(turn)
+            _print_turn(turn, generation)
         if save and turns:
-            item = create_item(
-                ws,
-                target,
-                ItemIn(
-                    kind="conversation",
-                    origin="chat",
-                    turns=[_turn_in(t, settings) for t in turns],
-                ),
-            )
+            item = create_item(ws, target, ItemIn(kind="conversation", origin="chat", turns=turns))
             out.print(f"Saved as draft conversation {item.id} ({len(turns)} turns).")
         elif save:
             out.print("Nothing to save: no questions were asked.")
@@ -100,42 +92,24 @@ def chat(
     run(ctx, body)
 
 
-def _turn_in(turn: TurnAnswer, settings: GeneratorSettings) -> TurnIn:
-    """A failed turn keeps its question and passages, no answer, and the error."""
-    from assay.gold.conversations import generation_record
-    from assay.gold.item_inputs import TurnIn
-
-    generation: dict[str, Any] = {}
-    if turn.generation is not None:
-        generation = generation_record(turn.generation, settings)
-    elif turn.error:
-        generation = {"kind": settings.kind, "model": settings.model, "error": turn.error}
-    return TurnIn(
-        query=turn.query,
-        answer=turn.text,
-        original_answer=turn.text,
-        generation=generation,
-        retrieved=turn.retrieved,
-    )
-
-
-def _print_turn(turn: TurnAnswer) -> None:
+def _print_turn(turn: TurnIn, generation: Generation | None) -> None:
+    """The answer (or why there is none) and the passages, cited ones starred."""
     out = console()
-    if turn.error:
+    if generation is None:
         err = console()
-        err.print(f"[bold red]The generator failed:[/] {_escape(turn.error)}")
+        err.print(f"[bold red]The generator failed:[/] {_escape(turn.generation['error'])}")
         err.print("[dim]Your question is kept without an answer; ask again to retry.[/]")
     else:
-        out.print(f"[bold]Answer:[/] {_escape(turn.text)}")
-    if not turn.hits:
+        out.print(f"[bold]Answer:[/] {_escape(turn.answer)}")
+    if not turn.retrieved:
         out.print("[dim]No passages found.[/]")
-    cited = {c.passage for c in turn.generation.citations} if turn.generation else set()
-    for index, hit in enumerate(turn.hits):
+    cited = {c.passage for c in generation.citations} if generation else set()
+    for index, context in enumerate(turn.retrieved):
         mark = "*" if index in cited else " "
-        snippet = " ".join(hit.text.split())[:100]
+        snippet = " ".join(str(context["text"]).split())[:100]
         out.print(
-            f" {mark}[{index + 1}] {_escape(turn.names[hit.doc_id])} "
-            f"[dim]({hit.chunk_id}, score {hit.score:.3f})[/] {_escape(snippet)}"
+            f" {mark}[{index + 1}] {_escape(str(context['title']))} "
+            f"[dim]({context['chunk_id']}, score {context['score']:.3f})[/] {_escape(snippet)}"
         )
     out.print()
 

@@ -10,11 +10,10 @@ conversation can still be submitted; the checklist before export shows them.
 :func:`assay.gold.checks.check_item` (empty question or answer, passages that lost their
 anchor), so a page needs one call.
 
-The second half answers a turn for ``assay chat`` (retrieve with the project's retriever,
-generate with its generator) and drafts answers as suggestions for ``assay generate``:
+The second half drafts answers as suggestions for ``assay generate``:
 ``turn.original_answer`` and ``turn.generation`` are set, ``turn.answer`` (the gold answer)
-is never touched. The web workbench's streamed answers and drafts live in
-:mod:`assay.gold.turn_answers`, which also writes the one shape of a retrieved context.
+is never touched. Answering a conversation turn, for the web workbench and ``assay chat``
+alike, lives in :mod:`assay.gold.turn_answers`, which also writes the one stored shape.
 """
 
 from __future__ import annotations
@@ -27,9 +26,9 @@ from assay.gold.checks import Finding, check_item
 from assay.gold.item_inputs import item_input
 from assay.gold.item_reads import iter_items
 from assay.gold.item_writes import StaleItem, save_item
-from assay.gold.turn_answers import context_doc_id, doc_names, history_messages, retrieved_entry
+from assay.gold.turn_answers import context_doc_id, doc_names, history_messages
 from assay.llm import Generation, Generator, GeneratorError, GeneratorSettings, generate_answer
-from assay.records import Evidence, Hit, Item, Project, Turn
+from assay.records import Evidence, Item, Project, Turn
 from assay.search.indexes import search
 from assay.search.retriever import RetrieverSettings, query_text
 from assay.store.workspace import Workspace
@@ -201,65 +200,6 @@ def generation_record(generation: Generation, settings: GeneratorSettings) -> di
         "params": dict(generation.params),
         "kind": settings.kind,
     }
-
-
-@dataclass
-class TurnAnswer:
-    """One answered turn: what was retrieved and generated, or why generation failed."""
-
-    query: str
-    search_query: str
-    hits: list[Hit]
-    names: dict[str, str]
-    generation: Generation | None = None
-    error: str = ""
-    retrieved: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def text(self) -> str:
-        """The answer; empty when generation failed (nothing partial passes for an answer)."""
-        return self.generation.text if self.generation else ""
-
-
-def answer_turn(
-    ws: Workspace,
-    project: Project,
-    generator: Generator,
-    settings: GeneratorSettings,
-    retriever: RetrieverSettings,
-    history: Sequence[tuple[str, str]],
-    query: str,
-    rewrite: str = "",
-) -> TurnAnswer:
-    """Retrieve for ``query`` (after the ``(query, answer)`` turns of ``history``) and
-    generate an answer. A generator failure is returned in ``error``, not raised, so a
-    conversation can go on."""
-    query_from = retriever.query_from
-    if query_from == "rewrite" and not rewrite.strip():
-        query_from = "last_turn"
-    search_query = query_text([q for q, _ in history] + [query], rewrite, query_from)
-    hits = search(ws, project, search_query, retriever.k, retriever=retriever)
-    names = doc_names(ws, project, (h.doc_id for h in hits))
-    result = TurnAnswer(
-        query,
-        search_query,
-        hits,
-        names,
-        retrieved=[retrieved_entry(h, names[h.doc_id]) for h in hits],
-    )
-    passages = [(names[h.doc_id], h.text) for h in hits]
-    try:
-        result.generation = generate_answer(
-            generator,
-            query,
-            passages,
-            history_messages(history),
-            settings.prompt_template,
-            project.language,
-        )
-    except GeneratorError as exc:
-        result.error = str(exc)
-    return result
 
 
 @dataclass

@@ -12,9 +12,10 @@ until the generator has finished; then the text becomes
 A failed, hung or interrupted generation stores nothing over what was there: a regenerated
 turn keeps its answer and version; a new turn keeps no answer and records the error.
 
-Retrieved contexts are written in one shape (:func:`retrieved_entry`) by the web workbench and
-``assay chat`` alike; :func:`canonical_context` reads the older CLI shape (``document_id``
-instead of ``doc_id``) too.
+The web workbench and ``assay chat`` (:func:`answered_turn`) store a turn in one shape: its
+retrieved contexts (:func:`retrieved_entry`) and how its answer was made
+(:func:`answer_record`, with how the contexts were retrieved); :func:`canonical_context`
+reads the older CLI shape (``document_id`` instead of ``doc_id``) too.
 """
 
 from __future__ import annotations
@@ -29,7 +30,15 @@ from assay.gold.item_inputs import TurnIn, item_input
 from assay.gold.item_reads import get_item
 from assay.gold.item_writes import StaleItem, save_item
 from assay.gold.project_config import generator_settings, retriever_settings
-from assay.llm import GeneratorSettings, Message, make_generator, stream_answer
+from assay.llm import (
+    Generation,
+    Generator,
+    GeneratorSettings,
+    Message,
+    generate_answer,
+    make_generator,
+    stream_answer,
+)
 from assay.llm.prompts import render_rag_prompt
 from assay.llm.records import prompt_hash
 from assay.records import Hit, Item, Project
@@ -168,6 +177,56 @@ def model_label(settings: GeneratorSettings) -> str:
     return settings.model if settings.kind != "offline" else "offline-extractive"
 
 
+def answer_record(
+    settings: GeneratorSettings, messages: Sequence[Message], source: str, count: int
+) -> dict[str, Any]:
+    """How an answer was made, stored with it (never a key): the one shape for every turn."""
+    return {
+        "model": model_label(settings),
+        "kind": settings.kind,
+        "prompt_hash": prompt_hash(messages),
+        "params": {"temperature": settings.temperature, "max_tokens": settings.max_tokens},
+        "passages": source,
+        "passage_count": count,
+    }
+
+
+def answered_turn(
+    ws: Workspace,
+    project: Project,
+    generator: Generator,
+    settings: GeneratorSettings,
+    earlier: Sequence[TurnIn],
+    query: str,
+) -> tuple[TurnIn, Generation | None]:
+    """A new turn after ``earlier``, retrieved and answered as the workbench answers a new
+    turn (same contexts, generation record and failure record) but in one call and not
+    stored: ``assay chat`` saves the whole conversation at the end. A failed generation
+    leaves no answer and the error in ``generation["error"]``, so the chat can go on. The
+    stored model is the one that answered, when the generator names it."""
+    asks_rewrite = retriever_settings(project).query_from == "rewrite"  # a chat has no rewrite
+    overrides = {"query_from": "last_turn"} if asks_rewrite else {}
+    questions = [t.query for t in earlier] + [query]
+    retrieved, how = retrieve(ws, project, questions, "", overrides)
+    turn = TurnIn(query=query, retrieved=retrieved)
+    chosen = turn_passages(ws, project, turn, "retrieved")
+    history = history_messages([(t.query, t.answer) for t in earlier])
+    template, language = settings.prompt_template, project.language
+    messages = render_rag_prompt(template, query, chosen, history, language)
+    record = {**answer_record(settings, messages, "retrieved", len(chosen)), "retrieval": how}
+    try:
+        generation = generate_answer(generator, query, chosen, history, template, language)
+    except AssayError as exc:  # GeneratorError and bad passages alike, as on the web
+        turn.generation = {**record, "error": str(exc)}
+        return turn, None
+    if not generation.text.strip():
+        turn.generation = {**record, "error": "the generator returned no text"}
+        return turn, None
+    turn.answer = turn.original_answer = generation.text
+    turn.generation = {**record, "model": generation.model or record["model"]}
+    return turn, generation
+
+
 def answer_events(
     ws: Workspace,
     project: Project,
@@ -190,14 +249,7 @@ def answer_events(
     messages = render_rag_prompt(
         settings.prompt_template, turn.query, chosen, history, project.language
     )
-    record: dict[str, Any] = {
-        "model": model_label(settings),
-        "kind": settings.kind,
-        "prompt_hash": prompt_hash(messages),
-        "params": {"temperature": settings.temperature, "max_tokens": settings.max_tokens},
-        "passages": source,
-        "passage_count": len(chosen),
-    }
+    record = answer_record(settings, messages, source, len(chosen))
     parts: list[str] = []
     error = ""
     try:
