@@ -15,12 +15,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.documents import get_document_by_name
 from assay.demo import gold_items, open_demo
 from assay.experiments import build_tasks, create_experiment, run_experiment
-from assay.gold.item_inputs import ItemIn, TurnIn
 from assay.gold.item_writes import create_item
+from assay.records import Evidence, Item, Turn
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
 
@@ -36,7 +35,7 @@ def main() -> None:
         for number in range(args.tasks):
             entry = gold[number % len(gold)]
             evidence = [
-                EvidenceIn(
+                Evidence(
                     doc_id=get_document_by_name(ws, project, e["document"]).id,
                     text=e["text"],
                     label=e["label"],
@@ -44,13 +43,13 @@ def main() -> None:
                 )
                 for e in entry["evidence"]
             ]
-            turn = TurnIn(
+            turn = Turn(
                 query=entry["query"],
                 query_type=entry["query_type"],
                 answer=entry["answer"],
                 evidence=evidence,
             )
-            create_item(ws, project, ItemIn(turns=[turn]), status="accepted")
+            create_item(ws, project, Item(turns=[turn]), status="accepted")
         print(f"items: {args.tasks} created in {time.perf_counter() - began:.1f} s")
 
         began = time.perf_counter()

@@ -52,8 +52,9 @@ uvicorn.run(create_app(ws), host="127.0.0.1", port=int(sys.argv[3]), log_level="
 
 IMPORTER = """
 import sys, time
-from assay.formats import Bundle, DocumentRecord, EvidenceRecord, ItemRecord, TurnRecord
+from assay.formats import Bundle, DocumentRecord
 from assay.transfer import import_bundle
+from assay.records import Evidence, Item, Turn
 try:
     from assay.store.settings import Settings
     from assay.store.workspace import Workspace
@@ -63,14 +64,14 @@ except ModuleNotFoundError:  # a tree from before the stage packages (a "before"
 ws = Workspace.open(Settings(home=sys.argv[1], database_url=sys.argv[2]))
 text = "Hotels are refunded up to 140 euros per night. Trains go second class."
 items = [
-    ItemRecord(
+    Item(
         id=f"bulk-{n}",
         status="accepted",
         turns=[
-            TurnRecord(
+            Turn(
                 query=f"How much is refunded for night {n}?",
                 answer="Up to 140 euros.",
-                evidence=[EvidenceRecord(doc_ref="d", start=0, end=46, text=text[:46])],
+                evidence=[Evidence(doc_id="d", start=0, end=46, text=text[:46])],
             )
         ],
     )
@@ -142,8 +143,8 @@ def fresh_database(kind: str, home: Path, pg_url: str | None) -> Iterator[str]:
 
 
 def seed(home: Path, url: str) -> str:
-    from assay.gold.item_inputs import ItemIn, TurnIn
     from assay.gold.item_writes import create_item
+    from assay.records import Item, Turn
     from assay.store.projects import create_project
     from assay.store.settings import Settings
     from assay.store.workspace import Workspace
@@ -151,7 +152,7 @@ def seed(home: Path, url: str) -> str:
     ws = Workspace.open(Settings(home=home, database_url=url))
     try:
         project = create_project(ws, "editing")
-        item = create_item(ws, project, ItemIn(turns=[TurnIn(query="Edited during the import")]))
+        item = create_item(ws, project, Item(turns=[Turn(query="Edited during the import")]))
         return item.id
     finally:
         ws.close()

@@ -36,7 +36,7 @@ from assay.corpus.documents import get_document
 from assay.corpus.ingest import ingest_bytes
 from assay.errors import NotFound
 from assay.gold.checks import check_item
-from assay.gold.item_inputs import item_input
+from assay.gold.item_inputs import editable_copy, editable_json
 from assay.gold.item_reads import get_item
 from assay.gold.item_rows import search_text
 from assay.records import Project
@@ -284,11 +284,11 @@ def main() -> None:
     timed("item GET API", [get(f"{api}/{item_id}") for item_id in sample])
 
     versions = {item_id: get_item(ws, project, item_id).version for item_id in sample}
-    inputs = {item_id: item_input(get_item(ws, project, item_id)) for item_id in sample}
+    inputs = {item_id: editable_copy(get_item(ws, project, item_id)) for item_id in sample}
 
     def save(item_id: str) -> Callable[[], Any]:
         def call() -> Any:
-            data = inputs[item_id].model_dump()
+            data = editable_json(inputs[item_id])
             data["turns"][0]["answer"] += " (edited)"
             response = client.put(
                 f"{api}/{item_id}", json={"version": versions[item_id], "item": data}

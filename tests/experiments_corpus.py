@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.chunkings import create_chunking
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_inputs import ItemIn, TurnIn
 from assay.gold.item_writes import create_item
-from assay.records import Document, Item, Project
+from assay.records import Document, Evidence, Item, Project, Turn
 from assay.store.workspace import Workspace
 
 TRAVEL = """Travel policy
@@ -49,8 +47,8 @@ class Corpus:
     items: list[Item]
 
 
-def ev(doc: Document, text: str, group: int | None = None, label: str = "relevant") -> EvidenceIn:
-    return EvidenceIn(doc_id=doc.id, text=text, group=group, label=label)  # type: ignore[arg-type]
+def ev(doc: Document, text: str, group: int | None = None, label: str = "relevant") -> Evidence:
+    return Evidence(doc_id=doc.id, text=text, group=group, label=label)  # type: ignore[arg-type]
 
 
 def build_corpus(ws: Workspace, project: Project, *, statuses: bool = True) -> Corpus:
@@ -61,9 +59,9 @@ def build_corpus(ws: Workspace, project: Project, *, statuses: bool = True) -> C
         ws, project, "para", "recursive", {"max_length": 120, "overlap": 0}, make_default=True
     )
     specs = [
-        ItemIn(
+        Item(
             turns=[
-                TurnIn(
+                Turn(
                     query="How much is the hotel refund per night in large cities?",
                     answer="Up to 120 euros per night.",
                     alternatives=["120 euros"],
@@ -71,9 +69,9 @@ def build_corpus(ws: Workspace, project: Project, *, statuses: bool = True) -> C
                 )
             ]
         ),
-        ItemIn(
+        Item(
             turns=[
-                TurnIn(
+                Turn(
                     query="How many days of paid leave does an employee get?",
                     answer="30 days per calendar year.",
                     query_type="fact_single",
@@ -81,16 +79,16 @@ def build_corpus(ws: Workspace, project: Project, *, statuses: bool = True) -> C
                 )
             ]
         ),
-        ItemIn(
+        Item(
             kind="conversation",
             extra={"source_id": "conv-7"},
             turns=[
-                TurnIn(
+                Turn(
                     query="How long must passwords be?",
                     answer="At least 14 characters.",
                     evidence=[ev(security, "at least 14 characters")],
                 ),
-                TurnIn(
+                Turn(
                     query="And how are laptops protected?",
                     rewrite="How are laptops protected?",
                     answer="With full disk encryption.",
@@ -100,7 +98,7 @@ def build_corpus(ws: Workspace, project: Project, *, statuses: bool = True) -> C
                         ev(security, "reported to the security desk", group=2),
                     ],
                 ),
-                TurnIn(
+                Turn(
                     query="Who pays for my lunch on the moon?",
                     answer="The documents do not say.",
                     query_type="unanswerable",
@@ -113,7 +111,7 @@ def build_corpus(ws: Workspace, project: Project, *, statuses: bool = True) -> C
         create_item(
             ws,
             project,
-            ItemIn(turns=[TurnIn(query="A draft question about meals?", answer="28 euros.")]),
+            Item(turns=[Turn(query="A draft question about meals?", answer="28 euros.")]),
         )
     )
     return Corpus(project, travel, leave, security, items)

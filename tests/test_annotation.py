@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from assay.corpus.anchoring import EvidenceIn, locate
+from assay.corpus.anchoring import locate
 from assay.corpus.documents import delete_document
 from assay.corpus.ingest import ingest_bytes, replace_document
 from assay.errors import Conflict, InvalidInput
 from assay.gold.checks import check_item
-from assay.gold.item_inputs import ItemIn, item_input
+from assay.gold.item_inputs import editable_copy, parse_item
 from assay.gold.item_reads import get_item, item_events, list_items
 from assay.gold.item_writes import (
     StaleItem,
@@ -19,7 +19,7 @@ from assay.gold.item_writes import (
     set_status,
     submit_item,
 )
-from assay.records import Document, Project
+from assay.records import Document, Evidence, Item, Project
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
 
@@ -34,14 +34,14 @@ def doc(ws: Workspace, project: Project) -> Document:
     return ingest_bytes(ws, project, "policy.txt", POLICY.encode())
 
 
-def qa(doc: Document, **turn: object) -> ItemIn:
+def qa(doc: Document, **turn: object) -> Item:
     base: dict[str, object] = {
         "query": "How much is refunded for a hotel night?",
         "answer": "Up to 140 euros per night.",
         "evidence": [{"doc_id": doc.id, "text": "Hotels are refunded up to 140 euros per night."}],
     }
     base.update(turn)
-    return ItemIn.model_validate({"turns": [base]})
+    return parse_item({"turns": [base]}, "test item")
 
 
 def test_locate_exact_then_whitespace_insensitive() -> None:
@@ -159,11 +159,11 @@ def test_stale_save_conflicts_and_loses_nothing(
     ws: Workspace, project: Project, doc: Document
 ) -> None:
     item = create_item(ws, project, qa(doc))
-    first = item_input(item)
+    first = editable_copy(item)
     first.turns[0].answer = "Tab one: 140 euros."
     saved = save_item(ws, project, item.id, first, base_version=1)
     assert saved.version == 2
-    second = item_input(item)
+    second = editable_copy(item)
     second.turns[0].answer = "Tab two: something else."
     with pytest.raises(StaleItem) as caught:
         save_item(ws, project, item.id, second, base_version=1)
@@ -179,9 +179,9 @@ def test_submit_needs_a_complete_item(ws: Workspace, project: Project, doc: Docu
     draft = create_item(ws, project, qa(doc, answer="", evidence=[]))
     with pytest.raises(InvalidInput, match="the answer is empty; mark at least one relevant"):
         submit_item(ws, project, draft.id, draft.version)
-    data = item_input(draft)
+    data = editable_copy(draft)
     data.turns[0].answer = "Up to 140 euros."
-    data.turns[0].evidence = [EvidenceIn(doc_id=doc.id, text="140 euros per night")]
+    data.turns[0].evidence = [Evidence(doc_id=doc.id, text="140 euros per night")]
     fixed = save_item(ws, project, draft.id, data, draft.version)
     submitted = submit_item(ws, project, fixed.id, fixed.version)
     assert submitted.status == "submitted"
@@ -264,7 +264,7 @@ def test_replacing_a_document_flags_evidence_and_never_moves_it(
     assert [e.anchor for e in now] == ["stale", "ok"]
     assert (now[0].start, now[0].end, now[0].text) == (old[0].start, old[0].end, old[0].text)
     # the editor can still autosave the item as it is
-    again = save_item(ws, project, item.id, item_input(get_item(ws, project, item.id)), 1)
+    again = save_item(ws, project, item.id, editable_copy(get_item(ws, project, item.id)), 1)
     assert [e.anchor for e in again.turns[0].evidence] == ["stale", "ok"]
     assert "evidence_stale" in {f.code for f in check_item(again, project)}
 
@@ -299,9 +299,9 @@ def test_replacing_a_cited_document_puts_the_item_in_needs_review_until_fixed(
     assert flagged["after"]["passages"] == [{"turn": 1, "passage": 1}]
     assert [e["action"] for e in item_events(any_ws, project, other.id)] == ["create"]
     # a person selects the passage again in the new text: the state clears itself
-    fixed = item_input(get_item(any_ws, project, cited.id))
+    fixed = editable_copy(get_item(any_ws, project, cited.id))
     fixed.turns[0].evidence = [
-        EvidenceIn(doc_id=doc.id, text="Hotels are refunded up to 150 euros per night.")
+        Evidence(doc_id=doc.id, text="Hotels are refunded up to 150 euros per night.")
     ]
     saved = save_item(any_ws, project, cited.id, fixed, 1, author="ann")
     assert [e.anchor for e in saved.turns[0].evidence] == ["ok"]

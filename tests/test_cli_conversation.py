@@ -14,12 +14,13 @@ from typer.testing import CliRunner
 from assay.cli import make_app
 from assay.formats import get_format
 from assay.gold.conversations import draft_answers
-from assay.gold.item_inputs import ItemIn, TurnIn, item_input
+from assay.gold.item_inputs import editable_copy
 from assay.gold.item_reads import get_item, list_items
 from assay.gold.item_writes import create_item, save_item
 from assay.gold.project_config import retriever_settings, update_settings
 from assay.llm import Generation, GeneratorSettings
 from assay.llm.offline import OfflineGenerator
+from assay.records import Evidence, Item, Turn
 from assay.store.projects import get_project
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
@@ -179,20 +180,20 @@ def seed_items(home: Path) -> dict[str, str]:
         ids["with_evidence"] = create_item(
             ws,
             project,
-            ItemIn(
+            Item(
                 turns=[
-                    TurnIn(
+                    Turn(
                         query="How much annual leave is there?",
-                        evidence=[{"doc_id": doc.ref, "start": start, "end": end}],  # type: ignore[list-item]
+                        evidence=[Evidence(doc_id=doc.ref, start=start, end=end)],
                     )
                 ]
             ),
         ).id
         ids["retrieve"] = create_item(
-            ws, project, ItemIn(turns=[TurnIn(query="Are hotel costs capped?")])
+            ws, project, Item(turns=[Turn(query="Are hotel costs capped?")])
         ).id
         ids["answered"] = create_item(
-            ws, project, ItemIn(turns=[TurnIn(query="Trains?", answer="Second class.")])
+            ws, project, Item(turns=[Turn(query="Trains?", answer="Second class.")])
         ).id
         return ids
     finally:
@@ -262,7 +263,7 @@ def test_generate_never_overwrites_an_answer_saved_meanwhile(home: Path) -> None
             def answer(self, question: str, passages: Any, **kw: Any) -> Generation:
                 item = get_item(ws, project, ids["retrieve"])
                 if question == item.turns[0].query and not item.turns[0].answer:
-                    data = item_input(item)
+                    data = editable_copy(item)
                     data.turns[0].answer = "A person wrote this."
                     save_item(ws, project, item.id, data, item.version)
                 return super().answer(question, passages, **kw)

@@ -11,14 +11,12 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from assay.cli import make_app
-from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.documents import list_documents
 from assay.corpus.ingest import replace_document
 from assay.formats import get_format
-from assay.gold.item_inputs import ItemIn, TurnIn
 from assay.gold.item_reads import list_items
 from assay.gold.item_writes import create_item
-from assay.records import to_json
+from assay.records import Evidence, Item, Turn, to_json
 from assay.store.projects import get_project
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
@@ -51,14 +49,14 @@ def ids(home: Path) -> dict[str, str]:
         project = get_project(ws, "handbook")
         doc = list_documents(ws, project)[0]
         start = LEAVE.index("30 days")
-        evidence = EvidenceIn(doc_id=doc.id, start=start, end=start + 7, text="30 days")
+        evidence = Evidence(doc_id=doc.id, start=start, end=start + 7, text="30 days")
         leave = create_item(
             ws,
             project,
-            ItemIn(
+            Item(
                 notes="checked twice",
                 turns=[
-                    TurnIn(
+                    Turn(
                         query="How many days of leave?",
                         answer="30 days.",
                         evidence=[evidence],
@@ -69,14 +67,14 @@ def ids(home: Path) -> dict[str, str]:
             status="accepted",
         )
         draft = create_item(
-            ws, project, ItemIn(turns=[TurnIn(query="Who approves travel?")]), author="ben"
+            ws, project, Item(turns=[Turn(query="Who approves travel?")]), author="ben"
         )
         chat = create_item(
             ws,
             project,
-            ItemIn(
+            Item(
                 kind="conversation",
-                turns=[TurnIn(query="Leave?", answer="30 days."), TurnIn(query="And travel?")],
+                turns=[Turn(query="Leave?", answer="30 days."), Turn(query="And travel?")],
             ),
             author="ana",
             status="submitted",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from assay.gold.conversations import (
     conversation_checks,
@@ -12,7 +11,7 @@ from assay.gold.conversations import (
     unique_relevant,
     unrated_contexts,
 )
-from assay.records import Evidence, Item, Project, Turn
+from assay.records import Context, Evidence, Item, Project, Turn
 
 NOW = datetime(2024, 1, 1, tzinfo=UTC)
 PROJECT = Project(1, "p", "en", {}, NOW, NOW)
@@ -26,28 +25,30 @@ def turn(
     n: int,
     *,
     evidence: tuple[Evidence, ...] = (),
-    retrieved: tuple[dict[str, Any], ...] = (),
+    retrieved: tuple[Context, ...] = (),
     enrichments: dict[str, list[str]] | None = None,
     query: str = "a question",
     answer: str = "the passage says alpha",
 ) -> Turn:
+    del n  # turns are numbered by their place in the item; ``n`` only names them in the tests
     return Turn(
-        n,
-        query,
-        "",
-        "fact_single",
-        {"answerability": ["ANSWERABLE"]} if enrichments is None else enrichments,
-        answer,
-        (),
-        "",
-        {},
-        retrieved,
-        evidence,
+        query=query,
+        enrichments={"answerability": ["ANSWERABLE"]} if enrichments is None else enrichments,
+        answer=answer,
+        retrieved=list(retrieved),
+        evidence=list(evidence),
     )
 
 
 def item(*turns: Turn) -> Item:
-    return Item("i1", 1, "conversation", "draft", "human", "", {}, "ann", 1, NOW, NOW, turns)
+    return Item(
+        id="i1",
+        kind="conversation",
+        author="ann",
+        created_at=NOW,
+        updated_at=NOW,
+        turns=list(turns),
+    )
 
 
 def codes(conversation: Item) -> list[tuple[str, int | None]]:
@@ -117,7 +118,7 @@ def test_diversity_rule_follows_ragaphene_formula() -> None:
 
 
 def test_single_turn_errors_are_included_but_not_query_types() -> None:
-    t = Turn(0, "", "", "not-a-type", {"x": ["y"]}, "", (), "", {}, (), ())
+    t = Turn(query_type="not-a-type", enrichments={"x": ["y"]})
     found = codes(item(t))
     assert ("query_required", 1) in found
     assert ("answer_required", 1) in found

@@ -14,7 +14,7 @@ from assay.experiments import (
     run_experiment,
     task_results,
 )
-from assay.gold.item_inputs import item_input
+from assay.gold.item_inputs import editable_copy
 from assay.gold.item_reads import get_item
 from assay.gold.item_writes import save_item
 from assay.metrics import retrieval_scores, token_f1
@@ -100,7 +100,7 @@ def test_tasks_are_a_snapshot(ws: Workspace, corpus: Corpus) -> None:
     project = corpus.project
     created = create_experiment(ws, project, "snap", pipelines=["keyword"])
     item = get_item(ws, project, corpus.items[0].id)
-    data = item_input(item)
+    data = editable_copy(item)
     data.turns[0].answer = "changed later"
     save_item(ws, project, item.id, data, item.version)
     task, _ = task_results(ws, project, created.id, f"{item.id}::1")

@@ -17,16 +17,16 @@ from assay.experiments.scoring import (
     score_task,
     summarise,
 )
-from assay.experiments.tasks import GoldEvidence, Task
+from assay.experiments.tasks import Task
 from assay.metrics import evaluate, retrieval_scores
-from assay.records import Project
+from assay.records import Evidence, Project
 from assay.store.workspace import Workspace
 from tests.experiments_corpus import build_corpus
 
 
 def make_task(groups: list[list[str]], answer: str = "Paris", query_type: str = "fact") -> Task:
     evidence = tuple(
-        GoldEvidence(f"doc-{c}", 0, 5, f"text of {c}", "relevant", None, number + 1, (c,))
+        Evidence(f"doc-{c}", 0, 5, f"text of {c}", group=number + 1, chunk_ids=(c,))
         for number, group in enumerate(groups)
         for c in group
     )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.chunkings import document_chunks, get_chunking
 from assay.corpus.evidence_mapping import chunks_for_span
 from assay.corpus.ingest import replace_document
@@ -17,9 +16,8 @@ from assay.experiments.tasks import (
     task_lookup,
     task_to_json,
 )
-from assay.gold.item_inputs import ItemIn, TurnIn
 from assay.gold.item_writes import create_item
-from assay.records import Project
+from assay.records import Evidence, Item, Project, Turn
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
 from tests.experiments_corpus import Corpus, build_corpus, ev
@@ -124,7 +122,7 @@ def test_evidence_over_two_chunks_counts_both_as_alternatives(
     item = create_item(
         ws,
         corpus.project,
-        ItemIn(turns=[TurnIn(query="Trains and hotels?", evidence=[ev(travel, span)])]),
+        Item(turns=[Turn(query="Trains and hotels?", evidence=[ev(travel, span)])]),
         status="accepted",
     )
     (task,) = [t for t in build_tasks(ws, corpus.project) if t.item_id == item.id]
@@ -142,14 +140,14 @@ def test_only_anchored_evidence_names_gold_chunks_and_stale_items_make_no_task(
     corpus = build_corpus(any_ws, project)
     travel = corpus.travel
     start = travel.text.index("First class")
-    unlocated = EvidenceIn(
+    unlocated = Evidence(
         doc_id=travel.id, start=start, end=start + 11, text="Second class", origin="imported",
         anchor="unlocated",
     )  # fmt: skip
     odd = create_item(
         any_ws,
         project,
-        ItemIn(turns=[TurnIn(query="Class?", evidence=[unlocated])]),
+        Item(turns=[Turn(query="Class?", evidence=[unlocated])]),
         status="accepted",
     )
     before = {t.item_id: t for t in build_tasks(any_ws, project)}

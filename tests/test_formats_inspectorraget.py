@@ -22,7 +22,7 @@ from assay.experiments import (
 from assay.formats import get_format
 from assay.formats.inspectorraget_v1 import migrate, validate
 from assay.formats.inspectorraget_write import as_json, build
-from assay.gold.item_inputs import item_input
+from assay.gold.item_inputs import editable_copy
 from assay.gold.item_reads import iter_items
 from assay.gold.item_writes import delete_item, save_item
 from assay.records import Project
@@ -104,7 +104,7 @@ def test_v1_is_migrated_and_read(tmp_path: Path) -> None:
     turn = items[0].turns[0]
     assert (turn.query, turn.answer) == ("When does the ferry leave?", "At 22:40.")
     (evidence,) = turn.evidence
-    assert (evidence.doc_ref, evidence.start, evidence.end) == ("d1", 0, 26)
+    assert (evidence.doc_id, evidence.start, evidence.end) == ("d1", 0, 26)
     assert evidence.text == ""  # the whole passage: the stored document gives the text
     (document,) = bundle.documents
     assert (document.ref, document.text) == ("d1", "The ferry leaves at 22:40.")
@@ -517,7 +517,7 @@ def test_edits_to_items_show_in_the_exported_file(any_ws: Workspace, tmp_path: P
     import_bundle(any_ws, "eval", get_format("inspectorraget").read(write_file(tmp_path, data)))
     project = get_project(any_ws, "eval")
     items = {i.extra["source_id"]: i for i in iter_items(any_ws, project, statuses=None)}
-    edited = item_input(items["c7::2"])
+    edited = editable_copy(items["c7::2"])
     edited.turns[0].query = "When must the cabin be empty?"
     edited.turns[0].answer = "09:30"
     edited.turns[0].alternatives = []

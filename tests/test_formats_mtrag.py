@@ -18,6 +18,7 @@ from assay.formats import get_format
 from assay.formats.mtrag import read, split_task_id
 from assay.formats.mtrag_write import item_tasks
 from assay.gold.item_reads import get_item, list_items
+from assay.records import Item, Turn
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.transfer import export_bundle, import_bundle
@@ -79,8 +80,8 @@ def test_sample_rebuilds_one_conversation_per_id(shared_fixtures: Path) -> None:
     assert {(e.label, e.author) for e in last.evidence} == {("relevant", "g1")}
     docs = {d.ref: d for d in bundle.documents}
     ev = last.evidence[0]
-    assert ev.doc_ref is not None
-    assert docs[ev.doc_ref].text[ev.start : ev.end] == ev.text  # type: ignore[index]
+    assert ev.doc_id is not None
+    assert docs[ev.doc_id].text[ev.start : ev.end] == ev.text  # type: ignore[index]
 
 
 def test_sample_round_trips_through_a_project(
@@ -212,7 +213,7 @@ def test_two_tasks_for_one_turn_are_refused(tmp_path: Path) -> None:
 
 
 def test_a_turn_added_in_the_project_becomes_a_new_task(ws: Workspace, tmp_path: Path) -> None:
-    from assay.gold.item_inputs import TurnIn, item_input
+    from assay.gold.item_inputs import editable_copy
     from assay.gold.item_writes import save_item
 
     source = tmp_path / "t.jsonl"
@@ -220,8 +221,8 @@ def test_a_turn_added_in_the_project_becomes_a_new_task(ws: Workspace, tmp_path:
     import_bundle(ws, "m", read(source))
     project = get_project(ws, "m")
     item = get_item(ws, project, list_items(ws, project, limit=1)[1][0].id)
-    data = item_input(item)
-    data.turns.append(TurnIn(query="Where do I apply?", answer="At the town hall."))
+    data = editable_copy(item)
+    data.turns.append(Turn(query="Where do I apply?", answer="At the town hall."))
     save_item(ws, project, item.id, data, base_version=item.version)
     out = tmp_path / "out.jsonl"
     get_format("mtrag").write(export_bundle(ws, project), out)
@@ -296,7 +297,6 @@ def test_inconsistent_spellings_are_kept(ws: Workspace, tmp_path: Path) -> None:
 
 def test_a_project_conversation_becomes_a_task_per_turn(ws: Workspace, tmp_path: Path) -> None:
     """A conversation made in Assay (no MTRAG extra) is written as RAGAPHENE makes tasks."""
-    from assay.gold.item_inputs import ItemIn, TurnIn
     from assay.gold.item_writes import create_item
     from assay.store.projects import create_project
 
@@ -304,11 +304,11 @@ def test_a_project_conversation_becomes_a_task_per_turn(ws: Workspace, tmp_path:
     item = create_item(
         ws,
         project,
-        ItemIn(
+        Item(
             kind="conversation",
             turns=[
-                TurnIn(query="q1", answer="a1"),
-                TurnIn(query="q2", answer="a2", enrichments={"answerability": ["PARTIAL"]}),
+                Turn(query="q1", answer="a1"),
+                Turn(query="q2", answer="a2", enrichments={"answerability": ["PARTIAL"]}),
             ],
         ),
         author="me",

@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assay.corpus.anchoring import EvidenceIn
 from assay.errors import InvalidInput
 from assay.formats import get_format
 from assay.formats.ragaphene import item_conversation, migrate_v1, read
-from assay.gold.item_inputs import item_input
+from assay.gold.item_inputs import editable_copy
 from assay.gold.item_reads import get_item, list_items
 from assay.gold.item_writes import save_item
+from assay.records import Evidence
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.transfer import export_bundle, import_bundle
@@ -186,8 +186,8 @@ def test_rich_conversation_maps_to_turns_and_anchored_evidence(
         ("relevant", "rev"),
     ]
     assert all(e.anchor == "ok" and e.origin == "retrieved" for t in full.turns for e in t.evidence)
-    assert second.alternatives == ("Pro rata.",)
-    assert len(third.retrieved) == 1 and third.evidence == ()
+    assert second.alternatives == ["Pro rata."]
+    assert len(third.retrieved) == 1 and third.evidence == []
     assert first.retrieved[0]["title"] == "Leave policy"
 
 
@@ -287,10 +287,10 @@ def test_edits_in_the_project_are_written(ws: Workspace, tmp_path: Path) -> None
     import_bundle(ws, "p", read(source))
     project = get_project(ws, "p")
     item = get_item(ws, project, list_items(ws, project, limit=1)[1][0].id)
-    data = item_input(item)
+    data = editable_copy(item)
     leave = item.turns[0].evidence[0]
     data.turns[2].evidence = [
-        EvidenceIn(
+        Evidence(
             doc_id=leave.doc_id,
             start=leave.start,
             end=leave.end,

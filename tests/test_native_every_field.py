@@ -2,8 +2,9 @@
 
 The first test fills every field, exports the project to native, imports it into a new project
 and compares the stored records field by field. The second reads the field lists of the
-records themselves, so a field added to ``Item``, ``Turn`` or ``Evidence`` (or to the Bundle's
-``ItemRecord``) that the native format does not write fails here.
+records themselves (one family, used by the store and by every format), so a field added to
+``Item``, ``Turn``, ``Evidence`` or ``StatusChange`` that the native format does not write fails
+here.
 """
 
 from __future__ import annotations
@@ -11,24 +12,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import zipfile
+from datetime import UTC, datetime
 from pathlib import Path
 
-from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.documents import list_documents
 from assay.corpus.ingest import ingest_bytes
-from assay.formats import (
-    Bundle,
-    DocumentRecord,
-    EvidenceRecord,
-    ItemRecord,
-    ProjectInfo,
-    TurnRecord,
-    get_format,
-)
-from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.formats import Bundle, DocumentRecord, ProjectInfo, get_format
 from assay.gold.item_reads import get_item
 from assay.gold.item_writes import create_item, save_item, set_status
-from assay.records import Evidence, Item, Turn
+from assay.records import Evidence, Item, StatusChange, Turn
 from assay.store.projects import create_project, delete_project, get_project
 from assay.store.workspace import Workspace
 from assay.transfer import export_bundle, import_bundle
@@ -37,12 +29,11 @@ POLICY = "Hotels are refunded up to 140 euros per night. Taxis only at night."
 LEAVE = "Staff get 30 days of paid leave. Carry-over ends in March."
 
 NOT_IN_NATIVE = {
-    "project_id": "the project is the file itself; import names the target project",
-    "ordinal": "a turn's position in its item's list of turns",
+    "chunk_ids": "the chunks holding a passage follow from its offsets and chunks.jsonl",
 }
 """Stored fields that the native file expresses by its structure instead of a key."""
 
-RENAMED = {"doc_id": "doc", "doc_ref": "doc"}
+RENAMED = {"doc_id": "doc"}
 """Evidence names its document by the document's unique name in the file."""
 
 
@@ -50,13 +41,13 @@ def _full_item(ws: Workspace) -> Item:
     project = create_project(ws, "every-field", language="de", settings={"k": 1})
     policy = ingest_bytes(ws, project, "policy.txt", POLICY.encode())
     leave = ingest_bytes(ws, project, "leave.md", LEAVE.encode())
-    data = ItemIn(
+    data = Item(
         kind="conversation",
         notes="checked twice",
         origin="synthetic",
         extra={"source": "handbook", "weights": [1, 2.5], "nested": {"a": None}},
         turns=[
-            TurnIn(
+            Turn(
                 query="How much is a hotel night?",
                 rewrite="Hotel refund per night?",
                 query_type="fact_multi",
@@ -69,16 +60,16 @@ def _full_item(ws: Workspace) -> Item:
                     {"doc_id": policy.id, "start": 0, "end": 47, "score": 1.5, "rank": 1},
                 ],
                 evidence=[
-                    EvidenceIn(
+                    Evidence(
                         doc_id=policy.id,
                         text="Hotels are refunded up to 140 euros per night.",
                         group=1,
                         grade=3,
                         origin="selected",
                         author="rita",
-                        created_at="2026-01-02T03:04:05+00:00",
+                        created_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
                     ),
-                    EvidenceIn(
+                    Evidence(
                         doc_id=leave.id,
                         text="Carry-over ends in March.",
                         label="distracting",
@@ -86,11 +77,11 @@ def _full_item(ws: Workspace) -> Item:
                         grade=0,
                         origin="llm-suggestion",
                         author="tom",
-                        created_at="2026-01-03T00:00:00+00:00",
+                        created_at=datetime(2026, 1, 3, tzinfo=UTC),
                     ),
                 ],
             ),
-            TurnIn(query="And leave?", answer="30 days.", query_type="fact_single"),
+            Turn(query="And leave?", answer="30 days.", query_type="fact_single"),
         ],
     )
     item = create_item(ws, project, data, author="rita")
@@ -104,7 +95,7 @@ def _comparable(value: object, names: dict[str, str]) -> object:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out = {}
         for f in dataclasses.fields(value):
-            if f.name in NOT_IN_NATIVE and f.name != "ordinal":
+            if f.name in NOT_IN_NATIVE:
                 continue
             field_value = getattr(value, f.name)
             if f.name == "doc_id":
@@ -134,28 +125,29 @@ def test_every_field_survives_a_native_round_trip(any_ws: Workspace, tmp_path: P
     assert _comparable(after, names_after) == _comparable(before, names_before)
     # Every field was really set, so equality above compares something in each of them.
     assert before.version == 4 and before.status == "accepted"
-    assert all(
-        getattr(before.turns[0], f.name) for f in dataclasses.fields(Turn)[1:]
-    )  # [1:]: not ordinal 0
+    assert all(getattr(before.turns[0], f.name) for f in dataclasses.fields(Turn))
     assert all(
         getattr(before.turns[0].evidence[0], f.name) not in (None, "")
         for f in dataclasses.fields(Evidence)
+        if f.name not in NOT_IN_NATIVE
     )
+    assert before.status_history == [] and after.status_history == []  # read by exports only
     # The status history (who accepted it, when) comes back too.
     history = export_bundle(any_ws, copy, statuses=["accepted"]).items
     changes = [(c.status, c.actor) for c in next(iter(history)).status_history]
     assert changes == [("submitted", "tom"), ("accepted", "lena")]
 
 
-def _native_keys(tmp_path: Path) -> tuple[set[str], set[str], set[str]]:
-    """The keys the native writer gives an item, a turn and an evidence."""
+def _native_keys(tmp_path: Path) -> tuple[set[str], set[str], set[str], set[str]]:
+    """The keys the native writer gives an item, a turn, an evidence and a status change."""
     bundle = Bundle(
         project=ProjectInfo(name="p"),
         documents=[DocumentRecord(ref="d", name="d.txt", data=b"abc", text="abc")],
         items=[
-            ItemRecord(
+            Item(
                 id="00000000-0000-4000-8000-000000000001",
-                turns=[TurnRecord(query="q", evidence=[EvidenceRecord(doc_ref="d", text="a")])],
+                turns=[Turn(query="q", evidence=[Evidence(doc_id="d", text="a")])],
+                status_history=[StatusChange("accepted", "lena")],
             )
         ],
     )
@@ -163,7 +155,7 @@ def _native_keys(tmp_path: Path) -> tuple[set[str], set[str], set[str]]:
     with zipfile.ZipFile(tmp_path / "k.zip") as zf:
         item = json.loads(zf.read("items.jsonl").decode().splitlines()[0])
     turn = item["turns"][0]
-    return set(item), set(turn), set(turn["evidence"][0])
+    return set(item), set(turn), set(turn["evidence"][0]), set(item["status_history"][0])
 
 
 def _missing(record: type, keys: set[str], handled_elsewhere: set[str]) -> set[str]:
@@ -172,20 +164,17 @@ def _missing(record: type, keys: set[str], handled_elsewhere: set[str]) -> set[s
 
 
 def test_native_writes_every_field_of_the_records(tmp_path: Path) -> None:
-    item_keys, turn_keys, evidence_keys = _native_keys(tmp_path)
+    item_keys, turn_keys, evidence_keys, change_keys = _native_keys(tmp_path)
     structural = set(NOT_IN_NATIVE)
     assert _missing(Item, item_keys, structural) == set()
     assert _missing(Turn, turn_keys, structural) == set()
     assert _missing(Evidence, evidence_keys, structural) == set()
-    # The Bundle's records: ``chunk_ids`` is the chunking's business (chunks.jsonl).
-    assert _missing(ItemRecord, item_keys, structural) == set()
-    assert _missing(TurnRecord, turn_keys, structural) == set()
-    assert _missing(EvidenceRecord, evidence_keys, structural | {"chunk_ids"}) == set()
+    assert _missing(StatusChange, change_keys, structural) == set()
 
 
 def test_the_field_check_notices_a_missing_field(tmp_path: Path) -> None:
     grown = dataclasses.make_dataclass(
         "Grown", [(f.name, f.type) for f in dataclasses.fields(Item)] + [("reviewer", str)]
     )
-    item_keys, _, _ = _native_keys(tmp_path)
+    item_keys, _, _, _ = _native_keys(tmp_path)
     assert _missing(grown, item_keys, set(NOT_IN_NATIVE)) == {"reviewer"}

@@ -20,8 +20,8 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_inputs import ItemIn, TurnIn
 from assay.gold.item_writes import create_item
+from assay.records import Item, Turn
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
 from assay.web import create_app
@@ -50,7 +50,7 @@ def real_ids(case: Any, known: dict[str, str]) -> None:
 def test_generated_requests_get_no_server_error(ws: Workspace) -> None:
     project = create_project(ws, "test", "en")
     document = ingest_bytes(ws, project, "ferries.md", b"# Ferries\n\nThe night ferry at 22:40.")
-    item = create_item(ws, project, ItemIn(turns=[TurnIn(query="When does the ferry leave?")]))
+    item = create_item(ws, project, Item(turns=[Turn(query="When does the ferry leave?")]))
     known = {"item_id": item.id, "doc_id": document.id, "ref": "1", "number": "1"}
     app = create_app(ws)
     schema = schemathesis.openapi.from_asgi("/api/openapi.json", app)

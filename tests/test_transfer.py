@@ -17,26 +17,16 @@ import sqlalchemy as sa
 from typer.testing import CliRunner
 
 from assay.cli import make_app
-from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.chunkings import count_chunks, create_chunking, import_chunking, list_chunkings
 from assay.corpus.documents import count_documents
 from assay.corpus.ingest import ingest_bytes, replace_document
 from assay.errors import Conflict, DatabaseBusy, ImportRunning, InvalidInput
 from assay.experiments.tasks import build_tasks, skipped_items
-from assay.formats import (
-    Bundle,
-    DocumentRecord,
-    EvidenceRecord,
-    Issue,
-    ItemRecord,
-    TurnRecord,
-    get_format,
-)
+from assay.formats import Bundle, DocumentRecord, Issue, get_format
 from assay.formats.groups import retrieval_groups
-from assay.gold.item_inputs import ItemIn, TurnIn
 from assay.gold.item_reads import list_items
 from assay.gold.item_writes import create_item, save_item
-from assay.records import Project
+from assay.records import Evidence, Item, Project, Turn
 from assay.store.db import utcnow
 from assay.store.import_lock import EXPIRES, acquire, journal, last_asked, turns_file
 from assay.store.projects import create_project, get_project, list_projects
@@ -92,17 +82,17 @@ def rich_project(ws: Workspace, project: Project) -> None:
     create_item(
         ws,
         project,
-        ItemIn(
+        Item(
             turns=[
-                TurnIn(
+                Turn(
                     query="How much is refunded per hotel night?",
                     answer="Up to 140 euros.",
                     alternatives=["140 euros"],
                     evidence=[
-                        EvidenceIn(doc_id=policy.id, text=hotel, group=1),
-                        EvidenceIn(doc_id=leave.id, text="30 days of paid leave", group=1),
-                        EvidenceIn(doc_id=policy.id, text="Taxis only at night.", group=2),
-                        EvidenceIn(
+                        Evidence(doc_id=policy.id, text=hotel, group=1),
+                        Evidence(doc_id=leave.id, text="30 days of paid leave", group=1),
+                        Evidence(doc_id=policy.id, text="Taxis only at night.", group=2),
+                        Evidence(
                             doc_id=leave.id, text="Carry-over ends in March.", label="distracting"
                         ),
                     ],
@@ -115,29 +105,29 @@ def rich_project(ws: Workspace, project: Project) -> None:
     create_item(
         ws,
         project,
-        ItemIn(
+        Item(
             kind="conversation",
             turns=[
-                TurnIn(
+                Turn(
                     query="Leave?",
                     answer="30 days.",
-                    evidence=[EvidenceIn(doc_id=leave.id, text="30 days")],
+                    evidence=[Evidence(doc_id=leave.id, text="30 days")],
                 ),
-                TurnIn(query="And trains?", rewrite="Which train class?", answer="Second class."),
+                Turn(query="And trains?", rewrite="Which train class?", answer="Second class."),
             ],
         ),
     )
     create_item(
         ws,
         project,
-        ItemIn(
+        Item(
             turns=[
-                TurnIn(
+                Turn(
                     query="Who pays the parking?",
                     query_type="unanswerable",
                     answer="The policy does not say.",
                     evidence=[
-                        EvidenceIn(text="Parking is free.", origin="imported", label="distracting")
+                        Evidence(text="Parking is free.", origin="imported", label="distracting")
                     ],
                 )
             ]
@@ -159,14 +149,14 @@ def test_overlap_policy() -> None:
 
 
 def test_groups_become_retrieval_gt() -> None:
-    turn = TurnRecord(
+    turn = Turn(
         evidence=[
-            EvidenceRecord(chunk_ids=("a",), group=1),
-            EvidenceRecord(chunk_ids=("b", "a"), group=1),
-            EvidenceRecord(chunk_ids=("c",), group=2),
-            EvidenceRecord(chunk_ids=("d",)),
-            EvidenceRecord(chunk_ids=("e",), label="distracting"),
-            EvidenceRecord(),
+            Evidence(chunk_ids=("a",), group=1),
+            Evidence(chunk_ids=("b", "a"), group=1),
+            Evidence(chunk_ids=("c",), group=2),
+            Evidence(chunk_ids=("d",)),
+            Evidence(chunk_ids=("e",), label="distracting"),
+            Evidence(),
         ]
     )
     assert retrieval_groups(turn) == ([["a", "b"], ["c"], ["d"]], 1)
@@ -193,13 +183,13 @@ def test_strict_import_writes_nothing_on_error(ws: Workspace, project: Project) 
     bad = Bundle(
         documents=[DocumentRecord(ref="d", name="new.txt", data=b"Fresh text about trains.")],
         items=[
-            ItemRecord(id="ok", turns=[TurnRecord(query="fine")]),
-            ItemRecord(
+            Item(id="ok", turns=[Turn(query="fine")]),
+            Item(
                 id="bad",
                 turns=[
-                    TurnRecord(
+                    Turn(
                         query="q",
-                        evidence=[EvidenceRecord(doc_ref="d", start=0, end=999, text="x")],
+                        evidence=[Evidence(doc_id="d", start=0, end=999, text="x")],
                     )
                 ],
             ),
@@ -220,24 +210,25 @@ def test_lenient_import_reports_each_record(ws: Workspace, project: Project) -> 
             DocumentRecord(ref="e", name="empty.txt", data=b""),
         ],
         items=[
-            ItemRecord(
+            Item(
                 id="ok",
-                turns=[
-                    TurnRecord(query="q", evidence=[EvidenceRecord(doc_ref="d", text="trains")])
-                ],
+                turns=[Turn(query="q", evidence=[Evidence(doc_id="d", text="trains")])],
             ),
-            ItemRecord(
+            Item(
                 id="lost",
                 turns=[
-                    TurnRecord(query="q", evidence=[EvidenceRecord(doc_ref="d", text="planes")])
+                    Turn(
+                        query="q",
+                        evidence=[Evidence(doc_id="d", text="planes", origin="imported")],
+                    )
                 ],
             ),
-            ItemRecord(
+            Item(
                 id="bad",
                 turns=[
-                    TurnRecord(
+                    Turn(
                         query="q",
-                        evidence=[EvidenceRecord(doc_ref="d", start=0, end=999, text="x")],
+                        evidence=[Evidence(doc_id="d", start=0, end=999, text="x")],
                     )
                 ],
             ),
@@ -346,12 +337,8 @@ def many_items(n: int, bad_at: int | None = None) -> Bundle:
     items = []
     for number in range(1, n + 1):
         end = 999 if number == bad_at else 6
-        evidence = [
-            EvidenceRecord(doc_ref="d", start=0, end=end, text="Fresh " if end == 6 else "x")
-        ]
-        items.append(
-            ItemRecord(id=f"q{number}", turns=[TurnRecord(query=f"q {number}", evidence=evidence)])
-        )
+        evidence = [Evidence(doc_id="d", start=0, end=end, text="Fresh " if end == 6 else "x")]
+        items.append(Item(id=f"q{number}", turns=[Turn(query=f"q {number}", evidence=evidence)]))
     return Bundle(
         documents=[DocumentRecord(ref="d", name="fresh.txt", data=b"Fresh text about trains.")],
         items=items,
@@ -369,7 +356,7 @@ def lock_rows(ws: Workspace) -> tuple[int, int]:
 def test_import_commits_in_batches_behind_the_project_lock(any_ws: Workspace) -> None:
     ws = any_ws
     other = create_project(ws, "other")
-    mine = create_item(ws, other, ItemIn(turns=[TurnIn(query="mine")]))
+    mine = create_item(ws, other, Item(turns=[Turn(query="mine")]))
     create_project(ws, "test")
     seen: list[str] = []
 
@@ -377,13 +364,13 @@ def test_import_commits_in_batches_behind_the_project_lock(any_ws: Workspace) ->
         if stage != "items" or done != 5:
             return
         # the batches so far are committed: other projects are writable right now ...
-        saved = save_item(ws, other, mine.id, ItemIn(turns=[TurnIn(query="edited")]), 1)
+        saved = save_item(ws, other, mine.id, Item(turns=[Turn(query="edited")]), 1)
         seen.append(saved.turns[0].query)
         # ... the project being imported into shows the lock and refuses edits
         target = get_project(ws, "test")
         assert target.importing_since is not None
         with pytest.raises(ImportRunning, match="locked by an import running since"):
-            create_item(ws, target, ItemIn(turns=[TurnIn(query="sneaked in")]))
+            create_item(ws, target, Item(turns=[Turn(query="sneaked in")]))
         with pytest.raises(ImportRunning):
             export_scope(ws, target, None)
 
@@ -418,18 +405,19 @@ def test_a_failure_at_a_late_record_undoes_every_batch(any_ws: Workspace) -> Non
     assert [p.name for p in list_projects(ws)] == ["test"]
     assert lock_rows(ws) == (0, 0)
     # the edits refused during the import are allowed again
-    create_item(ws, get_project(ws, "test"), ItemIn(turns=[TurnIn(query="after")]))
+    create_item(ws, get_project(ws, "test"), Item(turns=[Turn(query="after")]))
 
 
 KILLED_IMPORT = """
 import os, sys, time
-from assay.formats import Bundle, DocumentRecord, ItemRecord, TurnRecord
+from assay.formats import Bundle, DocumentRecord
+from assay.records import Item, Turn
 from assay.store.settings import Settings
 from assay.transfer import BatchPolicy, import_bundle
 from assay.store.workspace import Workspace
 
 ws = Workspace.open(Settings(home=sys.argv[1], database_url=sys.argv[2]))
-items = [ItemRecord(id=f"k{n}", turns=[TurnRecord(query=f"q{n}")]) for n in range(200)]
+items = [Item(id=f"k{n}", turns=[Turn(query=f"q{n}")]) for n in range(200)]
 bundle = Bundle(
     documents=[DocumentRecord(ref="d", name="killed.txt", data=b"Written by a killed import.")],
     items=items,
@@ -495,21 +483,21 @@ def test_a_lock_whose_heartbeat_stopped_expires(any_ws: Workspace) -> None:
             .values(import_holder="elsewhere:1", import_heartbeat_at=utcnow() - EXPIRES * 2)
         )
     # held on another host, silent for longer than EXPIRES: the next edit clears it
-    create_item(ws, get_project(ws, "test"), ItemIn(turns=[TurnIn(query="fine")]))
+    create_item(ws, get_project(ws, "test"), Item(turns=[Turn(query="fine")]))
     assert get_project(ws, "test").importing_since is None
     assert lock_rows(ws) == (0, 0)
 
 
 def test_a_write_that_waits_too_long_is_busy_not_an_internal_error(ws: Workspace) -> None:
     project = create_project(ws, "test")
-    item = create_item(ws, project, ItemIn(turns=[TurnIn(query="q")]))
+    item = create_item(ws, project, Item(turns=[Turn(query="q")]))
     with ws.engine.connect() as conn:
         conn.exec_driver_sql("PRAGMA busy_timeout = 50")  # the pool hands this one out next
     holder = sqlite3.connect(ws.settings.home / "assay.db", isolation_level=None)
     try:
         holder.execute("BEGIN IMMEDIATE")
         with pytest.raises(DatabaseBusy, match="busy with another write"):
-            save_item(ws, project, item.id, ItemIn(turns=[TurnIn(query="q2")]), 1)
+            save_item(ws, project, item.id, Item(turns=[Turn(query="q2")]), 1)
     finally:
         holder.execute("ROLLBACK")
         holder.close()
@@ -545,7 +533,7 @@ def test_an_edit_that_waits_gets_its_turn_in_a_long_batch(any_ws: Workspace) -> 
     gets it at the import's next record (on PostgreSQL it never waits at all)."""
     ws = any_ws
     other = create_project(ws, "other")
-    mine = create_item(ws, other, ItemIn(turns=[TurnIn(query="mine")]))
+    mine = create_item(ws, other, Item(turns=[Turn(query="mine")]))
     with ws.engine.connect() as conn:
         turns = turns_file(conn)
     asked_before = last_asked(turns)
@@ -554,7 +542,7 @@ def test_an_edit_that_waits_gets_its_turn_in_a_long_batch(any_ws: Workspace) -> 
 
     def edit() -> None:
         try:
-            item = save_item(ws, other, mine.id, ItemIn(turns=[TurnIn(query="edited")]), 1)
+            item = save_item(ws, other, mine.id, Item(turns=[Turn(query="edited")]), 1)
             saved.append(item.turns[0].query)
         finally:
             done.set()
@@ -580,7 +568,7 @@ def test_an_import_does_not_ask_for_its_own_turn(ws: Workspace) -> None:
     with ws.engine.connect() as conn:
         turns = turns_file(conn)
     assert turns == str(ws.settings.home / "assay.db-writers")
-    create_item(ws, create_project(ws, "other"), ItemIn(turns=[TurnIn(query="asks")]))
+    create_item(ws, create_project(ws, "other"), Item(turns=[Turn(query="asks")]))
     asked = last_asked(turns)
     assert asked > 0  # an edit asked
     import_bundle(ws, "test", many_items(30), batching=BatchPolicy(records=2))
@@ -676,10 +664,8 @@ def stale_project(ws: Workspace) -> tuple[Project, str, str]:
     doc = ingest_bytes(ws, project, "policy.txt", POLICY.encode())
 
     def accepted(query: str, passage: str) -> str:
-        turn = TurnIn(
-            query=query, answer=passage, evidence=[EvidenceIn(doc_id=doc.id, text=passage)]
-        )
-        return create_item(ws, project, ItemIn(turns=[turn]), status="accepted").id
+        turn = Turn(query=query, answer=passage, evidence=[Evidence(doc_id=doc.id, text=passage)])
+        return create_item(ws, project, Item(turns=[turn]), status="accepted").id
 
     hotel = accepted("How much for a hotel?", "Hotels are refunded up to 140 euros per night.")
     train = accepted("Which class on trains?", "Trains: second class")
@@ -714,10 +700,10 @@ def test_export_rechecks_the_invariant_against_the_current_text(any_ws: Workspac
     replacement) is caught at export as broken, and experiments skip it too."""
     project = create_project(any_ws, "broken")
     doc = ingest_bytes(any_ws, project, "policy.txt", POLICY.encode())
-    turn = TurnIn(
-        query="Taxis?", answer="At night.", evidence=[EvidenceIn(doc_id=doc.id, text="Taxis")]
+    turn = Turn(
+        query="Taxis?", answer="At night.", evidence=[Evidence(doc_id=doc.id, text="Taxis")]
     )
-    item = create_item(any_ws, project, ItemIn(turns=[turn]), status="accepted")
+    item = create_item(any_ws, project, Item(turns=[turn]), status="accepted")
     with any_ws.engine.begin() as conn:
         conn.execute(documents.update().where(documents.c.id == doc.id).values(text=POLICY.lower()))
     scope = export_scope(any_ws, project, None)

@@ -9,13 +9,12 @@ from typing import Any
 import pytest
 
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_inputs import ItemIn, TurnIn
 from assay.gold.item_reads import get_item
 from assay.gold.item_writes import create_item
 from assay.gold.project_config import generator_settings, update_settings
 from assay.gold.turn_answers import answer_events, answered_turn, retrieve
 from assay.llm import make_generator
-from assay.records import Item, Project
+from assay.records import Item, Project, Turn
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
 from tests.fakes.openai_server import FakeOpenAI, Reply, Status
@@ -34,14 +33,14 @@ def ferry(any_ws: Workspace) -> Project:
 def asked_on_the_web(ws: Workspace, project: Project, query: str) -> Item:
     """A first turn the way the workbench makes it: retrieve, store, stream the answer."""
     retrieved, how = retrieve(ws, project, [query], "", {})
-    turn = TurnIn(query=query, retrieved=retrieved, generation={"retrieval": how})
-    item = create_item(ws, project, ItemIn(kind="conversation", turns=[turn]))
+    turn = Turn(query=query, retrieved=retrieved, generation={"retrieval": how})
+    item = create_item(ws, project, Item(kind="conversation", turns=[turn]))
     events = list(answer_events(ws, project, item, 0, source="retrieved", actor="", first=True))
     assert events[-1]["type"] in ("done", "error")
     return get_item(ws, project, item.id)
 
 
-def chatted(ws: Workspace, project: Project, query: str) -> TurnIn:
+def chatted(ws: Workspace, project: Project, query: str) -> Turn:
     settings = generator_settings(project)
     turn, _generation = answered_turn(ws, project, make_generator(settings), settings, [], query)
     return turn

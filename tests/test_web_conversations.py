@@ -15,12 +15,11 @@ from typer.testing import CliRunner
 from assay.cli import make_app
 from assay.corpus.ingest import ingest_bytes
 from assay.formats import get_format
-from assay.gold.item_inputs import ItemIn, TurnIn
 from assay.gold.item_reads import get_item, item_events, list_items
 from assay.gold.item_writes import create_item
 from assay.gold.project_config import update_settings
 from assay.llm import Message, prompt_hash
-from assay.records import Project
+from assay.records import Item, Project, Turn
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
 from assay.transfer import export_bundle
@@ -446,9 +445,9 @@ def test_contexts_in_the_old_cli_shape_are_read(
     item = create_item(
         ws,
         project,
-        ItemIn(
+        Item(
             kind="conversation",
-            turns=[TurnIn(query="When does the night ferry leave?", answer=HUMAN, retrieved=old)],
+            turns=[Turn(query="When does the night ferry leave?", answer=HUMAN, retrieved=old)],
         ),
     )
     shown = client.get(f"{API}/{item.id}").json()

@@ -8,13 +8,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.documents import count_documents, get_document, list_documents
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_inputs import ItemIn, TurnIn
 from assay.gold.item_writes import create_item
 from assay.gold.taxonomy import DEFAULT_QUERY_TYPES
-from assay.records import Project
+from assay.records import Evidence, Item, Project, Turn
 from assay.store.projects import get_project
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
@@ -169,12 +167,12 @@ def test_replace_reports_stale_evidence_and_search_follows(
     create_item(
         ws,
         project,
-        ItemIn(
+        Item(
             turns=[
-                TurnIn(
+                Turn(
                     query="When does the ferry leave?",
                     answer="At 22:40.",
-                    evidence=[EvidenceIn(doc_id=doc.id, start=start, end=start + 5)],
+                    evidence=[Evidence(doc_id=doc.id, start=start, end=start + 5)],
                 )
             ]
         ),
@@ -200,12 +198,12 @@ def test_delete_is_blocked_while_evidence_points_at_the_document(
     create_item(
         ws,
         project,
-        ItemIn(
+        Item(
             turns=[
-                TurnIn(
+                Turn(
                     query="When does the museum open?",
                     answer="At nine.",
-                    evidence=[EvidenceIn(doc_id=cited.id, start=0, end=10)],
+                    evidence=[Evidence(doc_id=cited.id, start=0, end=10)],
                 )
             ]
         ),

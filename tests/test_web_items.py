@@ -11,10 +11,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_inputs import parse_item
 from assay.gold.item_reads import get_item
 from assay.gold.item_writes import create_item
-from assay.records import Document, Project
+from assay.records import Document, Item, Project, Turn
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
 from assay.web import create_app
@@ -130,9 +130,9 @@ def test_list_filters_sorting_and_pages(
         create_item(
             ws,
             project,
-            ItemIn(
+            Item(
                 turns=[
-                    TurnIn(query=f"question {n:03}", query_type="summary" if n % 3 else "reasoning")
+                    Turn(query=f"question {n:03}", query_type="summary" if n % 3 else "reasoning")
                 ]
             ),
             author="ana" if n % 2 else "ben",
@@ -165,7 +165,7 @@ def test_list_filters_sorting_and_pages(
 
 
 def test_next_item_follows_the_list(client: TestClient, ws: Workspace, project: Project) -> None:
-    ids = [create_item(ws, project, ItemIn(turns=[TurnIn(query=f"q{n}")])).id for n in range(3)]
+    ids = [create_item(ws, project, Item(turns=[Turn(query=f"q{n}")])).id for n in range(3)]
     listing = client.get("/projects/test/items", params={"sort": "created"}).text
     links = re.findall(r'<td class="q"><a href="([^"]+)"', listing)
     assert len(links) == 3 and ids[0] in links[0]
@@ -244,8 +244,8 @@ def test_replaced_document_puts_items_in_needs_review_on_page_api_and_export(
     project = create_project(any_ws, "test", "en")
     text = b"# Ferry\n\nThe night ferry leaves at 22:40 from pier 3.\n"
     doc = ingest_bytes(any_ws, project, "ferry.md", text)
-    cited = create_item(any_ws, project, ItemIn.model_validate(body(doc)), status="accepted")
-    calm = create_item(any_ws, project, ItemIn.model_validate(body(doc, query="Pier?")))
+    cited = create_item(any_ws, project, parse_item(body(doc), "test item"), status="accepted")
+    calm = create_item(any_ws, project, parse_item(body(doc, query="Pier?"), "test item"))
     client = TestClient(create_app(any_ws))
     client.get("/")
     client.headers["X-CSRF-Token"] = client.cookies["assay_csrf"]

@@ -11,9 +11,8 @@ from fastapi.testclient import TestClient
 from assay.corpus.chunkings import list_chunkings
 from assay.corpus.ingest import ingest_bytes
 from assay.formats import get_format
-from assay.gold.item_inputs import ItemIn, TurnIn
 from assay.gold.item_writes import create_item
-from assay.records import Item, Project
+from assay.records import Item, Project, Turn
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
 from assay.web import create_app
@@ -41,7 +40,7 @@ def project(any_ws: Workspace) -> Project:
 
 @pytest.fixture
 def draft(any_ws: Workspace, project: Project) -> Item:
-    return create_item(any_ws, project, ItemIn(turns=[TurnIn(query="When does it leave?")]))
+    return create_item(any_ws, project, Item(turns=[Turn(query="When does it leave?")]))
 
 
 def test_chunkings_are_listed_and_created(

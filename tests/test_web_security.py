@@ -13,9 +13,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assay.errors import InvalidInput
-from assay.gold.item_inputs import ItemIn, TurnIn
 from assay.gold.item_reads import get_item
 from assay.gold.item_writes import create_item, save_item
+from assay.records import Item, Turn
 from assay.store.projects import create_project
 from assay.store.schema import items, turns
 from assay.store.settings import Settings
@@ -311,11 +311,11 @@ def test_malformed_uploads_get_400_and_long_names_a_clear_error(ws: Workspace) -
 def test_nan_never_reaches_an_item_and_a_poisoned_item_still_opens(any_ws: Workspace) -> None:
     """Finding 6: NaN in a saved item broke the editor and turned stale saves into 500s."""
     project = create_project(any_ws, "p", "en")
-    item = create_item(any_ws, project, ItemIn(turns=[TurnIn(query="q")]))
-    nan_extra = ItemIn(extra={"score": float("nan")}, turns=[TurnIn(query="q")])
+    item = create_item(any_ws, project, Item(turns=[Turn(query="q")]))
+    nan_extra = Item(extra={"score": float("nan")}, turns=[Turn(query="q")])
     with pytest.raises(InvalidInput, match=r"extra\.score is not a finite number"):
         save_item(any_ws, project, item.id, nan_extra, item.version)  # CLI and Python API
-    inf_turn = ItemIn(turns=[TurnIn(query="q", generation={"temperature": float("inf")})])
+    inf_turn = Item(turns=[Turn(query="q", generation={"temperature": float("inf")})])
     with pytest.raises(InvalidInput, match=r"turn 1: generation\.temperature"):
         create_item(any_ws, project, inf_turn)
 

@@ -14,14 +14,12 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.documents import count_documents
 from assay.corpus.ingest import ingest_bytes
 from assay.formats import get_format
-from assay.gold.item_inputs import ItemIn, TurnIn
 from assay.gold.item_reads import list_items
 from assay.gold.item_writes import create_item
-from assay.records import Project
+from assay.records import Evidence, Item, Project, Turn
 from assay.store.import_lock import acquire, release
 from assay.store.projects import get_project, list_projects
 from assay.store.settings import Settings
@@ -44,12 +42,12 @@ def fill(ws: Workspace, project: Project) -> None:
     create_item(
         ws,
         project,
-        ItemIn(
+        Item(
             turns=[
-                TurnIn(
+                Turn(
                     query="How much is a hotel night?",
                     answer="Up to 140 euros.",
-                    evidence=[EvidenceIn(doc_id=doc.id, text="refunded up to 140 euros")],
+                    evidence=[Evidence(doc_id=doc.id, text="refunded up to 140 euros")],
                 )
             ]
         ),
@@ -274,7 +272,7 @@ def test_the_upload_limit_is_enforced(tmp_path: Path) -> None:
 def test_export_takes_accepted_items_and_says_what_it_left_out(
     client: TestClient, ws: Workspace, project: Project
 ) -> None:
-    create_item(ws, project, ItemIn(turns=[TurnIn(query="An unreviewed draft")]))
+    create_item(ws, project, Item(turns=[Turn(query="An unreviewed draft")]))
     page = client.get("/projects/test/transfer").text
     assert 'value="accepted" checked' in page and 'value="draft" >' in page
     default = wait(client, client.post(EXPORTS, json={"format": "csv"}).json())

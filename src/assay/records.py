@@ -1,7 +1,7 @@
 """Plain records passed between stages.
 
-Records are frozen dataclasses: cheap to build in bulk (a million chunks), serialisable by
-FastAPI, and never tied to a database row or a backend object.
+Records are dataclasses: cheap to build in bulk (a million chunks), serialisable by FastAPI,
+and never tied to a database row or a backend object.
 """
 
 from __future__ import annotations
@@ -10,7 +10,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import PurePath
-from typing import Any
+from typing import Annotated, Any
+
+from annotated_types import Interval
+from typing_extensions import TypedDict
 
 Span = tuple[int, int]
 """A half-open character range ``(start, end)`` into a document's normalised text."""
@@ -131,58 +134,153 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
+class OneOf:
+    """Marks a ``str`` field that takes one of ``values``: pydantic checks it where records
+    come in (as it would a ``Literal``); inside, the field is a plain string."""
+
+    values: tuple[str, ...]
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.literal_schema(list(self.values))
+
+
+LABELS = ("relevant", "distracting", "irrelevant")
+ORIGINS = ("retrieved", "searched", "selected", "imported", "llm-suggestion")
+ANCHORS = ("ok", "unlocated", "stale")
+KINDS = ("qa", "conversation")
+STATUSES = ("draft", "submitted", "accepted", "rejected")
+Label = Annotated[str, OneOf(LABELS)]
+Origin = Annotated[str, OneOf(ORIGINS)]
+Anchor = Annotated[str, OneOf(ANCHORS)]
+ItemKind = Annotated[str, OneOf(KINDS)]
+ItemStatus = Annotated[str, OneOf(STATUSES)]
+
+# The gold records below are the one shape of an item, a turn, a piece of evidence and a
+# retrieved context, for every stage: the store reads and writes them, formats read and write
+# them in Bundles, the web and the CLI send and show them. They are plain mutable dataclasses
+# (cheap to build by the hundred thousand in an export); pydantic validates them where they
+# come in from outside (``assay.gold.item_inputs``), with ``extra="forbid"`` so a misspelt key
+# is an error, not silently dropped.
+_FORBID = {"extra": "forbid"}
+"""Pydantic's config for the gold records (a plain dict: records.py must not import pydantic,
+which the CLI loads only when a command needs it)."""
+INT32 = 2**31 - 1
+"""Largest value of an Integer column on PostgreSQL: offsets, grades and groups stay below."""
+Offset = Annotated[int | None, Interval(ge=0, le=INT32)]
+
+
+class Context(TypedDict, total=False):
+    """A passage a retriever returned for a turn (what the generator saw), as stored.
+
+    ``doc_id`` and ``chunk_id`` name our document and chunk; ``document_id`` is the id another
+    tool gave the passage (RAGAPHENE, MTRAG), ``feedback`` its relevance votes, ``run`` the
+    TREC run tag it came from. Keys other
+    tools wrote beyond these are kept as they came.
+    """
+
+    chunk_id: str | None
+    doc_id: str | None
+    start: int | None
+    end: int | None
+    score: float | None
+    rank: int | None
+    text: str
+    title: str
+    url: str
+    document_id: str
+    feedback: dict[str, Any]
+    query: str
+    run: str
+
+
+setattr(Context, "__pydantic_config__", {"extra": "allow"})  # noqa: B010 (what pydantic.with_config does)
+
+
+@dataclass(slots=True)
 class Evidence:
     """A passage marked for a turn, anchored to its document by offsets.
 
     ``anchor`` is ``ok`` when ``document.text[start:end] == text``; ``unlocated`` for imported
     text that could not be found in its document (kept, reported, never dropped); ``stale``
-    when the document's text changed under it (flagged, never silently moved).
+    when the document's text changed under it (flagged, never silently moved). On input,
+    offsets win and text alone is located; ``group`` None gives a relevant passage a group of
+    its own, ``anchor`` None asks for the check, ``author`` None (or "") means whoever saves.
+
+    In a Bundle, ``doc_id`` is the Bundle document's ``ref``; ``chunk_ids`` names the chunks
+    that hold the passage (on import, chunks of a Bundle chunking to resolve; on export, the
+    chunks of the chosen chunking it maps to, by the overlap policy).
     """
 
-    doc_id: str | None
-    start: int | None
-    end: int | None
-    text: str
-    label: str
-    grade: int | None
-    group: int
-    origin: str
-    anchor: str
-    author: str
-    created_at: datetime
+    __pydantic_config__ = _FORBID
+
+    doc_id: str | None = None
+    start: Offset = None
+    end: Offset = None
+    text: str = ""
+    label: Label = "relevant"
+    grade: Annotated[int | None, Interval(ge=-INT32, le=INT32)] = None
+    group: Offset = None
+    origin: Origin = "selected"
+    anchor: Anchor | None = None
+    author: str | None = None
+    created_at: datetime | None = None
+    chunk_ids: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Turn:
-    ordinal: int
-    query: str
-    rewrite: str
-    query_type: str
-    enrichments: dict[str, list[str]]
-    answer: str
-    alternatives: tuple[str, ...]
-    original_answer: str
-    generation: dict[str, Any]
-    retrieved: tuple[dict[str, Any], ...]
-    evidence: tuple[Evidence, ...]
+    """One question of an item, its reference answer and its evidence."""
+
+    __pydantic_config__ = _FORBID
+
+    query: str = ""
+    rewrite: str = ""
+    query_type: str = "fact_single"
+    enrichments: dict[str, list[str]] = field(default_factory=dict)
+    answer: str = ""
+    alternatives: list[str] = field(default_factory=list)
+    original_answer: str = ""
+    generation: dict[str, Any] = field(default_factory=dict)
+    retrieved: list[Context] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
+class StatusChange:
+    """One status change from an item's history: who made it and when."""
+
+    __pydantic_config__ = _FORBID
+
+    status: ItemStatus
+    actor: str
+    at: datetime | None = None
+
+
+@dataclass(slots=True)
 class Item:
-    """The unit of gold work: one turn (``qa``) or many (``conversation``)."""
+    """The unit of gold work: one turn (``qa``) or many (``conversation``).
 
-    id: str
-    project_id: int
-    kind: str
-    status: str
-    origin: str
-    notes: str
-    extra: dict[str, Any]
-    author: str
-    version: int
-    created_at: datetime
-    updated_at: datetime
-    turns: tuple[Turn, ...]
+    ``id``, ``status``, ``author``, ``version``, the times and ``status_history`` are the
+    store's: an editor sends the other fields (``assay.gold.item_inputs.EDITABLE``). In a
+    Bundle ``id`` is the id the other tool used.
+    """
+
+    __pydantic_config__ = _FORBID
+
+    id: str = ""
+    kind: ItemKind = "qa"
+    status: ItemStatus = "draft"
+    origin: str = "human"
+    notes: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+    author: str = ""
+    version: int = 1
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    turns: list[Turn] = field(default_factory=list)
+    status_history: list[StatusChange] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

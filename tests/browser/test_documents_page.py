@@ -12,12 +12,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import FilePayload, Locator, Page, expect
 
-from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.documents import get_document, list_documents
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_inputs import ItemIn, TurnIn
 from assay.gold.item_writes import create_item
-from assay.records import Project
+from assay.records import Evidence, Item, Project, Turn
 from assay.store.projects import get_project
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
@@ -152,12 +150,12 @@ def test_view_chunks_rename_and_delete_with_confirm(
     create_item(
         ws,
         project,
-        ItemIn(
+        Item(
             turns=[
-                TurnIn(
+                Turn(
                     query="When does the museum open?",
                     answer="At nine.",
-                    evidence=[EvidenceIn(doc_id=cited.id, start=0, end=10)],
+                    evidence=[Evidence(doc_id=cited.id, start=0, end=10)],
                 )
             ]
         ),
@@ -224,12 +222,12 @@ def test_replace_flags_stale_evidence(
     create_item(
         ws,
         project,
-        ItemIn(
+        Item(
             turns=[
-                TurnIn(
+                Turn(
                     query="When does the ferry leave?",
                     answer="At 22:40.",
-                    evidence=[EvidenceIn(doc_id=doc.id, start=start, end=start + 5)],
+                    evidence=[Evidence(doc_id=doc.id, start=start, end=start + 5)],
                 )
             ]
         ),
@@ -243,7 +241,7 @@ def test_replace_flags_stale_evidence(
     expect(page.locator("pre.doctext")).to_have_text("The boat departs at 23:10.")
 
     # the item now needs review: the items list's filter finds it and marks it
-    create_item(ws, project, ItemIn(turns=[TurnIn(query="Untouched?")]))
+    create_item(ws, project, Item(turns=[Turn(query="Untouched?")]))
     page.goto(f"{live_server.url}/projects/test/items")
     expect(page.locator("table.items tbody tr")).to_have_count(2)
     page.get_by_label("Evidence").select_option("needed")

@@ -8,12 +8,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.documents import get_document_by_name
 from assay.demo import gold_items, open_demo
 from assay.experiments.tasks import build_tasks
-from assay.gold.item_inputs import ItemIn, TurnIn
 from assay.gold.item_writes import create_item, set_status
+from assay.records import Evidence, Item, Turn
 from assay.store.workspace import Workspace
 from tests.conftest import LiveServer
 
@@ -24,7 +23,7 @@ def accepted_demo_items(ws: Workspace, count: int = 6) -> None:
     project, _ = open_demo(ws)
     for gold in gold_items()[:count]:
         evidence = [
-            EvidenceIn(
+            Evidence(
                 doc_id=get_document_by_name(ws, project, e["document"]).id,
                 text=e["text"],
                 label=e["label"],
@@ -32,13 +31,13 @@ def accepted_demo_items(ws: Workspace, count: int = 6) -> None:
             )
             for e in gold["evidence"]
         ]
-        turn = TurnIn(
+        turn = Turn(
             query=gold["query"],
             query_type=gold["query_type"],
             answer=gold["answer"],
             evidence=evidence,
         )
-        item = create_item(ws, project, ItemIn(turns=[turn]))
+        item = create_item(ws, project, Item(turns=[turn]))
         set_status(ws, project, item.id, "accepted", item.version)
 
 

@@ -10,10 +10,10 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from assay.corpus.ingest import ingest_bytes, ingest_paths
-from assay.gold.item_inputs import ItemIn, TurnIn
+from assay.gold.item_inputs import parse_item
 from assay.gold.item_reads import get_item, item_events
 from assay.gold.item_writes import create_item
-from assay.records import Project
+from assay.records import Item, Project, Turn
 from assay.store.workspace import Workspace
 from tests.conftest import LiveServer
 
@@ -143,7 +143,7 @@ def test_write_an_item_with_search_spans_groups_and_reload(
         (ids["sample.pdf"], "character offsets", "relevant", 2),
     }
     assert all(e.anchor == "ok" for e in stored.evidence)
-    assert stored.alternatives == ("22:40",)
+    assert stored.alternatives == ["22:40"]
 
     page.get_by_role("button", name="Submit").click()
     expect(page.locator("#item-status")).to_have_text("submitted")
@@ -152,7 +152,7 @@ def test_write_an_item_with_search_spans_groups_and_reload(
 def test_two_tabs_get_a_conflict_and_lose_nothing(
     context: BrowserContext, ws: Workspace, project: Project, live_server: LiveServer
 ) -> None:
-    item = create_item(ws, project, ItemIn(turns=[TurnIn(query="Which pier?")]))
+    item = create_item(ws, project, Item(turns=[Turn(query="Which pier?")]))
     url = f"{live_server.url}/projects/test/items/{item.id}"
     first, second = context.new_page(), context.new_page()
     first.goto(url)
@@ -273,7 +273,7 @@ def test_switching_to_unanswerable_asks_first(
         {"doc_id": ids["bikes.md"], "text": "Bikes ride free", "label": "distracting"},
     ]
     item = create_item(
-        ws, project, ItemIn.model_validate({"turns": [{"query": "q", "evidence": evidence}]})
+        ws, project, parse_item({"turns": [{"query": "q", "evidence": evidence}]}, "test item")
     )
     page.goto(f"{live_server.url}/projects/test/items/{item.id}")
     messages: list[str] = []

@@ -9,14 +9,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.documents import count_documents
 from assay.corpus.ingest import ingest_bytes, replace_document
 from assay.formats import get_format
-from assay.gold.item_inputs import ItemIn, TurnIn
 from assay.gold.item_reads import list_items
 from assay.gold.item_writes import create_item
-from assay.records import Project
+from assay.records import Evidence, Item, Project, Turn
 from assay.store.projects import create_project, get_project
 from assay.store.workspace import Workspace
 from tests.conftest import LiveServer
@@ -31,18 +29,18 @@ def fill(ws: Workspace, project: Project) -> None:
     create_item(
         ws,
         project,
-        ItemIn(
+        Item(
             turns=[
-                TurnIn(
+                Turn(
                     query=f"Hotel refund? {PAYLOAD}",
                     answer="140 euros",
-                    evidence=[EvidenceIn(doc_id=doc.id, text="refunded up to 140 euros")],
+                    evidence=[Evidence(doc_id=doc.id, text="refunded up to 140 euros")],
                 )
             ]
         ),
         status="accepted",
     )
-    create_item(ws, project, ItemIn(turns=[TurnIn(query="An unreviewed draft")]))
+    create_item(ws, project, Item(turns=[Turn(query="An unreviewed draft")]))
 
 
 def test_export_download_and_import_into_a_new_project(
@@ -120,10 +118,8 @@ def test_export_lists_items_needing_review_and_strict_refuses(
 ) -> None:
     fill(ws, project)
     doc = ingest_bytes(ws, project, "ferry.txt", b"The ferry leaves at 22:40.\n")
-    turn = TurnIn(
-        query="Ferry?", answer="22:40", evidence=[EvidenceIn(doc_id=doc.id, text="22:40")]
-    )
-    stale = create_item(ws, project, ItemIn(turns=[turn]), status="accepted")
+    turn = Turn(query="Ferry?", answer="22:40", evidence=[Evidence(doc_id=doc.id, text="22:40")])
+    stale = create_item(ws, project, Item(turns=[turn]), status="accepted")
     replace_document(ws, project, doc, "ferry.txt", b"The ferry leaves at 23:10.\n")
     page.goto(f"{live_server.url}/projects/test/transfer")
     export = page.locator("#export")

@@ -21,8 +21,8 @@ from assay.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from assay.gold.item_inputs import TurnIn
     from assay.llm import Generation
+    from assay.records import Turn
     from assay.store.workspace import Workspace
 
 STATUS_CHOICES = ("draft", "submitted", "accepted", "rejected", "all")
@@ -54,11 +54,11 @@ def chat(
     """
     from assay.errors import InvalidInput
     from assay.gold.conversations import generator_label
-    from assay.gold.item_inputs import ItemIn
     from assay.gold.item_writes import create_item
     from assay.gold.project_config import generator_settings, retriever_settings
     from assay.gold.turn_answers import answered_turn, question_text
     from assay.llm import make_generator
+    from assay.records import Item
 
     def body(ws: Workspace) -> None:
         target = project_of(ws, project)
@@ -71,7 +71,7 @@ def chat(
             f"{generator_label(settings)}; retriever: {retriever.kind}, top {retriever.k}. "
             "Type a question per line; Ctrl-D ends."
         )
-        turns: list[TurnIn] = []
+        turns: list[Turn] = []
         for number, line in enumerate(sys.stdin, 1):
             if not line.strip():
                 continue
@@ -84,7 +84,7 @@ def chat(
             turns.append(turn)
             _print_turn(turn, generation)
         if save and turns:
-            item = create_item(ws, target, ItemIn(kind="conversation", origin="chat", turns=turns))
+            item = create_item(ws, target, Item(kind="conversation", origin="chat", turns=turns))
             out.print(f"Saved as draft conversation {item.id} ({len(turns)} turns).")
         elif save:
             out.print("Nothing to save: no questions were asked.")
@@ -92,7 +92,7 @@ def chat(
     run(ctx, body)
 
 
-def _print_turn(turn: TurnIn, generation: Generation | None) -> None:
+def _print_turn(turn: Turn, generation: Generation | None) -> None:
     """The answer (or why there is none) and the passages, cited ones starred."""
     out = console()
     if generation is None:

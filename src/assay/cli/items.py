@@ -180,9 +180,9 @@ def _print_item(item: Item, findings: list[Any], names: dict[str, str]) -> None:
     )
     if item.notes:
         out.print(f"notes: {item.notes}", markup=False)
-    for turn in item.turns:
+    for number, turn in enumerate(item.turns, 1):
         out.print()
-        out.print(f"[bold]Turn {turn.ordinal + 1}[/] ({escape(turn.query_type)})")
+        out.print(f"[bold]Turn {number}[/] ({escape(turn.query_type)})")
         out.print(f"  question: {turn.query}", markup=False)
         if turn.rewrite:
             out.print(f"  rewrite: {turn.rewrite}", markup=False)

@@ -19,9 +19,10 @@ from assay.cli.common import (
     project_of,
     run,
 )
+from assay.records import Item
 
 if TYPE_CHECKING:
-    from assay.formats import Bundle, ItemRecord
+    from assay.formats import Bundle
     from assay.store.workspace import Workspace
     from assay.transfer import ExportScope, ImportReport
 
@@ -279,7 +280,7 @@ def export_command(
         with progress_bar() as bar:
             task = bar.add_task(f"Exporting {spec.name}", total=None)
 
-            def counting() -> Iterator[ItemRecord]:
+            def counting() -> Iterator[Item]:
                 counted[0] = 0
                 for item in items:
                     counted[0] += 1

@@ -19,37 +19,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import sqlalchemy as sa
-from pydantic import BaseModel, ConfigDict, Field
 
 from assay.errors import InvalidInput
-from assay.records import Span
+from assay.records import Evidence, Span
 from assay.store.db import utcnow
 from assay.store.schema import documents, events, evidence, items, turns
 
-Label = Literal["relevant", "distracting", "irrelevant"]
-Origin = Literal["retrieved", "searched", "selected", "imported", "llm-suggestion"]
-Anchor = Literal["ok", "unlocated", "stale"]
-INT32 = 2**31 - 1
 DOC_BATCH = 200
 """Documents whose texts are read at once when checking evidence against them."""
-"""Largest value of an Integer column on PostgreSQL: offsets, grades and groups stay below."""
-
-
-class EvidenceIn(BaseModel):
-    """Evidence as an editor or importer sends it. Offsets win; text alone is located."""
-
-    model_config = ConfigDict(extra="forbid")
-    doc_id: str | None = None
-    start: int | None = Field(default=None, ge=0, le=INT32)
-    end: int | None = Field(default=None, ge=0, le=INT32)
-    text: str = ""
-    label: Label = "relevant"
-    grade: int | None = Field(default=None, ge=-INT32, le=INT32)
-    group: int | None = Field(default=None, ge=0, le=INT32)
-    origin: Origin = "selected"
-    anchor: Anchor | None = None
-    author: str | None = None
-    created_at: str | None = None
 
 
 def locate(haystack: str, needle: str) -> Span | None:
@@ -85,7 +62,7 @@ class DocumentTexts:
 
 
 def anchor_evidence(
-    ev: EvidenceIn, texts: DocumentTexts, where: str
+    ev: Evidence, texts: DocumentTexts, where: str
 ) -> tuple[str | None, int | None, int | None, str, str]:
     """Check or find the offsets of one evidence; returns doc_id, start, end, text, anchor."""
     if ev.doc_id is None:

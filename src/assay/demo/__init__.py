@@ -10,7 +10,7 @@ from typing import Any
 from assay.corpus.documents import list_documents
 from assay.corpus.ingest import IngestReport, Source, ingest_source
 from assay.errors import NotFound
-from assay.gold.item_inputs import ItemIn
+from assay.gold.item_inputs import parse_item
 from assay.gold.item_writes import create_item, set_status
 from assay.records import Project
 from assay.store.projects import create_project, get_project
@@ -54,7 +54,7 @@ def add_gold_items(ws: Workspace, project: Project) -> int:
     """The demo gold set as accepted items, evidence located in the documents by its text."""
     doc_ids = {d.name: d.id for d in list_documents(ws, project)}
     for gold in gold_items():
-        data = ItemIn.model_validate(
+        data = parse_item(
             {
                 "notes": f"demo gold item {gold['query_id']} ({gold['language']})",
                 "turns": [
@@ -73,7 +73,8 @@ def add_gold_items(ws: Workspace, project: Project) -> int:
                         ],
                     }
                 ],
-            }
+            },
+            f"demo item {gold['query_id']}",
         )
         item = create_item(ws, project, data, author="assay-demo")
         set_status(ws, project, item.id, "accepted", item.version, actor="assay-demo")

@@ -35,14 +35,13 @@ from assay.experiments.store import (
     list_experiments,
     task_results,
 )
-from assay.experiments.tasks import GoldEvidence, Task, build_tasks, select_turns
+from assay.experiments.tasks import Task, build_tasks, select_turns
 
 __all__ = [
     "DEFAULT_METRICS",
     "Evaluation",
     "Experiment",
     "FileRef",
-    "GoldEvidence",
     "JudgeMetric",
     "MetricPlan",
     "Outcome",

@@ -13,9 +13,11 @@ task, exactly as exports leave it out.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 import sqlalchemy as sa
@@ -24,30 +26,15 @@ from assay.corpus.anchoring import gold_span, items_needing_review
 from assay.corpus.chunkings import document_chunks, get_chunking
 from assay.corpus.evidence_mapping import chunks_for_span
 from assay.errors import InvalidInput
-from assay.gold.item_inputs import STATUSES
 from assay.gold.item_reads import iter_items
 from assay.gold.taxonomy import UNANSWERABLE
-from assay.records import Chunking, Item, Project, Turn
+from assay.records import STATUSES, Chunking, Evidence, Item, Project, Turn, to_json
 from assay.search.retriever import QueryFrom, query_text
 from assay.store.workspace import Workspace
 
 TurnSelection = Literal["all", "first", "last", "random"]
 TURN_SELECTIONS: tuple[str, ...] = ("all", "first", "last", "random")
 DEFAULT_STATUSES: tuple[str, ...] = ("accepted",)
-
-
-@dataclass(frozen=True, slots=True)
-class GoldEvidence:
-    """One evidence of a task's turn, with the chunk ids that stand for it."""
-
-    doc_id: str | None
-    start: int | None
-    end: int | None
-    text: str
-    label: str
-    grade: int | None
-    group: int
-    chunk_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +51,8 @@ class Task:
     history: tuple[dict[str, str], ...]
     """Earlier turns as chat messages ``{"role": "user"|"assistant", "content": ...}``."""
     query_type: str
-    evidence: tuple[GoldEvidence, ...]
+    evidence: tuple[Evidence, ...]
+    """The turn's evidence as it was, each with the chunk ids that stand for it."""
     answer: str
     alternatives: tuple[str, ...]
     aliases: tuple[str, ...] = ()
@@ -86,7 +74,7 @@ class Task:
         return [a for a in (self.answer, *self.alternatives) if a.strip()]
 
     @property
-    def relevant(self) -> tuple[GoldEvidence, ...]:
+    def relevant(self) -> tuple[Evidence, ...]:
         return tuple(e for e in self.evidence if e.label == "relevant")
 
     def chunk_groups(self) -> list[list[str]]:
@@ -231,16 +219,9 @@ def tasks_from_item(item: Item, chunk_map: ChunkMap, selection: str, seed: int =
     return tasks
 
 
-def _gold_evidence(ev: Any, chunk_map: ChunkMap) -> GoldEvidence:
-    return GoldEvidence(
-        doc_id=ev.doc_id,
-        start=ev.start,
-        end=ev.end,
-        text=ev.text,
-        label=ev.label,
-        grade=ev.grade,
-        group=ev.group,
-        chunk_ids=chunk_map.ids(ev.doc_id, ev.anchor, ev.start, ev.end),
+def _gold_evidence(ev: Evidence, chunk_map: ChunkMap) -> Evidence:
+    return dataclasses.replace(
+        ev, chunk_ids=chunk_map.ids(ev.doc_id, ev.anchor or "ok", ev.start, ev.end)
     )
 
 
@@ -280,6 +261,25 @@ def skipped_items(
         return set(items_needing_review(conn, project.id, check_statuses(statuses)))
 
 
+def _evidence_from_json(data: Mapping[str, Any]) -> Evidence:
+    """A task's stored evidence; snapshots from before the record family lack some fields."""
+    created = data.get("created_at")
+    return Evidence(
+        doc_id=data.get("doc_id"),
+        start=data.get("start"),
+        end=data.get("end"),
+        text=data.get("text", ""),
+        label=data.get("label", "relevant"),
+        grade=data.get("grade"),
+        group=int(data.get("group") or 0),
+        origin=data.get("origin", "selected"),
+        anchor=data.get("anchor"),
+        author=data.get("author"),
+        created_at=datetime.fromisoformat(created) if isinstance(created, str) else None,
+        chunk_ids=tuple(data.get("chunk_ids", [])),
+    )
+
+
 def task_to_json(task: Task) -> dict[str, Any]:
     """The snapshot stored with an experiment (plain JSON)."""
     data: dict[str, Any] = {
@@ -290,19 +290,7 @@ def task_to_json(task: Task) -> dict[str, Any]:
         "rewrite": task.rewrite,
         "history": [dict(m) for m in task.history],
         "query_type": task.query_type,
-        "evidence": [
-            {
-                "doc_id": e.doc_id,
-                "start": e.start,
-                "end": e.end,
-                "text": e.text,
-                "label": e.label,
-                "grade": e.grade,
-                "group": e.group,
-                "chunk_ids": list(e.chunk_ids),
-            }
-            for e in task.evidence
-        ],
+        "evidence": [to_json(e) for e in task.evidence],
         "answer": task.answer,
         "alternatives": list(task.alternatives),
         "aliases": list(task.aliases),
@@ -322,19 +310,7 @@ def task_from_json(data: Mapping[str, Any]) -> Task:
         rewrite=data.get("rewrite", ""),
         history=tuple(dict(m) for m in data.get("history", [])),
         query_type=data.get("query_type", ""),
-        evidence=tuple(
-            GoldEvidence(
-                doc_id=e.get("doc_id"),
-                start=e.get("start"),
-                end=e.get("end"),
-                text=e.get("text", ""),
-                label=e.get("label", "relevant"),
-                grade=e.get("grade"),
-                group=int(e.get("group") or 0),
-                chunk_ids=tuple(e.get("chunk_ids", [])),
-            )
-            for e in data.get("evidence", [])
-        ),
+        evidence=tuple(_evidence_from_json(e) for e in data.get("evidence", [])),
         answer=data.get("answer", ""),
         alternatives=tuple(data.get("alternatives", [])),
         aliases=tuple(data.get("aliases", [])),

@@ -1,6 +1,8 @@
 """Exchange formats: the Bundle every format reads and writes, and the registry of formats.
 
-A Bundle is a plain, database-free picture of a project: documents, chunkings, gold items,
+A Bundle is a plain, database-free picture of a project: documents, chunkings, gold items
+(:class:`assay.records.Item`, the same record the store and the web use; in a Bundle an
+evidence's ``doc_id`` is the ``ref`` of a Bundle document),
 systems' results on those items (evaluations) and what a reader could not take in. Each format
 module offers ``read(path) -> Bundle`` and ``write(bundle, path, **options)`` and never touches
 the database; ``assay.transfer`` moves Bundles into and out of projects. Collections in a Bundle
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from assay.errors import InvalidInput
+from assay.records import Item
 
 T = TypeVar("T")
 
@@ -90,71 +93,6 @@ class ChunkingRecord:
     params: dict[str, Any] = field(default_factory=dict)
     is_default: bool = False
     chunks: Iterable[ChunkRecord] = field(default_factory=list)
-
-
-@dataclass
-class EvidenceRecord:
-    """A passage: a document reference with offsets and/or text, or chunk ids to resolve.
-
-    On import ``chunk_ids`` names chunks of a Bundle chunking whose span is the passage; on
-    export it holds the chunks of the chosen chunking the passage maps to (overlap policy).
-    """
-
-    doc_ref: str | None = None
-    start: int | None = None
-    end: int | None = None
-    text: str = ""
-    label: str = "relevant"
-    grade: int | None = None
-    group: int | None = None
-    origin: str = "imported"
-    anchor: str | None = None
-    author: str | None = None
-    created_at: str | None = None
-    chunk_ids: tuple[str, ...] = ()
-
-
-@dataclass
-class TurnRecord:
-    query: str = ""
-    rewrite: str = ""
-    query_type: str = "fact_single"
-    enrichments: dict[str, list[str]] = field(default_factory=dict)
-    answer: str = ""
-    alternatives: list[str] = field(default_factory=list)
-    original_answer: str = ""
-    generation: dict[str, Any] = field(default_factory=dict)
-    retrieved: list[dict[str, Any]] = field(default_factory=list)
-    evidence: list[EvidenceRecord] = field(default_factory=list)
-
-
-@dataclass
-class StatusChange:
-    """One status change from the item's history: who made it and when (ISO)."""
-
-    status: str
-    actor: str
-    at: str
-
-
-@dataclass
-class ItemRecord:
-    """A gold item. ``id`` is the item id (native) or the id the other tool used."""
-
-    id: str
-    kind: str = "qa"
-    status: str = "draft"
-    origin: str = "imported"
-    notes: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-    author: str = ""
-    created_at: str = ""
-    updated_at: str = ""
-    version: int = 1
-    """How many times the item was saved (the editor's optimistic-concurrency counter)."""
-    turns: list[TurnRecord] = field(default_factory=list)
-    status_history: list[StatusChange] = field(default_factory=list)
-    """The status changes recorded in the project, oldest first (native keeps them)."""
 
 
 @dataclass
@@ -263,9 +201,9 @@ class Bundle:
     project: ProjectInfo = field(default_factory=ProjectInfo)
     documents: Iterable[DocumentRecord] = field(default_factory=list)
     chunkings: list[ChunkingRecord] = field(default_factory=list)
-    items: Iterable[ItemRecord] = field(default_factory=list)
+    items: Iterable[Item] = field(default_factory=list)
     target_chunking: str | None = None
-    """On export: the chunking that ``EvidenceRecord.chunk_ids`` refer to."""
+    """On export: the chunking that ``Evidence.chunk_ids`` refer to."""
     provenance: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     """Top-level keys a reader did not know, kept for the way back."""

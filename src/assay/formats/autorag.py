@@ -20,16 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import (
-    Bundle,
-    ChunkingRecord,
-    ChunkRecord,
-    DocumentRecord,
-    EvidenceRecord,
-    Issue,
-    ItemRecord,
-    TurnRecord,
-)
+from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, Issue
 from assay.formats.autorag_schema import CORPUS_COLUMNS, QA_COLUMNS, to_timestamp
 from assay.formats.common import (
     FirstSeen,
@@ -39,6 +30,7 @@ from assay.formats.common import (
     safe_name,
 )
 from assay.formats.jsontext import type_name
+from assay.records import Evidence, Item, Turn
 
 CHUNKING = "autorag"
 
@@ -185,9 +177,9 @@ def _read_corpus(path: Path, issues: list[Issue]) -> tuple[list[DocumentRecord],
     return documents, chunks
 
 
-def _read_qa(path: Path, known: set[str], issues: list[Issue]) -> list[ItemRecord]:
+def _read_qa(path: Path, known: set[str], issues: list[Issue]) -> list[Item]:
     table = read_parquet(path)
-    items: list[ItemRecord] = []
+    items: list[Item] = []
     seen = FirstSeen("field 'qid'", issues)
     for number, row in enumerate(_rows(table, path, QA_COLUMNS), 1):
         qid = row.get("qid")
@@ -206,17 +198,18 @@ def _read_qa(path: Path, known: set[str], issues: list[Issue]) -> list[ItemRecor
             )
             continue
         evidence = [
-            EvidenceRecord(chunk_ids=(doc_id,), group=number_, label="relevant")
+            Evidence(chunk_ids=(doc_id,), group=number_, label="relevant", origin="imported")
             for number_, group in enumerate(groups, 1)
             for doc_id in group
         ]
         extra = {k: jsonable(v) for k, v in row.items() if k not in QA_COLUMNS}
         items.append(
-            ItemRecord(
+            Item(
+                origin="imported",
                 id=qid,
                 extra={"autorag": extra} if extra else {},
                 turns=[
-                    TurnRecord(
+                    Turn(
                         query=row.get("query") or "",
                         query_type="fact_single" if groups else "unanswerable",
                         answer=answers[0] if answers else "",

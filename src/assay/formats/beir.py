@@ -17,16 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import (
-    Bundle,
-    ChunkingRecord,
-    ChunkRecord,
-    DocumentRecord,
-    EvidenceRecord,
-    Issue,
-    ItemRecord,
-    TurnRecord,
-)
+from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, Issue
 from assay.formats.common import (
     MAX_FIELD_INT,
     FirstSeen,
@@ -38,6 +29,7 @@ from assay.formats.common import (
 )
 from assay.formats.groups import source_id
 from assay.formats.jsontext import dumps_line, jsonl_lines, read_text
+from assay.records import Evidence, Item, Turn
 
 CHUNKING = "beir"
 HEADER = ("query-id", "corpus-id", "score")
@@ -56,7 +48,7 @@ def read(path: Path) -> Bundle:
     if corpus_path.is_file():
         documents, chunks = _corpus(corpus_path, issues)
     known = {c.chunk_id for c in chunks}
-    items: dict[str, ItemRecord] = {}
+    items: dict[str, Item] = {}
     seen = FirstSeen("field '_id'", issues)
     for number, obj in jsonl_lines(read_text(queries_path), str(queries_path)):
         where = f"{queries_path.name} line {number}"
@@ -64,10 +56,11 @@ def read(path: Path) -> Bundle:
         if not seen.first(query_id, where):
             continue
         rest = {k: v for k, v in obj.items() if k not in ("_id", "text")}
-        items[query_id] = ItemRecord(
+        items[query_id] = Item(
+            origin="imported",
             id=query_id,
             extra={"beir": rest} if rest else {},
-            turns=[TurnRecord(query=field_str(obj, "text", where))],
+            turns=[Turn(query=field_str(obj, "text", where))],
         )
     qrels = path / "qrels"
     if qrels.is_dir():
@@ -120,7 +113,7 @@ def _corpus(path: Path, issues: list[Issue]) -> tuple[list[DocumentRecord], list
     return documents, chunks
 
 
-def _qrels(path: Path, items: dict[str, ItemRecord], known: set[str], issues: list[Issue]) -> None:
+def _qrels(path: Path, items: dict[str, Item], known: set[str], issues: list[Issue]) -> None:
     split = path.stem
     seen = FirstSeen("the judgment (query-id, corpus-id)", issues)
     for number, line in enumerate(read_text(path).splitlines(), 1):
@@ -148,8 +141,9 @@ def _qrels(path: Path, items: dict[str, ItemRecord], known: set[str], issues: li
         item.extra.setdefault("split", split)
         if corpus_id in known:
             item.turns[0].evidence.append(
-                EvidenceRecord(
+                Evidence(
                     chunk_ids=(corpus_id,),
+                    origin="imported",
                     label="relevant" if score > 0 else "irrelevant",
                     grade=score,
                 )
@@ -173,7 +167,7 @@ def _score(raw: str, where: str) -> int:
 # ---------------------------------------------------------------- writing
 
 
-def judgments(item: ItemRecord) -> Iterator[tuple[str, str, int, str]]:
+def judgments(item: Item) -> Iterator[tuple[str, str, int, str]]:
     """``(query id, corpus id, score, split)`` of one item: mapped evidence, then kept qrels."""
     base = source_id(item)
     default_split = sub_str(item.extra, "split", "test")
@@ -198,7 +192,7 @@ def judgments(item: ItemRecord) -> Iterator[tuple[str, str, int, str]]:
         yield query_id, corpus_id, score, split
 
 
-def queries(item: ItemRecord) -> Iterator[tuple[str, str]]:
+def queries(item: Item) -> Iterator[tuple[str, str]]:
     base = source_id(item)
     for index, turn in enumerate(item.turns):
         query_id = base if len(item.turns) == 1 else f"{base}<::>{index + 1}"

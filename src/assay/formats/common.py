@@ -14,6 +14,7 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -45,6 +46,24 @@ def field_str(obj: dict[str, Any], key: str, where: str, default: str = "") -> s
 
 MAX_FIELD_INT = 2**31 - 1
 """Offsets, grades and groups are stored as 32-bit integers."""
+
+
+def parse_iso(value: datetime | str | None) -> datetime | None:
+    """An ISO 8601 time (``Z`` or an offset; naive means UTC) as an aware datetime; None for
+    an empty or unreadable one (a file's dates are kept when they can be, never a reason to
+    refuse it)."""
+    if isinstance(value, datetime) or not value:
+        return value or None
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def iso_text(value: datetime | None) -> str:
+    """A time as an ISO 8601 string in UTC; "" when unknown."""
+    return value.astimezone(UTC).isoformat() if value else ""
 
 
 def field_int(obj: dict[str, Any], key: str, where: str, default: int | None = None) -> int | None:
@@ -304,12 +323,6 @@ def require_folder(path: Path, what: str) -> None:
 
 
 # ---------------------------------------------------------------- vocabularies
-
-LABELS = ("relevant", "distracting", "irrelevant")
-ORIGINS = ("retrieved", "searched", "selected", "imported", "llm-suggestion")
-ANCHORS = ("ok", "unlocated", "stale")
-STATUSES = ("draft", "submitted", "accepted", "rejected")
-KINDS = ("qa", "conversation")
 
 
 def one_of(value: str, allowed: tuple[str, ...], key: str, where: str) -> str:

@@ -9,14 +9,16 @@ offsets. Writing goes the other way and rebuilds the votes from the evidence.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from assay.errors import InvalidInput
-from assay.formats import Bundle, DocumentRecord, EvidenceRecord
-from assay.formats.common import as_object, field_dict, field_str, safe_name, sub_dict
+from assay.formats import Bundle, DocumentRecord
+from assay.formats.common import as_object, field_dict, field_str, parse_iso, safe_name, sub_dict
 from assay.parsing.common import normalize_text
+from assay.records import Context, Evidence
 
 CONTEXT_KEYS = ("document_id", "text", "title", "url", "score", "feedback", "query")
 VOTES = {"yes": "relevant", "no": "irrelevant"}
@@ -35,27 +37,21 @@ def is_number(value: Any) -> bool:
 # ---------------------------------------------------------------- times
 
 
-def iso_time(stamp: Any) -> str | None:
-    """Unix seconds (or milliseconds, for values past the year 5000) as an ISO time."""
+def iso_time(stamp: Any) -> datetime | None:
+    """Unix seconds (or milliseconds, for values past the year 5000) as a time."""
     if not is_number(stamp):
         return None
     seconds = stamp / 1000 if abs(stamp) > 1e11 else stamp
     try:
-        return datetime.fromtimestamp(seconds, UTC).isoformat()
+        return datetime.fromtimestamp(seconds, UTC)
     except (OverflowError, OSError, ValueError):
         return None
 
 
-def unix_time(iso: str | None, default: int = 0) -> int:
-    if not iso:
-        return default
-    try:
-        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return default
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp())
+def unix_time(value: datetime | str | None, default: int = 0) -> int:
+    """A time (or an ISO string) as Unix seconds; ``default`` when unknown."""
+    moment = parse_iso(value)
+    return int(moment.timestamp()) if moment else default
 
 
 # ---------------------------------------------------------------- contexts ↔ passages
@@ -101,10 +97,10 @@ class ContextCorpus:
 
 def read_contexts(
     contexts: list[Any], where: str, corpus: ContextCorpus
-) -> tuple[list[dict[str, Any]], list[EvidenceRecord]]:
+) -> tuple[list[Context], list[Evidence]]:
     """A message's contexts as the turn's retrieved list and its evidence (one per vote)."""
-    retrieved: list[dict[str, Any]] = []
-    evidence: list[EvidenceRecord] = []
+    retrieved: list[Context] = []
+    evidence: list[Evidence] = []
     for index, value in enumerate(contexts, 1):
         here = f"{where}, context {index}"
         context = as_object(value, here)
@@ -121,7 +117,7 @@ def read_contexts(
         entry["document_id"] = doc_id
         if unknown:
             entry["ragaphene"] = copy.deepcopy(unknown)
-        retrieved.append(entry)
+        retrieved.append(cast(Context, entry))
         votes = field_dict(field_dict(context, "feedback", here), "relevant", here)
         for voter, vote in votes.items():
             if not isinstance(vote, dict):
@@ -130,8 +126,8 @@ def read_contexts(
             if label is None or not text.strip():
                 continue  # other values are kept in retrieved and written back as they were
             evidence.append(
-                EvidenceRecord(
-                    doc_ref=doc_id,
+                Evidence(
+                    doc_id=doc_id,
                     start=start,
                     end=end,
                     text=normalize_text(text),
@@ -149,8 +145,8 @@ def _norm(text: str) -> str:
 
 
 def write_contexts(
-    retrieved: list[dict[str, Any]],
-    evidence: list[EvidenceRecord],
+    retrieved: Sequence[Mapping[str, Any]],
+    evidence: list[Evidence],
     doc_ids: dict[str, str],
     default_author: str,
 ) -> list[dict[str, Any]]:
@@ -159,8 +155,8 @@ def write_contexts(
     used: set[int] = set()
     contexts: list[dict[str, Any]] = []
 
-    def matches(ev: EvidenceRecord, document_id: str, text: str) -> bool:
-        same_doc = ev.doc_ref is None or doc_ids.get(ev.doc_ref, ev.doc_ref) == document_id
+    def matches(ev: Evidence, document_id: str, text: str) -> bool:
+        same_doc = ev.doc_id is None or doc_ids.get(ev.doc_id, ev.doc_id) == document_id
         return same_doc and _norm(ev.text) == _norm(text)
 
     for entry in retrieved:
@@ -190,7 +186,7 @@ def write_contexts(
     for index, ev in enumerate(evidence):
         if index in used or not ev.text.strip():
             continue
-        document_id = doc_ids.get(ev.doc_ref or "", ev.doc_ref or "")
+        document_id = doc_ids.get(ev.doc_id or "", ev.doc_id or "")
         mine = [
             j
             for j in range(index, len(evidence))
@@ -220,7 +216,7 @@ def _ordered(context: dict[str, Any]) -> dict[str, Any]:
     return {**known, **{k: v for k, v in context.items() if k not in known}}
 
 
-def _feedback(raw: Any, votes: list[EvidenceRecord], default_author: str) -> dict[str, Any]:
+def _feedback(raw: Any, votes: list[Evidence], default_author: str) -> dict[str, Any]:
     """The context's feedback: other metrics as they were, ``relevant`` from the evidence;
     a vote that did not change keeps its original timestamp."""
     feedback = copy.deepcopy(raw) if isinstance(raw, dict) else {}

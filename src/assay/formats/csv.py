@@ -17,11 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import Bundle, EvidenceRecord, Issue, ItemRecord, TurnRecord
-from assay.formats.common import KINDS, STATUSES, FirstSeen, as_object, one_of, str_list
+from assay.formats import Bundle, Issue
+from assay.formats.common import (
+    FirstSeen,
+    as_object,
+    one_of,
+    str_list,
+)
 from assay.formats.groups import source_id
 from assay.formats.jsonrec import evidence_from_json, evidence_to_json, turn_from_json, turn_to_json
 from assay.formats.jsontext import loads, read_text
+from assay.records import KINDS, STATUSES, Evidence, Item, Turn
 
 COLUMNS = (
     "id",
@@ -66,7 +72,7 @@ def read(path: Path) -> Bundle:
     header = [h for h in rows[0] if h is not None]
     if "query" not in header:
         raise InvalidInput(f"{path}: column 'query' is missing (found: {', '.join(header)})")
-    items: list[ItemRecord] = []
+    items: list[Item] = []
     issues: list[Issue] = []
     seen = FirstSeen("field 'id'", issues)
     for number, row in enumerate(rows, 2):
@@ -88,13 +94,13 @@ def _json(row: dict[str, str | None], key: str, where: str, default: Any) -> Any
     return loads(raw, f"{where}, column {key!r}") if raw else default
 
 
-def _passages(row: dict[str, str | None], key: str, label: str, where: str) -> list[EvidenceRecord]:
+def _passages(row: dict[str, str | None], key: str, label: str, where: str) -> list[Evidence]:
     raw = _cell(row, key).strip()
     if not raw:
         return []
     if not raw.startswith("["):
         return [
-            EvidenceRecord(text=block.strip(), label=label)
+            Evidence(text=block.strip(), label=label, origin="imported")
             for block in raw.split("\n\n")
             if block.strip()
         ]
@@ -109,7 +115,7 @@ def _passages(row: dict[str, str | None], key: str, label: str, where: str) -> l
     return found
 
 
-def _item(row: dict[str, str | None], where: str, number: int) -> ItemRecord:
+def _item(row: dict[str, str | None], where: str, number: int) -> Item:
     kind = one_of(_cell(row, "kind") or "qa", KINDS, "kind", where)
     extra = _json(row, "extra", where, {})
     if not isinstance(extra, dict):
@@ -121,7 +127,7 @@ def _item(row: dict[str, str | None], where: str, number: int) -> ItemRecord:
         turns = [turn_from_json(t, f"{where}, turn {i}") for i, t in enumerate(turns_json, 1)]
     else:
         turns = [
-            TurnRecord(
+            Turn(
                 query=_cell(row, "query"),
                 query_type=_cell(row, "query_type") or "fact_single",
                 answer=_cell(row, "answer"),
@@ -134,7 +140,8 @@ def _item(row: dict[str, str | None], where: str, number: int) -> ItemRecord:
         ]
     if kind == "qa" and len(turns) != 1:
         raise InvalidInput(f"{where}: a 'qa' item has exactly one turn")
-    return ItemRecord(
+    return Item(
+        origin="imported",
         id=_cell(row, "id").strip() or f"row-{number}",
         kind=kind,
         status=one_of(_cell(row, "status") or "draft", STATUSES, "status", where),
@@ -151,7 +158,7 @@ def write(bundle: Bundle, path: Path, **_: Any) -> list[str]:
     def doc(ref: str | None) -> str | None:
         return names.get(ref, ref) if ref is not None else None
 
-    def passages(turn: TurnRecord, label: str) -> str:
+    def passages(turn: Turn, label: str) -> str:
         found = [
             {k: v for k, v in evidence_to_json(e, doc).items() if k in PASSAGE_KEYS}
             for e in turn.evidence

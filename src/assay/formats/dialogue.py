@@ -13,9 +13,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from assay.formats import ItemRecord
 from assay.formats.common import sub_dict
 from assay.formats.contexts import is_number, sub_list, unix_time
+from assay.records import Item
 
 SPEAKERS = ("user", "agent")
 
@@ -27,7 +27,7 @@ def derived_metadata(speaker: str, author: str, generator: str, when: Any) -> di
     return {"author_type": "model", "author_id": generator or "system", "created_at": when}
 
 
-def ragaphene_metadata(item: ItemRecord) -> list[dict[str, dict[str, Any]]]:
+def ragaphene_metadata(item: Item) -> list[dict[str, dict[str, Any]]]:
     """Per turn, speaker → MTRAG metadata, from what a RAGAPHENE import kept (message
     timestamps, the author, the generator) or, for other items, the item's own author and
     times; a message that carries ``metadata`` of its own keeps it."""
@@ -58,7 +58,7 @@ def ragaphene_metadata(item: ItemRecord) -> list[dict[str, dict[str, Any]]]:
     return found
 
 
-def mtrag_metadata(item: ItemRecord) -> list[dict[str, dict[str, Any]]]:
+def mtrag_metadata(item: Item) -> list[dict[str, dict[str, Any]]]:
     """Per turn, speaker → the metadata an MTRAG import recorded (empty when none)."""
     metas = sub_list(sub_dict(item.extra, "mtrag"), "messages")
     return [
@@ -76,7 +76,7 @@ def mtrag_generator(metadata: list[dict[str, dict[str, Any]]]) -> str:
     return ""
 
 
-def mtrag_collection(item: ItemRecord) -> str | None:
+def mtrag_collection(item: Item) -> str | None:
     """The collection an MTRAG import recorded for a conversation (its last task's)."""
     for task in reversed(sub_list(sub_dict(item.extra, "mtrag"), "tasks")):
         if isinstance(task, dict) and isinstance(task.get("collection"), str):
@@ -84,7 +84,7 @@ def mtrag_collection(item: ItemRecord) -> str | None:
     return None
 
 
-def ragaphene_collection(item: ItemRecord) -> str | None:
+def ragaphene_collection(item: Item) -> str | None:
     """The retriever collection a RAGAPHENE import kept for a conversation."""
     kept = sub_dict(sub_dict(item.extra, "ragaphene"), "conversation")
     name = sub_dict(sub_dict(kept, "retriever"), "collection").get("name")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from assay.formats import ItemRecord, TurnRecord
+from assay.records import Item, Turn
 
 
-def retrieval_groups(turn: TurnRecord) -> tuple[list[list[str]], int]:
+def retrieval_groups(turn: Turn) -> tuple[list[list[str]], int]:
     """Relevant passages as AutoRAG-style groups and the number that map to no chunk.
 
     Passages with the same group number are alternatives (inner list, any one suffices);
@@ -29,7 +29,7 @@ def retrieval_groups(turn: TurnRecord) -> tuple[list[list[str]], int]:
     return [members for members in groups.values() if members], unmapped
 
 
-def source_id(item: ItemRecord) -> str:
+def source_id(item: Item) -> str:
     """The id other tools know an item by: the one it came with, else its Assay id."""
     original = item.extra.get("source_id")
     return original if isinstance(original, str) and original else item.id

@@ -18,11 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import Bundle, DocumentRecord, Issue, ItemRecord, ProjectInfo
-from assay.formats.common import KINDS, STATUSES, FirstSeen, one_of, parquet_rows, read_parquet
+from assay.formats import Bundle, DocumentRecord, Issue, ProjectInfo
+from assay.formats.common import (
+    FirstSeen,
+    one_of,
+    parquet_rows,
+    read_parquet,
+)
 from assay.formats.groups import retrieval_groups, source_id
 from assay.formats.jsonrec import turn_from_json, turn_to_json
 from assay.formats.jsontext import dumps_line, loads
+from assay.records import KINDS, STATUSES, Item
 
 ROW_GROUP = 10_000
 
@@ -131,13 +137,13 @@ def write(bundle: Bundle, path: Path, *, chunking: str | None = None, **_: Any) 
     return []
 
 
-def _row(item: ItemRecord) -> dict[str, Any]:
+def _row(item: Item) -> dict[str, Any]:
     first = item.turns[0]
 
     def passages(label: str) -> list[dict[str, Any]]:
         return [
             {
-                "doc_id": e.doc_ref,
+                "doc_id": e.doc_id,
                 "start": e.start,
                 "end": e.end,
                 "text": e.text,
@@ -173,7 +179,7 @@ def read(path: Path) -> Bundle:
     docs_path = path / "data" / "documents.parquet"
     if docs_path.is_file():
         documents = _documents(docs_path, issues)
-    items: list[ItemRecord] = []
+    items: list[Item] = []
     seen = FirstSeen("field 'id'", issues)
     for number, row in enumerate(_rows(items_path, ("id", "turns")), 1):
         where = f"{items_path.name} row {number}"
@@ -192,7 +198,8 @@ def read(path: Path) -> Bundle:
         if kind == "qa" and len(turns) != 1:
             raise InvalidInput(f"{where}: a 'qa' item has exactly one turn")
         items.append(
-            ItemRecord(
+            Item(
+                origin="imported",
                 id=item_id,
                 kind=kind,
                 status=one_of(_string(row, "status", where) or "draft", STATUSES, "status", where),

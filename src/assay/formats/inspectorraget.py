@@ -27,15 +27,12 @@ from assay.formats import (
     EvaluationDocument,
     EvaluationRecord,
     EvaluationTask,
-    EvidenceRecord,
     Issue,
-    ItemRecord,
     MetricDefinition,
     ModelRecord,
     ProjectInfo,
     ResultRecord,
     ScoreRecord,
-    TurnRecord,
 )
 from assay.formats.common import FirstSeen, safe_name
 from assay.formats.inspectorraget_v1 import (
@@ -46,6 +43,7 @@ from assay.formats.inspectorraget_v1 import (
     output_text,
 )
 from assay.formats.inspectorraget_write import write
+from assay.records import Evidence, Item, Turn
 
 TOP_LEVEL = ("schema_version", "name", "models", "metrics", "filters", "documents", "tasks")
 """Top-level keys the Bundle holds in its own records (everything else goes to ``extra``)."""
@@ -120,10 +118,10 @@ def _documents(
 
 def _items(
     raw: list[Mapping[str, Any]], texts: Mapping[str, str], issues: list[Issue]
-) -> tuple[list[ItemRecord], list[EvaluationTask]]:
+) -> tuple[list[Item], list[EvaluationTask]]:
     """Tasks as draft items: the last user message is the query, targets are the answer
     and its alternatives, each context is relevant evidence spanning its whole passage."""
-    items: list[ItemRecord] = []
+    items: list[Item] = []
     tasks: list[EvaluationTask] = []
     seen = FirstSeen("field 'task_id'", issues)
     for n, task in enumerate(raw, start=1):
@@ -134,7 +132,7 @@ def _items(
             continue
         if not seen.first(task_id, f"tasks[{n}]"):
             continue
-        evidence: list[EvidenceRecord] = []
+        evidence: list[Evidence] = []
         for m, context in enumerate(task.get("contexts") or [], start=1):
             ref = str(context.get("document_id", ""))
             if ref not in texts:
@@ -143,14 +141,14 @@ def _items(
                 )
                 break
             # the whole passage; no text, so the stored document's (normalised) text is taken
-            evidence.append(EvidenceRecord(doc_ref=ref, start=0, end=len(texts[ref])))
+            evidence.append(Evidence(doc_id=ref, start=0, end=len(texts[ref]), origin="imported"))
         else:
             items.append(_item(task_id, task, evidence))
             tasks.append(EvaluationTask(task_id, task_id))
     return items, tasks
 
 
-def _item(task_id: str, task: Mapping[str, Any], evidence: list[EvidenceRecord]) -> ItemRecord:
+def _item(task_id: str, task: Mapping[str, Any], evidence: list[Evidence]) -> Item:
     raw_input = task.get("input") or []
     messages = [as_message(m) for m in ([raw_input] if isinstance(raw_input, str) else raw_input)]
     users = [m for m in messages if m.get("role") == "user"]
@@ -159,13 +157,13 @@ def _item(task_id: str, task: Mapping[str, Any], evidence: list[EvidenceRecord])
         for t in task.get("targets") or []
         if isinstance(t, Mapping) and t.get("type", "text") == "text"
     ]
-    return ItemRecord(
+    return Item(
         id=task_id,
         kind="conversation" if len(users) > 1 else "qa",
         origin="imported",
         extra={"inspectorraget": {k: v for k, v in task.items() if k != "task_id"}},
         turns=[
-            TurnRecord(
+            Turn(
                 query=str(users[-1].get("content", "")) if users else "",
                 query_type=str(task.get("query_type") or "fact_single"),
                 answer=targets[0] if targets else "",

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import Bundle, DocumentRecord, ItemRecord, ResultRecord, ScoreRecord
+from assay.formats import Bundle, DocumentRecord, ResultRecord, ScoreRecord
 from assay.formats.inspectorraget_v1 import SCHEMA_VERSION, SYSTEM, output_text, validate
+from assay.records import Item
 
 
 def write(bundle: Bundle, path: Path, **options: Any) -> list[str]:
@@ -95,7 +96,7 @@ def _file_text(document: DocumentRecord) -> str:
     return document.text or ""
 
 
-def task_json(item: ItemRecord, task_id: str, refs: Mapping[str, str]) -> dict[str, Any]:
+def task_json(item: Item, task_id: str, refs: Mapping[str, str]) -> dict[str, Any]:
     """One task from its item; ``refs`` maps the file's document ids to Bundle refs."""
     raw: dict[str, Any] = dict(item.extra.get("inspectorraget") or {"task_type": "rag"})
     turn = item.turns[-1] if item.turns else None
@@ -108,7 +109,7 @@ def task_json(item: ItemRecord, task_id: str, refs: Mapping[str, str]) -> dict[s
     if answers != said:
         kept = [t for t in targets if t.get("type", "text") != "text"]
         task["targets"] = kept + [{"type": "text", "value": a} for a in answers]
-    doc_refs = [e.doc_ref for e in (turn.evidence if turn else []) if e.label == "relevant"]
+    doc_refs = [e.doc_id for e in (turn.evidence if turn else []) if e.label == "relevant"]
     contexts = [c for c in raw.get("contexts") or [] if isinstance(c, Mapping)]
     if [refs.get(str(c.get("document_id")), c.get("document_id")) for c in contexts] != doc_refs:
         by_ref = {v: k for k, v in reversed(list(refs.items()))}

@@ -6,27 +6,34 @@ from collections.abc import Callable
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import EvidenceRecord, ItemRecord, StatusChange, TurnRecord
 from assay.formats.common import (
-    ANCHORS,
-    KINDS,
-    LABELS,
-    ORIGINS,
-    STATUSES,
     as_object,
     field_dict,
     field_int,
     field_list,
     field_str,
+    iso_text,
     one_of,
+    parse_iso,
     str_list,
 )
 from assay.formats.jsontext import type_name
+from assay.records import (
+    ANCHORS,
+    KINDS,
+    LABELS,
+    ORIGINS,
+    STATUSES,
+    Evidence,
+    Item,
+    StatusChange,
+    Turn,
+)
 
 
-def evidence_to_json(ev: EvidenceRecord, doc: Callable[[str | None], str | None]) -> dict[str, Any]:
+def evidence_to_json(ev: Evidence, doc: Callable[[str | None], str | None]) -> dict[str, Any]:
     return {
-        "doc": doc(ev.doc_ref),
+        "doc": doc(ev.doc_id),
         "start": ev.start,
         "end": ev.end,
         "text": ev.text,
@@ -36,11 +43,11 @@ def evidence_to_json(ev: EvidenceRecord, doc: Callable[[str | None], str | None]
         "origin": ev.origin,
         "anchor": ev.anchor,
         "author": ev.author,
-        "created_at": ev.created_at,
+        "created_at": iso_text(ev.created_at) or None,
     }
 
 
-def turn_to_json(turn: TurnRecord, doc: Callable[[str | None], str | None]) -> dict[str, Any]:
+def turn_to_json(turn: Turn, doc: Callable[[str | None], str | None]) -> dict[str, Any]:
     return {
         "query": turn.query,
         "rewrite": turn.rewrite,
@@ -55,7 +62,7 @@ def turn_to_json(turn: TurnRecord, doc: Callable[[str | None], str | None]) -> d
     }
 
 
-def item_to_json(item: ItemRecord, doc: Callable[[str | None], str | None]) -> dict[str, Any]:
+def item_to_json(item: Item, doc: Callable[[str | None], str | None]) -> dict[str, Any]:
     return {
         "id": item.id,
         "kind": item.kind,
@@ -64,17 +71,18 @@ def item_to_json(item: ItemRecord, doc: Callable[[str | None], str | None]) -> d
         "notes": item.notes,
         "extra": item.extra,
         "author": item.author,
-        "created_at": item.created_at,
-        "updated_at": item.updated_at,
+        "created_at": iso_text(item.created_at),
+        "updated_at": iso_text(item.updated_at),
         "version": item.version,
         "status_history": [
-            {"status": c.status, "actor": c.actor, "at": c.at} for c in item.status_history
+            {"status": c.status, "actor": c.actor, "at": iso_text(c.at)}
+            for c in item.status_history
         ],
         "turns": [turn_to_json(t, doc) for t in item.turns],
     }
 
 
-def evidence_from_json(value: Any, where: str) -> EvidenceRecord:
+def evidence_from_json(value: Any, where: str) -> Evidence:
     obj = as_object(value, where)
     start = field_int(obj, "start", where)
     end = field_int(obj, "end", where)
@@ -93,8 +101,8 @@ def evidence_from_json(value: Any, where: str) -> EvidenceRecord:
         anchor = one_of(field_str(obj, "anchor", where), ANCHORS, "anchor", where)
     author = obj.get("author")
     created = obj.get("created_at")
-    return EvidenceRecord(
-        doc_ref=doc,
+    return Evidence(
+        doc_id=doc,
         start=start,
         end=end,
         text=field_str(obj, "text", where),
@@ -104,11 +112,11 @@ def evidence_from_json(value: Any, where: str) -> EvidenceRecord:
         origin=one_of(field_str(obj, "origin", where, "imported"), ORIGINS, "origin", where),
         anchor=anchor,
         author=field_str(obj, "author", where) if author is not None else None,
-        created_at=field_str(obj, "created_at", where) if created is not None else None,
+        created_at=parse_iso(field_str(obj, "created_at", where)) if created is not None else None,
     )
 
 
-def turn_from_json(value: Any, where: str) -> TurnRecord:
+def turn_from_json(value: Any, where: str) -> Turn:
     obj = as_object(value, where)
     enrichments: dict[str, list[str]] = {}
     for key, values in field_dict(obj, "enrichments", where).items():
@@ -116,7 +124,7 @@ def turn_from_json(value: Any, where: str) -> TurnRecord:
     retrieved = field_list(obj, "retrieved", where)
     for index, entry in enumerate(retrieved, 1):
         as_object(entry, f"{where}, retrieved {index}")
-    return TurnRecord(
+    return Turn(
         query=field_str(obj, "query", where),
         rewrite=field_str(obj, "rewrite", where),
         query_type=field_str(obj, "query_type", where, "fact_single") or "fact_single",
@@ -133,7 +141,7 @@ def turn_from_json(value: Any, where: str) -> TurnRecord:
     )
 
 
-def item_from_json(value: Any, where: str) -> ItemRecord:
+def item_from_json(value: Any, where: str) -> Item:
     obj = as_object(value, where)
     item_id = field_str(obj, "id", where)
     if not item_id.strip():
@@ -147,7 +155,7 @@ def item_from_json(value: Any, where: str) -> ItemRecord:
         raise InvalidInput(f"{where}: field 'turns' must hold at least one turn")
     if kind == "qa" and len(turns) != 1:
         raise InvalidInput(f"{where}: a 'qa' item has exactly one turn, not {len(turns)}")
-    return ItemRecord(
+    return Item(
         id=item_id,
         kind=kind,
         status=one_of(field_str(obj, "status", where, "draft"), STATUSES, "status", where),
@@ -155,8 +163,8 @@ def item_from_json(value: Any, where: str) -> ItemRecord:
         notes=field_str(obj, "notes", where),
         extra=field_dict(obj, "extra", where),
         author=field_str(obj, "author", where),
-        created_at=field_str(obj, "created_at", where),
-        updated_at=field_str(obj, "updated_at", where),
+        created_at=parse_iso(field_str(obj, "created_at", where)),
+        updated_at=parse_iso(field_str(obj, "updated_at", where)),
         version=max(field_int(obj, "version", where) or 1, 1),
         turns=turns,
         status_history=[
@@ -171,5 +179,5 @@ def _status_change(value: Any, where: str) -> StatusChange:
     return StatusChange(
         status=one_of(field_str(obj, "status", where), STATUSES, "status", where),
         actor=field_str(obj, "actor", where),
-        at=field_str(obj, "at", where),
+        at=parse_iso(field_str(obj, "at", where)),
     )

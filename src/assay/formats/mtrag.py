@@ -24,16 +24,17 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import Bundle, Issue, ItemRecord, TurnRecord
+from assay.formats import Bundle, Issue
 from assay.formats.common import FirstSeen, as_object, field_dict, field_list, field_str
 from assay.formats.contexts import ContextCorpus, read_contexts
 from assay.formats.jsontext import jsonl_lines, read_text
 from assay.formats.mtrag_write import ENRICHMENT_KEYS, TASK_KEYS, split_task_id, write
+from assay.records import Item, Turn
 
 __all__ = ["read", "split_task_id", "write"]
 
 Message = dict[str, Any]
-Turn = dict[str, Message]
+Exchange = dict[str, Message]
 """``{"user": message, "agent": message}``, either may be missing."""
 
 
@@ -46,7 +47,7 @@ class _Task:
     raw: dict[str, Any]
     task_id: str
     conversation_id: str
-    turns: list[Turn]
+    turns: list[Exchange]
 
     @property
     def position(self) -> int:
@@ -175,7 +176,7 @@ def parse_task(task: Any, where: str, line: int) -> _Task:
     _turn_number(task, where)
     for key in ("collection", "Collection", "dataset", "task_type"):
         field_str(task, key, where)
-    turns: list[Turn] = []
+    turns: list[Exchange] = []
     for index, value in enumerate(field_list(task, "input", where), 1):
         here = f"{where}, input {index}"
         message = as_object(value, here)
@@ -205,12 +206,12 @@ def parse_task(task: Any, where: str, line: int) -> _Task:
     return _Task(line, task, task_id, conversation_id, turns)
 
 
-def conversation_item(conversation: _Conversation, where: str, corpus: ContextCorpus) -> ItemRecord:
+def conversation_item(conversation: _Conversation, where: str, corpus: ContextCorpus) -> Item:
     """One conversation as an item: a turn per question, each task's data on its turn."""
-    turns: list[TurnRecord] = []
+    turns: list[Turn] = []
     metas: list[dict[str, Any]] = []
     for index, messages in enumerate(conversation.turns):
-        turn, meta = TurnRecord(), dict[str, Any]()
+        turn, meta = Turn(), dict[str, Any]()
         user, agent = messages.get("user"), messages.get("agent")
         if user is not None:
             turn.query = str(user[0].get("text") or "")
@@ -232,7 +233,8 @@ def conversation_item(conversation: _Conversation, where: str, corpus: ContextCo
     infos = [_task_info(t, turns[t.position - 1], f"{where} {t.line}", corpus) for t in tasks]
     first_user = metas[0].get("user", {}).get("metadata") if metas else None
     author = first_user.get("author_id") if isinstance(first_user, dict) else None
-    return ItemRecord(
+    return Item(
+        origin="imported",
         id=conversation.conversation_id,
         kind="conversation",
         author=author if isinstance(author, str) else "",
@@ -252,7 +254,7 @@ def _rest(message: Message, leave_out: tuple[str, ...]) -> dict[str, Any]:
     return {k: copy.deepcopy(v) for k, v in message.items() if k not in leave_out}
 
 
-def _task_info(task: _Task, turn: TurnRecord, where: str, corpus: ContextCorpus) -> dict[str, Any]:
+def _task_info(task: _Task, turn: Turn, where: str, corpus: ContextCorpus) -> dict[str, Any]:
     """Puts the task's contexts and enrichment keys on its turn; returns what else the task
     holds, for the way back."""
     raw = task.raw

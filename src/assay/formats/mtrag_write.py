@@ -15,11 +15,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assay.formats import Bundle, ItemRecord, TurnRecord
+from assay.formats import Bundle
 from assay.formats.common import sub_dict
 from assay.formats.contexts import document_ids, sub_list, write_contexts
 from assay.formats.dialogue import ragaphene_collection, ragaphene_metadata
 from assay.formats.groups import source_id
+from assay.records import Item, Turn
 
 ENRICHMENT_KEYS = (
     "answerability",
@@ -69,7 +70,7 @@ def write(bundle: Bundle, path: Path, **_: Any) -> list[str]:
 
 
 def item_tasks(
-    item: ItemRecord, doc_ids: dict[str, str], notes: list[str] | None = None
+    item: Item, doc_ids: dict[str, str], notes: list[str] | None = None
 ) -> list[dict[str, Any]]:
     """The item's tasks: those it was read with, then one per turn added since."""
     info = sub_dict(item.extra, "mtrag")
@@ -92,9 +93,7 @@ def item_tasks(
 class _Writer:
     """What the tasks of one item share: its messages' metadata and conversation fields."""
 
-    def __init__(
-        self, item: ItemRecord, doc_ids: dict[str, str], recorded: list[dict[str, Any]]
-    ) -> None:
+    def __init__(self, item: Item, doc_ids: dict[str, str], recorded: list[dict[str, Any]]) -> None:
         self.item = item
         self.doc_ids = doc_ids
         info = sub_dict(item.extra, "mtrag")
@@ -128,7 +127,7 @@ class _Writer:
         raw_top = {k: v for k, v in turn.enrichments.items() if k in top_keys}
         return raw_user if {**raw_user, **raw_top} == turn.enrichments else turn.enrichments
 
-    def contexts(self, turn: TurnRecord) -> list[dict[str, Any]]:
+    def contexts(self, turn: Turn) -> list[dict[str, Any]]:
         return write_contexts(turn.retrieved, turn.evidence, self.doc_ids, self.item.author)
 
     def task(self, position: int, info: dict[str, Any]) -> dict[str, Any]:

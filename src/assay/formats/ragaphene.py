@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import Bundle, Issue, ItemRecord, TurnRecord
+from assay.formats import Bundle, Issue
 from assay.formats.common import FirstSeen, as_object, field_dict, field_list, field_str, sub_dict
 from assay.formats.contexts import (
     ContextCorpus,
@@ -40,6 +40,7 @@ from assay.formats.dialogue import (
 )
 from assay.formats.jsontext import loads, read_text, type_name
 from assay.formats.ragaphene_v1 import REVIEWS, SCHEMA_VERSION, migrate_v1
+from assay.records import Item, Turn
 
 SPEAKERS = ("user", "agent")
 TOP_KEYS = ("schema_version", "author", "retriever", "generator", "messages", "status")
@@ -54,7 +55,7 @@ def read(path: Path) -> Bundle:
     data = loads(read_text(path), where)
     conversations = data if isinstance(data, list) else [data]
     corpus = ContextCorpus()
-    items: list[ItemRecord] = []
+    items: list[Item] = []
     issues: list[Issue] = []
     seen = FirstSeen("this conversation", issues)
     for index, value in enumerate(conversations, 1):
@@ -74,7 +75,7 @@ def read(path: Path) -> Bundle:
     )
 
 
-def conversation_item(value: Any, where: str, corpus: ContextCorpus) -> ItemRecord:
+def conversation_item(value: Any, where: str, corpus: ContextCorpus) -> Item:
     """One conversation (v1 or v2) as an item of kind ``conversation``."""
     raw = as_object(value, where)
     version = raw.get("schema_version", 1)
@@ -87,7 +88,7 @@ def conversation_item(value: Any, where: str, corpus: ContextCorpus) -> ItemReco
     conversation = migrate_v1(raw) if version < SCHEMA_VERSION else raw
     if not isinstance(raw.get("messages"), list):
         raise InvalidInput(f"{where}: field 'messages' must be a list of messages")
-    turns: list[TurnRecord] = []
+    turns: list[Turn] = []
     metas: list[dict[str, Any]] = []
     for index, value in enumerate(conversation["messages"], 1):
         here = f"{where}, message {index}"
@@ -98,7 +99,7 @@ def conversation_item(value: Any, where: str, corpus: ContextCorpus) -> ItemReco
         text = field_str(message, "text", here)
         meta = _message_meta(message, here)
         if speaker == "user" or not turns or "agent" in metas[-1]:
-            turns.append(TurnRecord())
+            turns.append(Turn())
             metas.append({})
         turn = turns[-1]
         if speaker == "user":
@@ -119,7 +120,8 @@ def conversation_item(value: Any, where: str, corpus: ContextCorpus) -> ItemReco
     digest = hashlib.md5(
         json.dumps(raw, sort_keys=True, default=str).encode(), usedforsecurity=False
     ).hexdigest()
-    return ItemRecord(
+    return Item(
+        origin="imported",
         id=digest,
         kind="conversation",
         status=_item_status(status, history),
@@ -192,7 +194,7 @@ def write(bundle: Bundle, path: Path, **_: Any) -> list[str]:
 
 
 def item_conversation(
-    item: ItemRecord, doc_ids: dict[str, str], notes: list[str] | None = None
+    item: Item, doc_ids: dict[str, str], notes: list[str] | None = None
 ) -> dict[str, Any]:
     """One item as a schema-v2 conversation object."""
     info = sub_dict(item.extra, "ragaphene")
@@ -260,7 +262,7 @@ def _with_metadata(
     return message
 
 
-def _refusals(item: ItemRecord, messages: list[dict[str, Any]]) -> list[str]:
+def _refusals(item: Item, messages: list[dict[str, Any]]) -> list[str]:
     """What RAGAPHENE's import would refuse in the written conversation: empty messages and
     answers without contexts."""
     found: list[str] = []
@@ -279,7 +281,7 @@ def _refusals(item: ItemRecord, messages: list[dict[str, Any]]) -> list[str]:
     return found
 
 
-def _user_message(turn: TurnRecord, meta: dict[str, Any], when: Any) -> dict[str, Any]:
+def _user_message(turn: Turn, meta: dict[str, Any], when: Any) -> dict[str, Any]:
     message: dict[str, Any] = {"speaker": "user", "text": turn.query}
     message["timestamp"] = meta.get("timestamp", when)
     rest = {k: v for k, v in meta.items() if k not in ("timestamp", "has_original_text")}
@@ -290,7 +292,7 @@ def _user_message(turn: TurnRecord, meta: dict[str, Any], when: Any) -> dict[str
 
 
 def _agent_message(
-    turn: TurnRecord,
+    turn: Turn,
     meta: dict[str, Any],
     doc_ids: dict[str, str],
     author: str,
@@ -320,7 +322,7 @@ def _agent_message(
 
 
 def _conversation_status(
-    item: ItemRecord, kept: dict[str, Any], history: list[dict[str, Any]], edited: bool
+    item: Item, kept: dict[str, Any], history: list[dict[str, Any]], edited: bool
 ) -> str:
     for change in item.status_history:  # each reviewer's latest opinion, as RAGAPHENE keeps
         if change.status in REVIEWS:
@@ -349,7 +351,7 @@ def _conversation_status(
     return "edited" if edited else "created"
 
 
-def _generator(item: ItemRecord) -> dict[str, Any]:
+def _generator(item: Item) -> dict[str, Any]:
     """A generator block from the settings Assay recorded with a generated answer."""
     for turn in item.turns:
         generation = turn.generation

@@ -17,15 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import (
-    Bundle,
-    DocumentRecord,
-    EvidenceRecord,
-    Issue,
-    ItemRecord,
-    ProjectInfo,
-    TurnRecord,
-)
+from assay.formats import Bundle, DocumentRecord, Issue, ProjectInfo
 from assay.formats.common import (
     SafeZip,
     as_object,
@@ -33,6 +25,7 @@ from assay.formats.common import (
     field_list,
     field_str,
     is_uuid,
+    parse_iso,
     safe_name,
     sub_dict,
     zip_entry,
@@ -40,6 +33,7 @@ from assay.formats.common import (
 )
 from assay.formats.groups import source_id
 from assay.formats.jsontext import loads, type_name
+from assay.records import Evidence, Item, Turn
 
 SCHEMA_VERSION = 2
 LANGUAGES = ("en", "de")
@@ -155,8 +149,8 @@ def _documents(
 
 def _chunks(
     annotation: dict[str, Any], key: str, label: str, where: str, keep_blank: bool = False
-) -> list[EvidenceRecord]:
-    found: list[EvidenceRecord] = []
+) -> list[Evidence]:
+    found: list[Evidence] = []
     for index, value in enumerate(field_list(annotation, key, where), 1):
         here = f"{where}, {key}[{index}]"
         chunk = as_object(value, here)
@@ -165,11 +159,13 @@ def _chunks(
         if doc_id is not None and not isinstance(doc_id, str):
             raise InvalidInput(f"{here}: field 'documentId' must be a string")
         if content.strip() or keep_blank:  # RAGold drops blank chunks on save
-            found.append(EvidenceRecord(doc_ref=doc_id or None, text=content, label=label))
+            found.append(
+                Evidence(doc_id=doc_id or None, text=content, label=label, origin="imported")
+            )
     return found
 
 
-def _item(key: str, value: Any, where: str) -> ItemRecord:
+def _item(key: str, value: Any, where: str) -> Item:
     annotation = as_object(value, where)
     relevant = _chunks(annotation, "relevantChunks", "relevant", where, keep_blank=True)
     _read_groups(annotation, relevant, where)
@@ -181,12 +177,13 @@ def _item(key: str, value: Any, where: str) -> ItemRecord:
         "updatedAt": field_str(annotation, "updatedAt", where),
         **({"unknown": unknown} if unknown else {}),
     }
-    return ItemRecord(
+    return Item(
+        origin="imported",
         id=key,
         notes=field_str(annotation, "notes", where),
         extra={"ragold": ragold},
         turns=[
-            TurnRecord(
+            Turn(
                 query=field_str(annotation, "query", where),
                 query_type=field_str(annotation, "queryType", where, "fact_single")
                 or "fact_single",
@@ -200,16 +197,12 @@ def _item(key: str, value: Any, where: str) -> ItemRecord:
 # ---------------------------------------------------------------- writing
 
 
-def iso_ms(value: str) -> str:
-    """An ISO time as RAGold writes it (``2026-01-01T00:00:00.000Z``); "" when unknown."""
-    if not value:
-        return ""
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return value
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
+def iso_ms(value: datetime | str | None) -> str:
+    """A time as RAGold writes it (``2026-01-01T00:00:00.000Z``); "" when unknown, an
+    unreadable string as it is."""
+    moment = parse_iso(value)
+    if moment is None:
+        return value if isinstance(value, str) else ""
     return (
         moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
     )
@@ -276,19 +269,19 @@ def write(bundle: Bundle, path: Path, **_: Any) -> list[str]:
     return notes
 
 
-def _annotation(item: ItemRecord, uuids: dict[str, str]) -> dict[str, Any]:
+def _annotation(item: Item, uuids: dict[str, str]) -> dict[str, Any]:
     turn = item.turns[0]
     info = sub_dict(item.extra, "ragold")
 
-    def chunk(ev: EvidenceRecord) -> dict[str, Any]:
+    def chunk(ev: Evidence) -> dict[str, Any]:
         out: dict[str, Any] = {"content": ev.text}
-        if ev.doc_ref is not None and ev.doc_ref in uuids:
-            out["documentId"] = uuids[ev.doc_ref]
+        if ev.doc_id is not None and ev.doc_id in uuids:
+            out["documentId"] = uuids[ev.doc_id]
         return out
 
     unknown = sub_dict(info, "unknown")
-    kept = [e for e in turn.evidence if e.text.strip() and e.doc_ref in uuids]
-    dropped = sum(1 for e in turn.evidence if e.text.strip() and e.doc_ref not in uuids)
+    kept = [e for e in turn.evidence if e.text.strip() and e.doc_id in uuids]
+    dropped = sum(1 for e in turn.evidence if e.text.strip() and e.doc_id not in uuids)
     relevant = [e for e in kept if e.label == "relevant" and turn.query_type != "unanswerable"]
     groups = or_groups(relevant)
     return {
@@ -306,7 +299,7 @@ def _annotation(item: ItemRecord, uuids: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def or_groups(relevant: list[EvidenceRecord]) -> list[list[int]]:
+def or_groups(relevant: list[Evidence]) -> list[list[int]]:
     """Positions in ``relevantChunks`` grouped: one group per group number (alternatives),
     a passage without a number is a group of its own."""
     groups: dict[object, list[int]] = {}
@@ -315,7 +308,7 @@ def or_groups(relevant: list[EvidenceRecord]) -> list[list[int]]:
     return list(groups.values())
 
 
-def _read_groups(annotation: dict[str, Any], relevant: list[EvidenceRecord], where: str) -> None:
+def _read_groups(annotation: dict[str, Any], relevant: list[Evidence], where: str) -> None:
     """Group numbers from the ``relevantGroups`` an Assay export wrote (RAGold ignores it)."""
     if GROUPS_KEY not in annotation:
         return

@@ -14,14 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import Bundle, Issue, ItemRecord, TurnRecord
+from assay.formats import Bundle, Issue
 from assay.formats.beir import WHOLE, judgments, queries
 from assay.formats.common import MAX_FIELD_INT, FirstSeen
 from assay.formats.jsontext import read_text
+from assay.records import Context, Item, Turn
 
 
 def read(path: Path) -> Bundle:
-    items: dict[str, ItemRecord] = {}
+    items: dict[str, Item] = {}
     issues: list[Issue] = []
     if path.is_dir():
         topics = path / "topics.tsv"
@@ -41,13 +42,13 @@ def read(path: Path) -> Bundle:
     )
 
 
-def _item(items: dict[str, ItemRecord], query_id: str) -> ItemRecord:
+def _item(items: dict[str, Item], query_id: str) -> Item:
     if query_id not in items:
-        items[query_id] = ItemRecord(id=query_id, turns=[TurnRecord()])
+        items[query_id] = Item(id=query_id, origin="imported", turns=[Turn()])
     return items[query_id]
 
 
-def _topics(path: Path, items: dict[str, ItemRecord], issues: list[Issue]) -> None:
+def _topics(path: Path, items: dict[str, Item], issues: list[Issue]) -> None:
     seen = FirstSeen("field 'qid'", issues)
     for number, line in enumerate(read_text(path).splitlines(), 1):
         if not line.strip():
@@ -60,7 +61,7 @@ def _topics(path: Path, items: dict[str, ItemRecord], issues: list[Issue]) -> No
         _item(items, query_id.strip()).turns[0].query = text
 
 
-def _lines(path: Path, items: dict[str, ItemRecord], issues: list[Issue]) -> None:
+def _lines(path: Path, items: dict[str, Item], issues: list[Issue]) -> None:
     judged = FirstSeen("the judgment (qid, docid)", issues)
     ranked = FirstSeen("the run line (qid, docid, tag)", issues)
     for number, line in enumerate(read_text(path).splitlines(), 1):
@@ -78,7 +79,7 @@ def _lines(path: Path, items: dict[str, ItemRecord], issues: list[Issue]) -> Non
             )
         elif len(cells) == 6:
             query_id, _, doc_id, rank, score, tag = cells
-            entry = {
+            entry: Context = {
                 "doc_id": doc_id,
                 "rank": int(_number(rank, "rank", where, whole=True)),
                 "score": _number(score, "score", where),
@@ -126,7 +127,9 @@ def write(bundle: Bundle, path: Path, **_: Any) -> list[str]:
                     doc_id = entry.get("chunk_id") or entry.get("doc_id")
                     if not isinstance(doc_id, str):
                         continue
-                    score = entry.get("score", 0.0)
                     tag = entry.get("run") or "assay"
-                    run.write(f"{query_id} Q0 {doc_id} {entry.get('rank', rank)} {score} {tag}\n")
+                    run.write(
+                        f"{query_id} Q0 {doc_id} {entry.get('rank', rank)} "
+                        f"{entry.get('score', 0.0)} {tag}\n"
+                    )
     return []

@@ -42,8 +42,7 @@ def _words(text: str) -> set[str]:
 def check_item(item: Item, project: Project) -> list[Finding]:
     findings: list[Finding] = []
     known_types = {q.id for q in query_types(project)}
-    for turn in item.turns:
-        n = turn.ordinal + 1
+    for n, turn in enumerate(item.turns, 1):
         where = f"turn {n}: " if len(item.turns) > 1 else ""
         if not turn.query.strip():
             findings.append(
@@ -65,7 +64,7 @@ def check_item(item: Item, project: Project) -> list[Finding]:
                 )
             )
         for index, ev in enumerate(turn.evidence, 1):
-            if gold_span(ev.anchor, ev.start, ev.end) is None:
+            if gold_span(ev.anchor or "ok", ev.start, ev.end) is None:
                 reason = (
                     "its document changed"
                     if ev.anchor == "stale"

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.gold.checks import Finding, check_item
-from assay.gold.item_inputs import item_input
+from assay.gold.item_inputs import editable_copy
 from assay.gold.item_reads import iter_items
 from assay.gold.item_writes import StaleItem, save_item
 from assay.gold.turn_answers import context_doc_id, doc_names, history_messages
 from assay.llm import Generation, Generator, GeneratorError, GeneratorSettings, generate_answer
-from assay.records import Evidence, Item, Project, Turn
+from assay.records import Context, Evidence, Item, Project, Turn
 from assay.search.indexes import search
 from assay.search.retriever import RetrieverSettings, query_text
 from assay.store.workspace import Workspace
@@ -50,7 +50,7 @@ def _passage_key(doc_id: str | None, text: str) -> tuple[str, str]:
     return (doc_id or "", " ".join(text.split()))
 
 
-def _rated(context: dict[str, Any], evidence: Iterable[Evidence]) -> bool:
+def _rated(context: Context, evidence: Iterable[Evidence]) -> bool:
     """A retrieved context counts as rated when some evidence covers the same passage."""
     doc_id = context_doc_id(context)
     text = " ".join(str(context.get("text") or "").split())
@@ -161,10 +161,8 @@ def conversation_checks(item: Item, project: Project) -> list[Finding]:
         # Conversation turns are typed by enrichments, not by the single-turn query types.
         if f.code != "unknown_query_type"
     ]
-    for turn in item.turns:
-        findings.extend(
-            _turn_findings(turn, turn.ordinal + 1, last=turn.ordinal == len(item.turns) - 1)
-        )
+    for number, turn in enumerate(item.turns, 1):
+        findings.extend(_turn_findings(turn, number, last=number == len(item.turns)))
     needed = diversity_needed(message_count(item))
     have = unique_relevant(item)
     if have < needed:
@@ -243,7 +241,7 @@ def draft_answers(
         todo = todo[:limit]
     for done, item in enumerate(todo, 1):
         report.items += 1
-        data = item_input(item)
+        data = editable_copy(item)
         drafted = 0
         for index, turn in enumerate(item.turns):
             if not _needs_draft(turn, overwrite):

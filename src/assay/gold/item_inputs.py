@@ -1,80 +1,81 @@
-"""What an editor, an import or a generator sends to store an item: :class:`ItemIn` with its
-:class:`TurnIn` turns (evidence as :class:`~assay.corpus.anchoring.EvidenceIn`), and the
-statuses an item may have. Drafts may be incomplete; ``assay.gold.checks`` judges
-completeness when an item is submitted.
+"""What an editor, an import or a generator may send to store an item, and how it is checked.
+
+Items are :class:`assay.records.Item` everywhere; this module holds the rules for the ones
+that come in from outside: only the :data:`EDITABLE` fields may be sent (the store sets id,
+status, author, version and times), unknown keys are refused, and a body without turns gets
+one empty turn. Drafts may be incomplete; ``assay.gold.checks`` judges completeness when an
+item is submitted.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import copy
+from functools import cache
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BeforeValidator, TypeAdapter, ValidationError
 
-from assay.corpus.anchoring import EvidenceIn
-from assay.records import Item
+from assay.errors import InvalidInput
+from assay.records import Evidence, Item, to_json
 
 Status = Literal["draft", "submitted", "accepted", "rejected"]
-STATUSES: tuple[str, ...] = ("draft", "submitted", "accepted", "rejected")
+EDITABLE: tuple[str, ...] = ("kind", "notes", "origin", "extra", "turns")
+"""The fields of an item an editor sends; the others belong to the store."""
 
 
-class TurnIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    query: str = ""
-    rewrite: str = ""
-    query_type: str = "fact_single"
-    enrichments: dict[str, list[str]] = Field(default_factory=dict)
-    answer: str = ""
-    alternatives: list[str] = Field(default_factory=list)
-    original_answer: str = ""
-    generation: dict[str, Any] = Field(default_factory=dict)
-    retrieved: list[dict[str, Any]] = Field(default_factory=list)
-    evidence: list[EvidenceIn] = Field(default_factory=list)
+def _editable_only(raw: Any) -> Any:
+    if isinstance(raw, dict):
+        for key in raw:
+            if key not in EDITABLE and key in Item.__dataclass_fields__:
+                raise ValueError(
+                    f"field {key!r} is kept by the store and cannot be sent "
+                    f"(an item body holds {', '.join(EDITABLE)})"
+                )
+        if "turns" not in raw:
+            raw = {**raw, "turns": [{}]}
+    return raw
 
 
-class ItemIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    kind: Literal["qa", "conversation"] = "qa"
-    notes: str = ""
-    origin: str = "human"
-    extra: dict[str, Any] = Field(default_factory=dict)
-    turns: list[TurnIn] = Field(default_factory=lambda: [TurnIn()])
+ItemBody = Annotated[Item, BeforeValidator(_editable_only)]
+"""An item as a request body: the editable fields only (a new item has one empty turn)."""
 
 
-def item_input(item: Item) -> ItemIn:
-    """The editable form of a stored item (what an editor sends back when saving)."""
-    return ItemIn(
-        kind=item.kind,  # type: ignore[arg-type]
-        notes=item.notes,
-        origin=item.origin,
-        extra=item.extra,
-        turns=[
-            TurnIn(
-                query=t.query,
-                rewrite=t.rewrite,
-                query_type=t.query_type,
-                enrichments=t.enrichments,
-                answer=t.answer,
-                alternatives=list(t.alternatives),
-                original_answer=t.original_answer,
-                generation=t.generation,
-                retrieved=list(t.retrieved),
-                evidence=[
-                    EvidenceIn(
-                        doc_id=e.doc_id,
-                        start=e.start,
-                        end=e.end,
-                        text=e.text,
-                        label=e.label,  # type: ignore[arg-type]
-                        grade=e.grade,
-                        group=e.group,
-                        origin=e.origin,  # type: ignore[arg-type]
-                        anchor=e.anchor,  # type: ignore[arg-type]
-                        author=e.author,
-                        created_at=e.created_at.isoformat(),
-                    )
-                    for e in t.evidence
-                ],
-            )
-            for t in item.turns
-        ],
-    )
+@cache
+def _adapter(kind: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(kind)
+
+
+def first_error(exc: ValidationError) -> str:
+    """The first validation error as ``field 'a.b': message``."""
+    error = exc.errors()[0]
+    place = ".".join(str(p) for p in error.get("loc", ()))
+    return f"field {place!r}: {error.get('msg', 'invalid')}"
+
+
+def parse_item(raw: Any, where: str) -> Item:
+    """An item body (JSON values) checked as :data:`ItemBody`; errors name ``where``."""
+    try:
+        item: Item = _adapter(ItemBody).validate_python(raw)
+    except ValidationError as exc:
+        raise InvalidInput(f"{where}: {first_error(exc)}") from exc
+    return item
+
+
+def checked_evidence(values: dict[str, Any], where: str) -> Evidence:
+    """Evidence built by a reader or generator, its labels and bounds checked."""
+    try:
+        evidence: Evidence = _adapter(Evidence).validate_python(values)
+    except ValidationError as exc:
+        raise InvalidInput(f"{where}: {first_error(exc)}") from exc
+    return evidence
+
+
+def editable_copy(item: Item) -> Item:
+    """A stored item to change and save back, sharing nothing with the original (which a
+    caller keeps as the "before" of its history)."""
+    return copy.deepcopy(item)
+
+
+def editable_json(item: Item) -> dict[str, Any]:
+    """The fields an editor sends back when saving, as JSON values."""
+    return {key: to_json(getattr(item, key)) for key in EDITABLE}

@@ -59,23 +59,21 @@ def _assemble(conn: sa.Connection, rows: list[Any]) -> list[Item]:
     for t in turn_rows:
         by_item[t.item_id].append(
             Turn(
-                ordinal=t.ordinal,
                 query=t.query,
                 rewrite=t.rewrite,
                 query_type=t.query_type,
                 enrichments=dict(t.enrichments or {}),
                 answer=t.answer,
-                alternatives=tuple(t.alternatives or ()),
+                alternatives=list(t.alternatives or ()),
                 original_answer=t.original_answer,
                 generation=finite(dict(t.generation or {})),
-                retrieved=finite(tuple(t.retrieved or ())),
-                evidence=tuple(by_turn[t.id]),
+                retrieved=finite(list(t.retrieved or ())),
+                evidence=by_turn[t.id],
             )
         )
     return [
         Item(
             id=row.id,
-            project_id=row.project_id,
             kind=row.kind,
             status=row.status,
             origin=row.origin,
@@ -85,7 +83,7 @@ def _assemble(conn: sa.Connection, rows: list[Any]) -> list[Item]:
             version=row.version,
             created_at=as_utc(row.created_at),
             updated_at=as_utc(row.updated_at),
-            turns=tuple(by_item[row.id]),
+            turns=by_item[row.id],
         )
         for row in rows
     ]

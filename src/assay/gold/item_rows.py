@@ -7,23 +7,21 @@ it, kept as ``stale``), and the items list's denormalised fields are computed on
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 
 from assay.corpus.anchoring import DocumentTexts, anchor_evidence
 from assay.errors import InvalidInput
-from assay.gold.item_inputs import ItemIn
 from assay.gold.jsonvalues import non_finite
 from assay.gold.taxonomy import UNANSWERABLE
-from assay.records import Project
+from assay.records import Item, Project
 from assay.store.db import as_utc, utcnow
 from assay.store.schema import evidence, turns
 
 
 def _turn_rows(
-    conn: sa.Connection, project: Project, item_id: str, data: ItemIn, author: str
+    conn: sa.Connection, project: Project, item_id: str, data: Item, author: str
 ) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
     texts = DocumentTexts(conn, project.id)
     now = utcnow()
@@ -53,7 +51,7 @@ def _turn_rows(
                     "origin": ev.origin,
                     "anchor": anchor,
                     "author": ev.author or author,
-                    "created_at": parse_time(ev.created_at) or now,
+                    "created_at": as_utc(ev.created_at) if ev.created_at else now,
                 }
             )
         turn_row = {
@@ -72,18 +70,8 @@ def _turn_rows(
         yield turn_row, rows
 
 
-def parse_time(value: str | None) -> datetime | None:
-    """An ISO 8601 time as UTC; None for an empty or unreadable one."""
-    if not value:
-        return None
-    try:
-        return as_utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
-    except ValueError:
-        return None
-
-
 def write_turns(
-    conn: sa.Connection, project: Project, item_id: str, data: ItemIn, author: str
+    conn: sa.Connection, project: Project, item_id: str, data: Item, author: str
 ) -> tuple[dict[str, Any], int]:
     """Replace the item's turns and evidence; returns the denormalised listing fields and how
     many passages are unlocated."""
@@ -110,7 +98,7 @@ def write_turns(
     }, unlocated
 
 
-def check_storable(data: ItemIn) -> None:
+def check_storable(data: Item) -> None:
     """Free JSON fields hold finite numbers only: NaN or Infinity would break every later
     read on SQLite and fail the write on PostgreSQL."""
     places: list[tuple[Any, str]] = [(data.extra, "extra")]

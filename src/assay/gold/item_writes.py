@@ -10,7 +10,6 @@ are anchored) is in ``assay.gold.item_rows``.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -18,10 +17,10 @@ import sqlalchemy as sa
 
 from assay.errors import Conflict, InvalidInput
 from assay.gold.checks import check_item, errors
-from assay.gold.item_inputs import STATUSES, ItemIn, Status
+from assay.gold.item_inputs import Status, editable_json
 from assay.gold.item_reads import get_item
-from assay.gold.item_rows import check_storable, parse_time, write_turns
-from assay.records import Item, Project, to_json
+from assay.gold.item_rows import check_storable, write_turns
+from assay.records import STATUSES, Item, Project, to_json
 from assay.store.db import transaction, utcnow
 from assay.store.import_lock import check_writable
 from assay.store.schema import events, items
@@ -73,7 +72,7 @@ class Created(NamedTuple):
 def create_item(
     ws: Workspace,
     project: Project,
-    data: ItemIn,
+    data: Item,
     *,
     author: str | None = None,
     status: Status = "draft",
@@ -86,35 +85,27 @@ def create_item(
     return get_item(ws, project, created.id, conn=conn)
 
 
-@dataclass(frozen=True, slots=True)
-class KeptHistory:
-    """What an import keeps of an item's past, so a round trip loses nothing: its dates,
-    version and status changes ``(status, actor, ISO time)``, oldest first."""
-
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-    version: int = 1
-    status_changes: tuple[tuple[str, str, str], ...] = ()
-
-
 def insert_item(
     ws: Workspace,
     project: Project,
-    data: ItemIn,
+    data: Item,
     *,
     author: str | None = None,
     status: Status = "draft",
     item_id: str | None = None,
-    history: KeptHistory | None = None,
+    keep_history: bool = False,
     conn: sa.Connection | None = None,
 ) -> Created:
     """:func:`create_item` without reading the item back (an import stores thousands);
-    ``history`` (imports) keeps the item's dates, version and status changes."""
+    ``keep_history`` (imports) keeps the item's dates, version and status changes, so a round
+    trip loses nothing; otherwise the item starts now at version 1."""
     author = author if author is not None else ws.settings.author
     item_id = item_id or str(uuid.uuid4())
     check_storable(data)
-    history = history or KeptHistory()
     now = utcnow()
+    created = (data.created_at if keep_history else None) or now
+    updated = (data.updated_at if keep_history else None) or created
+    changes = data.status_history if keep_history else []
     with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
         if conn.scalar(sa.select(items.c.id).where(items.c.id == item_id)):
@@ -134,18 +125,18 @@ def insert_item(
                 "notes": data.notes,
                 "extra": data.extra,
                 "author": author,
-                "version": history.version,
-                "created_at": history.created_at or now,
-                "updated_at": history.updated_at or history.created_at or now,
+                "version": data.version if keep_history else 1,
+                "created_at": created,
+                "updated_at": updated,
             },
         )
         listing, unlocated = write_turns(conn, project, item_id, data, author)
         conn.execute(items.update().where(items.c.id == item_id), listing)
-        _event(conn, project, item_id, author, "create", None, data.model_dump())
-        for status_now, actor, at in history.status_changes:
+        _event(conn, project, item_id, author, "create", None, editable_json(data))
+        for change in changes:
             _event(
-                conn, project, item_id, actor, "status", None, {"status": status_now},
-                at=parse_time(at),
+                conn, project, item_id, change.actor, "status", None, {"status": change.status},
+                at=change.at,
             )  # fmt: skip
     return Created(item_id, unlocated)
 
@@ -154,7 +145,7 @@ def save_item(
     ws: Workspace,
     project: Project,
     item_id: str,
-    data: ItemIn,
+    data: Item,
     base_version: int,
     *,
     author: str | None = None,
@@ -184,7 +175,7 @@ def save_item(
             raise StaleItem(before, base_version)
         listing, _ = write_turns(conn, project, item_id, data, author)
         conn.execute(items.update().where(items.c.id == item_id).values(**listing))
-        _event(conn, project, item_id, author, action, to_json(before), data.model_dump())
+        _event(conn, project, item_id, author, action, to_json(before), editable_json(data))
         return get_item(ws, project, item_id, conn=conn)
 
 

@@ -21,18 +21,16 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.corpus.anchoring import EvidenceIn
 from assay.corpus.chunkings import get_chunking, iter_chunk_spans
 from assay.corpus.sentences import sentence_spans
 from assay.errors import InvalidInput
-from assay.gold.item_inputs import ItemIn, TurnIn
 from assay.gold.item_writes import create_item
 from assay.gold.project_config import generator_settings
 from assay.gold.taxonomy import UNANSWERABLE, QueryType, query_types
 from assay.llm import Generation, Generator, GeneratorError, Message, make_generator, prompt_hash
 from assay.llm.offline import _STOP_WORDS, OfflineGenerator
 from assay.llm.prompts import language_name
-from assay.records import Project
+from assay.records import Evidence, Item, Project, Turn
 from assay.store.schema import documents, items, turns
 from assay.store.workspace import Workspace
 
@@ -318,8 +316,8 @@ def _draft_item(
     generation: Generation,
     kind: str,
     seed: int,
-) -> ItemIn:
-    source = EvidenceIn(
+) -> Item:
+    source = Evidence(
         doc_id=chunk.doc_id,
         start=chunk.start,
         end=chunk.end,
@@ -327,12 +325,12 @@ def _draft_item(
         label="distracting" if query_type == UNANSWERABLE else "relevant",
         origin="llm-suggestion",
     )
-    return ItemIn(
+    return Item(
         kind="qa",
         origin=ORIGIN,
         extra={"synthesis": {"chunk_id": chunk.chunk_id, "seed": seed}},
         turns=[
-            TurnIn(
+            Turn(
                 query=question,
                 query_type=query_type,
                 answer=answer,

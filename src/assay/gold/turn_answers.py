@@ -21,12 +21,12 @@ reads the older CLI shape (``document_id`` instead of ``doc_id``) too.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, cast
 
 from assay.corpus.documents import get_document
 from assay.errors import AssayError, Conflict, InvalidInput, NotFound
-from assay.gold.item_inputs import TurnIn, item_input
+from assay.gold.item_inputs import editable_copy
 from assay.gold.item_reads import get_item
 from assay.gold.item_writes import StaleItem, save_item
 from assay.gold.project_config import generator_settings, retriever_settings
@@ -41,7 +41,7 @@ from assay.llm import (
 )
 from assay.llm.prompts import render_rag_prompt
 from assay.llm.records import prompt_hash
-from assay.records import Hit, Item, Project
+from assay.records import Context, Hit, Item, Project, Turn
 from assay.search.embeddings import workspace_embedder
 from assay.search.indexes import search
 from assay.search.retriever import parse_retriever_settings, query_text
@@ -76,7 +76,7 @@ def question_text(raw: str, where: str = "query") -> str:
 # ---------------------------------------------------------------- retrieved contexts
 
 
-def retrieved_entry(hit: Hit, name: str) -> dict[str, Any]:
+def retrieved_entry(hit: Hit, name: str) -> Context:
     """The one stored shape of a retrieved context (``title`` is the document's name then)."""
     return {
         "chunk_id": hit.chunk_id,
@@ -90,18 +90,18 @@ def retrieved_entry(hit: Hit, name: str) -> dict[str, Any]:
     }
 
 
-def canonical_context(entry: dict[str, Any]) -> dict[str, Any]:
+def canonical_context(entry: Mapping[str, Any]) -> Context:
     """A stored context in the current shape. ``assay chat`` once wrote our document id as
     ``document_id`` (recognisable by its ``chunk_id``); imported files use ``document_id``
     for their own ids, which stay as they are."""
     if "doc_id" not in entry and "chunk_id" in entry and "document_id" in entry:
         moved = {k: v for k, v in entry.items() if k != "document_id"}
         moved["doc_id"] = entry["document_id"]
-        return moved
-    return entry
+        return cast(Context, moved)
+    return cast(Context, entry)
 
 
-def context_doc_id(entry: dict[str, Any]) -> str | None:
+def context_doc_id(entry: Mapping[str, Any]) -> str | None:
     """Our document id of a stored context, or None when it names none."""
     value = canonical_context(entry).get("doc_id")
     return value if isinstance(value, str) and value else None
@@ -124,7 +124,7 @@ def retrieve(
     questions: Sequence[str],
     rewrite: str,
     overrides: dict[str, Any],
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[Context], dict[str, Any]]:
     """Contexts for the last question, with the project's retriever settings overridden by
     the conversation's (kind, k, query_from); returns the contexts and how they were found."""
     unknown = sorted(set(overrides) - set(OVERRIDES))
@@ -156,7 +156,7 @@ def history_messages(turns: Sequence[tuple[str, str]]) -> list[Message]:
 
 
 def turn_passages(
-    ws: Workspace, project: Project, turn: TurnIn, source: str
+    ws: Workspace, project: Project, turn: Turn, source: str
 ) -> list[tuple[str, str]]:
     """``(document name, text)`` to answer from: the passages marked relevant, or all the
     retrieved contexts."""
@@ -196,9 +196,9 @@ def answered_turn(
     project: Project,
     generator: Generator,
     settings: GeneratorSettings,
-    earlier: Sequence[TurnIn],
+    earlier: Sequence[Turn],
     query: str,
-) -> tuple[TurnIn, Generation | None]:
+) -> tuple[Turn, Generation | None]:
     """A new turn after ``earlier``, retrieved and answered as the workbench answers a new
     turn (same contexts, generation record and failure record) but in one call and not
     stored: ``assay chat`` saves the whole conversation at the end. A failed generation
@@ -208,7 +208,7 @@ def answered_turn(
     overrides = {"query_from": "last_turn"} if asks_rewrite else {}
     questions = [t.query for t in earlier] + [query]
     retrieved, how = retrieve(ws, project, questions, "", overrides)
-    turn = TurnIn(query=query, retrieved=retrieved)
+    turn = Turn(query=query, retrieved=retrieved)
     chosen = turn_passages(ws, project, turn, "retrieved")
     history = history_messages([(t.query, t.answer) for t in earlier])
     template, language = settings.prompt_template, project.language
@@ -241,7 +241,7 @@ def answer_events(
     writes, then one ``done`` (``stored`` is ``answer`` or ``draft``) or ``error`` event
     carrying the stored ``item``. Only a finished answer is stored; after a failure a new
     turn (``first``) records the error and keeps no answer, any other turn is left as it was."""
-    data = item_input(item)
+    data = editable_copy(item)
     turn = data.turns[index]
     settings = generator_settings(project)
     chosen = turn_passages(ws, project, turn, source)
@@ -286,7 +286,7 @@ def _change_turn(
     project: Project,
     item_id: str,
     index: int,
-    change: Callable[[TurnIn], str | None],
+    change: Callable[[Turn], str | None],
     actor: str,
 ) -> tuple[str | None, Item]:
     """Apply ``change`` (which returns the history action, or None to leave the turn alone)
@@ -294,7 +294,7 @@ def _change_turn(
     editing, so on a version race it reads the newer version and applies the change again."""
     for _attempt in range(3):
         item = get_item(ws, project, item_id)
-        data = item_input(item)
+        data = editable_copy(item)
         if index >= len(data.turns):
             raise NotFound(f"conversation {item_id!r} has no turn {index + 1} any more")
         action = change(data.turns[index])
@@ -318,7 +318,7 @@ def _store_generated(
     record: dict[str, Any],
     actor: str,
 ) -> tuple[str, Item]:
-    def change(turn: TurnIn) -> str:
+    def change(turn: Turn) -> str:
         if turn.answer.strip():
             draft = {"text": text, **record, "created_at": utcnow().isoformat()}
             turn.generation = {**turn.generation, DRAFT: draft}
@@ -342,7 +342,7 @@ def _record_failure(
 ) -> Item:
     """A new turn whose first answer failed: no answer, the error and how it was asked."""
 
-    def change(turn: TurnIn) -> str | None:
+    def change(turn: Turn) -> str | None:
         if turn.answer.strip():
             return None  # someone answered it meanwhile: leave their text alone
         keep = {k: v for k, v in turn.generation.items() if k in ("retrieval", DRAFT)}
@@ -352,12 +352,12 @@ def _record_failure(
     return _change_turn(ws, project, item_id, index, change, actor)[1]
 
 
-def _draft_turn(item: Item, number: int, base_version: int) -> tuple[Any, TurnIn, dict[str, Any]]:
+def _draft_turn(item: Item, number: int, base_version: int) -> tuple[Any, Turn, dict[str, Any]]:
     if item.version != base_version:
         raise StaleItem(item, base_version)
     if not 1 <= number <= len(item.turns):
         raise NotFound(f"conversation {item.id!r} has no turn {number}")
-    data = item_input(item)
+    data = editable_copy(item)
     turn = data.turns[number - 1]
     draft = turn.generation.get(DRAFT)
     if not isinstance(draft, dict) or not isinstance(draft.get("text"), str):

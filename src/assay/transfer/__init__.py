@@ -8,7 +8,7 @@ lock (``batches``), landing whole or not at all; ``report`` counts what it did;
 from __future__ import annotations
 
 from assay.corpus.evidence_mapping import chunks_for_span
-from assay.gold.item_inputs import STATUSES
+from assay.records import STATUSES
 from assay.transfer.batches import BatchPolicy
 from assay.transfer.exporting import (
     DEFAULT_STATUSES,

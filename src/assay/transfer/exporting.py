@@ -23,25 +23,19 @@ from assay.corpus.chunkings import get_chunking, list_chunkings
 from assay.corpus.documents import iter_documents
 from assay.corpus.evidence_mapping import chunks_for_span
 from assay.errors import ImportRunning, InvalidInput, NotFound
-from assay.formats import (
-    Bundle,
-    ChunkingRecord,
-    ChunkRecord,
-    DocumentRecord,
-    EvidenceRecord,
-    ItemRecord,
-    Lazy,
-    ProjectInfo,
-    StatusChange,
-    TurnRecord,
+from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, Lazy, ProjectInfo
+from assay.records import (
+    STATUSES,
+    Chunking,
+    Document,
+    Item,
+    Project,
+    Span,
 )
-from assay.gold.item_inputs import STATUSES
-from assay.records import Chunking, Document, Project, Span
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.transfer.evaluations import project_evaluations
 from assay.transfer.reading import (
-    ItemRow,
     document_ids,
     evidence_spans,
     item_ids,
@@ -182,7 +176,7 @@ def export_bundle(
         ],
         items=Lazy(
             lambda: (
-                _item_record(i, mapper)
+                _with_chunks(i, mapper)
                 for i in iter_item_rows(ws, _gold_ids(ws, project, statuses, chosen, needs_review))
             )
         ),
@@ -291,48 +285,11 @@ class _ChunkMapper:
         return table
 
 
-def _item_record(item: ItemRow, mapper: _ChunkMapper) -> ItemRecord:
-    return ItemRecord(
-        id=item.id,
-        kind=item.kind,
-        status=item.status,
-        origin=item.origin,
-        notes=item.notes,
-        extra=item.extra,
-        author=item.author,
-        created_at=item.created_at,
-        updated_at=item.updated_at,
-        version=item.version,
-        status_history=[StatusChange(*change) for change in item.status_history],
-        turns=[
-            TurnRecord(
-                query=t.query,
-                rewrite=t.rewrite,
-                query_type=t.query_type,
-                enrichments=t.enrichments,
-                answer=t.answer,
-                alternatives=t.alternatives,
-                original_answer=t.original_answer,
-                generation=t.generation,
-                retrieved=t.retrieved,
-                evidence=[
-                    EvidenceRecord(
-                        doc_ref=e.doc_id,
-                        start=e.start,
-                        end=e.end,
-                        text=e.text,
-                        label=e.label,
-                        grade=e.grade,
-                        group=e.group,
-                        origin=e.origin,
-                        anchor=e.anchor,
-                        author=e.author,
-                        created_at=e.created_at,
-                        chunk_ids=mapper.get(e.doc_id, gold_span(e.anchor, e.start, e.end)),
-                    )
-                    for e in t.evidence
-                ],
-            )
-            for t in item.turns
-        ],
-    )
+def _with_chunks(item: Item, mapper: _ChunkMapper) -> Item:
+    """The item with each usable evidence's ``chunk_ids`` in the export's chunking (an item
+    read for this export only, so it is filled in place)."""
+    for turn in item.turns:
+        for e in turn.evidence:
+            span = gold_span(e.anchor or "ok", e.start, e.end)
+            e.chunk_ids = mapper.get(e.doc_id, span)
+    return item

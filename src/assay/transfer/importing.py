@@ -37,19 +37,11 @@ from assay.corpus.documents import (
 )
 from assay.corpus.ingest import ingest_bytes
 from assay.errors import Conflict, InvalidInput, NotFound
-from assay.formats import (
-    Bundle,
-    ChunkingRecord,
-    ChunkRecord,
-    DocumentRecord,
-    EvaluationRecord,
-    ItemRecord,
-)
+from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, EvaluationRecord
 from assay.formats.common import is_uuid
-from assay.gold.item_inputs import STATUSES
 from assay.gold.item_reads import get_item
 from assay.gold.item_writes import Created, insert_item
-from assay.records import Project
+from assay.records import STATUSES, Item, Project
 from assay.store.import_lock import rekey_items
 from assay.store.projects import (
     LANGUAGES,
@@ -283,13 +275,13 @@ class _Importer:
 
     # -- items
 
-    def items(self, records: list[ItemRecord]) -> None:
+    def items(self, records: list[Item]) -> None:
         for done, record in enumerate(records, 1):
             with self.record("item", record.id):
                 self.item(record)
             self.tick("items", done, len(records))
 
-    def item(self, record: ItemRecord) -> None:
+    def item(self, record: Item) -> None:
         notes: list[str] = []
         stored = ""
         extra = dict(record.extra)
@@ -306,7 +298,7 @@ class _Importer:
                     f"item {record.id!r} is already in project {self.project.name!r}; "
                     "nothing was overwritten (use --replace to replace the project)"
                 )
-        data, kept = item_input(record, extra, notes, self)
+        data = item_input(record, extra, notes, self)
         author = record.author or None
         status = cast(Any, record.status)
 
@@ -318,7 +310,7 @@ class _Importer:
                 author=author,
                 status=status,
                 item_id=wanted,
-                history=kept,
+                keep_history=True,
                 conn=self.conn,
             )
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 
-from assay.records import Project
+from assay.records import Evidence, Item, Project, StatusChange, Turn
 from assay.store.db import as_utc
 from assay.store.schema import chunks, documents, events, evidence, items, turns
 from assay.store.workspace import Workspace
@@ -56,61 +55,18 @@ def _driver_rows(conn: sa.Connection, statement: sa.Select[Any]) -> list[Any]:
         cursor.close()
 
 
-def _iso(value: Any, cache: dict[Any, str]) -> str:
-    """A stored time as an ISO string in UTC (SQLite gives text, PostgreSQL a datetime)."""
-    stamp = datetime.fromisoformat(value) if isinstance(value, str) else value
-    cache[value] = text = as_utc(stamp).isoformat()
-    return text
+def _time(value: Any, cache: dict[Any, datetime]) -> datetime:
+    """A stored time in UTC (SQLite gives text, PostgreSQL a datetime); the same stamps
+    recur across an export's rows, so each is converted once."""
+    found = cache.get(value)
+    if found is None:
+        stamp = datetime.fromisoformat(value) if isinstance(value, str) else value
+        cache[value] = found = as_utc(stamp)
+    return found
 
 
 def _text(column: sa.ColumnElement[Any]) -> sa.ColumnElement[str]:
     return sa.cast(column, sa.Text)
-
-
-@dataclass(slots=True)
-class EvidenceRow:
-    doc_id: str | None
-    start: int | None
-    end: int | None
-    text: str
-    label: str
-    grade: int | None
-    group: int
-    origin: str
-    anchor: str
-    author: str
-    created_at: str
-
-
-@dataclass(slots=True)
-class TurnRow:
-    query: str
-    rewrite: str
-    query_type: str
-    enrichments: dict[str, list[str]]
-    answer: str
-    alternatives: list[str]
-    original_answer: str
-    generation: dict[str, Any]
-    retrieved: list[dict[str, Any]]
-    evidence: list[EvidenceRow]
-
-
-@dataclass(slots=True)
-class ItemRow:
-    id: str
-    kind: str
-    status: str
-    origin: str
-    notes: str
-    extra: dict[str, Any]
-    author: str
-    created_at: str
-    updated_at: str
-    version: int
-    turns: list[TurnRow]
-    status_history: list[tuple[str, str, str]]
-    """``(status, actor, ISO time)`` of each recorded status change, oldest first."""
 
 
 def item_ids(ws: Workspace, project: Project, statuses: Sequence[str] | None) -> list[str]:
@@ -137,7 +93,7 @@ def status_counts(ws: Workspace, project: Project) -> dict[str, int]:
     return {status: count for status, count in rows}
 
 
-def iter_item_rows(ws: Workspace, ids: Sequence[str]) -> Iterator[ItemRow]:
+def iter_item_rows(ws: Workspace, ids: Sequence[str]) -> Iterator[Item]:
     """The items of ``ids`` in that order with their turns and evidence, in batches."""
     with ws.engine.connect() as conn:  # most workspaces record no status change: skip the query
         changes = conn.scalar(sa.select(events.c.id).where(events.c.action == "status").limit(1))
@@ -147,9 +103,9 @@ def iter_item_rows(ws: Workspace, ids: Sequence[str]) -> Iterator[ItemRow]:
             yield from _item_batch(conn, batch, with_history=changes is not None)
 
 
-def _status_history(conn: sa.Connection, batch: list[str]) -> dict[str, list[tuple[str, str, str]]]:
-    """Per item, ``(status, actor, ISO time)`` of each recorded status change, oldest first."""
-    stamps: dict[Any, str] = {}
+def _status_history(conn: sa.Connection, batch: list[str]) -> dict[str, list[StatusChange]]:
+    """Per item, each recorded status change, oldest first."""
+    stamps: dict[Any, datetime] = {}
     rows = _driver_rows(
         conn,
         sa.select(events.c.item_id, _text(events.c.after), events.c.actor, events.c.at)
@@ -162,18 +118,16 @@ def _status_history(conn: sa.Connection, batch: list[str]) -> dict[str, list[tup
         .where(items.c.id.in_(batch), events.c.action == "status")
         .order_by(events.c.item_id, events.c.at, events.c.id),
     )
-    history: dict[str, list[tuple[str, str, str]]] = {}
+    history: dict[str, list[StatusChange]] = {}
     for item_id, after, actor, at in rows:
         status = (_json(after) or {}).get("status")
         if isinstance(status, str):
-            history.setdefault(item_id, []).append(
-                (status, actor, stamps.get(at) or _iso(at, stamps))
-            )
+            history.setdefault(item_id, []).append(StatusChange(status, actor, _time(at, stamps)))
     return history
 
 
-def _item_batch(conn: sa.Connection, batch: list[str], *, with_history: bool) -> list[ItemRow]:
-    stamps: dict[Any, str] = {}
+def _item_batch(conn: sa.Connection, batch: list[str], *, with_history: bool) -> list[Item]:
+    stamps: dict[Any, datetime] = {}
     item_rows = _driver_rows(
         conn,
         sa.select(
@@ -228,18 +182,18 @@ def _item_batch(conn: sa.Connection, batch: list[str], *, with_history: bool) ->
         .order_by(evidence.c.turn_id, evidence.c.ordinal),
     )
     history = _status_history(conn, batch) if with_history else {}
-    by_turn: dict[int, list[EvidenceRow]] = {}
+    by_turn: dict[int, list[Evidence]] = {}
     for e in ev_rows:
         by_turn.setdefault(e[0], []).append(
-            EvidenceRow(
+            Evidence(
                 e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10],
-                stamps.get(e[11]) or _iso(e[11], stamps),
+                _time(e[11], stamps),
             )
         )  # fmt: skip
-    by_item: dict[str, list[TurnRow]] = {}
+    by_item: dict[str, list[Turn]] = {}
     for t in turn_rows:
         by_item.setdefault(t[1], []).append(
-            TurnRow(
+            Turn(
                 query=t[2],
                 rewrite=t[3],
                 query_type=t[4],
@@ -253,7 +207,7 @@ def _item_batch(conn: sa.Connection, batch: list[str], *, with_history: bool) ->
             )
         )
     found = {
-        r[0]: ItemRow(
+        r[0]: Item(
             id=r[0],
             kind=r[1],
             status=r[2],
@@ -261,8 +215,8 @@ def _item_batch(conn: sa.Connection, batch: list[str], *, with_history: bool) ->
             notes=r[4],
             extra=_json(r[5]) or {},
             author=r[6],
-            created_at=stamps.get(r[7]) or _iso(r[7], stamps),
-            updated_at=stamps.get(r[8]) or _iso(r[8], stamps),
+            created_at=_time(r[7], stamps),
+            updated_at=_time(r[8], stamps),
             version=r[9],
             turns=by_item.get(r[0], []),
             status_history=history.get(r[0], []),

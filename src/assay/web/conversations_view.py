@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from assay.errors import NotFound
 from assay.gold.conversations import conversation_checks
-from assay.gold.item_inputs import item_input
+from assay.gold.item_inputs import editable_copy, editable_json
 from assay.gold.item_reads import get_item
 from assay.gold.item_writes import StaleItem
 from assay.gold.turn_answers import answer_events, canonical_context, context_doc_id
@@ -40,14 +40,14 @@ def findings(item: Item, project: Project) -> list[dict[str, Any]]:
 def payload(ws: Workspace, project: Project, item: Item) -> dict[str, Any]:
     """The conversation, its editable form (retrieved contexts in the current shape), the
     checks and every document name it shows."""
-    data = item_input(item)
+    data = editable_copy(item)
     for turn in data.turns:
         turn.retrieved = [canonical_context(r) for r in turn.retrieved]
     doc_ids = {d for t in data.turns for r in t.retrieved if (d := context_doc_id(r))}
     doc_ids |= {e.doc_id for t in item.turns for e in t.evidence if e.doc_id}
     return {
         "item": to_json(item),
-        "input": data.model_dump(),
+        "input": editable_json(data),
         "findings": findings(item, project),
         "documents": document_names(ws, project, doc_ids),
     }

@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, quote, urlencode
 from assay.corpus.documents import get_document
 from assay.errors import NotFound
 from assay.gold.checks import check_item
-from assay.gold.item_inputs import item_input
+from assay.gold.item_inputs import editable_json
 from assay.gold.item_reads import list_items
 from assay.gold.taxonomy import query_types
 from assay.records import Item, Project, to_json
@@ -52,7 +52,7 @@ def item_payload(ws: Workspace, project: Project, item: Item) -> dict[str, Any]:
     cited = {e.doc_id for t in item.turns for e in t.evidence if e.doc_id}
     return {
         "item": to_json(item),
-        "input": item_input(item).model_dump(),
+        "input": editable_json(item),
         "findings": [dataclasses.asdict(f) for f in check_item(item, project)],
         "documents": document_names(ws, project, cited),
     }

@@ -23,13 +23,13 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.errors import InvalidInput, NotFound
-from assay.gold.item_inputs import ItemIn, TurnIn, item_input
+from assay.gold.item_inputs import ItemBody, editable_copy
 from assay.gold.item_reads import list_items
 from assay.gold.item_writes import StaleItem, create_item, save_item
 from assay.gold.turn_answers import discard_draft, question_text, retrieve, take_draft
 from assay.metrics.overlap import covered_spans, passage_score, sentence_overlaps
 from assay.metrics.support import annotate_support
-from assay.records import to_json
+from assay.records import Item, Turn, to_json
 from assay.web.bounds import Offset
 from assay.web.conversations_view import answer_stream, conflict, get_conversation, ndjson, payload
 from assay.web.render import author, open_project
@@ -70,7 +70,7 @@ class DraftAction(BaseModel):
 class ConversationSave(BaseModel):
     model_config = ConfigDict(extra="forbid")
     version: int = Field(ge=1)
-    item: ItemIn
+    item: ItemBody
 
 
 class OverlapIn(BaseModel):
@@ -106,8 +106,8 @@ def api_start_conversation(request: Request, name: str, body: TurnSend) -> Respo
     query, rewrite = body.cleaned()
     overrides = body.retriever or {}
     retrieved, how = retrieve(ws, project, [query], rewrite, overrides)
-    turn = TurnIn(query=query, rewrite=rewrite, retrieved=retrieved, generation={"retrieval": how})
-    data = ItemIn(kind="conversation", extra={"retriever": overrides}, turns=[turn])
+    turn = Turn(query=query, rewrite=rewrite, retrieved=retrieved, generation={"retrieval": how})
+    data = Item(kind="conversation", extra={"retriever": overrides}, turns=[turn])
     item = create_item(ws, project, data, author=author(request))
     return ndjson(answer_stream(ws, project, item, 0, "retrieved", author(request), first=True))
 
@@ -186,14 +186,14 @@ def api_send_turn(request: Request, name: str, item_id: str, body: TurnSend) -> 
     if body.version is None:
         raise InvalidInput("version: send the version of the conversation the page shows")
     query, rewrite = body.cleaned()
-    data = item_input(item)
+    data = editable_copy(item)
     if body.retriever is not None:
         data.extra["retriever"] = body.retriever
     overrides = dict(data.extra.get("retriever") or {})
     questions = [t.query for t in data.turns] + [query]
     retrieved, how = retrieve(ws, project, questions, rewrite, overrides)
     data.turns.append(
-        TurnIn(query=query, rewrite=rewrite, retrieved=retrieved, generation={"retrieval": how})
+        Turn(query=query, rewrite=rewrite, retrieved=retrieved, generation={"retrieval": how})
     )
     try:
         item = save_item(ws, project, item_id, data, body.version, author=author(request))

@@ -12,10 +12,9 @@ from fastapi.responses import HTMLResponse
 from assay.corpus.chunkings import list_chunkings
 from assay.experiments import DEFAULT_METRICS, list_experiments
 from assay.experiments.tasks import TURN_SELECTIONS
-from assay.gold.item_inputs import STATUSES
 from assay.gold.project_config import generator_settings, retriever_settings
 from assay.gold.taxonomy import query_types
-from assay.records import Project
+from assay.records import STATUSES, Project
 from assay.store.workspace import Workspace
 from assay.web import experiments_view as view
 from assay.web.bounds import PageNumber

@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict
 from assay.corpus.anchoring import problems_json
 from assay.corpus.chunkings import get_chunking
 from assay.errors import InvalidInput
-from assay.formats import FormatSpec, ItemRecord, Lazy, get_format
-from assay.records import Project
+from assay.formats import FormatSpec, Lazy, get_format
+from assay.records import Item, Project
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.transfer import (
@@ -72,7 +72,7 @@ def export_work(
         )
         items = bundle.items
 
-        def counting() -> Iterator[ItemRecord]:
+        def counting() -> Iterator[Item]:
             job.progress("items", 0, total)
             for number, item in enumerate(items, 1):
                 if number % 100 == 0 or number == total:

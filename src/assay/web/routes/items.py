@@ -13,8 +13,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.corpus.anchoring import INT32
-from assay.gold.item_inputs import ItemIn
+from assay.gold.item_inputs import ItemBody
 from assay.gold.item_reads import get_item, item_events
 from assay.gold.item_writes import (
     StaleItem,
@@ -24,7 +23,7 @@ from assay.gold.item_writes import (
     set_status,
     submit_item,
 )
-from assay.records import Item, Project, to_json
+from assay.records import INT32, Item, Project, to_json
 from assay.search.indexes import search
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
@@ -52,7 +51,7 @@ class ItemSave(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     version: int = Field(ge=1, le=INT32)
-    item: ItemIn
+    item: ItemBody
 
 
 class StatusChange(BaseModel):
@@ -101,7 +100,7 @@ def api_items(
 
 
 @router.post("/api/projects/{name}/items", status_code=201, tags=["items"])
-def api_create_item(request: Request, name: str, body: ItemIn) -> Any:
+def api_create_item(request: Request, name: str, body: ItemBody) -> Any:
     ws, project = _open(request, name)
     item = create_item(ws, project, body, author=author(request))
     return item_payload(ws, project, item)
