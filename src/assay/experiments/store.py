@@ -147,7 +147,7 @@ def create_experiment(
     chunk = get_chunking(ws, project, chunking, conn=conn)
     if tasks is None:
         tasks = build_tasks(
-            ws, project, statuses=wanted, turns=turns, seed=seed, chunking=chunk.name
+            ws, project, statuses=wanted, turns=turns, seed=seed, chunking=chunk.name, conn=conn
         )
     if not tasks:
         shown = "all" if wanted is None else ", ".join(wanted)
