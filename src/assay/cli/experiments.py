@@ -146,6 +146,7 @@ def create(
 ) -> None:
     """Create an experiment: freeze the tasks of the chosen items, ready to run."""
     from assay.experiments import create_experiment
+    from assay.store.db import transaction
 
     pipelines: list[Any] = []
     for value in pipeline or ["keyword"]:
@@ -154,18 +155,20 @@ def create(
     pipelines = [_local_files(p) for p in pipelines]
 
     def body(ws: Workspace) -> Any:
-        return create_experiment(
-            ws,
-            project_of(ws, project),
-            name,
-            pipelines=pipelines,
-            mode=mode,
-            metrics=[_metric(m) for m in metric] or None,
-            statuses=status,
-            turns=turns,
-            seed=seed,
-            chunking=chunking,
-        )
+        with transaction(ws.engine, None) as conn:
+            return create_experiment(
+                ws,
+                project_of(ws, project),
+                name,
+                pipelines=pipelines,
+                mode=mode,
+                metrics=[_metric(m) for m in metric] or None,
+                statuses=status,
+                turns=turns,
+                seed=seed,
+                chunking=chunking,
+                conn=conn,
+            )
 
     created = run(ctx, body)
     if as_json:
@@ -254,8 +257,13 @@ def cancel(
 ) -> None:
     """Ask a running experiment to stop after its current task (resume with run)."""
     from assay.experiments import cancel_experiment
+    from assay.store.db import transaction
 
-    result = run(ctx, lambda ws: cancel_experiment(ws, project_of(ws, project), name))
+    def body(ws: Workspace) -> Any:
+        with transaction(ws.engine, None) as conn:
+            return cancel_experiment(ws, project_of(ws, project), name, conn=conn)
+
+    result = run(ctx, body)
     console().print(f"Experiment {result.name!r}: stop requested (status {result.status}).")
 
 

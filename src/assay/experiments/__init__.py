@@ -6,7 +6,8 @@
 ``runfiles``   TREC run files, qrels and JSONL answers; uploaded files kept by sha256
 ``judge``      LLM-as-judge metrics with verdicts parsed from ``<verdict>`` tags
 ``scoring``    per-task metrics and aggregates (overall and per query type)
-``store``      experiments, their frozen tasks and results in the database
+``store``      experiments and their frozen tasks in the database
+``results``    the stored results of an experiment, all or one task across pipelines
 ``runner``     run, cancel and resume with progress; ``evaluate_tasks`` for ``assay eval``
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from assay.experiments.judge import JudgeMetric, Verdict, judge, parse_verdict
 from assay.experiments.pipelines import PipelineSpec, parse_pipeline
+from assay.experiments.results import TaskResult, iter_results, task_results
 from assay.experiments.runfiles import (
     FileRef,
     keep_file,
@@ -26,14 +28,11 @@ from assay.experiments.runner import Evaluation, evaluate_tasks, run_experiment
 from assay.experiments.scoring import DEFAULT_METRICS, MetricPlan, Outcome, aggregate, metric_plan
 from assay.experiments.store import (
     Experiment,
-    TaskResult,
     cancel_experiment,
     create_experiment,
     delete_experiment,
     get_experiment,
-    iter_results,
     list_experiments,
-    task_results,
 )
 from assay.experiments.tasks import Task, build_tasks, select_turns
 

@@ -41,7 +41,7 @@ def refuse_run(name: str, selection: Mapping[str, Any]) -> None:
         )
 
 
-def free_name(conn: sa.Connection, project: Project, wanted: str) -> str:
+def free_name(project: Project, wanted: str, *, conn: sa.Connection) -> str:
     """``wanted``, or ``wanted (2)``, ``(3)``… when the project has an experiment so named."""
     taken = set(
         conn.scalars(sa.select(experiments.c.name).where(experiments.c.project_id == project.id))
@@ -54,9 +54,9 @@ def free_name(conn: sa.Connection, project: Project, wanted: str) -> str:
 
 
 def store_imported_experiment(
-    conn: sa.Connection,
     project: Project,
     *,
+    conn: sa.Connection,
     name: str,
     mode: str,
     chunking: str,
@@ -67,7 +67,9 @@ def store_imported_experiment(
     results: Sequence[Mapping[str, Any]],
     author: str,
 ) -> int:
-    """Write a finished experiment with its tasks and results; returns its id.
+    """Write a finished experiment with its tasks and results in the caller's transaction
+    (``conn``: the import's, so items and experiment come in or stay out together); returns
+    its id.
 
     ``results`` rows hold ``pipeline``, ``task_id``, ``answer``, ``metrics`` and ``details``.
     """
@@ -98,7 +100,7 @@ def store_imported_experiment(
             finished_at=now,
         )
     ).inserted_primary_key[0]  # type: ignore[index]
-    insert_tasks(conn, int(experiment_id), tasks)
+    insert_tasks(int(experiment_id), tasks, conn=conn)
     if results:
         conn.execute(
             experiment_results.insert(),

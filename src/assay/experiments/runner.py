@@ -1,4 +1,4 @@
-"""Running experiments: task by task, each result in its own transaction.
+"""Running experiments: task by task, each result in its own short transaction.
 
 ``run_experiment`` runs every task through every pipeline that has no good result yet, so
 calling it again resumes a cancelled or killed run: stored results are kept, results that
@@ -143,22 +143,35 @@ def _counts(conn: sa.Connection, experiment_id: int) -> dict[str, int]:
     return {"done_count": int(done or 0), "error_count": int(failed or 0)}
 
 
-def _set(ws: Workspace, experiment_id: int, **values: Any) -> None:
-    with ws.engine.begin() as conn:
-        conn.execute(
-            experiments.update()
-            .where(experiments.c.id == experiment_id)
-            .values(**values, **_counts(conn, experiment_id), updated_at=utcnow())
-        )
+def _set(conn: sa.Connection, experiment_id: int, **values: Any) -> None:
+    conn.execute(
+        experiments.update()
+        .where(experiments.c.id == experiment_id)
+        .values(**values, **_counts(conn, experiment_id), updated_at=utcnow())
+    )
 
 
-def _stop_requested(ws: Workspace, experiment_id: int) -> bool:
-    with ws.engine.connect() as conn:
-        return bool(
-            conn.scalar(
-                sa.select(experiments.c.stop_requested).where(experiments.c.id == experiment_id)
-            )
+def _stop_requested(conn: sa.Connection, experiment_id: int) -> bool:
+    return bool(
+        conn.scalar(
+            sa.select(experiments.c.stop_requested).where(experiments.c.id == experiment_id)
         )
+    )
+
+
+def _record(conn: sa.Connection, experiment_id: int, scored: Scored) -> None:
+    """Store one result and move the experiment's counts with it (pages watch the run)."""
+    replaced = _store(conn, experiment_id, scored)  # only failed results are re-run
+    failed = 1 if scored.outcome.error else 0
+    conn.execute(
+        experiments.update()
+        .where(experiments.c.id == experiment_id)
+        .values(
+            done_count=experiments.c.done_count + (1 - failed),
+            error_count=experiments.c.error_count + failed - replaced,
+            updated_at=utcnow(),
+        )
+    )
 
 
 def run_experiment(
@@ -170,8 +183,14 @@ def run_experiment(
 ) -> Experiment:
     """Run (or resume) an experiment; returns it with its aggregates. A pipeline that cannot
     start (a missing file, bad settings) fails the experiment with a message; a task that
-    fails is stored with its error and the run goes on."""
-    with ws.engine.connect() as conn:
+    fails is stored with its error and the run goes on.
+
+    A run takes minutes, so it never holds one write transaction for all of it (SQLite has
+    one write lock, and pages must see the progress): it is the entry point of its own short
+    transactions and takes no ``conn``. One marks the experiment running, then each task
+    through each pipeline is stored and committed on its own (so an interrupted run keeps
+    every finished task), and one more records how the run ended."""
+    with ws.engine.begin() as conn:  # the start: read what is done, mark it running
         row = find_experiment(conn, project, experiment_id)
         refuse_run(row.name, row.selection)
         good = {
@@ -183,18 +202,22 @@ def run_experiment(
                 )
             )
         }
-    experiment = get_experiment(ws, project, row.id, with_aggregates=False)
-    started = experiment.started_at or utcnow()
-    _set(
-        ws,
-        row.id,
-        status="running",
-        stop_requested=False,
-        message="",
-        started_at=started,
-        finished_at=None,
-    )
-    tasks = experiment_tasks_of(ws, row.id)
+        experiment = get_experiment(ws, project, row.id, with_aggregates=False, conn=conn)
+        tasks = experiment_tasks_of(ws, row.id, conn=conn)
+        _set(
+            conn,
+            row.id,
+            status="running",
+            stop_requested=False,
+            message="",
+            started_at=experiment.started_at or utcnow(),
+            finished_at=None,
+        )
+
+    def finish(**values: Any) -> None:
+        with ws.engine.begin() as conn:
+            _set(conn, row.id, **values)
+
     total = len(tasks) * len(experiment.pipelines)
     runners: list[PipelineRunner | Unavailable] = []
     try:
@@ -210,38 +233,29 @@ def run_experiment(
         if progress:
             progress(done, total)
         for task in tasks:
-            if (should_stop and should_stop()) or _stop_requested(ws, row.id):
-                _set(ws, row.id, status="cancelled", stop_requested=False)
+            with ws.engine.connect() as conn:
+                stop = (should_stop is not None and should_stop()) or _stop_requested(conn, row.id)
+            if stop:
+                finish(status="cancelled", stop_requested=False)
                 return get_experiment(ws, project, row.id)
             for runner in runners:
                 if (runner.spec.name, task.task_id) in good:
                     continue
                 outcome, metrics, details = scorer.score(task, runner.answer(task))
-                scored = Scored(task, runner.spec.name, outcome, metrics, details)
                 with ws.engine.begin() as conn:  # one task, one transaction
-                    replaced = _store(conn, row.id, scored)  # only failed results are re-run
-                    failed = 1 if outcome.error else 0
-                    conn.execute(  # counts follow the results, for pages watching the run
-                        experiments.update()
-                        .where(experiments.c.id == row.id)
-                        .values(
-                            done_count=experiments.c.done_count + (1 - failed),
-                            error_count=experiments.c.error_count + failed - replaced,
-                            updated_at=utcnow(),
-                        )
-                    )
+                    _record(conn, row.id, Scored(task, runner.spec.name, outcome, metrics, details))
                 done += 1
                 if progress:
                     progress(done, total)
         missing = "; ".join(r.reason for r in runners if isinstance(r, Unavailable))
-        _set(ws, row.id, status="done", message=missing, finished_at=utcnow())
+        finish(status="done", message=missing, finished_at=utcnow())
     except AssayError as exc:
-        _set(ws, row.id, status="failed", message=str(exc), finished_at=utcnow())
+        finish(status="failed", message=str(exc), finished_at=utcnow())
     except KeyboardInterrupt:
-        _set(ws, row.id, status="cancelled", message="interrupted")
+        finish(status="cancelled", message="interrupted")
         raise
     except BaseException as exc:
-        _set(ws, row.id, status="failed", message=f"{exc.__class__.__name__}: {exc}")
+        finish(status="failed", message=f"{exc.__class__.__name__}: {exc}")
         raise
     finally:
         for runner in runners:

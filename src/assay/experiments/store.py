@@ -1,14 +1,15 @@
 """Experiments in the database: create (with a snapshot of every task), read, cancel.
 
 Creating an experiment freezes its tasks, gold included, so later edits to items change no
-run. Pages and the CLI read experiments through :func:`list_experiments`,
-:func:`get_experiment` (with aggregates per pipeline) and :func:`task_results` (one task
-across pipelines, for drill-down).
+run. Pages and the CLI read experiments through :func:`list_experiments` and
+:func:`get_experiment` (with aggregates per pipeline); their stored results through
+``assay.experiments.results``. Write functions take the caller's ``conn=`` (an entry point's
+one transaction per operation) and open a transaction of their own only without one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -35,7 +36,7 @@ from assay.experiments.tasks import (
     task_to_json,
 )
 from assay.records import Project
-from assay.store.db import as_utc, utcnow
+from assay.store.db import as_utc, reading, transaction, utcnow
 from assay.store.projects import check_name
 from assay.store.schema import experiment_results, experiment_tasks, experiments
 from assay.store.workspace import Workspace
@@ -77,22 +78,6 @@ class Experiment:
         return [m if isinstance(m, str) else str(m.get("name")) for m in self.metrics]
 
 
-@dataclass(frozen=True, slots=True)
-class TaskResult:
-    """One task through one pipeline, as stored."""
-
-    pipeline: str
-    task_id: str
-    retrieved: list[dict[str, Any]]
-    answer: str
-    contexts: list[str]
-    timings: dict[str, float]
-    metrics: dict[str, Any]
-    details: dict[str, Any]
-    error: str | None
-    created_at: datetime
-
-
 def _experiment(row: Any, aggregates: dict[str, Any] | None = None) -> Experiment:
     return Experiment(
         id=row.id,
@@ -128,21 +113,6 @@ def _without_paths(pipeline: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
-def _result(row: Any) -> TaskResult:
-    return TaskResult(
-        pipeline=row.pipeline,
-        task_id=row.task_id,
-        retrieved=row.retrieved,
-        answer=row.answer,
-        contexts=row.contexts,
-        timings=row.timings,
-        metrics=row.metrics,
-        details=row.details,
-        error=row.error,
-        created_at=as_utc(row.created_at),
-    )
-
-
 def create_experiment(
     ws: Workspace,
     project: Project,
@@ -158,9 +128,11 @@ def create_experiment(
     embedder: str = "minilm",
     author: str | None = None,
     tasks: Sequence[Task] | None = None,
+    conn: sa.Connection | None = None,
 ) -> Experiment:
     """Check everything, build the tasks (unless given) and store them with the experiment,
-    all in one transaction. ``embedder`` serves semantic_similarity."""
+    all in one transaction: the caller's ``conn`` when given, else one of its own.
+    ``embedder`` serves semantic_similarity."""
     name = check_name(name, "experiment")
     plan = metric_plan(metrics, mode)
     specs = [
@@ -172,10 +144,10 @@ def create_experiment(
     check_pipelines(specs, mode)
     check_outgoing(specs, [judge.generator for judge in plan.judges])
     wanted = check_statuses(statuses)
-    chunk = get_chunking(ws, project, chunking)
+    chunk = get_chunking(ws, project, chunking, conn=conn)
     if tasks is None:
         tasks = build_tasks(
-            ws, project, statuses=wanted, turns=turns, seed=seed, chunking=chunk.name
+            ws, project, statuses=wanted, turns=turns, seed=seed, chunking=chunk.name, conn=conn
         )
     if not tasks:
         shown = "all" if wanted is None else ", ".join(wanted)
@@ -191,7 +163,7 @@ def create_experiment(
         "embedder": embedder,
     }
     now = utcnow()
-    with ws.engine.begin() as conn:
+    with transaction(ws.engine, conn) as conn:
         clash = conn.scalar(
             sa.select(experiments.c.id).where(
                 experiments.c.project_id == project.id, experiments.c.name == name
@@ -218,11 +190,11 @@ def create_experiment(
                 updated_at=now,
             )
         ).inserted_primary_key[0]  # type: ignore[index]
-        insert_tasks(conn, experiment_id, tasks)
-    return get_experiment(ws, project, experiment_id, with_aggregates=False)
+        insert_tasks(experiment_id, tasks, conn=conn)
+        return get_experiment(ws, project, experiment_id, with_aggregates=False, conn=conn)
 
 
-def insert_tasks(conn: sa.Connection, experiment_id: int, tasks: Sequence[Task]) -> None:
+def insert_tasks(experiment_id: int, tasks: Sequence[Task], *, conn: sa.Connection) -> None:
     """Freeze an experiment's tasks, in their order."""
     if not tasks:
         return
@@ -260,9 +232,11 @@ def find_experiment(conn: sa.Connection, project: Project, ref: int | str) -> An
     return next((r for r in rows if str(r.id) == str(ref)), rows[0])
 
 
-def list_experiments(ws: Workspace, project: Project) -> list[Experiment]:
+def list_experiments(
+    ws: Workspace, project: Project, *, conn: sa.Connection | None = None
+) -> list[Experiment]:
     """The project's experiments, newest first (without aggregates)."""
-    with ws.engine.connect() as conn:
+    with reading(ws.engine, conn) as conn:
         rows = conn.execute(
             sa.select(experiments)
             .where(experiments.c.project_id == project.id)
@@ -272,10 +246,15 @@ def list_experiments(ws: Workspace, project: Project) -> list[Experiment]:
 
 
 def get_experiment(
-    ws: Workspace, project: Project, ref: int | str, *, with_aggregates: bool = True
+    ws: Workspace,
+    project: Project,
+    ref: int | str,
+    *,
+    with_aggregates: bool = True,
+    conn: sa.Connection | None = None,
 ) -> Experiment:
     """One experiment by id or name; with aggregates of its stored results per pipeline."""
-    with ws.engine.connect() as conn:
+    with reading(ws.engine, conn) as conn:
         row = find_experiment(conn, project, ref)
         if not with_aggregates:
             return _experiment(row)
@@ -312,9 +291,11 @@ def get_experiment(
     return _experiment(row, aggregates)
 
 
-def experiment_tasks_of(ws: Workspace, experiment_id: int) -> list[Task]:
+def experiment_tasks_of(
+    ws: Workspace, experiment_id: int, *, conn: sa.Connection | None = None
+) -> list[Task]:
     """The frozen tasks of an experiment, in their order."""
-    with ws.engine.connect() as conn:
+    with reading(ws.engine, conn) as conn:
         rows = conn.scalars(
             sa.select(experiment_tasks.c.data)
             .where(experiment_tasks.c.experiment_id == experiment_id)
@@ -323,67 +304,25 @@ def experiment_tasks_of(ws: Workspace, experiment_id: int) -> list[Task]:
     return [task_from_json(data) for data in rows]
 
 
-def iter_results(
-    ws: Workspace, project: Project, ref: int | str, pipeline: str | None = None
-) -> Iterator[TaskResult]:
-    """Every stored result of an experiment (optionally of one pipeline), in task order."""
-    with ws.engine.connect() as conn:
-        row = find_experiment(conn, project, ref)
-        query = (
-            sa.select(experiment_results)
-            .join(
-                experiment_tasks,
-                sa.and_(
-                    experiment_tasks.c.experiment_id == experiment_results.c.experiment_id,
-                    experiment_tasks.c.task_id == experiment_results.c.task_id,
-                ),
-            )
-            .where(experiment_results.c.experiment_id == row.id)
-            .order_by(experiment_tasks.c.ordinal, experiment_results.c.pipeline)
-        )
-        if pipeline is not None:
-            query = query.where(experiment_results.c.pipeline == pipeline)
-        rows = conn.execute(query).all()
-    for result in rows:
-        yield _result(result)
-
-
-def task_results(
-    ws: Workspace, project: Project, ref: int | str, task_id: str
-) -> tuple[Task, dict[str, TaskResult]]:
-    """One task of an experiment and its result in each pipeline that has run it."""
-    with ws.engine.connect() as conn:
-        row = find_experiment(conn, project, ref)
-        data = conn.scalar(
-            sa.select(experiment_tasks.c.data).where(
-                experiment_tasks.c.experiment_id == row.id, experiment_tasks.c.task_id == task_id
-            )
-        )
-        if data is None:
-            raise NotFound(f"experiment {row.name!r} has no task {task_id!r}")
-        results = conn.execute(
-            sa.select(experiment_results).where(
-                experiment_results.c.experiment_id == row.id,
-                experiment_results.c.task_id == task_id,
-            )
-        ).all()
-    return task_from_json(data), {r.pipeline: _result(r) for r in results}
-
-
-def cancel_experiment(ws: Workspace, project: Project, ref: int | str) -> Experiment:
+def cancel_experiment(
+    ws: Workspace, project: Project, ref: int | str, *, conn: sa.Connection | None = None
+) -> Experiment:
     """Ask a run to stop after its current task. A pending experiment is cancelled at once;
     a running one is marked cancelled by its runner (in whatever process it runs)."""
-    with ws.engine.begin() as conn:
+    with transaction(ws.engine, conn) as conn:
         row = find_experiment(conn, project, ref)
         values: dict[str, Any] = {"stop_requested": True, "updated_at": utcnow()}
         if row.status == "pending":
             values["status"] = "cancelled"
         conn.execute(experiments.update().where(experiments.c.id == row.id).values(**values))
-    return get_experiment(ws, project, row.id, with_aggregates=False)
+        return get_experiment(ws, project, row.id, with_aggregates=False, conn=conn)
 
 
-def delete_experiment(ws: Workspace, project: Project, ref: int | str) -> None:
-    with ws.engine.begin() as conn:
+def delete_experiment(
+    ws: Workspace, project: Project, ref: int | str, *, conn: sa.Connection | None = None
+) -> None:
+    """Delete an experiment with its tasks and results (the caller's ``conn`` when given)."""
+    with transaction(ws.engine, conn) as conn:
         row = find_experiment(conn, project, ref)
         conn.execute(
             experiment_results.delete().where(experiment_results.c.experiment_id == row.id)

@@ -30,6 +30,7 @@ from assay.gold.item_reads import iter_items
 from assay.gold.taxonomy import UNANSWERABLE
 from assay.records import STATUSES, Chunking, Evidence, Item, Project, Turn, to_json
 from assay.search.retriever import QueryFrom, query_text
+from assay.store.db import reading
 from assay.store.workspace import Workspace
 
 TurnSelection = Literal["all", "first", "last", "random"]
@@ -237,27 +238,33 @@ def build_tasks(
     turns: str = "all",
     seed: int = 0,
     chunking: str | None = None,
+    conn: sa.Connection | None = None,
 ) -> list[Task]:
     """Tasks from a project's items with the given statuses (``"all"`` for every item),
     gold chunk ids under ``chunking`` (the project's default unless named). Items whose
-    evidence needs review make no task (:func:`skipped_items` names them)."""
+    evidence needs review make no task (:func:`skipped_items` names them). Read with the
+    caller's ``conn`` when given."""
     select_turns(1, turns)  # check the selection before reading anything
     wanted = check_statuses(statuses)
-    chunk_map = ChunkMap(ws, get_chunking(ws, project, chunking))
-    held = skipped_items(ws, project, statuses=statuses)
+    chunk_map = ChunkMap(ws, get_chunking(ws, project, chunking, conn=conn), conn=conn)
+    held = skipped_items(ws, project, statuses=statuses, conn=conn)
     tasks: list[Task] = []
-    for item in iter_items(ws, project, statuses=wanted):
+    for item in iter_items(ws, project, statuses=wanted, conn=conn):
         if item.id not in held:
             tasks.extend(tasks_from_item(item, chunk_map, turns, seed))
     return tasks
 
 
 def skipped_items(
-    ws: Workspace, project: Project, *, statuses: str | Iterable[str] | None = DEFAULT_STATUSES
+    ws: Workspace,
+    project: Project,
+    *,
+    statuses: str | Iterable[str] | None = DEFAULT_STATUSES,
+    conn: sa.Connection | None = None,
 ) -> set[str]:
     """Ids of the items with these statuses that :func:`build_tasks` skips because their
     evidence cannot be used as gold: the same items an export leaves out."""
-    with ws.engine.connect() as conn:
+    with reading(ws.engine, conn) as conn:
         return set(items_needing_review(conn, project.id, check_statuses(statuses)))
 
 

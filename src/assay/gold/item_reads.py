@@ -95,20 +95,23 @@ def iter_items(
     *,
     statuses: Iterable[str] | None = None,
     batch_size: int = 500,
+    conn: sa.Connection | None = None,
 ) -> Iterator[Item]:
-    """Every item of a project (oldest first), read in batches: exports stream with this."""
+    """Every item of a project (oldest first), read in batches: exports stream with this
+    (each batch on a connection of its own, unless the caller passes ``conn``)."""
     where = [items.c.project_id == project.id]
     if statuses is not None:
         where.append(items.c.status.in_(list(statuses)))
-    with ws.engine.connect() as conn:
-        ids = conn.scalars(
+    with reading(ws.engine, conn) as reader:
+        ids = reader.scalars(
             sa.select(items.c.id).where(*where).order_by(items.c.created_at, items.c.id)
         ).all()
     for offset in range(0, len(ids), batch_size):
         batch = ids[offset : offset + batch_size]
-        with ws.engine.connect() as conn:
-            rows = {r.id: r for r in conn.execute(sa.select(items).where(items.c.id.in_(batch)))}
-            yield from _assemble(conn, [rows[i] for i in batch if i in rows])
+        with reading(ws.engine, conn) as reader:
+            found = reader.execute(sa.select(items).where(items.c.id.in_(batch)))
+            rows = {r.id: r for r in found}
+            yield from _assemble(reader, [rows[i] for i in batch if i in rows])
 
 
 def _summary(r: Any) -> ItemSummary:
@@ -158,6 +161,7 @@ def list_items(
     sort: str = "-updated",
     offset: int = 0,
     limit: int = 50,
+    conn: sa.Connection | None = None,
 ) -> tuple[int, list[ItemSummary]]:
     """One page of a project's items and the total matching the filters; ``review``: only
     items that need review (evidence that cannot be used as gold, see
@@ -183,7 +187,7 @@ def list_items(
     # the whole ORDER BY and deep pages do not sort the table (see benchmarks/workbench.py)
     descending = sort.startswith("-")
     order = [c.desc() if descending else c.asc() for c in (column, items.c.id)]
-    with ws.engine.connect() as conn:
+    with reading(ws.engine, conn) as conn:
         total = conn.scalar(sa.select(sa.func.count()).select_from(items).where(*where)) or 0
         rows = conn.execute(
             sa.select(
@@ -208,8 +212,10 @@ def list_items(
     return int(total), [_summary(r) for r in rows]
 
 
-def item_events(ws: Workspace, project: Project, item_id: str) -> list[dict[str, Any]]:
-    with ws.engine.connect() as conn:
+def item_events(
+    ws: Workspace, project: Project, item_id: str, *, conn: sa.Connection | None = None
+) -> list[dict[str, Any]]:
+    with reading(ws.engine, conn) as conn:
         rows = conn.execute(
             sa.select(events)
             .where(events.c.project_id == project.id, events.c.item_id == item_id)

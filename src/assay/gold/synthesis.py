@@ -31,6 +31,7 @@ from assay.llm import Generation, Generator, GeneratorError, Message, make_gener
 from assay.llm.offline import _STOP_WORDS, OfflineGenerator
 from assay.llm.prompts import language_name
 from assay.records import Evidence, Item, Project, Turn
+from assay.store.db import reading
 from assay.store.schema import documents, items, turns
 from assay.store.workspace import Workspace
 
@@ -106,8 +107,10 @@ def sample_chunks(
     return picked
 
 
-def _document_texts(ws: Workspace, project: Project, doc_ids: Sequence[str]) -> dict[str, str]:
-    with ws.engine.connect() as conn:
+def _document_texts(
+    ws: Workspace, project: Project, doc_ids: Sequence[str], *, conn: sa.Connection | None = None
+) -> dict[str, str]:
+    with reading(ws.engine, conn) as conn:
         rows = conn.execute(
             sa.select(documents.c.id, documents.c.text).where(
                 documents.c.project_id == project.id, documents.c.id.in_(list(doc_ids))
@@ -253,6 +256,11 @@ def synthesize(
 
     ``generator`` defaults to the project's (with JSON mode on for LLM kinds). A reply that
     cannot be used skips that draft with the reason; nothing here raises for one bad reply.
+
+    Generating many drafts takes minutes, so this loop is the entry point of its own short
+    transactions and takes no ``conn``: each draft is stored and committed on its own, never
+    while a generator is asked (SQLite has one write lock); an interrupted run keeps the
+    drafts stored so far.
     """
     if n < 1:
         raise InvalidInput(f"n must be at least 1, got {n}")
@@ -295,12 +303,9 @@ def synthesize(
             report.per_type[query_type.id]["skipped"] += 1
         else:
             kind = str(generation.params.get("kind") or settings.kind)
-            item = create_item(
-                ws,
-                project,
-                _draft_item(chunk, query_type.id, question, answer, generation, kind, seed),
-                status="draft",
-            )
+            draft = _draft_item(chunk, query_type.id, question, answer, generation, kind, seed)
+            with ws.engine.begin() as conn:  # one draft, one transaction
+                item = create_item(ws, project, draft, status="draft", conn=conn)
             report.created.append(item.id)
             report.per_type[query_type.id]["created"] += 1
         if progress:
@@ -350,10 +355,12 @@ def _draft_item(
 # ---------------------------------------------------------------- acceptance
 
 
-def acceptance_rates(ws: Workspace, project: Project) -> list[dict[str, Any]]:
+def acceptance_rates(
+    ws: Workspace, project: Project, *, conn: sa.Connection | None = None
+) -> list[dict[str, Any]]:
     """For LLM-suggested items, per generator model (first turn's) and query type: total,
     accepted, rejected, pending (draft or submitted) and accepted / total (None when 0)."""
-    with ws.engine.connect() as conn:
+    with reading(ws.engine, conn) as conn:
         rows = conn.execute(
             sa.select(items.c.status, items.c.query_type, turns.c.generation)
             .join(turns, sa.and_(turns.c.item_id == items.c.id, turns.c.ordinal == 0))

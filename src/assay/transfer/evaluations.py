@@ -42,18 +42,19 @@ from assay.transfer.report import ImportReport
 
 def store_evaluation(
     ws: Workspace,
-    conn: sa.Connection,
     project: Project,
     evaluation: EvaluationRecord,
     *,
+    conn: sa.Connection,
     documents: Mapping[str, str],
     items: Mapping[str, tuple[str, str]],
     report: ImportReport,
     author: str,
 ) -> int:
-    """Store the evaluation as an experiment; returns its id. ``documents`` maps Bundle
-    document refs to stored document ids, ``items`` Bundle item ids to ``(id now, id at
-    the end of the import)``; results of tasks whose item was not imported are reported."""
+    """Store the evaluation as an experiment in the import's transaction (``conn``); returns
+    its id. ``documents`` maps Bundle document refs to stored document ids, ``items`` Bundle
+    item ids to ``(id now, id at the end of the import)``; results of tasks whose item was
+    not imported are reported."""
     try:
         chunk_map = ChunkMap(ws, get_chunking(ws, project, None, conn=conn), conn=conn)
     except NotFound:
@@ -90,7 +91,7 @@ def store_evaluation(
                 },
             }
         )
-    name = free_name(conn, project, (evaluation.name or "imported evaluation")[:200])
+    name = free_name(project, (evaluation.name or "imported evaluation")[:200], conn=conn)
     imported = {
         "format": "inspectorraget",
         "name": evaluation.name,
@@ -104,8 +105,8 @@ def store_evaluation(
         "extra": evaluation.extra,
     }
     experiment_id = store_imported_experiment(
-        conn,
         project,
+        conn=conn,
         name=name,
         mode="rag",
         chunking=chunk_map.chunking.name if chunk_map.chunking else "",

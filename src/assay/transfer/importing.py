@@ -344,9 +344,9 @@ class _Importer:
             self.batches.open()
             store_evaluation(
                 self.ws,
-                self.conn,
                 self.project,
                 record,
+                conn=self.conn,
                 documents={ref: placed.doc_id for ref, placed in self.docs.items()},
                 items=self.placed_items,
                 report=self.report,

@@ -29,6 +29,7 @@ from assay.experiments import (
 from assay.experiments.imported import refuse_run
 from assay.experiments.runfiles import display_name, keep_file
 from assay.gold.project_config import retriever_settings
+from assay.store.db import transaction
 from assay.store.projects import get_project
 from assay.web import experiments_view as view
 from assay.web.experiment_jobs import jobs, progress_json, summary
@@ -69,21 +70,23 @@ def api_experiments(request: Request, name: str) -> Any:
 @router.post("/api/projects/{name}/experiments", status_code=201, tags=["experiments"])
 def api_create(request: Request, name: str, body: ExperimentIn) -> Any:
     ws, project = open_project(request, name)
-    experiment = create_experiment(
-        ws,
-        project,
-        body.name,
-        pipelines=body.pipelines,
-        mode=body.mode,
-        metrics=body.metrics or None,
-        statuses=body.statuses,
-        turns=body.turns,
-        seed=body.seed,
-        chunking=body.chunking,
-        embedder=retriever_settings(project).embedder,
-        author=author(request),
-    )
-    if body.start:
+    with transaction(ws.engine, None) as conn:
+        experiment = create_experiment(
+            ws,
+            project,
+            body.name,
+            pipelines=body.pipelines,
+            mode=body.mode,
+            metrics=body.metrics or None,
+            statuses=body.statuses,
+            turns=body.turns,
+            seed=body.seed,
+            chunking=body.chunking,
+            embedder=retriever_settings(project).embedder,
+            author=author(request),
+            conn=conn,
+        )
+    if body.start:  # after the commit: the run reads the experiment in its own transactions
         jobs(request).start(ws, project, experiment.id)
     return summary(request, experiment)
 
@@ -156,10 +159,11 @@ def api_experiment(
 @router.delete("/api/projects/{name}/experiments/{ref}", status_code=204, tags=["experiments"])
 def api_delete(request: Request, name: str, ref: str) -> Response:
     ws, project = open_project(request, name)
-    experiment = get_experiment(ws, project, ref, with_aggregates=False)
-    if jobs(request).alive(experiment.id):
-        raise Conflict(f"experiment {experiment.name!r} is running; cancel it first")
-    delete_experiment(ws, project, experiment.id)
+    with transaction(ws.engine, None) as conn:
+        experiment = get_experiment(ws, project, ref, with_aggregates=False, conn=conn)
+        if jobs(request).alive(experiment.id):
+            raise Conflict(f"experiment {experiment.name!r} is running; cancel it first")
+        delete_experiment(ws, project, experiment.id, conn=conn)
     return Response(status_code=204)
 
 
@@ -178,7 +182,8 @@ def api_run(request: Request, name: str, ref: str) -> Any:
 def api_cancel(request: Request, name: str, ref: str) -> Any:
     """Stop after the current task; the results so far are kept (resume with run)."""
     ws, project = open_project(request, name)
-    experiment = cancel_experiment(ws, project, ref)
+    with transaction(ws.engine, None) as conn:
+        experiment = cancel_experiment(ws, project, ref, conn=conn)
     jobs(request).stop(experiment.id)
     return summary(request, experiment)
 
