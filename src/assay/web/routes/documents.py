@@ -34,28 +34,12 @@ from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.web.bounds import Offset, PageNumber
 from assay.web.render import author, render, translator, workspace
-from assay.web.uploads import Upload, read_upload
+from assay.web.uploads import read_upload, too_large, upload_body
 
 router = APIRouter()
 PAGE_SIZE = 50
 
-UPLOAD_BODY: dict[str, Any] = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "multipart/form-data": {
-                "schema": {
-                    "type": "object",
-                    "required": ["file"],
-                    "properties": {
-                        "file": {"type": "string", "format": "binary"},
-                        "last_modified": {"type": "string", "description": "ISO 8601 time"},
-                    },
-                }
-            }
-        },
-    }
-}
+UPLOAD_BODY = upload_body({"last_modified": {"type": "string", "description": "ISO 8601 time"}})
 
 
 class DocumentPatch(BaseModel):
@@ -82,15 +66,6 @@ def sync_quietly(ws: Workspace, project: Project) -> None:
     """Bring the search indexes up to date; a busy index catches up on the next search."""
     with contextlib.suppress(AssayError):
         sync_project(ws, project)
-
-
-def too_large(request: Request, upload: Upload) -> JSONResponse:
-    settings = workspace(request).settings
-    name = upload.filename or "the file"
-    detail = translator(request)(
-        "documents.too_large", name=name, limit=f"{settings.max_file_mb:g}"
-    )
-    return JSONResponse({"detail": detail}, status_code=413)
 
 
 @router.get("/api/projects/{name}/documents", tags=["documents"])
@@ -125,7 +100,9 @@ async def api_upload(request: Request, name: str) -> Response:
     project = await run_in_threadpool(get_project, ws, name)
     upload = await read_upload(request, ws.settings.max_file_bytes)
     if upload.too_large:
-        return too_large(request, upload)
+        return too_large(
+            request, "documents.too_large", upload.filename or "the file", ws.settings.max_file_mb
+        )
     data = bytes(upload.data)
     metadata = {"uploaded_as": upload.filename}
     if upload.fields.get("last_modified"):
@@ -170,7 +147,9 @@ async def api_replace(request: Request, name: str, doc_id: str) -> Response:
     document = await run_in_threadpool(get_document, ws, project, doc_id)
     upload = await read_upload(request, ws.settings.max_file_bytes)
     if upload.too_large:
-        return too_large(request, upload)
+        return too_large(
+            request, "documents.too_large", upload.filename or "the file", ws.settings.max_file_mb
+        )
     filename = upload.filename or document.name
     report = await run_in_threadpool(
         lambda: replace_document(
