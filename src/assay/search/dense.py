@@ -26,6 +26,7 @@ import numpy as np
 
 from assay.errors import InvalidInput
 from assay.records import Hit, IndexedDocument
+from assay.search import planned_update
 from assay.search.analysis import build_analyzer, highlight_terms, query_terms, ranked_hits
 from assay.search.dense_storage import (
     FORMAT,
@@ -155,10 +156,7 @@ class DenseIndex:
         """Remove all chunks of the doc_ids in `delete` and of every doc in `add`, then add the
         chunks of `add`; durable when it returns. Idempotent. If `add` names a doc_id twice,
         the last one wins. Chunks are embedded before the write lock is taken."""
-        latest = {doc.doc_id: doc for doc in add}
-        for doc in latest.values():
-            _check_document(doc)
-        gone = set(delete) | set(latest)
+        latest, gone = planned_update(add, delete, "dense")
         if not gone:
             return
         rows = [chunk for doc in latest.values() for chunk in doc.chunks]
@@ -341,12 +339,3 @@ def _needs_compaction(manifest: Manifest) -> bool:
     return len(manifest.segments) > MAX_SEGMENTS or (
         rows > 0 and dead > DEAD_SHARE_TO_COMPACT * rows
     )
-
-
-def _check_document(doc: IndexedDocument) -> None:
-    for chunk in doc.chunks:
-        if chunk.doc_id != doc.doc_id:
-            raise InvalidInput(
-                f"Chunk {chunk.chunk_id!r} says it belongs to document {chunk.doc_id!r} but was "
-                f"handed to the dense index inside document {doc.doc_id!r}."
-            )

@@ -20,6 +20,7 @@ import tantivy
 
 from assay.errors import InvalidInput
 from assay.records import Hit, IndexedDocument
+from assay.search import planned_update
 from assay.search.analysis import (
     build_analyzer,
     highlight_terms,
@@ -118,10 +119,7 @@ class KeywordIndex:
 
         If `add` names a doc_id twice, the last one wins.
         """
-        latest = {doc.doc_id: doc for doc in add}
-        for doc in latest.values():
-            _check_document(doc)
-        gone = set(delete) | set(latest)
+        latest, gone = planned_update(add, delete, "keyword")
         if not gone:
             return
         with self._write_lock:
@@ -233,12 +231,3 @@ def _read_meta(meta_path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return meta if isinstance(meta, dict) else None
-
-
-def _check_document(doc: IndexedDocument) -> None:
-    for chunk in doc.chunks:
-        if chunk.doc_id != doc.doc_id:
-            raise InvalidInput(
-                f"Chunk {chunk.chunk_id!r} says it belongs to document {chunk.doc_id!r} but was "
-                f"handed to the keyword index inside document {doc.doc_id!r}."
-            )
