@@ -12,6 +12,7 @@ from assay.cli.common import (
     JsonOption,
     ProjectOption,
     command,
+    command_group,
     console,
     escape,
     fail,
@@ -26,22 +27,17 @@ if TYPE_CHECKING:
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(
-        help="Experiments: pipelines answer a project's gold tasks; metrics are stored.",
-        invoke_without_command=True,
-        no_args_is_help=False,
+    group = command_group(
+        app,
+        "experiments",
+        "Experiments: pipelines answer a project's gold tasks; metrics are stored.",
+        default=list_experiments,
     )
-    group.callback()(list_experiments)
     command(group, "create", create)
     command(group, "run", run_command)
     command(group, "show", show)
     command(group, "cancel", cancel)
     command(group, "export-inspectorraget", export_inspectorraget)
-    app.add_typer(
-        group,
-        name="experiments",
-        short_help="Experiments: pipelines answer a project's gold tasks; metrics are stored.",
-    )
 
 
 def _pipeline(value: str) -> Any:

@@ -18,6 +18,7 @@ from assay.cli.common import (
     JsonOption,
     ProjectOption,
     command,
+    command_group,
     console,
     escape,
     print_json,
@@ -34,14 +35,10 @@ PAGE_SIZE = 50
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(
-        help="List, show and export single gold items.",
-        no_args_is_help=True,
-    )
+    group = command_group(app, "items", "List, show and export single gold items.")
     command(group, "list", list_command)
     command(group, "show", show)
     command(group, "export-one", export_one)
-    app.add_typer(group, name="items", short_help="List, show and export single gold items.")
 
 
 def list_command(

@@ -12,6 +12,7 @@ from assay.cli.common import (
     JsonOption,
     ProjectOption,
     command,
+    command_group,
     console,
     fail,
     print_json,
@@ -36,21 +37,16 @@ GENERATOR_PRESETS: dict[str, dict[str, Any]] = {
 
 def register(app: typer.Typer) -> None:
     command(app, "init", init)
-    group = typer.Typer(
-        help="List, create, rename and delete projects; show and change their settings.",
-        invoke_without_command=True,
-        no_args_is_help=False,
+    group = command_group(
+        app,
+        "projects",
+        "List, create, rename and delete projects; show and change their settings.",
+        default=list_projects,
     )
-    group.callback()(list_projects)
     command(group, "create", create)
     command(group, "rename", rename)
     command(group, "delete", delete)
     command(group, "settings", settings)
-    app.add_typer(
-        group,
-        name="projects",
-        short_help="List, create, rename and delete projects; show and change their settings.",
-    )
 
 
 def init(

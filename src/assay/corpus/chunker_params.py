@@ -18,6 +18,12 @@ ParamsT = TypeVar("ParamsT", bound=BaseModel)
 DEFAULT_SEPARATORS: tuple[str, ...] = ("\n\n", ". ", "\n", " ")
 
 
+def _check_overlap(overlap: int, limit: str, bound: int) -> None:
+    """Refuse an ``overlap`` that is not below ``bound``, the parameter named ``limit``."""
+    if overlap >= bound:
+        raise ValueError(f"overlap must be < {limit} (got overlap={overlap}, {limit}={bound})")
+
+
 class RecursiveParams(BaseModel):
     """Parameters of the ``recursive`` chunker."""
 
@@ -48,11 +54,7 @@ class RecursiveParams(BaseModel):
 
     @model_validator(mode="after")
     def _overlap_below_length(self) -> RecursiveParams:
-        if self.overlap >= self.max_length:
-            raise ValueError(
-                f"overlap must be < max_length (got overlap={self.overlap}, "
-                f"max_length={self.max_length})"
-            )
+        _check_overlap(self.overlap, "max_length", self.max_length)
         return self
 
 
@@ -69,10 +71,7 @@ class TokenParams(BaseModel):
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> TokenParams:
-        if self.overlap >= self.size:
-            raise ValueError(
-                f"overlap must be < size (got overlap={self.overlap}, size={self.size})"
-            )
+        _check_overlap(self.overlap, "size", self.size)
         return self
 
 
@@ -93,11 +92,7 @@ class SentenceParams(BaseModel):
 
     @model_validator(mode="after")
     def _overlap_below_count(self) -> SentenceParams:
-        if self.overlap >= self.sentences:
-            raise ValueError(
-                f"overlap must be < sentences (got overlap={self.overlap}, "
-                f"sentences={self.sentences})"
-            )
+        _check_overlap(self.overlap, "sentences", self.sentences)
         return self
 
 

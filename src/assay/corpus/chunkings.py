@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from assay.corpus.chunker_registry import chunk_text
 from assay.errors import Conflict, InvalidInput, NotFound
 from assay.records import Chunk, Chunking, Project
-from assay.store.db import as_utc, reading, transaction, utcnow
+from assay.store.db import as_utc, count_rows, reading, transaction, utcnow
 from assay.store.projects import check_name
 from assay.store.schema import chunkings, chunks, documents
 from assay.store.workspace import Workspace
@@ -119,31 +119,8 @@ def create_chunking(
     params = dict(params or {})
     chunk_text("", method, params)  # validates method and parameters before anything is written
     with transaction(ws.engine, conn) as conn:
-        clash = conn.execute(
-            sa.select(chunkings.c.id).where(
-                chunkings.c.project_id == project.id, chunkings.c.name == name
-            )
-        ).first()
-        if clash:
-            raise Conflict(f"project {project.name!r} already has a chunking named {name!r}")
-        if make_default:
-            conn.execute(
-                chunkings.update()
-                .where(chunkings.c.project_id == project.id)
-                .values(is_default=False)
-            )
-        chunking_id = conn.execute(
-            chunkings.insert().values(
-                project_id=project.id,
-                name=name,
-                method=method,
-                params=params,
-                is_default=make_default,
-                created_at=utcnow(),
-            )
-        ).inserted_primary_key[0]  # type: ignore[index]
-        row = conn.execute(sa.select(chunkings).where(chunkings.c.id == chunking_id)).one()
-        chunking = _row_to_chunking(row)
+        _refuse_taken_name(conn, project, name)
+        chunking = _insert_chunking(conn, project, name, method, params, make_default)
         doc_ids = conn.scalars(
             sa.select(documents.c.id).where(documents.c.project_id == project.id)
         ).all()
@@ -172,12 +149,7 @@ def import_chunking(
     """
     name = check_name(name, "chunking")
     with transaction(ws.engine, conn) as conn:
-        if conn.execute(
-            sa.select(chunkings.c.id).where(
-                chunkings.c.project_id == project.id, chunkings.c.name == name
-            )
-        ).first():
-            raise Conflict(f"project {project.name!r} already has a chunking named {name!r}")
+        _refuse_taken_name(conn, project, name)
         lengths = {
             row.id: row.length
             for row in conn.execute(
@@ -212,28 +184,49 @@ def import_chunking(
                     "end": end,
                 }
             )
-        if make_default:
-            conn.execute(
-                chunkings.update()
-                .where(chunkings.c.project_id == project.id)
-                .values(is_default=False)
-            )
-        chunking_id = conn.execute(
-            chunkings.insert().values(
-                project_id=project.id,
-                name=name,
-                method=IMPORTED,
-                params=dict(params or {}),
-                is_default=make_default,
-                created_at=utcnow(),
-            )
-        ).inserted_primary_key[0]  # type: ignore[index]
+        chunking = _insert_chunking(conn, project, name, IMPORTED, params, make_default)
         for row in rows:
-            row["chunking_id"] = chunking_id
+            row["chunking_id"] = chunking.id
         if rows:
             conn.execute(chunks.insert(), rows)
-        created = conn.execute(sa.select(chunkings).where(chunkings.c.id == chunking_id)).one()
-    return _row_to_chunking(created)
+    return chunking
+
+
+def _refuse_taken_name(conn: sa.Connection, project: Project, name: str) -> None:
+    taken = conn.execute(
+        sa.select(chunkings.c.id).where(
+            chunkings.c.project_id == project.id, chunkings.c.name == name
+        )
+    ).first()
+    if taken:
+        raise Conflict(f"project {project.name!r} already has a chunking named {name!r}")
+
+
+def _insert_chunking(
+    conn: sa.Connection,
+    project: Project,
+    name: str,
+    method: str,
+    params: Mapping[str, Any] | None,
+    make_default: bool,
+) -> Chunking:
+    """The chunking row, without chunks; a new default takes the flag from the old one."""
+    if make_default:
+        conn.execute(
+            chunkings.update().where(chunkings.c.project_id == project.id).values(is_default=False)
+        )
+    chunking_id = conn.execute(
+        chunkings.insert().values(
+            project_id=project.id,
+            name=name,
+            method=method,
+            params=dict(params or {}),
+            is_default=make_default,
+            created_at=utcnow(),
+        )
+    ).inserted_primary_key[0]  # type: ignore[index]
+    row = conn.execute(sa.select(chunkings).where(chunkings.c.id == chunking_id)).one()
+    return _row_to_chunking(row)
 
 
 def set_default_chunking(
@@ -277,14 +270,7 @@ def document_chunks(
 
 def count_chunks(ws: Workspace, chunking: Chunking, *, conn: sa.Connection | None = None) -> int:
     with reading(ws.engine, conn) as conn:
-        return int(
-            conn.scalar(
-                sa.select(sa.func.count())
-                .select_from(chunks)
-                .where(chunks.c.chunking_id == chunking.id)
-            )
-            or 0
-        )
+        return count_rows(conn, chunks, chunks.c.chunking_id == chunking.id)
 
 
 def iter_chunk_spans(

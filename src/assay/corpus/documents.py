@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from assay.errors import Conflict, InvalidInput, NotFound
 from assay.records import Document, DocumentSummary, ParseInfo, Project
-from assay.store.db import as_utc, reading, transaction
+from assay.store.db import as_utc, count_rows, reading, transaction
 from assay.store.import_lock import check_writable
 from assay.store.projects import check_name
 from assay.store.schema import documents, evidence, items, turns
@@ -99,14 +99,7 @@ def list_documents(
 
 def count_documents(ws: Workspace, project: Project, *, conn: sa.Connection | None = None) -> int:
     with reading(ws.engine, conn) as conn:
-        return int(
-            conn.scalar(
-                sa.select(sa.func.count())
-                .select_from(documents)
-                .where(documents.c.project_id == project.id)
-            )
-            or 0
-        )
+        return count_rows(conn, documents, documents.c.project_id == project.id)
 
 
 def iter_documents(

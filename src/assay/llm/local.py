@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import BackendUnavailable, install_extra
-from assay.llm.openai_replies import chunk_delta, generation_from_reply
+from assay.llm.openai_replies import chat_request, chunk_delta, generation_from_reply
 from assay.llm.records import Generation, GeneratorError, Message
 
 INSTALL_HINT = (
@@ -143,16 +143,7 @@ class LocalGenerator:
         return self._llama
 
     def _request(self, messages: Sequence[Message], *, stream: bool) -> dict[str, Any]:
-        request: dict[str, Any] = {
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "seed": self.seed,
-            "stream": stream,
-        }
-        if self.json_mode:
-            request["response_format"] = {"type": "json_object"}
-        return request
+        return {**chat_request(self, messages, stream=stream), "seed": self.seed}
 
     def generate(self, messages: Sequence[Message]) -> Generation:
         model = self._model()

@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from assay.llm.openai_replies import error_detail, generation_from_reply, json_reply, read_events
+from assay.llm.openai_replies import (
+    chat_request,
+    error_detail,
+    generation_from_reply,
+    json_reply,
+    read_events,
+)
 from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.llm.records import Generation, GeneratorError, Message
 
@@ -152,16 +158,7 @@ class OpenAICompatGenerator:
         )
 
     def _body(self, messages: Sequence[Message], *, stream: bool) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "stream": stream,
-        }
-        if self.json_mode:
-            body["response_format"] = {"type": "json_object"}
-        return body
+        return {"model": self.model, **chat_request(self, messages, stream=stream)}
 
     def _headers(self, *, stream: bool) -> dict[str, str]:
         headers = {

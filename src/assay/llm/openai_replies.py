@@ -1,4 +1,4 @@
-"""What an OpenAI-compatible chat endpoint sends back, read into Assay's terms.
+"""What an OpenAI-compatible chat endpoint is sent, and what it sends back in Assay's terms.
 
 Whole replies become a :class:`Generation`, streamed server-sent events become text deltas,
 and error bodies become a short description. Anything malformed is a GeneratorError naming
@@ -10,11 +10,33 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
 from assay.llm.records import Generation, GeneratorError, Message, prompt_hash
+
+
+class ChatSettings(Protocol):
+    temperature: float
+    max_tokens: int
+    json_mode: bool
+
+
+def chat_request(
+    settings: ChatSettings, messages: Sequence[Message], *, stream: bool
+) -> dict[str, Any]:
+    """The body of a chat-completion request (without the model, which an in-process model
+    does not take); ``settings.json_mode`` asks for a JSON object as the answer."""
+    body: dict[str, Any] = {
+        "messages": [{"role": m.role, "content": m.content} for m in messages],
+        "temperature": settings.temperature,
+        "max_tokens": settings.max_tokens,
+        "stream": stream,
+    }
+    if settings.json_mode:
+        body["response_format"] = {"type": "json_object"}
+    return body
 
 
 def generation_from_reply(

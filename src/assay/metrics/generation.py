@@ -68,6 +68,15 @@ def _overlap(prediction_tokens: list[str], reference_tokens: list[str]) -> int:
     return sum((Counter(prediction_tokens) & Counter(reference_tokens)).values())
 
 
+def _f1(matched: int, prediction_tokens: list[str], reference_tokens: list[str]) -> float:
+    """Harmonic mean of precision and recall of ``matched`` tokens (both sides not empty)."""
+    if matched == 0:
+        return 0.0
+    precision = matched / len(prediction_tokens)
+    recall = matched / len(reference_tokens)
+    return 2 * precision * recall / (precision + recall)
+
+
 def exact_match(prediction: str, references: References, strip_think: bool = True) -> float:
     """1.0 if the normalised prediction equals a normalised reference, else 0.0."""
     normalized = normalize_answer(_prepare(prediction, strip_think))
@@ -77,12 +86,7 @@ def exact_match(prediction: str, references: References, strip_think: bool = Tru
 def _token_f1(prediction_tokens: list[str], reference_tokens: list[str]) -> float:
     if not prediction_tokens or not reference_tokens:
         return float(prediction_tokens == reference_tokens)
-    same = _overlap(prediction_tokens, reference_tokens)
-    if same == 0:
-        return 0.0
-    precision = same / len(prediction_tokens)
-    recall = same / len(reference_tokens)
-    return 2 * precision * recall / (precision + recall)
+    return _f1(_overlap(prediction_tokens, reference_tokens), prediction_tokens, reference_tokens)
 
 
 def token_f1(prediction: str, references: References, strip_think: bool = True) -> float:
@@ -129,11 +133,7 @@ def _rouge_l(prediction_tokens: list[str], reference_tokens: list[str]) -> float
     if not prediction_tokens or not reference_tokens:
         return 0.0
     lcs = _lcs_length(reference_tokens, prediction_tokens)
-    if lcs == 0:
-        return 0.0
-    precision = lcs / len(prediction_tokens)
-    recall = lcs / len(reference_tokens)
-    return 2 * precision * recall / (precision + recall)
+    return _f1(lcs, prediction_tokens, reference_tokens)
 
 
 def rouge_l(prediction: str, references: References, strip_think: bool = True) -> float:

@@ -7,13 +7,11 @@ is not an error: the file is kept, it just has no text. Every returned text has 
 
 from __future__ import annotations
 
-import io
-import zipfile
 from collections.abc import Callable
 
 from assay.errors import InvalidInput
 from assay.parsing.common import ParsedText, normalize_text
-from assay.parsing.docx import parse_docx
+from assay.parsing.docx import is_docx_archive, parse_docx
 from assay.parsing.html import parse_html
 from assay.parsing.pdf import parse_pdf
 from assay.parsing.text import parse_markdown, parse_plain
@@ -127,24 +125,9 @@ def _sniff(data: bytes) -> str:
     head = data[:_SNIFF_BYTES]
     if b"%PDF-" in head:  # readers accept junk before the header, within the first 1 KB
         return PDF
-    if head.startswith(b"PK\x03\x04") and _is_docx_archive(data):
+    if head.startswith(b"PK\x03\x04") and is_docx_archive(data):
         return DOCX
     start = head.lstrip(b"\xef\xbb\xbf \t\r\n\f").lower()
     if start.startswith((b"<!doctype html", b"<html")) or b"<html" in head.lower():
         return HTML
     return UNKNOWN
-
-
-def _is_docx_archive(data: bytes) -> bool:
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            return "word/document.xml" in archive.namelist()
-    except (
-        zipfile.BadZipFile,
-        zipfile.LargeZipFile,
-        ValueError,
-        OSError,
-        EOFError,
-        NotImplementedError,
-    ):
-        return False

@@ -42,11 +42,11 @@ def parse_docx(name: str, data: bytes, fallback_encoding: str | None) -> ParsedT
     return ParsedText(text=normalize_text(text), parser="docx")
 
 
-def _check_archive(name: str, data: bytes) -> None:
-    """Refuse what is not a Word archive, or would unpack to far more than it weighs."""
+def _zip_members(data: bytes) -> list[zipfile.ZipInfo] | None:
+    """The members of a ZIP archive, or None when ``data`` is not one that can be read."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            members = archive.infolist()
+            return archive.infolist()
     except (
         zipfile.BadZipFile,
         zipfile.LargeZipFile,
@@ -55,12 +55,25 @@ def _check_archive(name: str, data: bytes) -> None:
         EOFError,
         NotImplementedError,
     ):
+        return None
+
+
+def is_docx_archive(data: bytes) -> bool:
+    """Whether ``data`` is a ZIP archive holding a Word document (sniffing an upload)."""
+    members = _zip_members(data)
+    return members is not None and any(member.filename == DOCUMENT_PART for member in members)
+
+
+def _check_archive(name: str, data: bytes) -> None:
+    """Refuse what is not a Word archive, or would unpack to far more than it weighs."""
+    members = _zip_members(data)
+    if members is None:
         if data.startswith(OLE2_MAGIC):
             raise InvalidInput(
                 f"{name}: cannot read DOCX (it is an old binary .doc file or a password-protected "
                 "document; save it as an unprotected .docx)"
-            ) from None
-        raise InvalidInput(f"{name}: cannot read DOCX (not a ZIP archive)") from None
+            )
+        raise InvalidInput(f"{name}: cannot read DOCX (not a ZIP archive)")
     if not any(member.filename == DOCUMENT_PART for member in members):
         raise InvalidInput(f"{name}: cannot read DOCX (no {DOCUMENT_PART} inside)")
     unpacked = sum(member.file_size for member in members)

@@ -7,12 +7,13 @@ snippet into highlightable tokens, so a word is highlighted exactly when the ind
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import tantivy
 
 from assay.errors import InvalidInput
-from assay.records import Span
+from assay.records import Hit, Span
 
 SNOWBALL_LANGUAGES: dict[str, str] = {
     "ar": "arabic",
@@ -151,6 +152,20 @@ def make_snippet(
         (m.start + shift, m.end + shift) for m in matches if m.start >= start and m.end <= end
     )
     return prefix + text[start:end] + suffix, highlights
+
+
+def ranked_hits(
+    analyzer: tantivy.TextAnalyzer,
+    terms: set[str],
+    found: Iterable[tuple[str, str, int, int, float, str]],
+) -> list[Hit]:
+    """Hits ranked 1, 2 … in the order of ``found`` (``(doc_id, chunk_id, start, end, score,
+    text)``, best first), each with a snippet around ``terms``."""
+    hits: list[Hit] = []
+    for rank, (doc_id, chunk_id, start, end, score, text) in enumerate(found, start=1):
+        snippet, highlights = make_snippet(analyzer, text, terms)
+        hits.append(Hit(doc_id, chunk_id, start, end, score, rank, text, snippet, highlights))
+    return hits
 
 
 def _best_cluster(matches: list[_Match], budget: int) -> tuple[int, int]:

@@ -19,15 +19,15 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import time
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from assay.errors import Conflict, InvalidInput
+from assay.errors import InvalidInput
 from assay.records import Hit, IndexedDocument
-from assay.search.analysis import build_analyzer, highlight_terms, make_snippet, query_terms
+from assay.search import planned_update
+from assay.search.analysis import build_analyzer, highlight_terms, query_terms, ranked_hits
 from assay.search.dense_storage import (
     FORMAT,
     MANIFEST,
@@ -42,6 +42,7 @@ from assay.search.dense_storage import (
     write_segment,
 )
 from assay.search.embeddings import Embedder
+from assay.search.locking import wait_for_lock
 
 LOCK_FILE = "assay-dense.lock"
 LOCK_TIMEOUT_SECONDS = 30.0
@@ -155,10 +156,7 @@ class DenseIndex:
         """Remove all chunks of the doc_ids in `delete` and of every doc in `add`, then add the
         chunks of `add`; durable when it returns. Idempotent. If `add` names a doc_id twice,
         the last one wins. Chunks are embedded before the write lock is taken."""
-        latest = {doc.doc_id: doc for doc in add}
-        for doc in latest.values():
-            _check_document(doc)
-        gone = set(delete) | set(latest)
+        latest, gone = planned_update(add, delete, "dense")
         if not gone:
             return
         rows = [chunk for doc in latest.values() for chunk in doc.chunks]
@@ -262,21 +260,13 @@ class DenseIndex:
     def _locked(self) -> Iterator[None]:
         """An exclusive lock on the folder across processes, waiting up to lock_timeout."""
         with (self.path / LOCK_FILE).open("a+b") as handle:
-            deadline = time.monotonic() + self.lock_timeout
-            pause = 0.01
-            while True:
-                try:
-                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise Conflict(
-                            f"The dense index in {self.path} is being written by another "
-                            f"process (waited {self.lock_timeout:g} s for its lock); try again "
-                            "when that update has finished."
-                        ) from None
-                    time.sleep(pause)
-                    pause = min(pause * 2, 0.5)
+            wait_for_lock(
+                lambda: fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB),
+                lambda error: isinstance(error, BlockingIOError),
+                timeout=self.lock_timeout,
+                index="dense",
+                path=self.path,
+            )
             try:
                 yield
             finally:
@@ -314,25 +304,20 @@ class DenseIndex:
             )
         candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
         terms = highlight_terms(self._analyzer, query_terms(self._analyzer, query), self._language)
-        hits: list[Hit] = []
-        for rank, (score, position, row) in enumerate(candidates[:k], start=1):
+        ranked = []
+        for score, position, row in candidates[:k]:
             segment = self._segment(manifest.segments[position][0])
-            text = segment.chunk_text(row)
-            snippet, highlights = make_snippet(self._analyzer, text, terms)
-            hits.append(
-                Hit(
-                    doc_id=segment.doc_ids[row],
-                    chunk_id=segment.chunk_ids[row],
-                    start=segment.starts[row],
-                    end=segment.ends[row],
-                    score=score,
-                    rank=rank,
-                    text=text,
-                    snippet=snippet,
-                    highlights=highlights,
+            ranked.append(
+                (
+                    segment.doc_ids[row],
+                    segment.chunk_ids[row],
+                    segment.starts[row],
+                    segment.ends[row],
+                    score,
+                    segment.chunk_text(row),
                 )
             )
-        return hits
+        return ranked_hits(self._analyzer, terms, ranked)
 
     def indexed(self) -> dict[str, str]:
         """doc_id -> fingerprint of every document the index holds (chunks or not)."""
@@ -354,12 +339,3 @@ def _needs_compaction(manifest: Manifest) -> bool:
     return len(manifest.segments) > MAX_SEGMENTS or (
         rows > 0 and dead > DEAD_SHARE_TO_COMPACT * rows
     )
-
-
-def _check_document(doc: IndexedDocument) -> None:
-    for chunk in doc.chunks:
-        if chunk.doc_id != doc.doc_id:
-            raise InvalidInput(
-                f"Chunk {chunk.chunk_id!r} says it belongs to document {chunk.doc_id!r} but was "
-                f"handed to the dense index inside document {doc.doc_id!r}."
-            )

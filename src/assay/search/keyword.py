@@ -12,22 +12,23 @@ from __future__ import annotations
 import json
 import shutil
 import threading
-import time
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 import tantivy
 
-from assay.errors import Conflict, InvalidInput
+from assay.errors import InvalidInput
 from assay.records import Hit, IndexedDocument
+from assay.search import planned_update
 from assay.search.analysis import (
     build_analyzer,
     highlight_terms,
-    make_snippet,
     query_terms,
+    ranked_hits,
     snowball_name,
 )
+from assay.search.locking import wait_for_lock
 
 FORMAT = 1
 """Bumped whenever the schema or the analyzer changes; an index of another format is rebuilt."""
@@ -118,10 +119,7 @@ class KeywordIndex:
 
         If `add` names a doc_id twice, the last one wins.
         """
-        latest = {doc.doc_id: doc for doc in add}
-        for doc in latest.values():
-            _check_document(doc)
-        gone = set(delete) | set(latest)
+        latest, gone = planned_update(add, delete, "keyword")
         if not gone:
             return
         with self._write_lock:
@@ -161,22 +159,14 @@ class KeywordIndex:
 
     def _acquire_writer(self) -> tantivy.IndexWriter:
         """Tantivy allows one writer per index folder across all processes; wait for it."""
-        deadline = time.monotonic() + self.lock_timeout
-        pause = 0.01
-        while True:
-            try:
-                return self._index.writer(heap_size=WRITER_HEAP_BYTES)
-            except ValueError as error:
-                if "LockBusy" not in str(error):
-                    raise
-                if time.monotonic() >= deadline:
-                    raise Conflict(
-                        f"The keyword index in {self.path} is being written by another process "
-                        f"(waited {self.lock_timeout:g} s for its writer lock); try again when "
-                        "that update has finished."
-                    ) from error
-                time.sleep(pause)
-                pause = min(pause * 2, 0.5)
+        return wait_for_lock(
+            lambda: self._index.writer(heap_size=WRITER_HEAP_BYTES),
+            lambda error: isinstance(error, ValueError) and "LockBusy" in str(error),
+            timeout=self.lock_timeout,
+            index="keyword",
+            path=self.path,
+            lock="writer lock",
+        )
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -200,26 +190,20 @@ class KeywordIndex:
             for term in terms
         ]
         found = searcher.search(tantivy.Query.boolean_query(term_queries), limit, count=False)
-        term_set = set(terms)
-        hits: list[Hit] = []
-        for rank, (score, address) in enumerate(found.hits, start=1):
+        ranked = []
+        for score, address in found.hits:
             fields = searcher.doc(address)
-            text = _first(fields, TEXT, "")
-            snippet, highlights = make_snippet(self._analyzer, text, term_set)
-            hits.append(
-                Hit(
-                    doc_id=_first(fields, DOC_ID, ""),
-                    chunk_id=_first(fields, CHUNK_ID, ""),
-                    start=_first(fields, START, 0),
-                    end=_first(fields, END, 0),
-                    score=float(score),
-                    rank=rank,
-                    text=text,
-                    snippet=snippet,
-                    highlights=highlights,
+            ranked.append(
+                (
+                    _first(fields, DOC_ID, ""),
+                    _first(fields, CHUNK_ID, ""),
+                    _first(fields, START, 0),
+                    _first(fields, END, 0),
+                    float(score),
+                    _first(fields, TEXT, ""),
                 )
             )
-        return hits
+        return ranked_hits(self._analyzer, set(terms), ranked)
 
     def indexed(self) -> dict[str, str]:
         """doc_id -> fingerprint of every document the index holds (chunks or not)."""
@@ -247,12 +231,3 @@ def _read_meta(meta_path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return meta if isinstance(meta, dict) else None
-
-
-def _check_document(doc: IndexedDocument) -> None:
-    for chunk in doc.chunks:
-        if chunk.doc_id != doc.doc_id:
-            raise InvalidInput(
-                f"Chunk {chunk.chunk_id!r} says it belongs to document {chunk.doc_id!r} but was "
-                f"handed to the keyword index inside document {doc.doc_id!r}."
-            )

@@ -132,6 +132,11 @@ def reading(engine: sa.Engine, conn: sa.Connection | None) -> Iterator[sa.Connec
         yield own
 
 
+def count_rows(conn: sa.Connection, table: sa.Table, *where: Any) -> int:
+    """How many rows of ``table`` match every condition of ``where``."""
+    return int(conn.scalar(sa.select(sa.func.count()).select_from(table).where(*where)) or 0)
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 

@@ -9,13 +9,16 @@ or wrong); only the bytes actually received count.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
+from starlette.responses import JSONResponse
 
 from assay.errors import InvalidInput
+from assay.web.render import translator
 
 FIELD_LIMIT = 4096
 """Largest plain form field kept (for example ``last_modified``); longer ones are cut."""
@@ -149,3 +152,28 @@ async def read_upload(request: Request, limit: int, file_field: str = "file") ->
     if not collector.files:
         raise InvalidInput(f"no file was sent: expected one in the field {file_field!r}")
     return upload
+
+
+def upload_body(fields: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """OpenAPI ``openapi_extra`` of an upload route: a multipart form with the binary
+    ``file`` and ``fields`` (``required`` names those that must be sent besides the file)."""
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["file", *required],
+                        "properties": {"file": {"type": "string", "format": "binary"}, **fields},
+                    }
+                }
+            },
+        }
+    }
+
+
+def too_large(request: Request, message: str, name: str, limit_mb: float) -> JSONResponse:
+    """413 whose detail is the catalog ``message`` naming the file and the limit in MB."""
+    detail = translator(request)(message, name=name, limit=f"{limit_mb:g}")
+    return JSONResponse({"detail": detail}, status_code=413)

@@ -33,29 +33,13 @@ from assay.search.indexes import sync_project
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.web.bounds import Offset, PageNumber
-from assay.web.render import author, render, translator, workspace
-from assay.web.uploads import Upload, read_upload
+from assay.web.render import author, open_project, render, translator, workspace
+from assay.web.uploads import read_upload, too_large, upload_body
 
 router = APIRouter()
 PAGE_SIZE = 50
 
-UPLOAD_BODY: dict[str, Any] = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "multipart/form-data": {
-                "schema": {
-                    "type": "object",
-                    "required": ["file"],
-                    "properties": {
-                        "file": {"type": "string", "format": "binary"},
-                        "last_modified": {"type": "string", "description": "ISO 8601 time"},
-                    },
-                }
-            }
-        },
-    }
-}
+UPLOAD_BODY = upload_body({"last_modified": {"type": "string", "description": "ISO 8601 time"}})
 
 
 class DocumentPatch(BaseModel):
@@ -84,22 +68,12 @@ def sync_quietly(ws: Workspace, project: Project) -> None:
         sync_project(ws, project)
 
 
-def too_large(request: Request, upload: Upload) -> JSONResponse:
-    settings = workspace(request).settings
-    name = upload.filename or "the file"
-    detail = translator(request)(
-        "documents.too_large", name=name, limit=f"{settings.max_file_mb:g}"
-    )
-    return JSONResponse({"detail": detail}, status_code=413)
-
-
 @router.get("/api/projects/{name}/documents", tags=["documents"])
 def api_documents(
     request: Request, name: str, q: str = "", offset: Offset = 0, limit: int = PAGE_SIZE
 ) -> Any:
     """Documents by name (``q`` filters on a part of the name), ``limit`` at most 500."""
-    ws = workspace(request)
-    project = get_project(ws, name)
+    ws, project = open_project(request, name)
     limit = max(0, min(limit, 500))
     docs = list_documents(ws, project, name_contains=q, offset=max(0, offset), limit=limit)
     total = count_documents(ws, project)
@@ -125,7 +99,9 @@ async def api_upload(request: Request, name: str) -> Response:
     project = await run_in_threadpool(get_project, ws, name)
     upload = await read_upload(request, ws.settings.max_file_bytes)
     if upload.too_large:
-        return too_large(request, upload)
+        return too_large(
+            request, "documents.too_large", upload.filename or "the file", ws.settings.max_file_mb
+        )
     data = bytes(upload.data)
     metadata = {"uploaded_as": upload.filename}
     if upload.fields.get("last_modified"):
@@ -151,8 +127,7 @@ def api_document(request: Request, name: str, doc_id: str) -> Any:
 @router.patch("/api/projects/{name}/documents/{doc_id}", tags=["documents"])
 def api_update_document(request: Request, name: str, doc_id: str, body: DocumentPatch) -> Any:
     """Rename a document or change its notes; its text and chunks stay as they are."""
-    ws = workspace(request)
-    project = get_project(ws, name)
+    ws, project = open_project(request, name)
     document = update_document(
         ws, get_document(ws, project, doc_id), name=body.name, notes=body.notes
     )
@@ -170,7 +145,9 @@ async def api_replace(request: Request, name: str, doc_id: str) -> Response:
     document = await run_in_threadpool(get_document, ws, project, doc_id)
     upload = await read_upload(request, ws.settings.max_file_bytes)
     if upload.too_large:
-        return too_large(request, upload)
+        return too_large(
+            request, "documents.too_large", upload.filename or "the file", ws.settings.max_file_mb
+        )
     filename = upload.filename or document.name
     report = await run_in_threadpool(
         lambda: replace_document(
@@ -195,8 +172,7 @@ async def api_replace(request: Request, name: str, doc_id: str) -> Response:
 @router.delete("/api/projects/{name}/documents/{doc_id}", status_code=204, tags=["documents"])
 def api_delete_document(request: Request, name: str, doc_id: str) -> Response:
     """Delete a document; refused (409, naming the items) while evidence points at it."""
-    ws = workspace(request)
-    project = get_project(ws, name)
+    ws, project = open_project(request, name)
     delete_document(ws, get_document(ws, project, doc_id))
     sync_quietly(ws, project)
     return Response(status_code=204)
@@ -207,8 +183,7 @@ def api_document_chunks(
     request: Request, name: str, doc_id: str, chunking: str | None = None
 ) -> Any:
     """The document's chunks under a chunking (the default one unless named), with text."""
-    ws = workspace(request)
-    project = get_project(ws, name)
+    ws, project = open_project(request, name)
     document = get_document(ws, project, doc_id)
     selected = get_chunking(ws, project, chunking)
     return {
@@ -231,8 +206,7 @@ def api_document_chunks(
 def documents_page(
     request: Request, name: str, q: str = "", search: str = "", page: PageNumber = 1
 ) -> HTMLResponse:
-    ws = workspace(request)
-    project = get_project(ws, name)
+    ws, project = open_project(request, name)
     hits = search_chunks(ws, project, search, 10) if search.strip() else []
     total = count_documents(ws, project)
     matching = count_matching(ws, project, q) if q else total
@@ -263,8 +237,7 @@ def documents_page(
 def document_page(
     request: Request, name: str, doc_id: str, chunking: str | None = None
 ) -> HTMLResponse:
-    ws = workspace(request)
-    project = get_project(ws, name)
+    ws, project = open_project(request, name)
     document = get_document(ws, project, doc_id)
     selected = get_chunking(ws, project, chunking or None)
     return render(

@@ -33,8 +33,8 @@ from assay.store.db import transaction
 from assay.store.projects import get_project
 from assay.web import experiments_view as view
 from assay.web.experiment_jobs import jobs, progress_json, summary
-from assay.web.render import author, open_project, translator, workspace
-from assay.web.uploads import read_upload
+from assay.web.render import author, open_project, workspace
+from assay.web.uploads import read_upload, too_large, upload_body
 
 router = APIRouter()
 STREAM_POLL_S = 0.25
@@ -91,23 +91,9 @@ def api_create(request: Request, name: str, body: ExperimentIn) -> Any:
     return summary(request, experiment)
 
 
-FILE_BODY: dict[str, Any] = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "multipart/form-data": {
-                "schema": {
-                    "type": "object",
-                    "required": ["file", "kind"],
-                    "properties": {
-                        "file": {"type": "string", "format": "binary"},
-                        "kind": {"type": "string", "enum": ["run", "answers"]},
-                    },
-                }
-            }
-        },
-    }
-}
+FILE_BODY = upload_body(
+    {"kind": {"type": "string", "enum": ["run", "answers"]}}, required=("kind",)
+)
 
 
 @router.post(
@@ -126,12 +112,9 @@ async def api_upload_file(request: Request, name: str) -> Response:
     await run_in_threadpool(get_project, ws, name)
     upload = await read_upload(request, ws.settings.max_file_bytes)
     if upload.too_large:
-        detail = translator(request)(
-            "documents.too_large",
-            name=display_name(upload.filename),
-            limit=f"{ws.settings.max_file_mb:g}",
+        return too_large(
+            request, "documents.too_large", display_name(upload.filename), ws.settings.max_file_mb
         )
-        return JSONResponse({"detail": detail}, status_code=413)
     kind = upload.fields.get("kind", "")
     data = bytes(upload.data)
     ref, queries = await run_in_threadpool(keep_file, ws, data, upload.filename, kind)

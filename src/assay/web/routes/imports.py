@@ -24,50 +24,35 @@ from assay.transfer import STATUSES, ImportReport, import_bundle
 from assay.transfer.files import clean_upload_folders, input_path, safe_stem
 from assay.web.jobs import Job
 from assay.web.paths import upload_paths
-from assay.web.render import translator, workspace
+from assay.web.render import workspace
 from assay.web.routes.documents import sync_quietly
 from assay.web.transfer_jobs import SHOWN, job_json, registry
-from assay.web.uploads import read_upload
+from assay.web.uploads import read_upload, too_large, upload_body
 
 router = APIRouter()
 UPLOAD_FACTOR = 20
 """An import file may be this many times ``ASSAY_MAX_FILE_MB`` (a dataset holds many files)."""
 TRUE = ("1", "true", "on", "yes")
 
-IMPORT_BODY: dict[str, Any] = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "multipart/form-data": {
-                "schema": {
-                    "type": "object",
-                    "required": ["file", "format"],
-                    "properties": {
-                        "file": {"type": "string", "format": "binary"},
-                        "format": {"type": "string", "description": "a name from /api/formats"},
-                        "project": {
-                            "type": "string",
-                            "description": "target project (created if missing); default: "
-                            "the project of the URL",
-                        },
-                        "lenient": {"type": "boolean"},
-                        "replace": {"type": "boolean"},
-                        "status": {
-                            "type": "string",
-                            "enum": ["", "draft", "submitted", "accepted", "rejected"],
-                            "description": "give every imported item this review status; "
-                            "empty keeps the file's (draft where the format has none)",
-                        },
-                        "confirm": {
-                            "type": "string",
-                            "description": "must be 'replace' when replace is true",
-                        },
-                    },
-                }
-            }
+IMPORT_BODY = upload_body(
+    {
+        "format": {"type": "string", "description": "a name from /api/formats"},
+        "project": {
+            "type": "string",
+            "description": "target project (created if missing); default: the project of the URL",
         },
-    }
-}
+        "lenient": {"type": "boolean"},
+        "replace": {"type": "boolean"},
+        "status": {
+            "type": "string",
+            "enum": ["", "draft", "submitted", "accepted", "rejected"],
+            "description": "give every imported item this review status; "
+            "empty keeps the file's (draft where the format has none)",
+        },
+        "confirm": {"type": "string", "description": "must be 'replace' when replace is true"},
+    },
+    required=("format",),
+)
 
 
 def report_json(report: ImportReport) -> dict[str, Any]:
@@ -132,12 +117,9 @@ async def api_import(request: Request, name: str) -> Response:
     limit = UPLOAD_FACTOR * ws.settings.max_file_bytes
     upload = await read_upload(request, limit)
     if upload.too_large:
-        detail = translator(request)(
-            "transfer.too_large",
-            name=upload.filename or "the file",
-            limit=f"{limit / 1024 / 1024:g}",
+        return too_large(
+            request, "transfer.too_large", upload.filename or "the file", limit / 1024 / 1024
         )
-        return JSONResponse({"detail": detail}, status_code=413)
     spec = get_format(upload.fields.get("format", "").strip())
     replace = upload.fields.get("replace", "").lower() in TRUE
     lenient = upload.fields.get("lenient", "").lower() in TRUE
