@@ -54,7 +54,12 @@ IMPORTER = """
 import sys, time
 from assay.formats import Bundle, DocumentRecord
 from assay.transfer import import_bundle
-from assay.records import Evidence, Item, Turn
+try:  # a tree from before the one record family (a "before" side)
+    from assay.formats import EvidenceRecord, ItemRecord as Item, TurnRecord as Turn
+    def Evidence(doc_id, **fields):
+        return EvidenceRecord(doc_ref=doc_id, **fields)
+except ImportError:
+    from assay.records import Evidence, Item, Turn
 try:
     from assay.store.settings import Settings
     from assay.store.workspace import Workspace
@@ -71,7 +76,9 @@ items = [
             Turn(
                 query=f"How much is refunded for night {n}?",
                 answer="Up to 140 euros.",
-                evidence=[Evidence(doc_id="d", start=0, end=46, text=text[:46])],
+                evidence=[
+                    Evidence(doc_id="d", start=0, end=46, text=text[:46], origin="imported")
+                ],
             )
         ],
     )

@@ -31,6 +31,9 @@ runs), 4,000 items, min / median of 3 rounds, seconds:
 (the bcdd1cd column is a separate run against its own "before", ratios 1.65 and 1.07). 20,000
 items on SQLite, one round: 38.4 s before, 17.2 s after.
 
+The one record family (``--before 758d41e``), 4,000 items, SQLite, 3 rounds, load 1.7–2.2:
+before 2.41 / 2.63 s, after 2.67 / 2.68 s (after/before of the medians 1.02).
+
 PostgreSQL comes from ``ASSAY_TEST_POSTGRES_URL`` or a throwaway server on loopback, as in
 import_autosave.py; without either, the PostgreSQL runs are skipped with a note.
 """

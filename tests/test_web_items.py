@@ -123,6 +123,25 @@ def test_validation_errors_name_the_field(client: TestClient, doc: Document) -> 
     assert bad_status.status_code == 422 and "unknown status" in bad_status.json()["detail"]
 
 
+def test_an_item_body_holds_only_what_an_editor_may_send(client: TestClient, doc: Document) -> None:
+    """One record serves the store and the request body: the store's own fields (status,
+    version, author, times, id) and unknown keys are refused, naming the field."""
+    for key, value in [("status", "accepted"), ("version", 9), ("author", "mallory"), ("id", "x")]:
+        refused = client.post("/api/projects/test/items", json={**body(doc), key: value})
+        assert refused.status_code == 422, key
+        assert f"field {key!r} is kept by the store" in refused.json()["detail"]
+    typo = client.post("/api/projects/test/items", json={"turns": [{"querry": "q"}]})
+    assert typo.status_code == 422 and "querry" in typo.json()["detail"]
+    bad_label = client.post(
+        "/api/projects/test/items",
+        json={"turns": [{"query": "q", "evidence": [{"doc_id": doc.id, "label": "maybe"}]}]},
+    )
+    assert bad_label.status_code == 422 and "label" in bad_label.json()["detail"]
+    empty = client.post("/api/projects/test/items", json={})
+    assert empty.status_code == 201
+    assert [t["query"] for t in empty.json()["item"]["turns"]] == [""]
+
+
 def test_list_filters_sorting_and_pages(
     client: TestClient, ws: Workspace, project: Project
 ) -> None:
