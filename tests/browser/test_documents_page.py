@@ -37,7 +37,10 @@ def ws(tmp_path: Path) -> Iterator[Workspace]:
 
 
 def drop_files(page: Page, selector: str, files: list[tuple[str, str, bytes]]) -> None:
-    """Drop files on an element the way a browser does: a DataTransfer holding File objects."""
+    """Drop files on an element the way a browser does: a DataTransfer holding File objects.
+    Waits for the page's scripts first: text rendered by the server is visible before the
+    drop handlers exist, and a drop then would fall on nothing (seen on a busy machine)."""
+    page.wait_for_load_state("load")
     payload = [
         {"name": name, "type": media_type, "data": base64.b64encode(data).decode()}
         for name, media_type, data in files
