@@ -78,6 +78,27 @@ class Settings(BaseSettings):
         description="Whether outgoing requests may go to loopback addresses (127.0.0.0/8, ::1).",
     )
 
+    session_idle_minutes: int = Field(
+        default=480,
+        ge=1,
+        description="A web session unused this many minutes ends (team mode); sign in again.",
+    )
+    session_max_hours: int = Field(
+        default=168,
+        ge=1,
+        description="A web session ends this many hours after sign-in however much it is used.",
+    )
+    login_max_failures: int = Field(
+        default=5,
+        ge=1,
+        description="Wrong passwords in a row after which an account is locked for a while.",
+    )
+    login_lock_minutes: int = Field(
+        default=15,
+        ge=1,
+        description="How long an account stays locked after too many wrong passwords.",
+    )
+
     @field_validator("home", mode="before")
     @classmethod
     def _home_not_empty(cls, value: Any) -> Any:
