@@ -75,7 +75,10 @@ def check_serve_host(ws: Workspace, host: str, *, conn: sa.Connection | None = N
     who reached the port could read and change everything."""
     if is_loopback(host) or team_mode(ws, conn=conn):
         return
+    how = "turn team mode on with `assay team on`"
+    if not signing_in_admins(ws, conn=conn):
+        how = HOW_TO_TURN_ON
     raise Forbidden(
         f"refusing to serve on {host}: personal mode serves this machine only (127.0.0.1), "
-        f"as nobody signs in; to serve a team, {HOW_TO_TURN_ON}"
+        f"as nobody signs in; to serve a team, {how}"
     )
