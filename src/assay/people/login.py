@@ -23,7 +23,15 @@ WRONG = "wrong user name or password"
 
 
 class AccountLocked(NotAuthenticated):
-    """Too many wrong passwords: the message says until when (UTC)."""
+    """Too many wrong passwords: the message (and ``until``, HH:MM) say until when (UTC)."""
+
+    def __init__(self, message: str, until: str) -> None:
+        super().__init__(message)
+        self.until = until
+
+
+class AccountDisabled(NotAuthenticated):
+    """The right password for a disabled account (only then is the state revealed)."""
 
 
 def authenticate(
@@ -48,14 +56,15 @@ def authenticate(
             until = as_utc(row.locked_until).strftime("%H:%M")
             failure = AccountLocked(
                 f"too many wrong passwords: the account is locked until {until} UTC; try again "
-                "then, or ask a workspace admin to set a new password"
+                "then, or ask a workspace admin to set a new password",
+                until,
             )
         elif row is None or not verify_password(stored, password):
             if row is not None:  # counted in this transaction, which commits: no raise inside
                 _count_failure(ws, conn, row.id, row.failed_logins + 1)
             failure = NotAuthenticated(WRONG)
         elif row.disabled:
-            failure = NotAuthenticated("this account is disabled; ask a workspace admin")
+            failure = AccountDisabled("this account is disabled; ask a workspace admin")
         else:
             values: dict[str, object] = {"failed_logins": 0, "locked_until": None}
             if needs_rehash(row.password_hash):

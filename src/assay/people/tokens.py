@@ -86,6 +86,14 @@ def create_token(
     secret = PREFIX + secrets.token_urlsafe(32)
     now = utcnow()
     with transaction(ws.engine, conn) as conn:
+        origin = conn.execute(
+            sa.select(accounts.c.origin).where(accounts.c.id == account_id)
+        ).scalar()
+        if origin != "created":
+            raise InvalidInput(
+                "tokens are for accounts that sign in (made with `assay users add`), "
+                "not for the local owner or imported authors"
+            )
         token_id = conn.execute(
             api_tokens.insert().values(
                 account_id=account_id,

@@ -1,0 +1,82 @@
+"""Who is asking, and the guard every route passes: the web's one door to people.access.
+
+:func:`guard` runs before each route (``create_app`` adds it to every router): it finds the
+actor (personal mode: the local owner; team mode: an ``Authorization: Bearer`` token or the
+session cookie), looks up the action of the route (:mod:`assay.web.route_actions`) and asks
+:func:`assay.people.access.check`. Routes themselves check nothing.
+"""
+
+from __future__ import annotations
+
+from fastapi import Request
+
+from assay.errors import NotAuthenticated
+from assay.people.access import Actor, check
+from assay.people.accounts import account_by_id, local_account
+from assay.people.mode import team_mode
+from assay.people.sessions import touch_session
+from assay.people.tokens import verify_token
+from assay.store.projects import get_project
+from assay.web.render import workspace
+from assay.web.route_actions import action_for, is_public
+
+SESSION_COOKIE = "assay_session"
+
+
+def guard(request: Request) -> None:
+    """Let the request through, or raise NotAuthenticated (401) or Forbidden (403)."""
+    route = request.scope.get("route")
+    path = getattr(route, "path", request.url.path)
+    method = request.method
+    if is_public(method, path):
+        return
+    ws = workspace(request)
+    actor = request_actor(request)
+    if actor.personal:
+        return
+    action = action_for(method, path)
+    if action is None:
+        return
+    name = request.path_params.get("name")
+    project = get_project(ws, name) if name is not None else None
+    check(ws, actor, action, project)
+
+
+def request_actor(request: Request) -> Actor:
+    """The actor of this request (worked out once, then kept on ``request.state``)."""
+    known = getattr(request.state, "actor", None)
+    if isinstance(known, Actor):
+        return known
+    ws = workspace(request)
+    actor = Actor.of(local_account(ws)) if not team_mode(ws) else _signed_in(request)
+    request.state.actor = actor
+    return actor
+
+
+def _signed_in(request: Request) -> Actor:
+    ws = workspace(request)
+    header = request.headers.get("authorization", "")
+    if header:
+        kind, _, secret = header.partition(" ")
+        if kind.lower() != "bearer" or not secret.strip():
+            raise NotAuthenticated("send the API token as `Authorization: Bearer TOKEN`")
+        token = verify_token(ws, secret.strip())
+        account_id, scope = token.account_id, token.scope
+    else:
+        session = touch_session(ws, request.cookies.get(SESSION_COOKIE, ""))
+        if session is None:
+            raise NotAuthenticated("sign in first (your session has ended or never began)")
+        account_id, scope = session.account_id, "write"
+    account = account_by_id(ws, account_id)
+    if account.origin != "created":  # the local owner never acts through the web in team mode
+        raise NotAuthenticated("this account cannot sign in")
+    return Actor.of(account, scope)
+
+
+def signed_in_actor(request: Request) -> Actor | None:
+    """The actor when someone is signed in (or personal mode), else None: for pages that
+    show who is signed in, such as the sign-in page itself."""
+    try:
+        return request_actor(request)
+    except NotAuthenticated:
+        return None

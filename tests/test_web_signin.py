@@ -1,0 +1,199 @@
+"""Signing in on the web, sessions and tokens on requests, and the access guard (team mode);
+personal mode unchanged. On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+
+from assay.people.accounts import create_account, set_disabled
+from assay.people.members import set_role
+from assay.people.mode import set_team_mode
+from assay.people.tokens import create_token
+from assay.store.db import utcnow
+from assay.store.projects import create_project
+from assay.store.schema import api_tokens
+from assay.store.workspace import Workspace
+from assay.web import create_app
+from assay.web.route_actions import missing_rules
+
+PASSWORD = "correct horse battery"
+
+
+def browser(ws: Workspace, base_url: str = "http://testserver") -> TestClient:
+    """A client with the CSRF cookie and header, as the pages' scripts send them."""
+    client = TestClient(create_app(ws), base_url=base_url, follow_redirects=False)
+    client.get("/api/session")
+    client.headers["X-CSRF-Token"] = client.cookies["assay_csrf"]
+    return client
+
+
+def sign_in(client: TestClient, username: str, password: str = PASSWORD, **extra: str):  # type: ignore[no-untyped-def]
+    return client.post("/api/session", json={"username": username, "password": password, **extra})
+
+
+@pytest.fixture
+def team(any_ws: Workspace) -> Workspace:
+    """Team mode with an admin (root), a project p, and bob as its annotator."""
+    create_account(any_ws, "root", PASSWORD, admin=True)
+    bob = create_account(any_ws, "bob", PASSWORD)
+    project = create_project(any_ws, "p", "en")
+    set_role(any_ws, project.id, bob.id, "annotator")
+    set_team_mode(any_ws, True)
+    return any_ws
+
+
+def test_personal_mode_needs_no_sign_in(ws: Workspace) -> None:
+    create_project(ws, "p", "en")
+    client = browser(ws)
+    assert client.get("/").status_code == 200
+    assert client.get("/api/projects/p/items").status_code == 200
+    assert client.get("/api/session").json() == {"mode": "personal", "username": "local"}
+    assert client.get("/login?next=/projects/p").headers["location"] == "/projects/p"
+    assert sign_in(client, "local", "").status_code == 409
+
+
+def test_team_mode_asks_pages_to_sign_in_and_the_api_for_a_token(team: Workspace) -> None:
+    client = browser(team)
+    page = client.get("/projects/p/items?status=draft")
+    assert page.status_code == 303
+    assert page.headers["location"] == "/login?next=%2Fprojects%2Fp%2Fitems%3Fstatus%3Ddraft"
+    api = client.get("/api/projects/p/items")
+    assert api.status_code == 401 and api.headers["www-authenticate"] == "Bearer"
+    assert "sign in first" in api.json()["detail"]
+    login = client.get("/login")
+    assert login.status_code == 200 and 'id="signin-form"' in login.text
+    german = client.get("/login", headers={"accept-language": "de"})
+    assert "Anmelden" in german.text and "Benutzername" in german.text
+    assert client.get("/api/session").json() == {"mode": "team", "username": None}
+
+
+def test_sign_in_sets_a_safe_new_session_cookie(team: Workspace) -> None:
+    client = browser(team)
+    client.cookies.set("assay_session", "planted-by-an-attacker", domain="testserver.local")
+    answer = sign_in(client, "Bob", next="//evil.example/x")
+    assert answer.status_code == 200
+    assert answer.json() == {"username": "bob", "next": "/"}  # no open redirect
+    cookie = answer.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=lax" in cookie and "Path=/" in cookie
+    assert "Secure" not in cookie  # plain http on loopback
+    secret = client.cookies["assay_session"]
+    assert secret != "planted-by-an-attacker" and len(secret) >= 40
+    assert client.get("/api/session").json()["username"] == "bob"
+    assert client.get("/api/projects/p/items").status_code == 403  # annotator: own items only
+    assert client.get("/api/projects/p").status_code == 200
+    https = browser(team, "https://testserver")
+    assert "Secure" in sign_in(https, "bob").headers["set-cookie"]
+
+
+def test_signing_in_and_out_needs_the_csrf_token(team: Workspace) -> None:
+    client = TestClient(create_app(team), follow_redirects=False)
+    refused = sign_in(client, "bob")
+    assert refused.status_code == 403 and "CSRF" in refused.json()["detail"]
+    client = browser(team)
+    sign_in(client, "bob")
+    del client.headers["X-CSRF-Token"]
+    assert client.delete("/api/session").status_code == 403
+    assert client.get("/api/session").json()["username"] == "bob"
+
+
+def test_sign_out_ends_the_session_on_the_server(team: Workspace) -> None:
+    client = browser(team)
+    sign_in(client, "bob")
+    secret = client.cookies["assay_session"]
+    assert client.delete("/api/session").status_code == 204
+    replay = browser(team)
+    replay.cookies.set("assay_session", secret, domain="testserver.local")
+    assert replay.get("/api/projects/p").status_code == 401
+
+
+def test_wrong_unknown_locked(team: Workspace) -> None:
+    client = browser(team)
+    wrong = sign_in(client, "bob", "not the password")
+    unknown = sign_in(client, "mallory", PASSWORD)
+    assert wrong.status_code == unknown.status_code == 401
+    assert wrong.json()["code"] == unknown.json()["code"] == "wrong"
+    assert wrong.json()["detail"] == unknown.json()["detail"] == "wrong user name or password"
+    for _ in range(team.settings.login_max_failures - 1):
+        sign_in(client, "bob", "not the password")
+    locked = sign_in(client, "bob")
+    assert locked.status_code == 401 and locked.json()["code"] == "locked"
+    assert len(locked.json()["until"]) == 5
+
+
+def test_too_many_attempts_from_one_address(team: Workspace) -> None:
+    client = browser(team)
+    codes = [sign_in(client, f"user{n}", "whatever password").status_code for n in range(11)]
+    assert codes == [401] * 10 + [429]
+    assert sign_in(client, "bob").json()["code"] == "too_many"
+
+
+def test_a_disabled_user_is_thrown_out_on_the_next_request(team: Workspace) -> None:
+    client = browser(team)
+    sign_in(client, "bob")
+    assert client.get("/projects/p").status_code == 200
+    set_disabled(team, "bob")
+    assert client.get("/projects/p").status_code == 303
+    assert sign_in(client, "bob").json()["code"] == "disabled"
+
+
+def test_roles_decide_what_a_member_may_do(team: Workspace) -> None:
+    client = browser(team)
+    sign_in(client, "bob")
+    settings = client.put("/api/projects/p/settings", json={"query_types": None})
+    assert settings.status_code == 403
+    assert "bob may not project.settings in project 'p'" in settings.json()["detail"]
+    created = client.post("/api/projects", json={"name": "mine"})
+    assert created.status_code == 403 and "only workspace admins" in created.json()["detail"]
+    admin = browser(team)
+    sign_in(admin, "root")
+    assert admin.put("/api/projects/p/settings", json={"query_types": None}).status_code == 200
+    outsider = create_account(team, "eve", PASSWORD)
+    stranger = browser(team)
+    sign_in(stranger, "eve")
+    assert stranger.get("/projects/p").status_code == 403
+    assert outsider.id
+
+
+def test_tokens_on_requests(team: Workspace) -> None:
+    bob_id = next(a.id for a in [create_account(team, "carol", PASSWORD)])
+    project = create_project(team, "q", "en")
+    set_role(team, project.id, bob_id, "lead")
+    read, _ = create_token(team, bob_id, "dash", "read")
+    write, _ = create_token(team, bob_id, "ci", "write")
+    expired, old = create_token(team, bob_id, "old", "write")
+    with team.engine.begin() as conn:
+        conn.execute(
+            api_tokens.update()
+            .where(api_tokens.c.id == old.id)
+            .values(expires_at=utcnow() - timedelta(seconds=1))
+        )
+    api = TestClient(create_app(team))  # no cookies: scripts send only the token
+
+    def call(method: str, url: str, token: str, **kw):  # type: ignore[no-untyped-def]
+        return api.request(method, url, headers={"Authorization": f"Bearer {token}"}, **kw)
+
+    assert call("GET", "/api/projects/q/items", read).status_code == 200
+    refused = call("PUT", "/api/projects/q/settings", read, json={"query_types": None})
+    assert refused.status_code == 403 and "read-only token" in refused.json()["detail"]
+    assert call("GET", "/api/projects/p/items", write).status_code == 403  # not a member of p
+    assert "is expired" in call("GET", "/api/projects/q", expired).json()["detail"]
+    assert call("GET", "/api/projects/q", "assay_made-up").status_code == 401
+    basic = api.get("/api/projects/q", headers={"Authorization": "Basic Ym9iOng="})
+    assert basic.status_code == 401 and "Bearer" in basic.json()["detail"]
+
+
+def test_every_writing_route_has_an_access_rule(ws: Workspace) -> None:
+    app = create_app(ws)
+    routes = [
+        (method.upper(), path)
+        for path, operations in app.openapi()["paths"].items()
+        for method in operations
+    ]
+    assert len(routes) > 50
+    assert missing_rules(routes) == []
+    assert missing_rules([("POST", "/api/projects/{name}/new-thing")]) == [
+        "POST /api/projects/{name}/new-thing"
+    ]
