@@ -8,9 +8,10 @@ session cookie), looks up the action of the route (:mod:`assay.web.route_actions
 
 from __future__ import annotations
 
+import sqlalchemy as sa
 from fastapi import Request
 
-from assay.errors import NotAuthenticated
+from assay.errors import AssayError, NotAuthenticated
 from assay.people.access import Actor, check
 from assay.people.accounts import account_by_id, local_account
 from assay.people.mode import team_mode
@@ -24,50 +25,66 @@ SESSION_COOKIE = "assay_session"
 
 
 def guard(request: Request) -> None:
-    """Let the request through, or raise NotAuthenticated (401) or Forbidden (403)."""
+    """Let the request through, or raise NotAuthenticated (401) or Forbidden (403).
+
+    One transaction for all the guard reads and writes (a session's last use, an expired
+    session's deletion); it commits before a refusal is raised, so those writes stay."""
     route = request.scope.get("route")
     path = getattr(route, "path", request.url.path)
-    method = request.method
-    if is_public(method, path):
+    if is_public(request.method, path):
         return
+    refusal: AssayError | None = None
+    with workspace(request).engine.begin() as conn:
+        try:
+            _check(request, path, conn)
+        except AssayError as exc:
+            refusal = exc
+    if refusal is not None:
+        raise refusal
+
+
+def _check(request: Request, path: str, conn: sa.Connection) -> None:
     ws = workspace(request)
-    actor = request_actor(request)
+    actor = request_actor(request, conn=conn)
     if actor.personal:
         return
-    action = action_for(method, path)
+    action = action_for(request.method, path)
     if action is None:
         return
     name = request.path_params.get("name")
-    project = get_project(ws, name) if name is not None else None
-    check(ws, actor, action, project)
+    project = get_project(ws, name, conn=conn) if name is not None else None
+    check(ws, actor, action, project, conn=conn)
 
 
-def request_actor(request: Request) -> Actor:
+def request_actor(request: Request, *, conn: sa.Connection | None = None) -> Actor:
     """The actor of this request (worked out once, then kept on ``request.state``)."""
     known = getattr(request.state, "actor", None)
     if isinstance(known, Actor):
         return known
     ws = workspace(request)
-    actor = Actor.of(local_account(ws)) if not team_mode(ws) else _signed_in(request)
+    if team_mode(ws, conn=conn):
+        actor = _signed_in(request, conn)
+    else:
+        actor = Actor.of(local_account(ws, conn=conn))
     request.state.actor = actor
     return actor
 
 
-def _signed_in(request: Request) -> Actor:
+def _signed_in(request: Request, conn: sa.Connection | None) -> Actor:
     ws = workspace(request)
     header = request.headers.get("authorization", "")
     if header:
         kind, _, secret = header.partition(" ")
         if kind.lower() != "bearer" or not secret.strip():
             raise NotAuthenticated("send the API token as `Authorization: Bearer TOKEN`")
-        token = verify_token(ws, secret.strip())
+        token = verify_token(ws, secret.strip(), conn=conn)
         account_id, scope = token.account_id, token.scope
     else:
-        session = touch_session(ws, request.cookies.get(SESSION_COOKIE, ""))
+        session = touch_session(ws, request.cookies.get(SESSION_COOKIE, ""), conn=conn)
         if session is None:
             raise NotAuthenticated("sign in first (your session has ended or never began)")
         account_id, scope = session.account_id, "write"
-    account = account_by_id(ws, account_id)
+    account = account_by_id(ws, account_id, conn=conn)
     if account.origin != "created":  # the local owner never acts through the web in team mode
         raise NotAuthenticated("this account cannot sign in")
     return Actor.of(account, scope)
