@@ -3,6 +3,7 @@ personal mode unchanged. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -197,3 +198,65 @@ def test_every_writing_route_has_an_access_rule(ws: Workspace) -> None:
     assert missing_rules([("POST", "/api/projects/{name}/new-thing")]) == [
         "POST /api/projects/{name}/new-thing"
     ]
+
+
+def test_a_trusted_proxy_signs_users_in(team: Workspace) -> None:
+    trusted = team.settings.model_copy(
+        update={"trusted_user_header": "X-Remote-User", "trusted_proxies": "10.0.0.0/8"}
+    )
+    behind = replace(team, settings=trusted)
+    proxy = TestClient(create_app(behind), client=("10.0.0.5", 50000))
+    assert proxy.get("/api/session", headers={"X-Remote-User": "bob"}).json()["username"] == "bob"
+    assert proxy.get("/api/projects/p", headers={"X-Remote-User": "Bob"}).status_code == 200
+    unknown = proxy.get("/api/projects/p", headers={"X-Remote-User": "mallory"})
+    assert unknown.status_code == 401 and "'mallory': no such account" in unknown.json()["detail"]
+    assert proxy.get("/api/projects/p").status_code == 401  # no header: sign in as usual
+    elsewhere = TestClient(create_app(behind), client=("192.0.2.7", 50000))
+    spoofed = elsewhere.get("/api/projects/p", headers={"X-Remote-User": "root"})
+    assert spoofed.status_code == 401  # only the proxy may name the user
+
+
+def test_trusted_proxies_must_be_addresses() -> None:
+    from pydantic import ValidationError
+
+    from assay.store.settings import Settings
+
+    with pytest.raises(ValidationError, match=r"'proxy\.local' is not an IP address or network"):
+        Settings(trusted_proxies="127.0.0.1, proxy.local")
+
+
+def test_host_and_origin_are_checked_in_team_mode(team: Workspace) -> None:
+    client = browser(team)
+    assert client.get("/login", headers={"host": "evil.example"}).status_code == 400
+    cross = client.post(
+        "/api/session",
+        json={"username": "bob", "password": PASSWORD},
+        headers={"origin": "http://evil.example"},
+    )
+    assert cross.status_code == 403 and "cross-site" in cross.json()["detail"]
+
+
+def test_the_client_address_comes_from_x_forwarded_for_only_behind_a_trusted_proxy(
+    team: Workspace,
+) -> None:
+    trusted = team.settings.model_copy(update={"trusted_proxies": "10.0.0.5"})
+    behind = replace(team, settings=trusted)
+    via_proxy = browser_at(behind, ("10.0.0.5", 1))
+    direct = browser_at(behind, ("192.0.2.7", 1))
+    for n in range(10):  # ten clients behind the proxy do not share one budget
+        forwarded = {"x-forwarded-for": f"203.0.113.{n}"}
+        assert sign_in_with(via_proxy, forwarded).status_code == 401
+    spoof = [sign_in_with(direct, {"x-forwarded-for": f"198.51.100.{n}"}) for n in range(11)]
+    assert spoof[-1].status_code == 429  # a direct client cannot pick its address
+
+
+def browser_at(ws: Workspace, client: tuple[str, int]) -> TestClient:
+    app_client = TestClient(create_app(ws), client=client)
+    app_client.get("/api/session")
+    app_client.headers["X-CSRF-Token"] = app_client.cookies["assay_csrf"]
+    return app_client
+
+
+def sign_in_with(client: TestClient, headers: dict[str, str]):  # type: ignore[no-untyped-def]
+    body = {"username": "bob", "password": "not the password"}
+    return client.post("/api/session", json=body, headers=headers)

@@ -5,6 +5,7 @@ Every field here is documented in docs/settings.md; a test fails when one is not
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,37 @@ class Settings(BaseSettings):
         ge=1,
         description="How long an account stays locked after too many wrong passwords.",
     )
+
+    trusted_user_header: str = Field(
+        default="",
+        description=(
+            "Team mode behind a reverse proxy that signs users in: the request header that "
+            "carries the user name (for example `X-Remote-User`). Empty turns this off."
+        ),
+    )
+    trusted_proxies: str = Field(
+        default="",
+        description=(
+            "Comma-separated addresses or networks (`127.0.0.1`, `10.0.0.0/24`) of the reverse "
+            "proxies whose user header and X-Forwarded-For are believed; from any other address "
+            "both are ignored."
+        ),
+    )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_are_addresses(cls, value: str) -> str:
+        for part in filter(None, (p.strip() for p in value.split(","))):
+            try:
+                ipaddress.ip_network(part, strict=False)
+            except ValueError:
+                raise ValueError(f"{part!r} is not an IP address or network") from None
+        return value
+
+    @property
+    def trusted_networks(self) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+        parts = filter(None, (p.strip() for p in self.trusted_proxies.split(",")))
+        return [ipaddress.ip_network(part, strict=False) for part in parts]
 
     @field_validator("home", mode="before")
     @classmethod

@@ -11,13 +11,14 @@ from __future__ import annotations
 import sqlalchemy as sa
 from fastapi import Request
 
-from assay.errors import AssayError, NotAuthenticated
+from assay.errors import AssayError, NotAuthenticated, NotFound
 from assay.people.access import Actor, check
-from assay.people.accounts import account_by_id, local_account
+from assay.people.accounts import account_by_id, get_account, local_account
 from assay.people.mode import team_mode
 from assay.people.sessions import touch_session
 from assay.people.tokens import verify_token
 from assay.store.projects import get_project
+from assay.web.proxies import proxy_user
 from assay.web.render import workspace
 from assay.web.route_actions import action_for, is_public
 
@@ -71,9 +72,20 @@ def request_actor(request: Request, *, conn: sa.Connection | None = None) -> Act
 
 
 def _signed_in(request: Request, conn: sa.Connection | None) -> Actor:
+    """The account of the trusted proxy's user header, else of a Bearer token, else of the
+    session cookie."""
     ws = workspace(request)
     header = request.headers.get("authorization", "")
-    if header:
+    by_proxy = proxy_user(request, ws.settings)
+    if by_proxy is not None:
+        try:
+            account = get_account(ws, by_proxy, conn=conn)
+        except NotFound:
+            raise NotAuthenticated(f"the proxy signed in {by_proxy!r}: no such account") from None
+        if account.disabled:
+            raise NotAuthenticated("this account is disabled; ask a workspace admin")
+        account_id, scope = account.id, "write"
+    elif header:
         kind, _, secret = header.partition(" ")
         if kind.lower() != "bearer" or not secret.strip():
             raise NotAuthenticated("send the API token as `Authorization: Bearer TOKEN`")

@@ -19,6 +19,7 @@ from assay.people.login import AccountDisabled, AccountLocked, authenticate
 from assay.people.mode import team_mode
 from assay.people.sessions import create_session, end_session
 from assay.web.actors import SESSION_COOKIE, signed_in_actor
+from assay.web.proxies import client_address
 from assay.web.render import render, workspace
 from assay.web.routes.projects import local_path
 
@@ -59,7 +60,7 @@ def sign_in(request: Request, body: SignIn) -> Response:
     ws = workspace(request)
     if not team_mode(ws):
         return JSONResponse({"detail": "personal mode: nobody signs in"}, status_code=409)
-    address = request.client.host if request.client else ""
+    address = client_address(request, ws.settings)
     if not request.app.state.login_limiter.allow(address):
         return JSONResponse(
             {"detail": "too many sign-in attempts; wait a minute", "code": "too_many"},
