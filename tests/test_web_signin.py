@@ -260,3 +260,22 @@ def browser_at(ws: Workspace, client: tuple[str, int]) -> TestClient:
 def sign_in_with(client: TestClient, headers: dict[str, str]):  # type: ignore[no-untyped-def]
     body = {"username": "bob", "password": "not the password"}
     return client.post("/api/session", json=body, headers=headers)
+
+
+def test_https_at_a_trusted_proxy_makes_the_cookie_secure(team: Workspace) -> None:
+    behind = replace(team, settings=team.settings.model_copy(update={"trusted_proxies": "::1"}))
+    https = {"x-forwarded-proto": "https"}
+    proxy = browser_at(behind, ("::1", 1))
+    assert (
+        "Secure"
+        in proxy.post(
+            "/api/session", json={"username": "bob", "password": PASSWORD}, headers=https
+        ).headers["set-cookie"]
+    )
+    direct = browser_at(behind, ("192.0.2.7", 1))
+    assert (
+        "Secure"
+        not in direct.post(
+            "/api/session", json={"username": "bob", "password": PASSWORD}, headers=https
+        ).headers["set-cookie"]
+    )

@@ -105,7 +105,7 @@ def _serve(ws: Workspace, host: str, sock: socket.socket) -> None:
     )
     if host != ws.settings.host:  # the app answers to the address it was told to bind
         ws = dataclasses.replace(ws, settings=ws.settings.model_copy(update={"host": host}))
-    # the app reads X-Forwarded-For itself, and only from ASSAY_TRUSTED_PROXIES (web/proxies.py)
+    # the app reads X-Forwarded-* itself, only from ASSAY_TRUSTED_PROXIES (web/proxies.py)
     config = uvicorn.Config(create_app(ws), log_level="warning", proxy_headers=False)
     try:
         uvicorn.Server(config).run(sockets=[sock])

@@ -108,11 +108,11 @@ class Settings(BaseSettings):
         ),
     )
     trusted_proxies: str = Field(
-        default="",
+        default="127.0.0.1",
         description=(
             "Comma-separated addresses or networks (`127.0.0.1`, `10.0.0.0/24`) of the reverse "
-            "proxies whose user header and X-Forwarded-For are believed; from any other address "
-            "both are ignored."
+            "proxies whose user header, X-Forwarded-For and X-Forwarded-Proto are believed; "
+            "from any other address they are ignored."
         ),
     )
 

@@ -41,6 +41,7 @@ from assay.web.i18n import load_catalogs
 from assay.web.jobs import JobRegistry
 from assay.web.login_limit import LoginLimiter
 from assay.web.paths import hide_paths, workspace_paths
+from assay.web.proxies import ProxyHeadersMiddleware
 from assay.web.render import make_templates, render, translator
 from assay.web.routes import (
     chunkings,
@@ -89,7 +90,8 @@ def create_app(ws: Workspace) -> FastAPI:
     clean_upload_folders(ws)  # what a killed server's imports left behind
     app.state.experiment_jobs = ExperimentJobs()
     app.state.login_limiter = LoginLimiter()
-    # outermost last: headers on every answer, then Host, CSRF, body size, strict JSON
+    # outermost last: a trusted proxy's client address and scheme, headers on every answer,
+    # then Host, CSRF, body size, strict JSON
     app.add_middleware(StrictJSONMiddleware)
     app.add_middleware(
         BodyLimitMiddleware,
@@ -100,6 +102,7 @@ def create_app(ws: Workspace) -> FastAPI:
     app.add_middleware(CSRFMiddleware)
     app.add_middleware(HostMiddleware, settings=ws.settings)
     app.add_middleware(SecurityHeadersMiddleware)
+    app.add_middleware(ProxyHeadersMiddleware, settings=ws.settings)
     app.mount(
         "/static", StaticFiles(directory=str(resources.files("assay.web") / "static")), "static"
     )

@@ -60,7 +60,7 @@ def sign_in(request: Request, body: SignIn) -> Response:
     ws = workspace(request)
     if not team_mode(ws):
         return JSONResponse({"detail": "personal mode: nobody signs in"}, status_code=409)
-    address = client_address(request, ws.settings)
+    address = client_address(request)
     if not request.app.state.login_limiter.allow(address):
         return JSONResponse(
             {"detail": "too many sign-in attempts; wait a minute", "code": "too_many"},
