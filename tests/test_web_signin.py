@@ -279,3 +279,27 @@ def test_https_at_a_trusted_proxy_makes_the_cookie_secure(team: Workspace) -> No
             "/api/session", json={"username": "bob", "password": PASSWORD}, headers=https
         ).headers["set-cookie"]
     )
+
+
+def test_members_are_listed_and_changed_by_owners(team: Workspace) -> None:
+    create_project(team, "hidden", "en")
+    bob = browser(team)
+    sign_in(bob, "bob")
+    assert [p["name"] for p in bob.get("/api/projects").json()] == ["p"]  # member of p only
+    assert bob.get("/api/projects/p/members").json() == [
+        {"username": "bob", "display_name": "bob", "role": "annotator", "disabled": False}
+    ]
+    refused = bob.put("/api/projects/p/members/bob", json={"role": "owner"})
+    assert refused.status_code == 403 and "project.members" in refused.json()["detail"]
+    root = browser(team)
+    sign_in(root, "root")
+    assert [p["name"] for p in root.get("/api/projects").json()] == ["hidden", "p"]
+    changed = root.put("/api/projects/p/members/bob", json={"role": "owner"})
+    assert changed.status_code == 200 and changed.json()[0]["role"] == "owner"
+    assert bob.put("/api/projects/p/members/root", json={"role": "viewer"}).status_code == 200
+    last = bob.delete("/api/projects/p/members/bob")
+    assert last.status_code == 409 and "only owner" in last.json()["detail"]
+    assert bob.delete("/api/projects/p/members/root").status_code == 204
+    assert root.put("/api/projects/p/members/nobody", json={"role": "viewer"}).status_code == 404
+    bad = root.put("/api/projects/p/members/bob", json={"role": "boss"})
+    assert bad.status_code == 422

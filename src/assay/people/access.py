@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from assay.errors import Forbidden, InvalidInput
-from assay.people.members import role_of
+from assay.people.members import member_projects, role_of
 from assay.people.roles import ACTIONS, ADMIN_ACTIONS, ROLES
 from assay.store.workspace import Workspace
 
@@ -123,3 +123,14 @@ def check(
     if not decision:
         where = f" in project {project.name!r}" if project is not None else ""
         raise Forbidden(f"{actor.username} may not {action}{where}: {decision.reason}")
+
+
+def visible_projects(
+    ws: Workspace, actor: Actor, projects: list[Project], *, conn: sa.Connection | None = None
+) -> list[Project]:
+    """The projects of ``projects`` the actor may see (``project.read``): all for the local
+    owner and workspace admins, else those the actor is a member of."""
+    if actor.personal or actor.is_admin:
+        return projects
+    roles = member_projects(ws, actor.account_id, conn=conn)
+    return [p for p in projects if decide(actor, "project.read", roles.get(p.id))]

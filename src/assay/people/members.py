@@ -93,6 +93,19 @@ def list_members(
     return sorted(members, key=lambda m: (order.index(m.role), m.username))
 
 
+def member_projects(
+    ws: Workspace, account_id: int, *, conn: sa.Connection | None = None
+) -> dict[int, str]:
+    """The projects the account is a member of: project id → role."""
+    with reading(ws.engine, conn) as reader:
+        rows = reader.execute(
+            sa.select(project_members.c.project_id, project_members.c.role).where(
+                project_members.c.account_id == account_id
+            )
+        ).all()
+    return {row.project_id: row.role for row in rows}
+
+
 def _member(project_id: int, account_id: int) -> sa.ColumnElement[bool]:
     return sa.and_(
         project_members.c.project_id == project_id, project_members.c.account_id == account_id

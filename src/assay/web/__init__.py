@@ -56,6 +56,7 @@ from assay.web.routes import (
     guide,
     imports,
     items,
+    members,
     projects,
     search,
     signin,
@@ -154,6 +155,7 @@ def create_app(ws: Workspace) -> FastAPI:
     for module in (
         signin,
         projects,
+        members,
         documents,
         chunkings,
         items,

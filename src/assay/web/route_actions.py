@@ -41,6 +41,8 @@ WRITES: dict[tuple[str, str], str] = {
     ("PUT", f"{P}/conversation-settings"): "project.settings",
     ("POST", f"{P}/transfer/exports"): "export",
     ("POST", f"{P}/transfer/imports"): "import",
+    ("PUT", f"{P}/members/{{username}}"): "project.members",
+    ("DELETE", f"{P}/members/{{username}}"): "project.members",
 }
 
 PUBLIC = frozenset(
