@@ -52,6 +52,8 @@ PUBLIC = frozenset(
         ("POST", "/api/session"),
         ("DELETE", "/api/session"),
         ("GET", "/language/{code}"),
+        # the API's description (the app's own route, outside the guarded routers)
+        ("GET", "/api/openapi.json"),
     }
 )
 
