@@ -18,7 +18,13 @@ from assay.people.accounts import (
     set_password,
 )
 from assay.people.login import AccountLocked, authenticate
-from assay.people.sessions import create_session, end_session, hash_secret, touch_session
+from assay.people.sessions import (
+    create_session,
+    end_expired_sessions,
+    end_session,
+    hash_secret,
+    touch_session,
+)
 from assay.store.db import utcnow
 from assay.store.schema import accounts, sessions
 from assay.store.workspace import Workspace
@@ -177,3 +183,24 @@ def test_the_last_admin_who_can_sign_in_stays(any_ws: Workspace) -> None:
     assert get_account(any_ws, "alice").disabled
     with pytest.raises(InvalidInput, match="local owner"):
         set_disabled(any_ws, "local")
+
+
+def test_expired_sessions_are_swept(any_ws: Workspace) -> None:
+    alice = create_account(any_ws, "alice", PASSWORD)
+    old, _ = create_session(any_ws, alice.id)
+    idle, _ = create_session(any_ws, alice.id)
+    live, _ = create_session(any_ws, alice.id)
+    now = utcnow()
+    with any_ws.engine.begin() as conn:
+        conn.execute(
+            sessions.update()
+            .where(sessions.c.id_hash == hash_secret(old))
+            .values(expires_at=now - timedelta(seconds=1))
+        )
+        conn.execute(
+            sessions.update()
+            .where(sessions.c.id_hash == hash_secret(idle))
+            .values(last_seen_at=now - timedelta(days=1))
+        )
+    assert end_expired_sessions(any_ws) == 2
+    assert touch_session(any_ws, live) is not None

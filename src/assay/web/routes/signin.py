@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.errors import NotAuthenticated
 from assay.people.login import AccountDisabled, AccountLocked, authenticate
 from assay.people.mode import team_mode
-from assay.people.sessions import create_session, end_session
+from assay.people.sessions import create_session, end_expired_sessions, end_session
 from assay.web.actors import SESSION_COOKIE, signed_in_actor
 from assay.web.proxies import client_address
 from assay.web.render import render, workspace
@@ -76,6 +76,7 @@ def sign_in(request: Request, body: SignIn) -> Response:
     old = request.cookies.get(SESSION_COOKIE)
     if old:
         end_session(ws, old)
+    end_expired_sessions(ws)  # housekeeping: rows that can never be used again
     secret, session = create_session(ws, account.id)
     response = JSONResponse({"username": account.username, "next": local_path(body.next)})
     response.set_cookie(
