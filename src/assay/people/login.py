@@ -12,7 +12,7 @@ from datetime import timedelta
 
 import sqlalchemy as sa
 
-from assay.errors import NotAuthenticated
+from assay.errors import InvalidInput, NotAuthenticated
 from assay.people.accounts import Account, account_by_id, check_username
 from assay.people.passwords import hash_password, needs_rehash, verify_password
 from assay.store.db import as_utc, transaction, utcnow
@@ -43,7 +43,7 @@ def authenticate(
     error: callers with their own ``conn`` must commit it."""
     try:
         name = check_username(username)
-    except Exception:
+    except InvalidInput:
         verify_password(None, password)
         raise NotAuthenticated(WRONG) from None
     now = utcnow()
@@ -61,7 +61,7 @@ def authenticate(
             )
         elif row is None or not verify_password(stored, password):
             if row is not None:  # counted in this transaction, which commits: no raise inside
-                _count_failure(ws, conn, row.id, row.failed_logins + 1)
+                _count_failure(ws, conn, row.id)
             failure = NotAuthenticated(WRONG)
         elif row.disabled:
             failure = AccountDisabled("this account is disabled; ask a workspace admin")
@@ -76,11 +76,12 @@ def authenticate(
     return account
 
 
-def _count_failure(ws: Workspace, conn: sa.Connection, account_id: int, failures: int) -> None:
-    values: dict[str, object] = {"failed_logins": failures}
+def _count_failure(ws: Workspace, conn: sa.Connection, account_id: int) -> None:
+    """One more failure, counted in the database (two sign-ins at once both count); at the
+    limit the account locks and the count starts again."""
+    where = accounts.c.id == account_id
+    conn.execute(accounts.update().where(where).values(failed_logins=accounts.c.failed_logins + 1))
+    failures = conn.execute(sa.select(accounts.c.failed_logins).where(where)).scalar_one()
     if failures >= ws.settings.login_max_failures:
-        values = {
-            "failed_logins": 0,
-            "locked_until": utcnow() + timedelta(minutes=ws.settings.login_lock_minutes),
-        }
-    conn.execute(accounts.update().where(accounts.c.id == account_id).values(**values))
+        lock = utcnow() + timedelta(minutes=ws.settings.login_lock_minutes)
+        conn.execute(accounts.update().where(where).values(failed_logins=0, locked_until=lock))

@@ -55,21 +55,23 @@ def who(request: Request) -> dict[str, Any]:
 @router.post("/api/session")
 def sign_in(request: Request, body: SignIn) -> Response:
     """Sign in with a user name and password. Failures answer 401 with ``code``: ``wrong``,
-    ``locked`` (and ``until``, HH:MM UTC) or ``disabled``; too many attempts from one
-    address answer 429 with ``code`` ``too_many``."""
+    ``locked`` (and ``until``, HH:MM UTC) or ``disabled``; after 10 failures in a minute from
+    one address it answers 429 with ``code`` ``too_many``."""
     ws = workspace(request)
     if not team_mode(ws):
         return JSONResponse({"detail": "personal mode: nobody signs in"}, status_code=409)
     address = client_address(request)
-    if not request.app.state.login_limiter.allow(address):
+    limiter = request.app.state.login_limiter
+    if not limiter.allow(address):
         return JSONResponse(
-            {"detail": "too many sign-in attempts; wait a minute", "code": "too_many"},
+            {"detail": "too many failed sign-ins; wait a minute", "code": "too_many"},
             status_code=429,
             headers={"retry-after": "60"},
         )
     try:
         account = authenticate(ws, body.username, body.password)
     except NotAuthenticated as exc:
+        limiter.failed(address)
         code = {AccountLocked: "locked", AccountDisabled: "disabled"}.get(type(exc), "wrong")
         extra = {"until": exc.until} if isinstance(exc, AccountLocked) else {}
         return JSONResponse({"detail": str(exc), "code": code, **extra}, status_code=401)
