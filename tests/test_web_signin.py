@@ -52,6 +52,8 @@ def test_personal_mode_needs_no_sign_in(ws: Workspace) -> None:
     client = browser(ws)
     assert client.get("/").status_code == 200
     assert client.get("/api/projects/p/items").status_code == 200
+    home = client.get("/projects/p").text
+    assert 'id="members"' not in home and 'id="author-form"' in home  # as before
     assert client.get("/api/session").json() == {"mode": "personal", "username": "local"}
     assert client.get("/login?next=/projects/p").headers["location"] == "/projects/p"
     assert sign_in(client, "local", "").status_code == 409

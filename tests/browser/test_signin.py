@@ -70,3 +70,36 @@ def test_sign_in_page_in_german(page: Page, team: Workspace, live_server: LiveSe
     page.get_by_role("button", name="Anmelden").click()
     expect(page.get_by_text("Angemeldet als bob")).to_be_visible()
     assert page.url.endswith("/projects/test")
+
+
+def test_owners_manage_members_on_the_project_page(
+    page: Page, team: Workspace, live_server: LiveServer
+) -> None:
+    create_account(team, "carol", PASSWORD)
+    page.goto(live_server.url + "/projects/test")
+    page.get_by_label("User name").fill("root")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    members = page.locator("#members")
+    expect(members.get_by_role("heading", name="Members")).to_be_visible()
+    expect(members.get_by_role("row")).to_have_count(2)  # header and bob
+    expect(members.get_by_role("cell", name="viewer")).to_be_visible()
+    members.get_by_label("User name").fill("carol")
+    members.get_by_label("Role").select_option("reviewer")
+    members.get_by_role("button", name="Add or change").click()
+    expect(members.get_by_role("cell", name="reviewer")).to_be_visible()
+    members.get_by_label("User name").fill("nobody")
+    members.get_by_role("button", name="Add or change").click()
+    expect(page.locator("#members-error")).to_contain_text("no account named 'nobody'")
+    page.once("dialog", lambda dialog: dialog.accept())
+    members.get_by_role("button", name="Remove carol from the project").click()
+    expect(members.get_by_role("cell", name="reviewer")).to_have_count(0)
+
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    page.goto(live_server.url + "/projects/test")
+    page.get_by_label("User name").fill("bob")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(members.get_by_role("cell", name="viewer")).to_be_visible()  # a viewer sees the list
+    expect(members.get_by_role("button")).to_have_count(0)  # but cannot change it

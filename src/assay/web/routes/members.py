@@ -7,13 +7,19 @@ and workspace admins), decided by the access guard like every route.
 from __future__ import annotations
 
 from typing import Any, Literal
+from urllib.parse import quote
 
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, ConfigDict
 
+from assay.people.access import may
 from assay.people.accounts import get_account
 from assay.people.members import list_members, remove_member, set_role
-from assay.web.render import open_project
+from assay.people.mode import team_mode
+from assay.people.roles import ROLES
+from assay.records import Project
+from assay.web.actors import request_actor
+from assay.web.render import open_project, workspace
 
 router = APIRouter()
 
@@ -52,3 +58,17 @@ def api_remove_member(request: Request, name: str, username: str) -> Response:
     ws, project = open_project(request, name)
     remove_member(ws, project.id, get_account(ws, username).id)
     return Response(status_code=204)
+
+
+def members_panel(request: Request, project: Project) -> dict[str, Any] | None:
+    """What the project page shows about members: None in personal mode (nobody but the
+    local owner); else the members, and whether this actor may change them."""
+    ws = workspace(request)
+    if not team_mode(ws):
+        return None
+    return {
+        "members": api_members(request, project.name),
+        "roles": list(ROLES),
+        "can_manage": bool(may(ws, request_actor(request), "project.members", project)),
+        "api": f"/api/projects/{quote(project.name, safe='')}/members/",
+    }

@@ -21,6 +21,7 @@ from assay.store.projects import create_project, get_project, list_projects, upd
 from assay.web.actors import request_actor
 from assay.web.i18n import COOKIE, LANGUAGES
 from assay.web.render import render, workspace
+from assay.web.routes.members import members_panel
 
 router = APIRouter()
 
@@ -148,6 +149,7 @@ def project_home(request: Request, name: str) -> HTMLResponse:
         project=overview,
         section="home",
         default_query_types=query_types_json(DEFAULT_QUERY_TYPES),
+        members=members_panel(request, get_project(workspace(request), name)),
     )
 
 
