@@ -1,9 +1,10 @@
 """Who is asking, and the guard every route passes: the web's one door to people.access.
 
 :func:`guard` runs before each route (``create_app`` adds it to every router): it finds the
-actor (personal mode: the local owner; team mode: an ``Authorization: Bearer`` token or the
-session cookie), looks up the action of the route (:mod:`assay.web.route_actions`) and asks
-:func:`assay.people.access.check`. Routes themselves check nothing.
+actor (personal mode: the local owner; team mode: the user a trusted proxy names, an
+``Authorization: Bearer`` token, or the session cookie), looks up the action of the route
+(:mod:`assay.web.route_actions`) and asks :func:`assay.people.access.check`. Routes check
+nothing themselves; the project list only asks which projects the actor may see.
 """
 
 from __future__ import annotations
