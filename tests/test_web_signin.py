@@ -316,3 +316,22 @@ def test_members_are_listed_and_changed_by_owners(team: Workspace) -> None:
     assert root.put("/api/projects/p/members/nobody", json={"role": "viewer"}).status_code == 404
     bad = root.put("/api/projects/p/members/bob", json={"role": "boss"})
     assert bad.status_code == 422
+
+
+def test_annotators_write_and_open_their_own_items_only(team: Workspace) -> None:
+    bob = browser(team)
+    sign_in(bob, "bob")
+    assert bob.get("/projects/p/items/new").status_code == 200  # the editor to write one
+    created = bob.post("/api/projects/p/items", json={"turns": [{"query": "Who pays?"}]})
+    assert created.status_code == 201, created.text
+    mine = created.json()["item"]
+    assert mine["author"] == "bob"  # the account, not a typed name
+    assert bob.get(f"/api/projects/p/items/{mine['id']}").status_code == 200
+    assert bob.get(f"/projects/p/items/{mine['id']}").status_code == 200
+    root = browser(team)
+    sign_in(root, "root")
+    theirs = root.post("/api/projects/p/items", json={"turns": [{"query": "Who?"}]}).json()
+    other = theirs["item"]["id"]
+    assert bob.get(f"/api/projects/p/items/{other}").status_code == 403
+    assert bob.delete(f"/api/projects/p/items/{other}").status_code == 403
+    assert bob.get("/api/projects/p/items").status_code == 403  # the list: not yet filtered

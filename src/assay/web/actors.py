@@ -16,6 +16,7 @@ from assay.errors import AssayError, NotAuthenticated, NotFound
 from assay.people.access import Actor, check
 from assay.people.accounts import account_by_id, get_account, local_account
 from assay.people.mode import team_mode
+from assay.people.ownership import owns_item
 from assay.people.sessions import touch_session
 from assay.people.tokens import verify_token
 from assay.store.projects import get_project
@@ -55,7 +56,13 @@ def _check(request: Request, path: str, conn: sa.Connection) -> None:
         return
     name = request.path_params.get("name")
     project = get_project(ws, name, conn=conn) if name is not None else None
-    check(ws, actor, action, project, conn=conn)
+    item_id = request.path_params.get("item_id")
+    own = (
+        project is not None
+        and item_id is not None
+        and owns_item(ws, project.id, item_id, actor.username, conn=conn)
+    )
+    check(ws, actor, action, project, own=own, conn=conn)
 
 
 def request_actor(request: Request, *, conn: sa.Connection | None = None) -> Actor:

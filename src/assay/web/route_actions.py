@@ -45,6 +45,13 @@ WRITES: dict[tuple[str, str], str] = {
     ("DELETE", f"{P}/members/{{username}}"): "project.members",
 }
 
+READS: dict[tuple[str, str], str] = {
+    # the editors' pages for a new item are where items are created
+    ("GET", "/projects/{name}/items/new"): "item.create",
+    ("GET", "/projects/{name}/conversations/new"): "item.create",
+}
+"""Reading routes whose action is not the one their path suggests (see READ_SECTIONS)."""
+
 PUBLIC = frozenset(
     {
         ("GET", "/login"),
@@ -75,6 +82,8 @@ def action_for(method: str, path: str) -> str | None:
     happening."""
     if method not in SAFE:
         return WRITES[(method, path)]
+    if ("GET", path) in READS:
+        return READS[("GET", path)]
     if "{name}" not in path:
         return None
     for part, action in READ_SECTIONS:
