@@ -139,3 +139,19 @@ def test_team_mode_stays_while_others_can_sign_in(cli) -> None:  # type: ignore[
     assert "while other accounts exist (alice, bob)" in failed(cli("team", "off"))
     ok(cli("users", "disable", "bob"))
     assert "Team mode is off" in ok(cli("team", "off"))
+
+
+def test_revoke_every_token_of_an_account(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    ok(cli("users", "add", "bob", "--password-stdin", input=PASSWORD + "\n"))
+    ok(cli("users", "add", "carol", "--password-stdin", input=PASSWORD + "\n"))
+    for name in ("a", "b"):
+        ok(cli("tokens", "create", "-u", "bob", "-n", name))
+    ok(cli("tokens", "create", "-u", "carol", "-n", "c"))
+    ok(cli("tokens", "revoke", "1"))
+    assert "Revoked 1 token(s) of 'bob'" in ok(cli("tokens", "revoke", "--all-of", "bob"))
+    states = {t["name"]: t["state"] for t in json.loads(ok(cli("tokens", "list", "--json")))}
+    assert states == {"a": "revoked", "b": "revoked", "c": "active"}
+    assert "one of the two" in failed(cli("tokens", "revoke"))
+    assert "one of the two" in failed(cli("tokens", "revoke", "2", "--all-of", "bob"))
+    message = failed(cli("tokens", "create", "-u", "local", "-n", "x"))
+    assert "not for the local owner" in message

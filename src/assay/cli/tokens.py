@@ -131,10 +131,27 @@ def list_command(
 
 def revoke(
     ctx: typer.Context,
-    token_id: int = typer.Argument(..., metavar="ID", help="Token id, from `assay tokens list`."),
+    token_id: int = typer.Argument(
+        None, metavar="[ID]", help="Token id, from `assay tokens list`.", show_default=False
+    ),
+    all_of: str = typer.Option(
+        None,
+        "--all-of",
+        metavar="NAME",
+        help="Instead of one token, revoke every token of this account.",
+        show_default=False,
+    ),
 ) -> None:
-    """Revoke a token for good: requests with it are refused from now on."""
-    from assay.people.tokens import revoke_token
+    """Revoke a token (or all of an account's) for good: requests with it are refused."""
+    from assay.cli.common import fail
+    from assay.people.accounts import get_account
+    from assay.people.tokens import revoke_token, revoke_tokens
 
+    if (token_id is None) == (all_of is None):
+        fail("give a token ID or --all-of NAME (one of the two)")
+    if all_of is not None:
+        count = run(ctx, lambda ws: revoke_tokens(ws, get_account(ws, all_of).id))
+        console().print(f"Revoked {count} token(s) of {all_of.lower()!r}", markup=False)
+        return
     token = run(ctx, lambda ws: revoke_token(ws, token_id))
     console().print(f"Revoked token {token.id} {token.name!r} of {token.username!r}", markup=False)

@@ -186,7 +186,8 @@ def reset_password(
 ) -> None:
     """Set a new password: ends every session of the account and lifts a lockout.
 
-    Asks for the password twice unless --password-stdin is given.
+    Asks for the password twice unless --password-stdin is given. API tokens stay valid;
+    after a leak revoke them too (`assay tokens revoke --all-of NAME`).
     """
     from assay.people.accounts import get_account, set_password
 

@@ -163,3 +163,15 @@ def revoke_token(ws: Workspace, token_id: int, *, conn: sa.Connection | None = N
             )
             row = conn.execute(_select().where(api_tokens.c.id == token_id)).one()
     return _token(row)
+
+
+def revoke_tokens(ws: Workspace, account_id: int, *, conn: sa.Connection | None = None) -> int:
+    """Revoke every live token of an account (after a leak, or when someone leaves); how
+    many were live."""
+    with transaction(ws.engine, conn) as conn:
+        result = conn.execute(
+            api_tokens.update()
+            .where(api_tokens.c.account_id == account_id, api_tokens.c.revoked_at.is_(None))
+            .values(revoked_at=utcnow())
+        )
+    return int(result.rowcount or 0)
