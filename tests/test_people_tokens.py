@@ -10,7 +10,13 @@ import sqlalchemy as sa
 from assay.errors import InvalidInput, NotAuthenticated, NotFound
 from assay.people.access import Actor, decide
 from assay.people.accounts import create_account, set_disabled
-from assay.people.tokens import create_token, list_tokens, revoke_token, verify_token
+from assay.people.tokens import (
+    create_token,
+    list_tokens,
+    revoke_token,
+    revoke_tokens,
+    verify_token,
+)
 from assay.store.db import utcnow
 from assay.store.schema import api_tokens
 from assay.store.workspace import Workspace
@@ -95,3 +101,16 @@ def test_bad_tokens_are_refused(ws: Workspace, name: str, scope: str, days: int,
     with pytest.raises(InvalidInput, match=message):
         create_token(ws, alice.id, name, scope, days)
     assert list_tokens(ws) == []
+
+
+def test_revoking_all_of_an_accounts_tokens(any_ws: Workspace) -> None:
+    alice = create_account(any_ws, "alice", PASSWORD)
+    bob = create_account(any_ws, "bob", PASSWORD)
+    first, _ = create_token(any_ws, alice.id, "one")
+    create_token(any_ws, alice.id, "two")
+    kept, _ = create_token(any_ws, bob.id, "bob's")
+    assert revoke_tokens(any_ws, alice.id) == 2
+    assert revoke_tokens(any_ws, alice.id) == 0
+    with pytest.raises(NotAuthenticated, match="is revoked"):
+        verify_token(any_ws, first)
+    assert verify_token(any_ws, kept).username == "bob"
