@@ -195,6 +195,21 @@ def transfer_screenshots(page: Page, base_url: str, out: Path) -> None:
     page.screenshot(path=str(out / "transfer.png"), full_page=True)
 
 
+def signin_screenshot(page: Page, base_url: str, out: Path, ws: Workspace) -> None:
+    """Last: turns team mode on, after which every page asks for a sign-in."""
+    from assay.people.accounts import create_account
+    from assay.people.mode import set_team_mode
+
+    create_account(ws, "ana", "correct horse battery", admin=True)
+    set_team_mode(ws, True)
+    page.goto(f"{base_url}/projects/demo/items")
+    page.get_by_label("User name").fill("ana")
+    page.get_by_label("Password").fill("not the password")
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("alert").filter(has_text="Wrong").wait_for()
+    page.screenshot(path=str(out / "signin.png"), full_page=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
@@ -213,6 +228,7 @@ def main() -> None:
             transfer_screenshots(page, base_url, args.out)
             experiments_screenshots(page, base_url, args.out, ws, project)
             conversation_screenshot(page, base_url, args.out)
+            signin_screenshot(page, base_url, args.out, ws)
             browser.close()
         ws.close()
     for png in sorted(args.out.glob("*.png")):

@@ -16,6 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "assay"
 STAGES = [
     "errors records vendor",  # the shared vocabulary: no Assay imports at all
     "store",  # settings, database, schema, blobs, workspace, projects, import lock
+    "people",  # accounts, sessions, tokens, roles, access
     "corpus",  # documents, parsing, chunking, ingest, anchoring
     "llm",
     "search",

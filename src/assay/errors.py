@@ -23,6 +23,14 @@ class ImportRunning(Conflict):
     """The project is locked by a running import; the message says since when."""
 
 
+class Forbidden(AssayError):
+    """The actor is known but may not do this; the message says which role may."""
+
+
+class NotAuthenticated(AssayError):
+    """Nobody is signed in, or the sign-in, session or token is wrong, expired or revoked."""
+
+
 class InvalidInput(AssayError):
     """Input the user gave is wrong; the message says what and where."""
 

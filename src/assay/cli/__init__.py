@@ -21,7 +21,9 @@ from assay.cli import (
     search,
     serve,
     synthesize,
+    tokens,
     transfer,
+    users,
 )
 from assay.cli.common import State
 
@@ -97,6 +99,8 @@ def make_app() -> typer.Typer:
     experiments.register(app)
     conversation.register(app)
     synthesize.register(app)
+    users.register(app)
+    tokens.register(app)
     return app
 
 

@@ -24,7 +24,8 @@ HostOption = typer.Option(
     None,
     "--host",
     metavar="HOST",
-    help="Address to bind (default ASSAY_HOST, 127.0.0.1: this machine only).",
+    help="Address to bind (default ASSAY_HOST, 127.0.0.1: this machine only). Any other "
+    "address needs team mode (`assay team on`).",
     show_default=False,
 )
 PortOption = typer.Option(
@@ -73,7 +74,11 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def _bind_for(ws: Workspace, host: str | None, port: int | None) -> tuple[str, socket.socket]:
+    """Bind where asked, after checking that the workspace's mode allows that address."""
+    from assay.people.mode import check_serve_host
+
     host = host or ws.settings.host
+    check_serve_host(ws, host)
     return host, bind(host, port if port is not None else ws.settings.port)
 
 
@@ -90,11 +95,9 @@ def _serve(ws: Workspace, host: str, sock: socket.socket) -> None:
             f"the web server needs the server extra: {install_extra('server')}"
         ) from exc
     bound_port = sock.getsockname()[1]
-    scope = (
-        "this machine only"
-        if host in ("127.0.0.1", "localhost", "::1")
-        else "reachable from other machines"
-    )
+    from assay.people.mode import is_loopback
+
+    scope = "this machine only" if is_loopback(host) else "reachable from other machines"
     shown = f"[{host}]" if ":" in host else host
     console().print(
         f"Assay is serving on http://{shown}:{bound_port}/ ({scope}); Ctrl+C stops it.",
@@ -102,7 +105,8 @@ def _serve(ws: Workspace, host: str, sock: socket.socket) -> None:
     )
     if host != ws.settings.host:  # the app answers to the address it was told to bind
         ws = dataclasses.replace(ws, settings=ws.settings.model_copy(update={"host": host}))
-    config = uvicorn.Config(create_app(ws), log_level="warning")
+    # the app reads X-Forwarded-* itself, only from ASSAY_TRUSTED_PROXIES (web/proxies.py)
+    config = uvicorn.Config(create_app(ws), log_level="warning", proxy_headers=False)
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

@@ -284,3 +284,92 @@ experiment_results = sa.Table(
     sa.Column("error", sa.Text, nullable=True),
     sa.Column("created_at", Timestamp, nullable=False),
 )
+
+# People (issue 12). An account signs in with a password (Argon2 hash) unless it is the local
+# owner of personal mode or an author brought in from an older workspace (``origin``).
+accounts = sa.Table(
+    "accounts",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("username", sa.String(64), nullable=False, unique=True),
+    sa.Column("display_name", sa.String(200), nullable=False),
+    sa.Column("password_hash", sa.String(300), nullable=True),
+    sa.Column("is_admin", sa.Boolean, nullable=False),
+    sa.Column("disabled", sa.Boolean, nullable=False),
+    sa.Column("origin", sa.String(20), nullable=False),
+    # sign-in lockout: failures in a row, and until when the account refuses sign-ins
+    sa.Column("failed_logins", sa.Integer, nullable=False),
+    sa.Column("locked_until", Timestamp, nullable=True),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+)
+
+# Server-side sessions: the cookie holds a secret, the table only its SHA-256.
+sessions = sa.Table(
+    "sessions",
+    metadata,
+    sa.Column("id_hash", sa.String(64), primary_key=True),
+    sa.Column(
+        "account_id",
+        sa.Integer,
+        sa.ForeignKey("accounts.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("last_seen_at", Timestamp, nullable=False),
+    sa.Column("expires_at", Timestamp, nullable=False),
+    sa.Index(None, "account_id"),
+)
+
+# Personal API tokens: shown once, stored as their SHA-256.
+api_tokens = sa.Table(
+    "api_tokens",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "account_id",
+        sa.Integer,
+        sa.ForeignKey("accounts.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Column("name", sa.String(100), nullable=False),
+    sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("prefix", sa.String(20), nullable=False),
+    sa.Column("scope", sa.String(10), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("expires_at", Timestamp, nullable=False),
+    sa.Column("revoked_at", Timestamp, nullable=True),
+    sa.Column("last_used_at", Timestamp, nullable=True),
+    sa.Index(None, "account_id"),
+)
+
+project_members = sa.Table(
+    "project_members",
+    metadata,
+    sa.Column(
+        "project_id",
+        sa.Integer,
+        sa.ForeignKey("projects.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column(
+        "account_id",
+        sa.Integer,
+        sa.ForeignKey("accounts.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("role", sa.String(20), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+    sa.Index(None, "account_id"),
+)
+
+# Workspace-wide switches stored with the data (so every server process sees the same):
+# ``team_mode`` (true/false).
+workspace_settings = sa.Table(
+    "workspace_settings",
+    metadata,
+    sa.Column("key", sa.String(100), primary_key=True),
+    sa.Column("value", sa.JSON, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+)

@@ -5,6 +5,7 @@ Every field here is documented in docs/settings.md; a test fails when one is not
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,58 @@ class Settings(BaseSettings):
         default=True,
         description="Whether outgoing requests may go to loopback addresses (127.0.0.0/8, ::1).",
     )
+
+    session_idle_minutes: int = Field(
+        default=480,
+        ge=1,
+        description="A web session unused this many minutes ends (team mode); sign in again.",
+    )
+    session_max_hours: int = Field(
+        default=168,
+        ge=1,
+        description="A web session ends this many hours after sign-in however much it is used.",
+    )
+    login_max_failures: int = Field(
+        default=5,
+        ge=1,
+        description="Wrong passwords in a row after which an account is locked for a while.",
+    )
+    login_lock_minutes: int = Field(
+        default=15,
+        ge=1,
+        description="How long an account stays locked after too many wrong passwords.",
+    )
+
+    trusted_user_header: str = Field(
+        default="",
+        description=(
+            "Team mode behind a reverse proxy that signs users in: the request header that "
+            "carries the user name (for example `X-Remote-User`). Empty turns this off."
+        ),
+    )
+    trusted_proxies: str = Field(
+        default="127.0.0.1",
+        description=(
+            "Comma-separated addresses or networks (`127.0.0.1`, `10.0.0.0/24`) of the reverse "
+            "proxies whose user header, X-Forwarded-For and X-Forwarded-Proto are believed; "
+            "from any other address they are ignored."
+        ),
+    )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies_are_addresses(cls, value: str) -> str:
+        for part in filter(None, (p.strip() for p in value.split(","))):
+            try:
+                ipaddress.ip_network(part, strict=False)
+            except ValueError:
+                raise ValueError(f"{part!r} is not an IP address or network") from None
+        return value
+
+    @property
+    def trusted_networks(self) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+        parts = filter(None, (p.strip() for p in self.trusted_proxies.split(",")))
+        return [ipaddress.ip_network(part, strict=False) for part in parts]
 
     @field_validator("home", mode="before")
     @classmethod

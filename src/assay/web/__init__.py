@@ -9,10 +9,11 @@ SQL and no business rules.
 from __future__ import annotations
 
 from importlib import resources
+from urllib.parse import quote
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -21,13 +22,16 @@ from assay.errors import (
     AssayError,
     BackendUnavailable,
     Conflict,
+    Forbidden,
     ImportRunning,
     InvalidInput,
+    NotAuthenticated,
     NotFound,
 )
 from assay.store.workspace import Workspace
 from assay.transfer.files import clean_upload_folders
 from assay.web import apidocs
+from assay.web.actors import guard
 from assay.web.bodylimit import BodyLimitMiddleware
 from assay.web.csrf import CSRFMiddleware
 from assay.web.experiment_jobs import ExperimentJobs
@@ -35,7 +39,9 @@ from assay.web.headers import SecurityHeadersMiddleware
 from assay.web.hosts import HostMiddleware
 from assay.web.i18n import load_catalogs
 from assay.web.jobs import JobRegistry
+from assay.web.login_limit import LoginLimiter
 from assay.web.paths import hide_paths, workspace_paths
+from assay.web.proxies import ProxyHeadersMiddleware
 from assay.web.render import make_templates, render, translator
 from assay.web.routes import (
     chunkings,
@@ -50,8 +56,10 @@ from assay.web.routes import (
     guide,
     imports,
     items,
+    members,
     projects,
     search,
+    signin,
     synthesis,
     transfer,
 )
@@ -59,6 +67,8 @@ from assay.web.strictjson import StrictJSONMiddleware
 
 STATUS = {
     NotFound: 404,
+    NotAuthenticated: 401,
+    Forbidden: 403,
     ImportRunning: 423,  # before Conflict, its base class
     Conflict: 409,
     InvalidInput: 422,
@@ -80,7 +90,9 @@ def create_app(ws: Workspace) -> FastAPI:
     app.state.transfer_jobs = JobRegistry()
     clean_upload_folders(ws)  # what a killed server's imports left behind
     app.state.experiment_jobs = ExperimentJobs()
-    # outermost last: headers on every answer, then Host, CSRF, body size, strict JSON
+    app.state.login_limiter = LoginLimiter()
+    # outermost last: a trusted proxy's client address and scheme, headers on every answer,
+    # then Host, CSRF, body size, strict JSON
     app.add_middleware(StrictJSONMiddleware)
     app.add_middleware(
         BodyLimitMiddleware,
@@ -91,6 +103,7 @@ def create_app(ws: Workspace) -> FastAPI:
     app.add_middleware(CSRFMiddleware)
     app.add_middleware(HostMiddleware, settings=ws.settings)
     app.add_middleware(SecurityHeadersMiddleware)
+    app.add_middleware(ProxyHeadersMiddleware, settings=ws.settings)
     app.mount(
         "/static", StaticFiles(directory=str(resources.files("assay.web") / "static")), "static"
     )
@@ -99,8 +112,13 @@ def create_app(ws: Workspace) -> FastAPI:
     def _assay_error(request: Request, exc: AssayError) -> Response:
         status = next((code for cls, code in STATUS.items() if isinstance(exc, cls)), 400)
         message = hide_paths(str(exc), workspace_paths(ws.settings.home))
-        if request.url.path.startswith("/api/"):
-            return JSONResponse({"detail": message}, status_code=status)
+        api = request.url.path.startswith("/api/")
+        if status == 401 and not api and request.method in ("GET", "HEAD"):
+            here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            return RedirectResponse(f"/login?next={quote(here, safe='')}", status_code=303)
+        if api:
+            headers = {"www-authenticate": "Bearer"} if status == 401 else None
+            return JSONResponse({"detail": message}, status_code=status, headers=headers)
         return render(request, "error.html", status_code=status, message=message, status=status)
 
     @app.exception_handler(RequestValidationError)
@@ -131,9 +149,13 @@ def create_app(ws: Workspace) -> FastAPI:
             status=exc.status_code,
         )
 
-    app.include_router(apidocs.router)
+    # every route passes the access guard (assay.web.actors): the one place that decides
+    signed = [Depends(guard)]
+    app.include_router(apidocs.router, dependencies=signed)
     for module in (
+        signin,
         projects,
+        members,
         documents,
         chunkings,
         items,
@@ -150,5 +172,5 @@ def create_app(ws: Workspace) -> FastAPI:
         exports,
         imports,
     ):
-        app.include_router(module.router)
+        app.include_router(module.router, dependencies=signed)
     return app

@@ -3,7 +3,9 @@
 Every page sets a random token cookie; every state-changing request must echo it in the
 ``X-CSRF-Token`` header (every fetch and upload adds it, see static/app.js). Another site can
 neither read the cookie nor set the header. A request whose ``Origin`` names another site is
-refused outright.
+refused outright. Requests with an ``Authorization: Bearer`` token (scripts, the CLI) need no
+CSRF token: a browser never adds that header by itself, and another site cannot add it
+without a CORS preflight, which this server never grants.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ class CSRFMiddleware:
             return
         request = Request(scope, receive)
         cookie = request.cookies.get(COOKIE, "")
-        if scope["method"] not in SAFE_METHODS:
+        bearer = request.headers.get("authorization", "").lower().startswith("bearer ")
+        if scope["method"] not in SAFE_METHODS and not bearer:
             problem = await _problem(request, cookie)
             if problem:
                 await JSONResponse({"detail": problem}, status_code=403)(scope, receive, send)

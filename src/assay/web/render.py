@@ -57,6 +57,7 @@ def render(
             "lang": t.language,
             "csrf_token": request.scope.get("state", {}).get("csrf_token", ""),
             "contact_info": workspace(request).settings.contact_info,
+            "actor": getattr(request.state, "actor", None),
             **context,
         },
         status_code=status_code,
@@ -67,7 +68,11 @@ AUTHOR_COOKIE = "assay_author"
 
 
 def author(request: Request) -> str:
-    """Who is working: the name the annotator gave (cookie, percent-encoded by static/author.js
-    so that any name survives), else ASSAY_AUTHOR."""
+    """Who is working: in team mode the signed-in account; in personal mode the name the
+    annotator gave (cookie, percent-encoded by static/author.js so that any name survives),
+    else ASSAY_AUTHOR."""
+    actor = getattr(request.state, "actor", None)
+    if actor is not None and not actor.personal:
+        return str(actor.username)
     name = unquote(request.cookies.get(AUTHOR_COOKIE, "")).strip()
     return name[:200] or workspace(request).settings.author

@@ -14,11 +14,14 @@ from assay.corpus.documents import count_documents
 from assay.gold.item_reads import list_items
 from assay.gold.synthesis import acceptance_rates
 from assay.gold.taxonomy import DEFAULT_QUERY_TYPES, check_query_types, query_types
+from assay.people.access import visible_projects
 from assay.records import to_json
 from assay.store.projects import LANGUAGES as PROJECT_LANGUAGES
 from assay.store.projects import create_project, get_project, list_projects, update_project_settings
+from assay.web.actors import request_actor
 from assay.web.i18n import COOKIE, LANGUAGES
 from assay.web.render import render, workspace
+from assay.web.routes.members import members_panel
 
 router = APIRouter()
 
@@ -66,6 +69,7 @@ def project_overview(request: Request, name: str) -> dict[str, Any]:
 
 @router.get("/api/projects", tags=["projects"])
 def api_projects(request: Request) -> Any:
+    """The projects the signed-in account may see (all of them in personal mode)."""
     ws = workspace(request)
     return to_json(
         [
@@ -76,7 +80,7 @@ def api_projects(request: Request) -> Any:
                 "documents": count_documents(ws, p),
                 "items": list_items(ws, p, limit=0)[0],
             }
-            for p in list_projects(ws)
+            for p in visible_projects(ws, request_actor(request), list_projects(ws))
         ]
     )
 
@@ -145,6 +149,7 @@ def project_home(request: Request, name: str) -> HTMLResponse:
         project=overview,
         section="home",
         default_query_types=query_types_json(DEFAULT_QUERY_TYPES),
+        members=members_panel(request, get_project(workspace(request), name)),
     )
 
 

@@ -1,0 +1,119 @@
+"""Who is asking, and the guard every route passes: the web's one door to people.access.
+
+:func:`guard` runs before each route (``create_app`` adds it to every router): it finds the
+actor (personal mode: the local owner; team mode: the user a trusted proxy names, an
+``Authorization: Bearer`` token, or the session cookie), looks up the action of the route
+(:mod:`assay.web.route_actions`) and asks :func:`assay.people.access.check`. Routes check
+nothing themselves; the project list only asks which projects the actor may see.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from fastapi import Request
+
+from assay.errors import AssayError, NotAuthenticated, NotFound
+from assay.people.access import Actor, check
+from assay.people.accounts import account_by_id, get_account, local_account
+from assay.people.mode import team_mode
+from assay.people.ownership import owns_item
+from assay.people.sessions import touch_session
+from assay.people.tokens import verify_token
+from assay.store.projects import get_project
+from assay.web.proxies import proxy_user
+from assay.web.render import workspace
+from assay.web.route_actions import action_for, is_public
+
+SESSION_COOKIE = "assay_session"
+
+
+def guard(request: Request) -> None:
+    """Let the request through, or raise NotAuthenticated (401) or Forbidden (403).
+
+    One transaction for all the guard reads and writes (a session's last use, an expired
+    session's deletion); it commits before a refusal is raised, so those writes stay."""
+    route = request.scope.get("route")
+    path = getattr(route, "path", request.url.path)
+    if is_public(request.method, path):
+        return
+    refusal: AssayError | None = None
+    with workspace(request).engine.begin() as conn:
+        try:
+            _check(request, path, conn)
+        except AssayError as exc:
+            refusal = exc
+    if refusal is not None:
+        raise refusal
+
+
+def _check(request: Request, path: str, conn: sa.Connection) -> None:
+    ws = workspace(request)
+    actor = request_actor(request, conn=conn)
+    if actor.personal:
+        return
+    action = action_for(request.method, path)
+    if action is None:
+        return
+    name = request.path_params.get("name")
+    project = get_project(ws, name, conn=conn) if name is not None else None
+    item_id = request.path_params.get("item_id")
+    own = (
+        project is not None
+        and item_id is not None
+        and owns_item(ws, project.id, item_id, actor.username, conn=conn)
+    )
+    check(ws, actor, action, project, own=own, conn=conn)
+
+
+def request_actor(request: Request, *, conn: sa.Connection | None = None) -> Actor:
+    """The actor of this request (worked out once, then kept on ``request.state``)."""
+    known = getattr(request.state, "actor", None)
+    if isinstance(known, Actor):
+        return known
+    ws = workspace(request)
+    if team_mode(ws, conn=conn):
+        actor = _signed_in(request, conn)
+    else:
+        actor = Actor.of(local_account(ws, conn=conn))
+    request.state.actor = actor
+    return actor
+
+
+def _signed_in(request: Request, conn: sa.Connection | None) -> Actor:
+    """The account of the trusted proxy's user header, else of a Bearer token, else of the
+    session cookie."""
+    ws = workspace(request)
+    header = request.headers.get("authorization", "")
+    by_proxy = proxy_user(request, ws.settings)
+    if by_proxy is not None:
+        try:
+            account = get_account(ws, by_proxy, conn=conn)
+        except NotFound:
+            raise NotAuthenticated(f"the proxy signed in {by_proxy!r}: no such account") from None
+        if account.disabled:
+            raise NotAuthenticated("this account is disabled; ask a workspace admin")
+        account_id, scope = account.id, "write"
+    elif header:
+        kind, _, secret = header.partition(" ")
+        if kind.lower() != "bearer" or not secret.strip():
+            raise NotAuthenticated("send the API token as `Authorization: Bearer TOKEN`")
+        token = verify_token(ws, secret.strip(), conn=conn)
+        account_id, scope = token.account_id, token.scope
+    else:
+        session = touch_session(ws, request.cookies.get(SESSION_COOKIE, ""), conn=conn)
+        if session is None:
+            raise NotAuthenticated("sign in first (your session has ended or never began)")
+        account_id, scope = session.account_id, "write"
+    account = account_by_id(ws, account_id, conn=conn)
+    if account.origin != "created":  # the local owner never acts through the web in team mode
+        raise NotAuthenticated("this account cannot sign in")
+    return Actor.of(account, scope)
+
+
+def signed_in_actor(request: Request) -> Actor | None:
+    """The actor when someone is signed in (or personal mode), else None: for pages that
+    show who is signed in, such as the sign-in page itself."""
+    try:
+        return request_actor(request)
+    except NotAuthenticated:
+        return None

@@ -1,0 +1,105 @@
+"""Which people action each route is: the table the access guard reads.
+
+Every route that changes something is listed by method and path template; a test fails for
+one that is not (:func:`missing_rules`). Reading routes of a project default to reading what
+their path names (items, experiments, exports); routes outside a project only need someone
+signed in. ``PUBLIC`` routes need nobody: the sign-in page and what it uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+P = "/api/projects/{name}"
+
+WRITES: dict[tuple[str, str], str] = {
+    ("POST", "/api/projects"): "project.create",
+    ("PUT", f"{P}/settings"): "project.settings",
+    ("POST", f"{P}/documents"): "document.write",
+    ("PATCH", f"{P}/documents/{{doc_id}}"): "document.write",
+    ("DELETE", f"{P}/documents/{{doc_id}}"): "document.write",
+    ("POST", f"{P}/documents/{{doc_id}}/replace"): "document.write",
+    ("POST", f"{P}/chunkings"): "document.write",
+    ("POST", f"{P}/items"): "item.create",
+    # the editor saves the whole item, its question included
+    ("PUT", f"{P}/items/{{item_id}}"): "item.edit_query",
+    ("DELETE", f"{P}/items/{{item_id}}"): "item.delete",
+    # submit (annotators), accept and reject (reviewers) share the route
+    ("POST", f"{P}/items/{{item_id}}/status"): "item.edit",
+    ("POST", f"{P}/synthesize"): "item.create",
+    ("POST", f"{P}/experiments"): "experiment.run",
+    ("POST", f"{P}/experiment-files"): "experiment.run",
+    ("DELETE", f"{P}/experiments/{{ref}}"): "experiment.run",
+    ("POST", f"{P}/experiments/{{ref}}/run"): "experiment.run",
+    ("POST", f"{P}/experiments/{{ref}}/cancel"): "experiment.run",
+    ("POST", f"{P}/conversations"): "item.create",
+    ("POST", f"{P}/conversations/overlap"): "item.create",
+    ("PUT", f"{P}/conversations/{{item_id}}"): "item.edit_query",
+    ("POST", f"{P}/conversations/{{item_id}}/turns"): "item.edit_query",
+    ("POST", f"{P}/conversations/{{item_id}}/turns/{{number}}/generate"): "item.edit",
+    ("POST", f"{P}/conversations/{{item_id}}/turns/{{number}}/draft/{{action}}"): "item.edit",
+    ("PUT", f"{P}/conversation-settings"): "project.settings",
+    ("POST", f"{P}/transfer/exports"): "export",
+    ("POST", f"{P}/transfer/imports"): "import",
+    ("PUT", f"{P}/members/{{username}}"): "project.members",
+    ("DELETE", f"{P}/members/{{username}}"): "project.members",
+}
+
+READS: dict[tuple[str, str], str] = {
+    # the editors' pages for a new item are where items are created
+    ("GET", "/projects/{name}/items/new"): "item.create",
+    ("GET", "/projects/{name}/conversations/new"): "item.create",
+}
+"""Reading routes whose action is not the one their path suggests (see READ_SECTIONS)."""
+
+PUBLIC = frozenset(
+    {
+        ("GET", "/login"),
+        ("GET", "/api/session"),
+        ("POST", "/api/session"),
+        ("DELETE", "/api/session"),
+        ("GET", "/language/{code}"),
+        # the API's description (the app's own route, outside the guarded routers)
+        ("GET", "/api/openapi.json"),
+    }
+)
+
+READ_SECTIONS = (
+    ("/transfer", "export"),
+    ("/items", "item.read"),
+    ("/conversations", "item.read"),
+    ("/experiments", "experiment.read"),
+)
+"""Reading routes of a project by the first of these its path contains (transfer jobs and
+their downloads are exports); any other is ``project.read``."""
+
+SAFE = frozenset({"GET", "HEAD"})
+
+
+def action_for(method: str, path: str) -> str | None:
+    """The action a request to the route ``path`` (its template) is; None when being signed
+    in is enough. Unknown writes raise KeyError: :func:`missing_rules` keeps that from
+    happening."""
+    if method not in SAFE:
+        return WRITES[(method, path)]
+    if ("GET", path) in READS:
+        return READS[("GET", path)]
+    if "{name}" not in path:
+        return None
+    for part, action in READ_SECTIONS:
+        if part in path:
+            return action
+    return "project.read"
+
+
+def is_public(method: str, path: str) -> bool:
+    return (method, path) in PUBLIC or (method == "HEAD" and ("GET", path) in PUBLIC)
+
+
+def missing_rules(routes: Iterable[tuple[str, str]]) -> list[str]:
+    """The writing routes among ``routes`` (method, path) with no rule: each must get one."""
+    return sorted(
+        f"{method} {path}"
+        for method, path in routes
+        if method not in SAFE and (method, path) not in WRITES and not is_public(method, path)
+    )

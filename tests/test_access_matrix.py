@@ -1,0 +1,165 @@
+"""The role matrix: every route of the app × every kind of caller, the expected status
+generated from the route-action table and people.access.decide (team mode).
+
+A route that changes something and has no rule fails test_web_signin's rule check; here each
+route is called as: anonymous, an expired session, a disabled account, a non-member, a token
+of another project's lead, a read-only token of the owner, and each of the five roles. The
+guard answers first, so allowed calls reach the route (and may then answer 404 or 422 for
+the made-up ids and empty bodies used here); refused ones get 401 (pages: the sign-in page)
+or 403.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from assay.people.access import Actor, decide
+from assay.people.accounts import create_account, set_disabled
+from assay.people.members import set_role
+from assay.people.mode import set_team_mode
+from assay.people.roles import ROLES
+from assay.people.sessions import create_session, hash_secret
+from assay.people.tokens import create_token
+from assay.store.db import utcnow
+from assay.store.projects import create_project
+from assay.store.schema import sessions
+from assay.store.workspace import Workspace
+from assay.web import create_app
+from assay.web.route_actions import action_for, is_public
+
+PASSWORD = "correct horse battery"
+SAMPLE = {
+    "name": "p",
+    "doc_id": "no-such-doc",
+    "item_id": "no-such-item",
+    "ref": "no-such-experiment",
+    "task_id": "no-such-task",
+    "number": "1",
+    "action": "take",
+    "job_id": "no-such-job",
+    "username": "nobody",
+    "code": "en",
+}
+
+
+def app_routes(app: Any) -> list[tuple[str, str]]:
+    """Every (method, path template) the app answers, from its routers."""
+    found = set()
+    stack = list(app.router.routes)
+    while stack:
+        route = stack.pop()
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            stack.extend(inner.routes)
+            continue
+        for method in getattr(route, "methods", None) or ():
+            if method != "HEAD":
+                found.add((method, route.path))
+    return sorted(found)
+
+
+def expected(method: str, path: str, caller: str) -> str:
+    """``ok``, ``401`` or ``403`` for one caller."""
+    if caller in ("anonymous", "expired", "disabled"):
+        return "401"
+    action = action_for(method, path)
+    if action is None:
+        return "ok"
+    if caller == "non-member" or caller == "other-lead":
+        role, scope = None, "write"
+    elif caller == "owner-read-token":
+        role, scope = "owner", "read"
+    else:
+        role, scope = caller, "write"
+    if "{name}" not in path:
+        role = None
+    allowed = decide(Actor(99, caller, scope=scope), action, role, settings={})
+    return "ok" if allowed else "403"
+
+
+CALLERS = [
+    "anonymous",
+    "expired",
+    "disabled",
+    "non-member",
+    "other-lead",
+    "owner-read-token",
+    *ROLES,
+]
+
+
+@pytest.fixture
+def callers(any_ws: Workspace) -> dict[str, dict[str, str]]:
+    """Headers or cookies per caller, in team mode with a project p (and another, q)."""
+    ws = any_ws
+    create_account(ws, "root", PASSWORD, admin=True)
+    p = create_project(ws, "p", "en")
+    q = create_project(ws, "q", "en")
+    found: dict[str, dict[str, str]] = {"anonymous": {}}
+    for role in ROLES:
+        account = create_account(ws, role, PASSWORD)
+        set_role(ws, p.id, account.id, role)
+        found[role] = {"cookie": create_session(ws, account.id)[0]}
+        if role == "owner":
+            found["owner-read-token"] = {"token": create_token(ws, account.id, "r", "read")[0]}
+    stranger = create_account(ws, "stranger", PASSWORD)
+    found["non-member"] = {"cookie": create_session(ws, stranger.id)[0]}
+    other = create_account(ws, "other", PASSWORD)
+    set_role(ws, q.id, other.id, "lead")
+    found["other-lead"] = {"token": create_token(ws, other.id, "w", "write")[0]}
+    gone = create_account(ws, "gone", PASSWORD)
+    set_role(ws, p.id, gone.id, "owner")
+    found["disabled"] = {"cookie": create_session(ws, gone.id)[0]}
+    set_disabled(ws, "gone")
+    late = create_account(ws, "late", PASSWORD)
+    set_role(ws, p.id, late.id, "owner")
+    secret = create_session(ws, late.id)[0]
+    with ws.engine.begin() as conn:
+        conn.execute(
+            sessions.update()
+            .where(sessions.c.id_hash == hash_secret(secret))
+            .values(expires_at=utcnow() - timedelta(seconds=1))
+        )
+    found["expired"] = {"cookie": secret}
+    set_team_mode(ws, True)
+    return found
+
+
+def test_every_route_for_every_caller(any_ws: Workspace, callers) -> None:  # type: ignore[no-untyped-def]
+    app = create_app(any_ws)
+    routes = [r for r in app_routes(app) if not is_public(*r)]
+    assert len(routes) > 70
+    client = TestClient(app, follow_redirects=False, raise_server_exceptions=False)
+    client.get("/api/session")
+    csrf = client.cookies["assay_csrf"]
+    wrong = []
+    for caller in CALLERS:
+        how = callers[caller]
+        for method, path in routes:
+            url = path.format(**SAMPLE)
+            headers = {"X-CSRF-Token": csrf, "Cookie": f"assay_csrf={csrf}"}
+            if "cookie" in how:
+                headers["Cookie"] += f"; assay_session={how['cookie']}"
+            if "token" in how:
+                headers["Authorization"] = f"Bearer {how['token']}"
+            client.cookies.clear()
+            body = {} if method in ("POST", "PUT", "PATCH") else None
+            answer = client.request(method, url, headers=headers, json=body)
+            status = answer.status_code
+            page = not path.startswith("/api/")
+            got = (
+                "401"
+                if status == 401
+                or (page and status == 303 and "/login" in answer.headers.get("location", ""))
+                else "403"
+                if status == 403
+                else "ok"
+            )
+            want = expected(method, path, caller)
+            if got != want:
+                wrong.append(f"{caller:16s} {method} {path}: {status}, expected {want}")
+    assert wrong == []
