@@ -132,6 +132,23 @@ def reading(engine: sa.Engine, conn: sa.Connection | None) -> Iterator[sa.Connec
         yield own
 
 
+def driver_rows(conn: sa.Connection, statement: sa.Select[Any]) -> list[Any]:
+    """Rows as the driver hands them over, without SQLAlchemy's per-row processing (bulk
+    reads of 100k items): only for columns of plain strings and numbers, which every driver
+    returns alike; JSON read through ``sa.cast(column, sa.Text)``."""
+    compiled = statement.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
+    params = compiled.params
+    args: Any = params
+    if compiled.positional:
+        args = tuple(params[name] for name in compiled.positiontup or ())
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(str(compiled), args)
+        return list(cursor.fetchall())
+    finally:
+        cursor.close()
+
+
 def count_rows(conn: sa.Connection, table: sa.Table, *where: Any) -> int:
     """How many rows of ``table`` match every condition of ``where``."""
     return int(conn.scalar(sa.select(sa.func.count()).select_from(table).where(*where)) or 0)
