@@ -27,7 +27,7 @@ from assay.formats.common import (
     parquet_rows,
     read_parquet,
     require_folder,
-    safe_name,
+    text_document,
 )
 from assay.formats.jsontext import type_name
 from assay.records import Evidence, Item, Turn
@@ -163,16 +163,8 @@ def _read_corpus(path: Path, issues: list[Issue]) -> tuple[list[DocumentRecord],
             k: jsonable(v) for k, v in row.items() if k not in ("doc_id", "contents", "metadata")
         }
         info = {"metadata": jsonable(metadata), "columns": others}
-        documents.append(
-            DocumentRecord(
-                ref=doc_id,
-                name=safe_name(doc_id, "row") + ".txt",
-                media_type="text/plain",
-                text=contents,
-                data=contents.encode("utf-8"),
-                metadata={"source_id": doc_id, "autorag": info},
-            )
-        )
+        about = {"source_id": doc_id, "autorag": info}
+        documents.append(text_document(doc_id, doc_id, "row", contents, about))
         chunks.append(ChunkRecord(doc_id, doc_id, 0, len(contents), contents))
     return documents, chunks
 
