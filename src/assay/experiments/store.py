@@ -36,7 +36,7 @@ from assay.experiments.tasks import (
     task_to_json,
 )
 from assay.records import Project
-from assay.store.db import as_utc, reading, transaction, utcnow
+from assay.store.db import as_utc, reading, record_from_row, transaction, utcnow
 from assay.store.projects import check_name
 from assay.store.schema import experiment_results, experiment_tasks, experiments
 from assay.store.workspace import Workspace
@@ -79,21 +79,11 @@ class Experiment:
 
 
 def _experiment(row: Any, aggregates: dict[str, Any] | None = None) -> Experiment:
-    return Experiment(
-        id=row.id,
-        project_id=row.project_id,
-        name=row.name,
-        mode=row.mode,
-        selection=row.selection,
+    return record_from_row(
+        Experiment,
+        row,
         pipelines=[_without_paths(p) for p in row.pipelines],
-        metrics=row.metrics,
-        status=row.status,
         stop_requested=bool(row.stop_requested),
-        task_count=row.task_count,
-        done_count=row.done_count,
-        error_count=row.error_count,
-        message=row.message,
-        author=row.author,
         created_at=as_utc(row.created_at),
         updated_at=as_utc(row.updated_at),
         started_at=as_utc(row.started_at) if row.started_at else None,

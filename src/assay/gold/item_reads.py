@@ -15,7 +15,7 @@ from assay.corpus.anchoring import needing_review, needs_review
 from assay.errors import InvalidInput, NotFound
 from assay.gold.jsonvalues import finite
 from assay.records import Evidence, Item, ItemSummary, Project, StatusChange, Turn
-from assay.store.db import as_utc, driver_rows, reading
+from assay.store.db import as_utc, driver_rows, reading, record_from_row
 from assay.store.schema import events, evidence, items, turns
 from assay.store.workspace import Workspace
 
@@ -249,20 +249,8 @@ def _status_history(conn: sa.Connection, ids: list[str]) -> dict[str, list[Statu
 
 
 def _summary(r: Any) -> ItemSummary:
-    return ItemSummary(
-        id=r.id,
-        kind=r.kind,
-        status=r.status,
-        origin=r.origin,
-        query=r.query,
-        query_type=r.query_type,
-        turn_count=r.turn_count,
-        evidence_count=r.evidence_count,
-        author=r.author,
-        version=r.version,
-        updated_at=as_utc(r.updated_at),
-        needs_review=bool(r.needs_review),
-    )
+    updated = as_utc(r.updated_at)
+    return record_from_row(ItemSummary, r, updated_at=updated, needs_review=bool(r.needs_review))
 
 
 def get_item(
