@@ -161,27 +161,61 @@ def create_experiment(
         )
         if clash:
             raise Conflict(f"project {project.name!r} already has an experiment named {name!r}")
-        experiment_id = conn.execute(
-            experiments.insert().values(
-                project_id=project.id,
-                name=name,
-                mode=mode,
-                selection=selection,
-                pipelines=[s.model_dump(mode="json") for s in specs],
-                metrics=plan.to_json(),
-                status="pending",
-                stop_requested=False,
-                task_count=len(tasks),
-                done_count=0,
-                error_count=0,
-                message="",
-                author=author if author is not None else ws.settings.author,
-                created_at=now,
-                updated_at=now,
-            )
-        ).inserted_primary_key[0]  # type: ignore[index]
-        insert_tasks(experiment_id, tasks, conn=conn)
+        experiment_id = insert_experiment(
+            conn,
+            project,
+            name,
+            mode=mode,
+            selection=selection,
+            pipelines=[s.model_dump(mode="json") for s in specs],
+            metrics=plan.to_json(),
+            tasks=tasks,
+            author=author if author is not None else ws.settings.author,
+            at=now,
+        )
         return get_experiment(ws, project, experiment_id, with_aggregates=False, conn=conn)
+
+
+def insert_experiment(
+    conn: sa.Connection,
+    project: Project,
+    name: str,
+    *,
+    mode: str,
+    selection: dict[str, Any],
+    pipelines: list[dict[str, Any]],
+    metrics: list[Any],
+    tasks: Sequence[Task],
+    author: str,
+    at: datetime,
+    done: int | None = None,
+) -> int:
+    """Write an experiment and its frozen tasks; returns its id. ``done``: the experiment
+    comes finished (an import) with that many results; else it waits for its run."""
+    finished = at if done is not None else None
+    experiment_id = conn.execute(
+        experiments.insert().values(
+            project_id=project.id,
+            name=name,
+            mode=mode,
+            selection=selection,
+            pipelines=pipelines,
+            metrics=metrics,
+            status="pending" if done is None else "done",
+            stop_requested=False,
+            task_count=len(tasks),
+            done_count=done or 0,
+            error_count=0,
+            message="",
+            author=author,
+            created_at=at,
+            updated_at=at,
+            started_at=finished,
+            finished_at=finished,
+        )
+    ).inserted_primary_key[0]  # type: ignore[index]
+    insert_tasks(int(experiment_id), tasks, conn=conn)
+    return int(experiment_id)
 
 
 def insert_tasks(experiment_id: int, tasks: Sequence[Task], *, conn: sa.Connection) -> None:
