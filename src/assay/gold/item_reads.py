@@ -5,7 +5,7 @@ pages of the items list, and an item's history."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -112,15 +112,16 @@ def read_items(
 ) -> list[Item]:
     """The items of ``ids`` (of ``project_id`` when given) in that order, with their turns
     and evidence: three queries for any number of ids (four with ``history``, each item's
-    status changes). Rows come as the driver hands them over and JSON columns as text,
-    parsed only when not empty, so an export of 100k items builds no per-row objects it does
-    not need. ``finite_json``: extras, generation settings and retrieved contexts read with
+    status changes). JSON columns come as text, parsed only when not empty, and a batch's
+    rows as the driver hands them over, so an export of 100k items builds no per-row objects
+    it does not need. ``finite_json``: extras, generation settings and retrieved contexts read with
     NaN and Infinity as null (``assay.gold.jsonvalues``); exports read them as stored."""
     stamps: dict[Any, datetime] = {}
+    rows = _fetcher(len(ids))
     where: list[sa.ColumnElement[bool]] = [items.c.id.in_(ids)]
     if project_id is not None:
         where.append(items.c.project_id == project_id)
-    item_rows = driver_rows(
+    item_rows = rows(
         conn,
         sa.select(
             items.c.id,
@@ -137,7 +138,7 @@ def read_items(
     )
     if not item_rows:
         return []
-    turn_rows = driver_rows(
+    turn_rows = rows(
         conn,
         sa.select(
             turns.c.id,
@@ -155,7 +156,7 @@ def read_items(
         .where(turns.c.item_id.in_(ids))
         .order_by(turns.c.item_id, turns.c.ordinal),
     )
-    ev_rows = driver_rows(
+    ev_rows = rows(
         conn,
         sa.select(
             evidence.c.turn_id,
@@ -175,7 +176,7 @@ def read_items(
         .where(turns.c.item_id.in_(ids))
         .order_by(evidence.c.turn_id, evidence.c.ordinal),
     )
-    changes = _status_history(conn, ids) if history else {}
+    changes = _status_history(conn, ids, rows) if history else {}
     free = finite if finite_json else _as_stored
     by_turn: dict[int, list[Evidence]] = {}
     for e in ev_rows:
@@ -225,10 +226,22 @@ def _as_stored(value: Any) -> Any:
     return value
 
 
-def _status_history(conn: sa.Connection, ids: list[str]) -> dict[str, list[StatusChange]]:
+def _fetcher(count: int) -> Callable[[sa.Connection, sa.Select[Any]], Sequence[Any]]:
+    """How to run a read of ``count`` items: a batch bypasses SQLAlchemy's row processing
+    (``driver_rows``); one item (the editor) keeps its cached compiled statements."""
+    return driver_rows if count > 1 else _cached_rows
+
+
+def _cached_rows(conn: sa.Connection, statement: sa.Select[Any]) -> Sequence[Any]:
+    return conn.execute(statement).all()
+
+
+def _status_history(
+    conn: sa.Connection, ids: list[str], rows: Callable[[sa.Connection, sa.Select[Any]], Any]
+) -> dict[str, list[StatusChange]]:
     """Per item, each recorded status change, oldest first."""
     stamps: dict[Any, datetime] = {}
-    rows = driver_rows(
+    found = rows(
         conn,
         sa.select(events.c.item_id, _text(events.c.after), events.c.actor, events.c.at)
         .select_from(
@@ -241,7 +254,7 @@ def _status_history(conn: sa.Connection, ids: list[str]) -> dict[str, list[Statu
         .order_by(events.c.item_id, events.c.at, events.c.id),
     )
     history: dict[str, list[StatusChange]] = {}
-    for item_id, after, actor, at in rows:
+    for item_id, after, actor, at in found:
         status = (_json(after) or {}).get("status")
         if isinstance(status, str):
             history.setdefault(item_id, []).append(StatusChange(status, actor, _time(at, stamps)))
