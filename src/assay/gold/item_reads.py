@@ -39,8 +39,8 @@ def _json(raw: Any) -> Any:
 
 
 def _time(value: Any, cache: dict[Any, datetime]) -> datetime:
-    """A stored time in UTC (SQLite gives text, PostgreSQL a datetime); the same stamps
-    recur across a batch's rows, so each is converted once."""
+    """A stored time in UTC (SQLite's driver gives text, PostgreSQL's a datetime); the same
+    stamps recur across a batch's rows, so each is converted once."""
     found = cache.get(value)
     if found is None:
         stamp = datetime.fromisoformat(value) if isinstance(value, str) else value
@@ -114,8 +114,9 @@ def read_items(
     and evidence: three queries for any number of ids (four with ``history``, each item's
     status changes). JSON columns come as text, parsed only when not empty, and a batch's
     rows as the driver hands them over, so an export of 100k items builds no per-row objects
-    it does not need. ``finite_json``: extras, generation settings and retrieved contexts read with
-    NaN and Infinity as null (``assay.gold.jsonvalues``); exports read them as stored."""
+    it does not need. ``finite_json``: extras, generation settings and retrieved contexts
+    read with NaN and Infinity as null (``assay.gold.jsonvalues``); exports read them as
+    stored."""
     stamps: dict[Any, datetime] = {}
     rows = _fetcher(len(ids))
     where: list[sa.ColumnElement[bool]] = [items.c.id.in_(ids)]
