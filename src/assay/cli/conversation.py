@@ -14,6 +14,7 @@ from assay.cli.common import (
     ProjectOption,
     command,
     console,
+    escape,
     print_json,
     progress_bar,
     project_of,
@@ -78,7 +79,7 @@ def chat(
             try:
                 query = question_text(line, f"line {number}")
             except InvalidInput as exc:
-                out.print(f"[red]Skipped:[/] {_escape(str(exc))}")
+                out.print(f"[red]Skipped:[/] {escape(str(exc))}")
                 continue
             turn, generation = answered_turn(ws, target, generator, settings, turns, query)
             turns.append(turn)
@@ -97,10 +98,10 @@ def _print_turn(turn: Turn, generation: Generation | None) -> None:
     out = console()
     if generation is None:
         err = console()
-        err.print(f"[bold red]The generator failed:[/] {_escape(turn.generation['error'])}")
+        err.print(f"[bold red]The generator failed:[/] {escape(turn.generation['error'])}")
         err.print("[dim]Your question is kept without an answer; ask again to retry.[/]")
     else:
-        out.print(f"[bold]Answer:[/] {_escape(turn.answer)}")
+        out.print(f"[bold]Answer:[/] {escape(turn.answer)}")
     if not turn.retrieved:
         out.print("[dim]No passages found.[/]")
     cited = {c.passage for c in generation.citations} if generation else set()
@@ -108,14 +109,10 @@ def _print_turn(turn: Turn, generation: Generation | None) -> None:
         mark = "*" if index in cited else " "
         snippet = " ".join(str(context["text"]).split())[:100]
         out.print(
-            f" {mark}[{index + 1}] {_escape(str(context['title']))} "
-            f"[dim]({context['chunk_id']}, score {context['score']:.3f})[/] {_escape(snippet)}"
+            f" {mark}[{index + 1}] {escape(str(context['title']))} "
+            f"[dim]({context['chunk_id']}, score {context['score']:.3f})[/] {escape(snippet)}"
         )
     out.print()
-
-
-def _escape(text: str) -> str:
-    return text.replace("[", "\\[")
 
 
 def generate(
@@ -182,6 +179,6 @@ def generate(
             f"{summary['generator']}; {summary['failed']} failed."
         )
         for error in summary["errors"]:
-            out.print(f"[red]{_escape(error)}[/]")
+            out.print(f"[red]{escape(error)}[/]")
     if summary["failed"] and not summary["drafted"]:
         raise typer.Exit(1)

@@ -172,15 +172,7 @@ class ContextResolver:
         texts = self._load()
         resolved: list[dict[str, Any]] = []
         for rank, context in enumerate(contexts, start=1):
-            entry: dict[str, Any] = {
-                "chunk_id": None,
-                "doc_id": None,
-                "start": None,
-                "end": None,
-                "score": context.get("score"),
-                "rank": rank,
-                "text": context.get("text") or "",
-            }
+            entry = _unplaced(rank, context.get("score"), context.get("text") or "")
             chunk_id = context.get("chunk_id")
             doc_id = context.get("doc_id")
             if doc_id and doc_id not in texts:
@@ -230,15 +222,7 @@ class ContextResolver:
         texts = self._load()
         resolved: list[dict[str, Any]] = []
         for rank, (id_, score) in enumerate(ranked, start=1):
-            entry: dict[str, Any] = {
-                "chunk_id": None,
-                "doc_id": None,
-                "start": None,
-                "end": None,
-                "score": score,
-                "rank": rank,
-                "text": "",
-            }
+            entry = _unplaced(rank, score, "")
             if id_ in self._chunk_rows:
                 doc_id, start, end = self._chunk_rows[id_]
                 entry.update(chunk_id=id_, doc_id=doc_id, start=start, end=end)
@@ -249,3 +233,16 @@ class ContextResolver:
                 entry["chunk_id"] = id_
             resolved.append(entry)
         return resolved
+
+
+def _unplaced(rank: int, score: Any, text: str) -> dict[str, Any]:
+    """A retrieved entry not placed in a document yet: no chunk, document or offsets."""
+    return {
+        "chunk_id": None,
+        "doc_id": None,
+        "start": None,
+        "end": None,
+        "score": score,
+        "rank": rank,
+        "text": text,
+    }

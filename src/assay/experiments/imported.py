@@ -19,7 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.errors import InvalidInput
-from assay.experiments.store import insert_tasks
+from assay.experiments.store import insert_experiment
 from assay.experiments.tasks import Task
 from assay.records import Project
 from assay.store.db import utcnow
@@ -74,33 +74,24 @@ def store_imported_experiment(
     ``results`` rows hold ``pipeline``, ``task_id``, ``answer``, ``metrics`` and ``details``.
     """
     now = utcnow()
-    experiment_id = conn.execute(
-        experiments.insert().values(
-            project_id=project.id,
-            name=name,
-            mode=mode,
-            selection={
-                "statuses": "all",
-                "turns": "last",
-                "chunking": chunking,
-                IMPORTED: dict(imported),
-            },
-            pipelines=[{"name": s, "kind": IMPORTED} for s in systems],
-            metrics=list(metrics),
-            status="done",
-            stop_requested=False,
-            task_count=len(tasks),
-            done_count=len(results),
-            error_count=0,
-            message="",
-            author=author,
-            created_at=now,
-            updated_at=now,
-            started_at=now,
-            finished_at=now,
-        )
-    ).inserted_primary_key[0]  # type: ignore[index]
-    insert_tasks(int(experiment_id), tasks, conn=conn)
+    experiment_id = insert_experiment(
+        conn,
+        project,
+        name,
+        mode=mode,
+        selection={
+            "statuses": "all",
+            "turns": "last",
+            "chunking": chunking,
+            IMPORTED: dict(imported),
+        },
+        pipelines=[{"name": s, "kind": IMPORTED} for s in systems],
+        metrics=list(metrics),
+        tasks=tasks,
+        author=author,
+        at=now,
+        done=len(results),
+    )
     if results:
         conn.execute(
             experiment_results.insert(),

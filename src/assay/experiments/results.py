@@ -14,7 +14,7 @@ from assay.errors import NotFound
 from assay.experiments.store import find_experiment
 from assay.experiments.tasks import Task, task_from_json
 from assay.records import Project
-from assay.store.db import as_utc, reading
+from assay.store.db import as_utc, reading, record_from_row
 from assay.store.schema import experiment_results, experiment_tasks
 from assay.store.workspace import Workspace
 
@@ -36,18 +36,7 @@ class TaskResult:
 
 
 def _result(row: Any) -> TaskResult:
-    return TaskResult(
-        pipeline=row.pipeline,
-        task_id=row.task_id,
-        retrieved=row.retrieved,
-        answer=row.answer,
-        contexts=row.contexts,
-        timings=row.timings,
-        metrics=row.metrics,
-        details=row.details,
-        error=row.error,
-        created_at=as_utc(row.created_at),
-    )
+    return record_from_row(TaskResult, row, created_at=as_utc(row.created_at))
 
 
 def iter_results(

@@ -36,7 +36,7 @@ from assay.experiments.tasks import (
     task_to_json,
 )
 from assay.records import Project
-from assay.store.db import as_utc, reading, transaction, utcnow
+from assay.store.db import as_utc, reading, record_from_row, transaction, utcnow
 from assay.store.projects import check_name
 from assay.store.schema import experiment_results, experiment_tasks, experiments
 from assay.store.workspace import Workspace
@@ -79,21 +79,11 @@ class Experiment:
 
 
 def _experiment(row: Any, aggregates: dict[str, Any] | None = None) -> Experiment:
-    return Experiment(
-        id=row.id,
-        project_id=row.project_id,
-        name=row.name,
-        mode=row.mode,
-        selection=row.selection,
+    return record_from_row(
+        Experiment,
+        row,
         pipelines=[_without_paths(p) for p in row.pipelines],
-        metrics=row.metrics,
-        status=row.status,
         stop_requested=bool(row.stop_requested),
-        task_count=row.task_count,
-        done_count=row.done_count,
-        error_count=row.error_count,
-        message=row.message,
-        author=row.author,
         created_at=as_utc(row.created_at),
         updated_at=as_utc(row.updated_at),
         started_at=as_utc(row.started_at) if row.started_at else None,
@@ -171,27 +161,61 @@ def create_experiment(
         )
         if clash:
             raise Conflict(f"project {project.name!r} already has an experiment named {name!r}")
-        experiment_id = conn.execute(
-            experiments.insert().values(
-                project_id=project.id,
-                name=name,
-                mode=mode,
-                selection=selection,
-                pipelines=[s.model_dump(mode="json") for s in specs],
-                metrics=plan.to_json(),
-                status="pending",
-                stop_requested=False,
-                task_count=len(tasks),
-                done_count=0,
-                error_count=0,
-                message="",
-                author=author if author is not None else ws.settings.author,
-                created_at=now,
-                updated_at=now,
-            )
-        ).inserted_primary_key[0]  # type: ignore[index]
-        insert_tasks(experiment_id, tasks, conn=conn)
+        experiment_id = insert_experiment(
+            conn,
+            project,
+            name,
+            mode=mode,
+            selection=selection,
+            pipelines=[s.model_dump(mode="json") for s in specs],
+            metrics=plan.to_json(),
+            tasks=tasks,
+            author=author if author is not None else ws.settings.author,
+            at=now,
+        )
         return get_experiment(ws, project, experiment_id, with_aggregates=False, conn=conn)
+
+
+def insert_experiment(
+    conn: sa.Connection,
+    project: Project,
+    name: str,
+    *,
+    mode: str,
+    selection: dict[str, Any],
+    pipelines: list[dict[str, Any]],
+    metrics: list[Any],
+    tasks: Sequence[Task],
+    author: str,
+    at: datetime,
+    done: int | None = None,
+) -> int:
+    """Write an experiment and its frozen tasks; returns its id. ``done``: the experiment
+    comes finished (an import) with that many results; else it waits for its run."""
+    finished = at if done is not None else None
+    experiment_id = conn.execute(
+        experiments.insert().values(
+            project_id=project.id,
+            name=name,
+            mode=mode,
+            selection=selection,
+            pipelines=pipelines,
+            metrics=metrics,
+            status="pending" if done is None else "done",
+            stop_requested=False,
+            task_count=len(tasks),
+            done_count=done or 0,
+            error_count=0,
+            message="",
+            author=author,
+            created_at=at,
+            updated_at=at,
+            started_at=finished,
+            finished_at=finished,
+        )
+    ).inserted_primary_key[0]  # type: ignore[index]
+    insert_tasks(int(experiment_id), tasks, conn=conn)
+    return int(experiment_id)
 
 
 def insert_tasks(experiment_id: int, tasks: Sequence[Task], *, conn: sa.Connection) -> None:

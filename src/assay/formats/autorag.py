@@ -14,6 +14,7 @@ AutoRAG's loader accepts it, is in :mod:`assay.formats.autorag_write`.
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -27,7 +28,7 @@ from assay.formats.common import (
     parquet_rows,
     read_parquet,
     require_folder,
-    safe_name,
+    text_document,
 )
 from assay.formats.jsontext import type_name
 from assay.records import Evidence, Item, Turn
@@ -128,6 +129,21 @@ def _rows(table: Any, path: Path, required: tuple[str, ...]) -> list[dict[str, A
     return parquet_rows(table, path, required, strings=("qid", "query", "doc_id", "contents"))
 
 
+def _keyed_rows(
+    rows: list[dict[str, Any]], path: Path, key: str, issues: list[Issue]
+) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """``(where, id, row)`` per row whose ``key`` column holds an id, the first of each id:
+    an empty id and a repeat are reported and the row skipped."""
+    seen = FirstSeen(f"field {key!r}", issues)
+    for number, row in enumerate(rows, 1):
+        value = row.get(key)
+        where = f"{path.name} row {number} ({key} {value!r})"
+        if not isinstance(value, str) or not value.strip():
+            issues.append(Issue(where, f"field {key!r} is empty"))
+        elif seen.first(value, f"{path.name} row {number}"):
+            yield where, value, row
+
+
 def _read_corpus(path: Path, issues: list[Issue]) -> tuple[list[DocumentRecord], list[ChunkRecord]]:
     import pyarrow as pa
 
@@ -139,15 +155,8 @@ def _read_corpus(path: Path, issues: list[Issue]) -> tuple[list[DocumentRecord],
             raise InvalidInput(f"{path}: column 'metadata' must be a struct or a map, found {kind}")
     documents: list[DocumentRecord] = []
     chunks: list[ChunkRecord] = []
-    seen = FirstSeen("field 'doc_id'", issues)
-    for number, row in enumerate(rows, 1):
-        doc_id, contents = row.get("doc_id"), row.get("contents")
-        where = f"{path.name} row {number} (doc_id {doc_id!r})"
-        if not isinstance(doc_id, str) or not doc_id.strip():
-            issues.append(Issue(where, "field 'doc_id' is empty"))
-            continue
-        if not seen.first(doc_id, f"{path.name} row {number}"):
-            continue
+    for where, doc_id, row in _keyed_rows(rows, path, "doc_id", issues):
+        contents = row.get("contents")
         if not isinstance(contents, str) or not contents.strip():
             issues.append(Issue(where, "field 'contents' is empty (AutoRAG drops such rows)"))
             continue
@@ -163,16 +172,8 @@ def _read_corpus(path: Path, issues: list[Issue]) -> tuple[list[DocumentRecord],
             k: jsonable(v) for k, v in row.items() if k not in ("doc_id", "contents", "metadata")
         }
         info = {"metadata": jsonable(metadata), "columns": others}
-        documents.append(
-            DocumentRecord(
-                ref=doc_id,
-                name=safe_name(doc_id, "row") + ".txt",
-                media_type="text/plain",
-                text=contents,
-                data=contents.encode("utf-8"),
-                metadata={"source_id": doc_id, "autorag": info},
-            )
-        )
+        about = {"source_id": doc_id, "autorag": info}
+        documents.append(text_document(doc_id, doc_id, "row", contents, about))
         chunks.append(ChunkRecord(doc_id, doc_id, 0, len(contents), contents))
     return documents, chunks
 
@@ -180,15 +181,7 @@ def _read_corpus(path: Path, issues: list[Issue]) -> tuple[list[DocumentRecord],
 def _read_qa(path: Path, known: set[str], issues: list[Issue]) -> list[Item]:
     table = read_parquet(path)
     items: list[Item] = []
-    seen = FirstSeen("field 'qid'", issues)
-    for number, row in enumerate(_rows(table, path, QA_COLUMNS), 1):
-        qid = row.get("qid")
-        where = f"{path.name} row {number} (qid {qid!r})"
-        if not isinstance(qid, str) or not qid.strip():
-            issues.append(Issue(where, "field 'qid' is empty"))
-            continue
-        if not seen.first(qid, f"{path.name} row {number}"):
-            continue
+    for where, qid, row in _keyed_rows(_rows(table, path, QA_COLUMNS), path, "qid", issues):
         groups = cast_retrieval_gt(row.get("retrieval_gt"), where)
         answers = cast_generation_gt(row.get("generation_gt"), where)
         missing = [doc_id for group in groups for doc_id in group if doc_id not in known]
@@ -198,8 +191,8 @@ def _read_qa(path: Path, known: set[str], issues: list[Issue]) -> list[Item]:
             )
             continue
         evidence = [
-            Evidence(chunk_ids=(doc_id,), group=number_, label="relevant", origin="imported")
-            for number_, group in enumerate(groups, 1)
+            Evidence(chunk_ids=(doc_id,), group=group_no, label="relevant", origin="imported")
+            for group_no, group in enumerate(groups, 1)
             for doc_id in group
         ]
         extra = {k: jsonable(v) for k, v in row.items() if k not in QA_COLUMNS}

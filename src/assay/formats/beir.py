@@ -26,6 +26,7 @@ from assay.formats.common import (
     safe_name,
     sub_dict,
     sub_str,
+    text_document,
 )
 from assay.formats.groups import source_id
 from assay.formats.jsontext import dumps_line, jsonl_lines, read_text
@@ -99,16 +100,8 @@ def _corpus(path: Path, issues: list[Issue]) -> tuple[list[DocumentRecord], list
             issues.append(Issue(where, "field 'text' is empty"))
             continue
         rest = {k: v for k, v in obj.items() if k not in ("_id", "text")}
-        documents.append(
-            DocumentRecord(
-                ref=doc_id,
-                name=safe_name(doc_id, "passage") + ".txt",
-                media_type="text/plain",
-                text=text,
-                data=text.encode("utf-8"),
-                metadata={"source_id": doc_id, "beir": rest},
-            )
-        )
+        metadata = {"source_id": doc_id, "beir": rest}
+        documents.append(text_document(doc_id, doc_id, "passage", text, metadata))
         chunks.append(ChunkRecord(doc_id, doc_id, 0, len(text), text))
     return documents, chunks
 

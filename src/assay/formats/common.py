@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import Issue
+from assay.formats import DocumentRecord, Issue
 from assay.formats.jsontext import check_value, type_name
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -136,6 +136,21 @@ def safe_name(name: str, fallback: str) -> str:
     cleaned = "".join(ch for ch in name.replace("\\", "/").rsplit("/", 1)[-1] if ord(ch) >= 32)
     cleaned = cleaned.strip()
     return cleaned if cleaned not in ("", ".", "..") else fallback
+
+
+def text_document(
+    ref: str, label: str, fallback: str, text: str, metadata: dict[str, Any]
+) -> DocumentRecord:
+    """A document that is only a passage's text (BEIR, AutoRAG, InspectorRAGet): its bytes
+    are the text, its name ``label`` made safe (``fallback`` when nothing is left) + .txt."""
+    return DocumentRecord(
+        ref=ref,
+        name=safe_name(label, fallback) + ".txt",
+        media_type="text/plain",
+        text=text,
+        data=text.encode("utf-8"),
+        metadata=metadata,
+    )
 
 
 # ---------------------------------------------------------------- zips

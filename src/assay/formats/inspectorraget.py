@@ -34,7 +34,7 @@ from assay.formats import (
     ResultRecord,
     ScoreRecord,
 )
-from assay.formats.common import FirstSeen, safe_name
+from assay.formats.common import FirstSeen, text_document
 from assay.formats.inspectorraget_v1 import (
     SCHEMA_VERSION,
     as_message,
@@ -102,16 +102,8 @@ def _documents(
         fields = {k: v for k, v in entry.items() if k not in ("document_id", "text")}
         title = entry.get("title")
         label = title.strip() if isinstance(title, str) and title.strip() else document_id
-        documents.append(
-            DocumentRecord(
-                ref=document_id,
-                name=safe_name(label[:NAME_LIMIT], "passage") + ".txt",
-                media_type="text/plain",
-                text=text,
-                data=text.encode("utf-8"),
-                metadata={"source_id": document_id, **({"title": title} if title else {})},
-            )
-        )
+        metadata = {"source_id": document_id, **({"title": title} if title else {})}
+        documents.append(text_document(document_id, label[:NAME_LIMIT], "passage", text, metadata))
         entries.append(EvaluationDocument(document_id, document_id, fields))
     return documents, entries
 

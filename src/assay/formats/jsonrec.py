@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from assay.errors import InvalidInput
 from assay.formats.common import (
@@ -29,6 +29,8 @@ from assay.records import (
     StatusChange,
     Turn,
 )
+
+T = TypeVar("T")
 
 
 def evidence_to_json(ev: Evidence, doc: Callable[[str | None], str | None]) -> dict[str, Any]:
@@ -134,10 +136,7 @@ def turn_from_json(value: Any, where: str) -> Turn:
         original_answer=field_str(obj, "original_answer", where),
         generation=field_dict(obj, "generation", where),
         retrieved=retrieved,
-        evidence=[
-            evidence_from_json(ev, f"{where}, evidence {index}")
-            for index, ev in enumerate(field_list(obj, "evidence", where), 1)
-        ],
+        evidence=_each(obj, "evidence", where, "evidence", evidence_from_json),
     )
 
 
@@ -147,10 +146,7 @@ def item_from_json(value: Any, where: str) -> Item:
     if not item_id.strip():
         raise InvalidInput(f"{where}: field 'id' must not be empty")
     kind = one_of(field_str(obj, "kind", where, "qa"), KINDS, "kind", where)
-    turns = [
-        turn_from_json(t, f"{where}, turn {index}")
-        for index, t in enumerate(field_list(obj, "turns", where), 1)
-    ]
+    turns = _each(obj, "turns", where, "turn", turn_from_json)
     if not turns:
         raise InvalidInput(f"{where}: field 'turns' must hold at least one turn")
     if kind == "qa" and len(turns) != 1:
@@ -167,11 +163,16 @@ def item_from_json(value: Any, where: str) -> Item:
         updated_at=parse_iso(field_str(obj, "updated_at", where)),
         version=max(field_int(obj, "version", where) or 1, 1),
         turns=turns,
-        status_history=[
-            _status_change(change, f"{where}, status change {index}")
-            for index, change in enumerate(field_list(obj, "status_history", where), 1)
-        ],
+        status_history=_each(obj, "status_history", where, "status change", _status_change),
     )
+
+
+def _each(
+    obj: dict[str, Any], key: str, where: str, what: str, read: Callable[[Any, str], T]
+) -> list[T]:
+    """Field ``key``: a list read entry by entry, each error naming ``{what} {number}``."""
+    entries = field_list(obj, key, where)
+    return [read(value, f"{where}, {what} {number}") for number, value in enumerate(entries, 1)]
 
 
 def _status_change(value: Any, where: str) -> StatusChange:

@@ -187,16 +187,24 @@ def _text(zf: SafeZip, name: str) -> str:
     return decode_text(zf.read(name), f"{zf.path}: {name}")
 
 
-def _documents(zf: SafeZip, path: Path, issues: list[Issue]) -> list[DocumentRecord]:
-    found: list[DocumentRecord] = []
+def _named_lines(
+    zf: SafeZip, path: Path, member: str, issues: list[Issue]
+) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """``(where, name, object)`` per line of ``member``: a name is required, and a repeated
+    one is reported and skipped (documents and chunkings are known by name)."""
     names = FirstSeen("field 'name'", issues)
-    for number, obj in jsonl_lines(_text(zf, "documents.jsonl"), f"{path}: documents.jsonl"):
-        where = f"{path}: documents.jsonl line {number}"
+    for number, obj in jsonl_lines(_text(zf, member), f"{path}: {member}"):
+        where = f"{path}: {member} line {number}"
         name = field_str(obj, "name", where)
         if not name.strip():
             raise InvalidInput(f"{where}: field 'name' must not be empty")
-        if not names.first(name, f"documents.jsonl line {number}"):
-            continue
+        if names.first(name, f"{member} line {number}"):
+            yield where, name, obj
+
+
+def _documents(zf: SafeZip, path: Path, issues: list[Issue]) -> list[DocumentRecord]:
+    found: list[DocumentRecord] = []
+    for where, name, obj in _named_lines(zf, path, "documents.jsonl", issues):
         sha256 = field_str(obj, "sha256", where)
         entry = f"files/{sha256}"
         if not zf.has(entry):
@@ -224,14 +232,7 @@ def _chunkings(
     zf: SafeZip, path: Path, doc_refs: set[str], issues: list[Issue]
 ) -> list[ChunkingRecord]:
     chunkings: dict[str, ChunkingRecord] = {}
-    names = FirstSeen("field 'name'", issues)
-    for number, obj in jsonl_lines(_text(zf, "chunkings.jsonl"), f"{path}: chunkings.jsonl"):
-        where = f"{path}: chunkings.jsonl line {number}"
-        name = field_str(obj, "name", where)
-        if not name.strip():
-            raise InvalidInput(f"{where}: field 'name' must not be empty")
-        if not names.first(name, f"chunkings.jsonl line {number}"):
-            continue
+    for where, name, obj in _named_lines(zf, path, "chunkings.jsonl", issues):
         default = obj.get("default", False)
         if not isinstance(default, bool):
             raise InvalidInput(f"{where}: field 'default' must be true or false")

@@ -190,13 +190,14 @@ def generator_label(settings: GeneratorSettings) -> str:
     return f"{settings.model or settings.kind} ({settings.kind})"
 
 
-def generation_record(generation: Generation, settings: GeneratorSettings) -> dict[str, Any]:
-    """What is stored with a generated answer: never a key, only how it was made."""
+def generation_record(generation: Generation, kind: str) -> dict[str, Any]:
+    """What is stored with a suggested answer (drafted or synthesized): never a key, only
+    how it was made; ``kind``: the generator's."""
     return {
         "model": generation.model,
         "prompt_hash": generation.prompt_hash,
         "params": dict(generation.params),
-        "kind": settings.kind,
+        "kind": kind,
     }
 
 
@@ -256,7 +257,7 @@ def draft_answers(
                 report.failed += 1
                 report.errors.append(f"item {item.id}, turn {index + 1}: {exc}")
                 continue
-            record = generation_record(generation, settings)
+            record = generation_record(generation, settings.kind)
             record["passages"] = passages
             data.turns[index].original_answer = generation.text
             data.turns[index].generation = record

@@ -54,20 +54,22 @@ def first_error(exc: ValidationError) -> str:
 
 def parse_item(raw: Any, where: str) -> Item:
     """An item body (JSON values) checked as :data:`ItemBody`; errors name ``where``."""
-    try:
-        item: Item = _adapter(ItemBody).validate_python(raw)
-    except ValidationError as exc:
-        raise InvalidInput(f"{where}: {first_error(exc)}") from exc
+    item: Item = _validated(ItemBody, raw, where)
     return item
 
 
 def checked_evidence(values: dict[str, Any], where: str) -> Evidence:
     """Evidence built by a reader or generator, its labels and bounds checked."""
+    evidence: Evidence = _validated(Evidence, values, where)
+    return evidence
+
+
+def _validated(kind: Any, raw: Any, where: str) -> Any:
+    """``raw`` checked as ``kind``; the first problem raised as InvalidInput naming ``where``."""
     try:
-        evidence: Evidence = _adapter(Evidence).validate_python(values)
+        return _adapter(kind).validate_python(raw)
     except ValidationError as exc:
         raise InvalidInput(f"{where}: {first_error(exc)}") from exc
-    return evidence
 
 
 def editable_copy(item: Item) -> Item:

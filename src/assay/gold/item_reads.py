@@ -1,9 +1,12 @@
 """Reading gold items: one item with its turns and evidence, every item of a project in
-batches, the filtered and sorted pages of the items list, and an item's history."""
+batches (the editor, experiments and exports build them alike), the filtered and sorted
+pages of the items list, and an item's history."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -11,82 +14,61 @@ import sqlalchemy as sa
 from assay.corpus.anchoring import needing_review, needs_review
 from assay.errors import InvalidInput, NotFound
 from assay.gold.jsonvalues import finite
-from assay.records import Evidence, Item, ItemSummary, Project, Turn
-from assay.store.db import as_utc, reading
+from assay.records import Evidence, Item, ItemSummary, Project, StatusChange, Turn
+from assay.store.db import as_utc, driver_rows, reading, record_from_row
 from assay.store.schema import events, evidence, items, turns
 from assay.store.workspace import Workspace
 
 
 def _load(conn: sa.Connection, project: Project, item_id: str) -> Item:
-    row = conn.execute(
-        sa.select(items).where(items.c.id == item_id, items.c.project_id == project.id)
-    ).first()
-    if row is None:
+    found = read_items(conn, [item_id], project_id=project.id)
+    if not found:
         raise NotFound(f"project {project.name!r} has no item {item_id!r}")
-    return _assemble(conn, [row])[0]
+    return found[0]
 
 
-def _assemble(conn: sa.Connection, rows: list[Any]) -> list[Item]:
-    """Items with their turns and evidence, three queries for any number of rows."""
-    turn_rows = conn.execute(
-        sa.select(turns)
-        .where(turns.c.item_id.in_([r.id for r in rows]))
-        .order_by(turns.c.item_id, turns.c.ordinal)
-    ).all()
-    ev_rows = conn.execute(
-        sa.select(evidence)
-        .where(evidence.c.turn_id.in_([t.id for t in turn_rows]))
-        .order_by(evidence.c.turn_id, evidence.c.ordinal)
-    ).all()
-    by_turn: dict[int, list[Evidence]] = {t.id: [] for t in turn_rows}
-    for e in ev_rows:
-        by_turn[e.turn_id].append(
-            Evidence(
-                doc_id=e.doc_id,
-                start=e.start,
-                end=e.end,
-                text=e.text,
-                label=e.label,
-                grade=e.grade,
-                group=e.group_no,
-                origin=e.origin,
-                anchor=e.anchor,
-                author=e.author,
-                created_at=as_utc(e.created_at),
-            )
+def _json(raw: Any) -> Any:
+    """A JSON column read as text; the common empty values skip the parser."""
+    if raw == "{}":
+        return {}
+    if raw == "[]":
+        return []
+    if isinstance(raw, str):
+        return json.loads(raw)
+    return raw
+
+
+def _time(value: Any, cache: dict[Any, datetime]) -> datetime:
+    """A stored time in UTC (SQLite's driver gives text, PostgreSQL's a datetime); the same
+    stamps recur across a batch's rows, so each is converted once."""
+    found = cache.get(value)
+    if found is None:
+        stamp = datetime.fromisoformat(value) if isinstance(value, str) else value
+        cache[value] = found = as_utc(stamp)
+    return found
+
+
+def _text(column: sa.ColumnElement[Any]) -> sa.ColumnElement[str]:
+    return sa.cast(column, sa.Text)
+
+
+def item_ids(
+    ws: Workspace,
+    project: Project,
+    statuses: Iterable[str] | None = None,
+    *,
+    conn: sa.Connection | None = None,
+) -> list[str]:
+    """Item ids in export order (oldest first), optionally only those of ``statuses``."""
+    where = [items.c.project_id == project.id]
+    if statuses is not None:
+        where.append(items.c.status.in_(list(statuses)))
+    with reading(ws.engine, conn) as reader:
+        return list(
+            reader.scalars(
+                sa.select(items.c.id).where(*where).order_by(items.c.created_at, items.c.id)
+            ).all()
         )
-    by_item: dict[str, list[Turn]] = {r.id: [] for r in rows}
-    for t in turn_rows:
-        by_item[t.item_id].append(
-            Turn(
-                query=t.query,
-                rewrite=t.rewrite,
-                query_type=t.query_type,
-                enrichments=dict(t.enrichments or {}),
-                answer=t.answer,
-                alternatives=list(t.alternatives or ()),
-                original_answer=t.original_answer,
-                generation=finite(dict(t.generation or {})),
-                retrieved=finite(list(t.retrieved or ())),
-                evidence=by_turn[t.id],
-            )
-        )
-    return [
-        Item(
-            id=row.id,
-            kind=row.kind,
-            status=row.status,
-            origin=row.origin,
-            notes=row.notes,
-            extra=finite(dict(row.extra or {})),
-            author=row.author,
-            version=row.version,
-            created_at=as_utc(row.created_at),
-            updated_at=as_utc(row.updated_at),
-            turns=by_item[row.id],
-        )
-        for row in rows
-    ]
 
 
 def iter_items(
@@ -97,38 +79,192 @@ def iter_items(
     batch_size: int = 500,
     conn: sa.Connection | None = None,
 ) -> Iterator[Item]:
-    """Every item of a project (oldest first), read in batches: exports stream with this
-    (each batch on a connection of its own, unless the caller passes ``conn``)."""
-    where = [items.c.project_id == project.id]
-    if statuses is not None:
-        where.append(items.c.status.in_(list(statuses)))
-    with reading(ws.engine, conn) as reader:
-        ids = reader.scalars(
-            sa.select(items.c.id).where(*where).order_by(items.c.created_at, items.c.id)
-        ).all()
+    """Every item of a project (oldest first), read in batches (each batch on a connection
+    of its own, unless the caller passes ``conn``)."""
+    ids = item_ids(ws, project, statuses, conn=conn)
+    yield from items_in_batches(ws, ids, batch_size=batch_size, conn=conn)
+
+
+def items_in_batches(
+    ws: Workspace,
+    ids: Sequence[str],
+    *,
+    batch_size: int = 500,
+    history: bool = False,
+    finite_json: bool = True,
+    conn: sa.Connection | None = None,
+) -> Iterator[Item]:
+    """The items of ``ids`` in that order, :func:`read_items` per batch, each batch on a
+    connection of its own unless the caller passes ``conn`` (exports stream with this)."""
     for offset in range(0, len(ids), batch_size):
-        batch = ids[offset : offset + batch_size]
+        batch = list(ids[offset : offset + batch_size])
         with reading(ws.engine, conn) as reader:
-            found = reader.execute(sa.select(items).where(items.c.id.in_(batch)))
-            rows = {r.id: r for r in found}
-            yield from _assemble(reader, [rows[i] for i in batch if i in rows])
+            yield from read_items(reader, batch, history=history, finite_json=finite_json)
+
+
+def read_items(
+    conn: sa.Connection,
+    ids: list[str],
+    *,
+    project_id: int | None = None,
+    history: bool = False,
+    finite_json: bool = True,
+) -> list[Item]:
+    """The items of ``ids`` (of ``project_id`` when given) in that order, with their turns
+    and evidence: three queries for any number of ids (four with ``history``, each item's
+    status changes). JSON columns come as text, parsed only when not empty, and a batch's
+    rows as the driver hands them over, so an export of 100k items builds no per-row objects
+    it does not need. ``finite_json``: extras, generation settings and retrieved contexts
+    read with NaN and Infinity as null (``assay.gold.jsonvalues``); exports read them as
+    stored."""
+    stamps: dict[Any, datetime] = {}
+    rows = _fetcher(len(ids))
+    where: list[sa.ColumnElement[bool]] = [items.c.id.in_(ids)]
+    if project_id is not None:
+        where.append(items.c.project_id == project_id)
+    item_rows = rows(
+        conn,
+        sa.select(
+            items.c.id,
+            items.c.kind,
+            items.c.status,
+            items.c.origin,
+            items.c.notes,
+            _text(items.c.extra),
+            items.c.author,
+            items.c.created_at,
+            items.c.updated_at,
+            items.c.version,
+        ).where(*where),
+    )
+    if not item_rows:
+        return []
+    turn_rows = rows(
+        conn,
+        sa.select(
+            turns.c.id,
+            turns.c.item_id,
+            turns.c.query,
+            turns.c.rewrite,
+            turns.c.query_type,
+            _text(turns.c.enrichments),
+            turns.c.answer,
+            _text(turns.c.alternatives),
+            turns.c.original_answer,
+            _text(turns.c.generation),
+            _text(turns.c.retrieved),
+        )
+        .where(turns.c.item_id.in_(ids))
+        .order_by(turns.c.item_id, turns.c.ordinal),
+    )
+    ev_rows = rows(
+        conn,
+        sa.select(
+            evidence.c.turn_id,
+            evidence.c.doc_id,
+            evidence.c.start,
+            evidence.c.end,
+            evidence.c.text,
+            evidence.c.label,
+            evidence.c.grade,
+            evidence.c.group_no,
+            evidence.c.origin,
+            evidence.c.anchor,
+            evidence.c.author,
+            evidence.c.created_at,
+        )
+        .join(turns, turns.c.id == evidence.c.turn_id)
+        .where(turns.c.item_id.in_(ids))
+        .order_by(evidence.c.turn_id, evidence.c.ordinal),
+    )
+    changes = _status_history(conn, ids, rows) if history else {}
+    free = finite if finite_json else _as_stored
+    by_turn: dict[int, list[Evidence]] = {}
+    for e in ev_rows:
+        by_turn.setdefault(e[0], []).append(
+            Evidence(
+                e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9], e[10],
+                _time(e[11], stamps),
+            )
+        )  # fmt: skip
+    by_item: dict[str, list[Turn]] = {}
+    for t in turn_rows:
+        by_item.setdefault(t[1], []).append(
+            Turn(
+                query=t[2],
+                rewrite=t[3],
+                query_type=t[4],
+                enrichments=_json(t[5]) or {},
+                answer=t[6],
+                alternatives=list(_json(t[7]) or ()),
+                original_answer=t[8],
+                generation=free(_json(t[9]) or {}),
+                retrieved=free(list(_json(t[10]) or ())),
+                evidence=by_turn.get(t[0], []),
+            )
+        )
+    found = {
+        r[0]: Item(
+            id=r[0],
+            kind=r[1],
+            status=r[2],
+            origin=r[3],
+            notes=r[4],
+            extra=free(_json(r[5]) or {}),
+            author=r[6],
+            created_at=_time(r[7], stamps),
+            updated_at=_time(r[8], stamps),
+            version=r[9],
+            turns=by_item.get(r[0], []),
+            status_history=changes.get(r[0], []),
+        )
+        for r in item_rows
+    }
+    return [found[i] for i in ids if i in found]
+
+
+def _as_stored(value: Any) -> Any:
+    return value
+
+
+def _fetcher(count: int) -> Callable[[sa.Connection, sa.Select[Any]], Sequence[Any]]:
+    """How to run a read of ``count`` items: a batch bypasses SQLAlchemy's row processing
+    (``driver_rows``); one item (the editor) keeps its cached compiled statements."""
+    return driver_rows if count > 1 else _cached_rows
+
+
+def _cached_rows(conn: sa.Connection, statement: sa.Select[Any]) -> Sequence[Any]:
+    return conn.execute(statement).all()
+
+
+def _status_history(
+    conn: sa.Connection, ids: list[str], rows: Callable[[sa.Connection, sa.Select[Any]], Any]
+) -> dict[str, list[StatusChange]]:
+    """Per item, each recorded status change, oldest first."""
+    stamps: dict[Any, datetime] = {}
+    found = rows(
+        conn,
+        sa.select(events.c.item_id, _text(events.c.after), events.c.actor, events.c.at)
+        .select_from(
+            events.join(
+                items,
+                sa.and_(items.c.project_id == events.c.project_id, items.c.id == events.c.item_id),
+            )
+        )
+        .where(items.c.id.in_(ids), events.c.action == "status")
+        .order_by(events.c.item_id, events.c.at, events.c.id),
+    )
+    history: dict[str, list[StatusChange]] = {}
+    for item_id, after, actor, at in found:
+        status = (_json(after) or {}).get("status")
+        if isinstance(status, str):
+            history.setdefault(item_id, []).append(StatusChange(status, actor, _time(at, stamps)))
+    return history
 
 
 def _summary(r: Any) -> ItemSummary:
-    return ItemSummary(
-        id=r.id,
-        kind=r.kind,
-        status=r.status,
-        origin=r.origin,
-        query=r.query,
-        query_type=r.query_type,
-        turn_count=r.turn_count,
-        evidence_count=r.evidence_count,
-        author=r.author,
-        version=r.version,
-        updated_at=as_utc(r.updated_at),
-        needs_review=bool(r.needs_review),
-    )
+    updated = as_utc(r.updated_at)
+    return record_from_row(ItemSummary, r, updated_at=updated, needs_review=bool(r.needs_review))
 
 
 def get_item(

@@ -63,6 +63,27 @@ def _event(
     )
 
 
+def _next_version(
+    ws: Workspace,
+    conn: sa.Connection,
+    project: Project,
+    item_id: str,
+    base_version: int,
+    values: dict[str, Any],
+) -> Item:
+    """Write ``values`` and the next version if the item is still at ``base_version``
+    (optimistic concurrency), else raise :class:`StaleItem`; the item as it was before."""
+    before = get_item(ws, project, item_id, conn=conn)
+    changed = conn.execute(
+        items.update()
+        .where(items.c.id == item_id, items.c.version == base_version)
+        .values(**values, version=base_version + 1, updated_at=utcnow())
+    ).rowcount
+    if changed != 1:
+        raise StaleItem(before, base_version)
+    return before
+
+
 class Created(NamedTuple):
     id: str
     unlocated: int
@@ -158,21 +179,9 @@ def save_item(
     check_storable(data)
     with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
-        before = get_item(ws, project, item_id, conn=conn)
-        changed = conn.execute(
-            items.update()
-            .where(items.c.id == item_id, items.c.version == base_version)
-            .values(
-                kind=data.kind,
-                origin=data.origin,
-                notes=data.notes,
-                extra=data.extra,
-                version=base_version + 1,
-                updated_at=utcnow(),
-            )
-        ).rowcount
-        if changed != 1:
-            raise StaleItem(before, base_version)
+        content: dict[str, Any] = {"kind": data.kind, "origin": data.origin}
+        content.update(notes=data.notes, extra=data.extra)
+        before = _next_version(ws, conn, project, item_id, base_version, content)
         listing, _ = write_turns(conn, project, item_id, data, author)
         conn.execute(items.update().where(items.c.id == item_id).values(**listing))
         _event(conn, project, item_id, author, action, to_json(before), editable_json(data))
@@ -194,14 +203,7 @@ def set_status(
     actor = actor if actor is not None else ws.settings.author
     with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
-        before = get_item(ws, project, item_id, conn=conn)
-        changed = conn.execute(
-            items.update()
-            .where(items.c.id == item_id, items.c.version == base_version)
-            .values(status=status, version=base_version + 1, updated_at=utcnow())
-        ).rowcount
-        if changed != 1:
-            raise StaleItem(before, base_version)
+        before = _next_version(ws, conn, project, item_id, base_version, {"status": status})
         _event(
             conn, project, item_id, actor, "status", {"status": before.status}, {"status": status}
         )

@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from assay.corpus.chunkings import get_chunking, iter_chunk_spans
 from assay.corpus.sentences import sentence_spans
 from assay.errors import InvalidInput
+from assay.gold.conversations import generation_record
 from assay.gold.item_writes import create_item
 from assay.gold.project_config import generator_settings
 from assay.gold.taxonomy import UNANSWERABLE, QueryType, query_types
@@ -340,12 +341,7 @@ def _draft_item(
                 query_type=query_type,
                 answer=answer,
                 original_answer=answer,
-                generation={
-                    "model": generation.model,
-                    "prompt_hash": generation.prompt_hash,
-                    "params": dict(generation.params),
-                    "kind": kind,
-                },
+                generation=generation_record(generation, kind),
                 evidence=[source],
             )
         ],

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import sqlalchemy as sa
 
@@ -15,6 +16,8 @@ from assay.errors import BackendUnavailable, DatabaseBusy, install_extra
 
 if TYPE_CHECKING:
     from alembic.config import Config
+
+R = TypeVar("R")
 
 
 def create_engine(url: str) -> sa.Engine:
@@ -130,6 +133,30 @@ def reading(engine: sa.Engine, conn: sa.Connection | None) -> Iterator[sa.Connec
         return
     with engine.connect() as own:
         yield own
+
+
+def driver_rows(conn: sa.Connection, statement: sa.Select[Any]) -> list[Any]:
+    """Rows as the driver hands them over, without SQLAlchemy's per-row processing (bulk
+    reads of 100k items): only for columns of plain strings and numbers, which every driver
+    returns alike; JSON read through ``sa.cast(column, sa.Text)``."""
+    compiled = statement.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
+    params = compiled.params
+    args: Any = params
+    if compiled.positional:
+        args = tuple(params[name] for name in compiled.positiontup or ())
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(str(compiled), args)
+        return list(cursor.fetchall())
+    finally:
+        cursor.close()
+
+
+def record_from_row(record: type[R], row: Any, **given: Any) -> R:
+    """A record (a dataclass) whose fields are the row's columns of the same names, except
+    those ``given`` (converted values, or fields that are not columns)."""
+    names = [f.name for f in dataclasses.fields(cast(Any, record)) if f.name not in given]
+    return record(**{name: getattr(row, name) for name in names}, **given)
 
 
 def count_rows(conn: sa.Connection, table: sa.Table, *where: Any) -> int:

@@ -24,6 +24,7 @@ from assay.corpus.documents import iter_documents
 from assay.corpus.evidence_mapping import chunks_for_span
 from assay.errors import ImportRunning, InvalidInput, NotFound
 from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, Lazy, ProjectInfo
+from assay.gold.item_reads import item_ids
 from assay.records import (
     STATUSES,
     Chunking,
@@ -38,7 +39,6 @@ from assay.transfer.evaluations import project_evaluations
 from assay.transfer.reading import (
     document_ids,
     evidence_spans,
-    item_ids,
     iter_document_chunks,
     iter_item_rows,
     status_counts,

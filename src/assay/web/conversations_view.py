@@ -21,7 +21,7 @@ from assay.gold.item_writes import StaleItem
 from assay.gold.turn_answers import answer_events, canonical_context, context_doc_id
 from assay.records import Item, Project, to_json
 from assay.store.workspace import Workspace
-from assay.web.items_view import document_names
+from assay.web.items_view import conflict_response, document_names
 
 
 def get_conversation(ws: Workspace, project: Project, item_id: str) -> Item:
@@ -55,10 +55,7 @@ def payload(ws: Workspace, project: Project, item: Item) -> dict[str, Any]:
 
 def conflict(ws: Workspace, project: Project, exc: StaleItem) -> JSONResponse:
     """409 with the conversation as stored now, so the page can show both versions."""
-    body = {"detail": str(exc), **payload(ws, project, exc.current)}
-    body["current"] = body.pop("item")
-    body["current_input"] = body.pop("input")
-    return JSONResponse(body, status_code=409)
+    return conflict_response(exc, payload(ws, project, exc.current))
 
 
 # ---------------------------------------------------------------- streaming answers

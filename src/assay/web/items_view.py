@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
+from fastapi.responses import JSONResponse
+
 from assay.corpus.documents import get_document
-from assay.errors import NotFound
+from assay.errors import Conflict, NotFound
 from assay.gold.checks import check_item
 from assay.gold.item_inputs import editable_json
 from assay.gold.item_reads import list_items
@@ -56,6 +58,15 @@ def item_payload(ws: Workspace, project: Project, item: Item) -> dict[str, Any]:
         "findings": [dataclasses.asdict(f) for f in check_item(item, project)],
         "documents": document_names(ws, project, cited),
     }
+
+
+def conflict_response(exc: Conflict, current: dict[str, Any]) -> JSONResponse:
+    """409 for a stale save, with the payload of the item as stored now (``current`` and
+    ``current_input``), so the page can show both versions and nothing is lost."""
+    body = {"detail": str(exc), **current}
+    body["current"] = body.pop("item")
+    body["current_input"] = body.pop("input")
+    return JSONResponse(body, status_code=409)
 
 
 def js_messages(t: Translator) -> dict[str, str]:

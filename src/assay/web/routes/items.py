@@ -25,13 +25,13 @@ from assay.gold.item_writes import (
 )
 from assay.records import INT32, Item, Project, to_json
 from assay.search.indexes import search
-from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.web.bounds import Offset, PageNumber, Position
 from assay.web.items_view import (
     PAGE_SIZE,
     SORT_OPTIONS,
     clean_filters,
+    conflict_response,
     document_names,
     editor_url,
     find_items,
@@ -41,7 +41,7 @@ from assay.web.items_view import (
     paginate,
     type_options,
 )
-from assay.web.render import author, language, render, translator, workspace
+from assay.web.render import author, language, open_project, render, translator
 
 router = APIRouter()
 
@@ -60,17 +60,8 @@ class StatusChange(BaseModel):
     status: str
 
 
-def _open(request: Request, name: str) -> tuple[Workspace, Project]:
-    ws = workspace(request)
-    return ws, get_project(ws, name)
-
-
 def _conflict(ws: Workspace, project: Project, exc: StaleItem) -> JSONResponse:
-    current: Item = exc.current
-    body = {"detail": str(exc), **item_payload(ws, project, current)}
-    body["current"] = body.pop("item")
-    body["current_input"] = body.pop("input")
-    return JSONResponse(body, status_code=409)
+    return conflict_response(exc, item_payload(ws, project, exc.current))
 
 
 # ---------------------------------------------------------------- JSON API
@@ -92,7 +83,7 @@ def api_items(
 ) -> Any:
     """One page of items matching the filters, and how many match in all. ``needs_review``:
     only items whose evidence no longer matches its document (each row says ``needs_review``)."""
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     filters = {"status": status, "query_type": query_type, "author": author, "kind": kind}
     filters["review"] = "needed" if needs_review else ""
     total, rows = find_items(ws, project, {**filters, "text": text, "sort": sort}, offset, limit)
@@ -101,7 +92,7 @@ def api_items(
 
 @router.post("/api/projects/{name}/items", status_code=201, tags=["items"])
 def api_create_item(request: Request, name: str, body: ItemBody) -> Any:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     item = create_item(ws, project, body, author=author(request))
     return item_payload(ws, project, item)
 
@@ -109,14 +100,14 @@ def api_create_item(request: Request, name: str, body: ItemBody) -> Any:
 @router.get("/api/projects/{name}/items/{item_id}", tags=["items"])
 def api_item(request: Request, name: str, item_id: str) -> Any:
     """The item, the findings of the completeness checks, and the project's query types."""
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     payload = item_payload(ws, project, get_item(ws, project, item_id))
     return {**payload, "query_types": type_options(project, language(request))}
 
 
 @router.put("/api/projects/{name}/items/{item_id}", tags=["items"])
 def api_save_item(request: Request, name: str, item_id: str, body: ItemSave) -> Any:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     try:
         item = save_item(ws, project, item_id, body.item, body.version, author=author(request))
     except StaleItem as exc:
@@ -127,7 +118,7 @@ def api_save_item(request: Request, name: str, item_id: str, body: ItemSave) -> 
 @router.post("/api/projects/{name}/items/{item_id}/status", tags=["items"])
 def api_item_status(request: Request, name: str, item_id: str, body: StatusChange) -> Any:
     """Change the status; ``submitted`` only when the item passes the completeness checks."""
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     try:
         if body.status == "submitted":
             item = submit_item(ws, project, item_id, body.version, actor=author(request))
@@ -142,7 +133,7 @@ def api_item_status(request: Request, name: str, item_id: str, body: StatusChang
 
 @router.delete("/api/projects/{name}/items/{item_id}", status_code=204, tags=["items"])
 def api_delete_item(request: Request, name: str, item_id: str) -> Response:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     delete_item(ws, project, item_id, actor=author(request))
     return Response(status_code=204)
 
@@ -150,7 +141,7 @@ def api_delete_item(request: Request, name: str, item_id: str) -> Response:
 @router.get("/api/projects/{name}/items/{item_id}/events", tags=["items"])
 def api_item_events(request: Request, name: str, item_id: str) -> Any:
     """The item's history: who did what, with the content before and after."""
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     get_item(ws, project, item_id)  # 404 for an unknown item rather than an empty history
     return item_events(ws, project, item_id)
 
@@ -158,7 +149,7 @@ def api_item_events(request: Request, name: str, item_id: str) -> Any:
 @router.get("/api/projects/{name}/editor/search", tags=["items"])
 def api_editor_search(request: Request, name: str, q: str, k: int = Query(10, ge=1, le=100)) -> Any:
     """The editor's search panel: hits over the default chunking, with document names."""
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     hits = search(ws, project, q, k) if q.strip() else []
     names = document_names(ws, project, {hit.doc_id for hit in hits})
     return {"hits": to_json(hits), "documents": names}
@@ -169,7 +160,7 @@ def api_editor_search(request: Request, name: str, q: str, k: int = Query(10, ge
 
 @router.get("/projects/{name}/items", response_class=HTMLResponse, include_in_schema=False)
 def items_page(request: Request, name: str, page: PageNumber = 1) -> HTMLResponse:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     filters = clean_filters(dict(request.query_params))
     total, rows = find_items(ws, project, filters, paginate(None, page).offset, PAGE_SIZE)
     at = paginate(total, page)
@@ -197,7 +188,7 @@ def items_page(request: Request, name: str, page: PageNumber = 1) -> HTMLRespons
 
 @router.get("/projects/{name}/items/new", response_class=HTMLResponse, include_in_schema=False)
 def new_item_page(request: Request, name: str) -> HTMLResponse:
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     return _editor(request, ws, project, None, "", None)
 
 
@@ -212,7 +203,7 @@ def item_page(
     pos: Position = None,
 ) -> HTMLResponse:
     """The editor; ``list`` and ``pos`` say which list it was opened from (for "next")."""
-    ws, project = _open(request, name)
+    ws, project = open_project(request, name)
     return _editor(request, ws, project, get_item(ws, project, item_id), list_query, pos)
 
 
