@@ -1,6 +1,11 @@
 """Ingest throughput: documents/s and MB/s for plain text and for PDF.
 
 Run: python benchmarks/ingest.py [--text-docs N] [--pdf-docs N]
+     python benchmarks/ingest.py --scale [--sizes 0,20000,100000] [--files 200]
+
+``--scale`` measures the per-document cost of ingesting text files into a project that already
+holds N documents (seeded by bulk insert, one chunk each, not by ingesting N files): three
+rounds of ``--files`` new files per size, sizes taken in turn each round; min and median.
 Text files are generated with a seeded RNG; PDFs are copies of the repository's test PDF made
 distinct by a trailing comment (PDF readers ignore bytes after %%EOF), so each one is parsed.
 Parsing, chunking (default chunking) and storing are timed together; indexing separately.
@@ -9,15 +14,23 @@ Parsing, chunking (default chunking) and storing are timed together; indexing se
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
 import random
+import statistics
 import tempfile
 import time
+import uuid
 from pathlib import Path
+
+import sqlalchemy as sa
 
 from assay import open_workspace
 from assay.corpus.ingest import ingest_paths
 from assay.search.indexes import sync_project
+from assay.store.db import utcnow
 from assay.store.projects import create_project
+from assay.store.schema import chunkings, chunks, documents
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = [
@@ -88,11 +101,95 @@ def run(kind: str, folder: Path, size: int, count: int, home: Path) -> None:
     ws.close()
 
 
+def seed(ws: object, project_id: int, count: int) -> None:
+    """``count`` small documents with one chunk each, inserted in bulk."""
+    engine = ws.engine  # type: ignore[attr-defined]
+    now = utcnow()
+    with engine.begin() as conn:
+        chunking_id = conn.scalar(
+            sa.select(chunkings.c.id).where(chunkings.c.project_id == project_id)
+        )
+        for begin in range(0, count, 5000):
+            rows, spans = [], []
+            for i in range(begin, min(begin + 5000, count)):
+                text = f"Seeded document {i} about {WORDS[i % len(WORDS)]}."
+                doc_id = str(uuid.uuid4())
+                rows.append(
+                    {
+                        "id": doc_id,
+                        "project_id": project_id,
+                        "name": f"doc{i:05d}.txt" if i % 2 else f"seed-{i:06d}.txt",
+                        "media_type": "text/plain",
+                        "size": len(text),
+                        "sha256": hashlib.sha256(text.encode()).hexdigest(),
+                        "text": text,
+                        "parse_info": {},
+                        "notes": "",
+                        "metadata": {},
+                        "author": "seed",
+                        "created_at": now,
+                        "updated_at": now,
+                    }
+                )
+                spans.append(
+                    {
+                        "chunking_id": chunking_id,
+                        "chunk_id": f"{doc_id}-0",
+                        "doc_id": doc_id,
+                        "ordinal": 0,
+                        "start": 0,
+                        "end": len(text),
+                    }
+                )
+            conn.execute(documents.insert(), rows)
+            conn.execute(chunks.insert(), spans)
+
+
+def scale(sizes: list[int], files: int) -> None:
+    """Per-document ingest cost against the number of documents already in the project."""
+    rng = random.Random(11)
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        projects = {}
+        ws = open_workspace(base / "ws")
+        for size in sizes:
+            project = create_project(ws, f"p{size}")
+            seed(ws, project.id, size)
+            projects[size] = project
+        costs: dict[int, list[float]] = {size: [] for size in sizes}
+        for round_no in range(3):
+            for size in sizes:
+                folder = base / f"r{round_no}-{size}"
+                folder.mkdir()
+                make_text_files(folder, files, rng)
+                start = time.perf_counter()
+                report = ingest_paths(ws, projects[size], [folder])
+                elapsed = time.perf_counter() - start
+                assert len(report.added) == files, [o.message for o in report.errors][:3]
+                costs[size].append(elapsed / files * 1000)
+        for size in sizes:
+            values = costs[size]
+            print(
+                f"{size:>7,} docs in project | per document: min {min(values):6.2f} ms, "
+                f"median {statistics.median(values):6.2f} ms ({files} files x 3 rounds)"
+            )
+        first, last = sizes[0], sizes[-1]
+        ratio = statistics.median(costs[last]) / statistics.median(costs[first])
+        print(f"median {last:,} / {first:,}: {ratio:.2f}x | load average {os.getloadavg()}")
+        ws.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--text-docs", type=int, default=2000)
     parser.add_argument("--pdf-docs", type=int, default=200)
+    parser.add_argument("--scale", action="store_true", help="per-document cost vs project size")
+    parser.add_argument("--sizes", default="0,20000,100000")
+    parser.add_argument("--files", type=int, default=200)
     args = parser.parse_args()
+    if args.scale:
+        scale([int(n) for n in args.sizes.split(",")], args.files)
+        return
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
