@@ -27,6 +27,7 @@ from assay.parsing import guess_media_type, parse
 from assay.records import Document, ParseInfo, Project
 from assay.store.db import reading, transaction, utcnow
 from assay.store.import_lock import check_writable
+from assay.store.projects import bump_corpus_version
 from assay.store.schema import chunks, documents
 from assay.store.workspace import Workspace
 
@@ -213,6 +214,7 @@ def _store(
         # sees this document or is seen here: every chunking covers every document.
         for chunking in project_chunkings(conn, project.id):
             chunk_document(conn, chunking, values["id"], parsed.text)
+        bump_corpus_version(conn, project.id)
     return Document(parse_info=info, **values), None
 
 
@@ -327,6 +329,7 @@ def replace_document(
             if chunking.method == IMPORTED:
                 dropped += removed
             chunk_document(conn, chunking, document.id, parsed.text)
+        bump_corpus_version(conn, project.id)
         stale = flag_stale_evidence(
             conn,
             project.id,
