@@ -14,23 +14,20 @@ Parsing, chunking (default chunking) and storing are timed together; indexing se
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import random
 import statistics
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
-import sqlalchemy as sa
+from seeding import seed_documents
 
 from assay import open_workspace
 from assay.corpus.ingest import ingest_paths
 from assay.search.indexes import sync_project
-from assay.store.db import utcnow
 from assay.store.projects import create_project
-from assay.store.schema import chunkings, chunks, documents
+from assay.store.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = [
@@ -101,48 +98,17 @@ def run(kind: str, folder: Path, size: int, count: int, home: Path) -> None:
     ws.close()
 
 
-def seed(ws: object, project_id: int, count: int) -> None:
-    """``count`` small documents with one chunk each, inserted in bulk."""
-    engine = ws.engine  # type: ignore[attr-defined]
-    now = utcnow()
-    with engine.begin() as conn:
-        chunking_id = conn.scalar(
-            sa.select(chunkings.c.id).where(chunkings.c.project_id == project_id)
+def seed(ws: Workspace, project_id: int, count: int) -> None:
+    """``count`` small documents with one chunk each, inserted in bulk; half of their names
+    are those of the files ingested next, so the numbered-name path runs too."""
+    texts = (
+        (
+            f"doc{i:05d}.txt" if i % 2 else f"seed-{i:06d}.txt",
+            f"Seeded document {i} about {WORDS[i % len(WORDS)]}.",
         )
-        for begin in range(0, count, 5000):
-            rows, spans = [], []
-            for i in range(begin, min(begin + 5000, count)):
-                text = f"Seeded document {i} about {WORDS[i % len(WORDS)]}."
-                doc_id = str(uuid.uuid4())
-                rows.append(
-                    {
-                        "id": doc_id,
-                        "project_id": project_id,
-                        "name": f"doc{i:05d}.txt" if i % 2 else f"seed-{i:06d}.txt",
-                        "media_type": "text/plain",
-                        "size": len(text),
-                        "sha256": hashlib.sha256(text.encode()).hexdigest(),
-                        "text": text,
-                        "parse_info": {},
-                        "notes": "",
-                        "metadata": {},
-                        "author": "seed",
-                        "created_at": now,
-                        "updated_at": now,
-                    }
-                )
-                spans.append(
-                    {
-                        "chunking_id": chunking_id,
-                        "chunk_id": f"{doc_id}-0",
-                        "doc_id": doc_id,
-                        "ordinal": 0,
-                        "start": 0,
-                        "end": len(text),
-                    }
-                )
-            conn.execute(documents.insert(), rows)
-            conn.execute(chunks.insert(), spans)
+        for i in range(count)
+    )
+    seed_documents(ws.engine, project_id, texts, 1000)
 
 
 def scale(sizes: list[int], files: int) -> None:

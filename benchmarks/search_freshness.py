@@ -11,67 +11,28 @@ Prints p50 per path (min and median over the rounds) and the load average.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import random
 import statistics
 import tempfile
 import time
-import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
-import sqlalchemy as sa
+from seeding import seed_documents
 
 from assay import open_workspace
 from assay.corpus.chunkings import get_chunking
 from assay.search.indexes import open_keyword_index, search, sync_project
-from assay.store.db import utcnow
 from assay.store.projects import create_project
-from assay.store.schema import chunkings, chunks, documents
 
 WORDS = "ferry harbour budget travel policy contract leave audit route depot ticket".split()
 
 
-def seed(engine: sa.Engine, project_id: int, count: int, rng: random.Random) -> None:
-    now = utcnow()
-    with engine.begin() as conn:
-        chunking_id = conn.scalar(
-            sa.select(chunkings.c.id).where(chunkings.c.project_id == project_id)
-        )
-        for begin in range(0, count, 1000):
-            rows, spans = [], []
-            for i in range(begin, min(begin + 1000, count)):
-                text = " ".join(rng.choice(WORDS) + str(rng.randint(0, 999)) for _ in range(1000))
-                doc_id = str(uuid.uuid4())
-                rows.append(
-                    {
-                        "id": doc_id,
-                        "project_id": project_id,
-                        "name": f"doc{i:06d}.txt",
-                        "media_type": "text/plain",
-                        "size": len(text),
-                        "sha256": hashlib.sha256(text.encode()).hexdigest(),
-                        "text": text,
-                        "parse_info": {},
-                        "notes": "",
-                        "metadata": {},
-                        "author": "seed",
-                        "created_at": now,
-                        "updated_at": now,
-                    }
-                )
-                spans.append(
-                    {
-                        "chunking_id": chunking_id,
-                        "chunk_id": f"{doc_id}-0",
-                        "doc_id": doc_id,
-                        "ordinal": 0,
-                        "start": 0,
-                        "end": 600,
-                    }
-                )
-            conn.execute(documents.insert(), rows)
-            conn.execute(chunks.insert(), spans)
+def _texts(count: int, rng: random.Random) -> Iterator[tuple[str, str]]:
+    for i in range(count):
+        words = (rng.choice(WORDS) + str(rng.randint(0, 999)) for _ in range(1000))
+        yield f"doc{i:06d}.txt", " ".join(words)
 
 
 def main() -> None:
@@ -88,7 +49,7 @@ def main() -> None:
         ws = open_workspace(Path(tmp) / "ws")
         for size in [int(n) for n in args.sizes.split(",")]:
             project = create_project(ws, f"p{size}")
-            seed(ws.engine, project.id, size, rng)
+            seed_documents(ws.engine, project.id, _texts(size, rng), 600)
             sync_project(ws, project)
             index = open_keyword_index(ws, project, get_chunking(ws, project))
             sides = {
