@@ -116,7 +116,7 @@ def test_recursive_windows_give_the_chunks_of_pieces_and_packing(
     text: str, max_length: int, separators: tuple[str, ...]
 ) -> None:
     """Without overlap a chunk is found with one rfind, not by listing every piece: same
-    chunks, also in runs of a repeated separator ("\n\n\n\n") and with bordered ones."""
+    chunks, also in runs of a repeated separator (blank lines) and with bordered ones."""
     fast = recursive_spans(text, max_length=max_length, separators=separators)
     with patch.object(splitters, "_use_windows", lambda _separator, _params: False):
         slow = recursive_spans(text, max_length=max_length, separators=separators)

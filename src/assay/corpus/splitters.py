@@ -141,7 +141,7 @@ def _split_region(
 def _use_windows(separator: str, params: RecursiveParams) -> bool:
     """Whether :func:`_split_by_windows` gives this region's chunks: without overlap, and
     when two occurrences of ``separator`` never overlap or it is one character repeated
-    ("\n\n"), whose occurrences :func:`_last_piece_end` realigns. (Two characters overlap
+    ("\\n\\n"), whose occurrences :func:`_last_piece_end` realigns. (Two characters overlap
     only when they are the same one.)"""
     if params.overlap or len(separator) < 3 or len(set(separator)) == 1:
         return params.overlap == 0
@@ -187,7 +187,7 @@ def _split_by_windows(
 
 def _last_piece_end(text: str, start: int, found: int, separator: str) -> int:
     """End of the piece closed by the occurrence at ``found`` as a scan from ``start`` sees it:
-    in a run of a repeated character ("\n\n\n") that scan takes occurrences every
+    in a run of a repeated character ("\\n\\n\\n") that scan takes occurrences every
     ``len(separator)`` characters from the run's start, so ``found`` may sit one step late."""
     width = len(separator)
     if width > 1 and len(set(separator)) == 1:
