@@ -123,6 +123,15 @@ def test_recursive_windows_give_the_chunks_of_pieces_and_packing(
     assert fast == slow
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_recursive_windows_on_realistic_texts(seed: int) -> None:
+    text = realistic_text(seed) + "".join(random.Random(seed).choices(FRAGMENTS, k=400))
+    for size in (40, 200, 1000):
+        fast = recursive_spans(text, max_length=size)
+        with patch.object(splitters, "_use_windows", lambda _separator, _params: False):
+            assert recursive_spans(text, max_length=size) == fast
+
+
 @PROPERTY_SETTINGS
 @given(text=any_text, size=st.integers(1, 40), overlap_share=st.floats(0, 0.9))
 def test_token_spans_properties(text: str, size: int, overlap_share: float) -> None:
