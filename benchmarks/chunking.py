@@ -2,8 +2,9 @@
 
 Runs our recursive splitter and LangChain's RecursiveCharacterTextSplitter with the same
 settings in the same process (LangChain is in the ``bench`` extra; skipped if missing), then
-the token and sentence chunkers. Prints MB/s (MB = 10**6 bytes of UTF-8) for the best of
-``--repeat`` runs.
+the token and sentence chunkers. The comparison alternates which side runs first, at least 3
+rounds, and prints min and median of each side and the load average; the other chunkers print
+MB/s (MB = 10**6 bytes of UTF-8) for the best of ``--repeat`` runs.
 
     python benchmarks/chunking.py [--mb 8] [--repeat 3]
 """
@@ -11,7 +12,9 @@ the token and sentence chunkers. Prints MB/s (MB = 10**6 bytes of UTF-8) for the
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import statistics
 import time
 from collections.abc import Callable
 
@@ -68,6 +71,35 @@ def best_time(run: Callable[[], object], repeat: int) -> tuple[float, object]:
     return best, result
 
 
+def compare(
+    text: str, ours: Callable[[], object], theirs: Callable[[], object], rounds: int
+) -> None:
+    """Ours against LangChain, alternating which goes first, ``rounds`` rounds of each."""
+    times: dict[str, list[float]] = {"ours": [], "langchain": []}
+    results: dict[str, object] = {}
+    sides = {"ours": ours, "langchain": theirs}
+    for round_no in range(rounds):
+        order = ["ours", "langchain"] if round_no % 2 == 0 else ["langchain", "ours"]
+        for side in order:
+            started = time.perf_counter()
+            results[side] = sides[side]()
+            times[side].append(time.perf_counter() - started)
+    for side, values in times.items():
+        print(
+            f"{side:<10} recursive, max 1000: min {min(values):.3f} s, "
+            f"median {statistics.median(values):.3f} s over {rounds} rounds"
+        )
+    ratio_min = min(times["langchain"]) / min(times["ours"])
+    ratio_median = statistics.median(times["langchain"]) / statistics.median(times["ours"])
+    print(f"ours faster than LangChain: {ratio_min:.2f}x (min), {ratio_median:.2f}x (median)")
+    spans, chunks = results["ours"], results["langchain"]
+    assert isinstance(spans, list) and isinstance(chunks, list)
+    same = [text[start:end] for start, end in spans] == [chunk.strip() for chunk in chunks]
+    print(
+        f"same chunks (stripped): {same} ({len(spans):,} chunks) | load average {os.getloadavg()}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=8.0, help="size of the text in MB")
@@ -83,14 +115,13 @@ def main() -> None:
         print(f"{name:<48} {rate:8.2f} MB/s  {seconds:7.3f} s  {chunk_count:>8,} chunks")
         return rate
 
-    seconds, spans = best_time(lambda: recursive_spans(text, max_length=1000), args.repeat)
-    assert isinstance(spans, list)
-    ours = report("recursive_spans (max_length=1000)", seconds, len(spans))
-
     try:
         from langchain_text_splitters import RecursiveCharacterTextSplitter
     except ImportError:
         print("langchain-text-splitters not installed: comparison skipped")
+        seconds, spans = best_time(lambda: recursive_spans(text, max_length=1000), args.repeat)
+        assert isinstance(spans, list)
+        report("recursive_spans (max_length=1000)", seconds, len(spans))
     else:
         splitter = RecursiveCharacterTextSplitter(
             chunk_size=1000,
@@ -99,12 +130,12 @@ def main() -> None:
             keep_separator="end",
             is_separator_regex=False,
         )
-        seconds, chunks = best_time(lambda: splitter.split_text(text), args.repeat)
-        assert isinstance(chunks, list)
-        theirs = report("LangChain RecursiveCharacterTextSplitter", seconds, len(chunks))
-        print(f"{'ratio ours / LangChain':<48} {ours / theirs:8.2f} x")
-        same = [text[start:end] for start, end in spans] == [chunk.strip() for chunk in chunks]
-        print(f"{'same chunks (stripped)':<48} {same}")
+        compare(
+            text,
+            lambda: recursive_spans(text, max_length=1000),
+            lambda: splitter.split_text(text),
+            max(3, args.repeat),
+        )
 
     seconds, spans = best_time(lambda: recursive_spans(text, overlap=200), args.repeat)
     assert isinstance(spans, list)

@@ -1,6 +1,11 @@
 """Ingest throughput: documents/s and MB/s for plain text and for PDF.
 
 Run: python benchmarks/ingest.py [--text-docs N] [--pdf-docs N]
+     python benchmarks/ingest.py --scale [--sizes 0,20000,100000] [--files 200]
+
+``--scale`` measures the per-document cost of ingesting text files into a project that already
+holds N documents (seeded by bulk insert, one chunk each, not by ingesting N files): three
+rounds of ``--files`` new files per size, sizes taken in turn each round; min and median.
 Text files are generated with a seeded RNG; PDFs are copies of the repository's test PDF made
 distinct by a trailing comment (PDF readers ignore bytes after %%EOF), so each one is parsed.
 Parsing, chunking (default chunking) and storing are timed together; indexing separately.
@@ -9,15 +14,20 @@ Parsing, chunking (default chunking) and storing are timed together; indexing se
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from seeding import seed_documents
 
 from assay import open_workspace
 from assay.corpus.ingest import ingest_paths
 from assay.search.indexes import sync_project
 from assay.store.projects import create_project
+from assay.store.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = [
@@ -88,11 +98,64 @@ def run(kind: str, folder: Path, size: int, count: int, home: Path) -> None:
     ws.close()
 
 
+def seed(ws: Workspace, project_id: int, count: int) -> None:
+    """``count`` small documents with one chunk each, inserted in bulk; half of their names
+    are those of the files ingested next, so the numbered-name path runs too."""
+    texts = (
+        (
+            f"doc{i:05d}.txt" if i % 2 else f"seed-{i:06d}.txt",
+            f"Seeded document {i} about {WORDS[i % len(WORDS)]}.",
+        )
+        for i in range(count)
+    )
+    seed_documents(ws.engine, project_id, texts, 1000)
+
+
+def scale(sizes: list[int], files: int) -> None:
+    """Per-document ingest cost against the number of documents already in the project."""
+    rng = random.Random(11)
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        projects = {}
+        ws = open_workspace(base / "ws")
+        for size in sizes:
+            project = create_project(ws, f"p{size}")
+            seed(ws, project.id, size)
+            projects[size] = project
+        costs: dict[int, list[float]] = {size: [] for size in sizes}
+        for round_no in range(3):
+            for size in sizes:
+                folder = base / f"r{round_no}-{size}"
+                folder.mkdir()
+                make_text_files(folder, files, rng)
+                start = time.perf_counter()
+                report = ingest_paths(ws, projects[size], [folder])
+                elapsed = time.perf_counter() - start
+                assert len(report.added) == files, [o.message for o in report.errors][:3]
+                costs[size].append(elapsed / files * 1000)
+        for size in sizes:
+            values = costs[size]
+            print(
+                f"{size:>7,} docs in project | per document: min {min(values):6.2f} ms, "
+                f"median {statistics.median(values):6.2f} ms ({files} files x 3 rounds)"
+            )
+        first, last = sizes[0], sizes[-1]
+        ratio = statistics.median(costs[last]) / statistics.median(costs[first])
+        print(f"median {last:,} / {first:,}: {ratio:.2f}x | load average {os.getloadavg()}")
+        ws.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--text-docs", type=int, default=2000)
     parser.add_argument("--pdf-docs", type=int, default=200)
+    parser.add_argument("--scale", action="store_true", help="per-document cost vs project size")
+    parser.add_argument("--sizes", default="0,20000,100000")
+    parser.add_argument("--files", type=int, default=200)
     args = parser.parse_args()
+    if args.scale:
+        scale([int(n) for n in args.sizes.split(",")], args.files)
+        return
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)

@@ -2,6 +2,11 @@
 rank_bm25.
 
     python benchmarks/keyword_search.py [--chunks 100000] [--with-1m] [--queries 200]
+    python benchmarks/keyword_search.py --overhead [--with-1m]
+
+``--overhead`` measures only what Assay adds on top of tantivy: KeywordIndex.search against
+bare tantivy (the same term queries on the same index, fetching each hit's chunk_id, no
+snippets) at 10k and 100k chunks (and 1M), alternating the two per query, 3 rounds.
 
 The corpus is seeded and synthetic: chunks of 30-90 pseudo-words drawn from a Zipf-like law
 over a 30k-word vocabulary, ten chunks per document. Each query is 3-5 distinct words sampled
@@ -29,7 +34,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from assay.records import ChunkText, Hit, IndexedDocument
-from assay.search.keyword import KeywordIndex
+from assay.search.analysis import query_terms
+from assay.search.keyword import CHUNK_ID, TEXT, KeywordIndex
 
 SEED = 20261122
 VOCABULARY = 30_000
@@ -334,6 +340,80 @@ def bench_large(chunks: int, queries_count: int, workdir: str, out: dict[str, st
     )
 
 
+def bare_search(index: KeywordIndex) -> Callable[[str], list[str]]:
+    """Plain tantivy on the same folder: analyse, OR the terms, fetch chunk ids."""
+    import tantivy
+
+    raw = tantivy.Index.open(str(index.path))
+    raw.register_tokenizer(f"assay_{index.language}", index._analyzer)
+    schema, analyzer = index._schema, index._analyzer
+    searcher = raw.searcher()
+
+    def search(query: str) -> list[str]:
+        terms = query_terms(analyzer, query)
+        clauses = [
+            (tantivy.Occur.Should, tantivy.Query.term_query(schema, TEXT, term, "freq"))
+            for term in terms
+        ]
+        found = searcher.search(tantivy.Query.boolean_query(clauses), 10, count=False)
+        return [searcher.doc(address).get_first(CHUNK_ID) for _score, address in found.hits]
+
+    return search
+
+
+def bench_overhead(chunks: int, queries_count: int, workdir: str, out: dict[str, str]) -> None:
+    """Assay / bare tantivy p50 on one index; runs in a child process like bench_large."""
+    corpus = Corpus(chunks)
+    queries = make_queries(corpus, queries_count)
+    index = KeywordIndex(Path(workdir) / f"overhead-{chunks}", "en")
+    for batch in corpus.batches():
+        index.update(batch)
+    bare = bare_search(index)
+    sides: dict[str, Callable[[str], object]] = {
+        "assay": lambda q: index.search(q, 10),
+        "bare": bare,
+    }
+    for query, _ in queries[:20]:
+        for run in sides.values():
+            run(query)
+    ratios: list[float] = []
+    medians: dict[str, list[float]] = {"assay": [], "bare": []}
+    for round_no in range(3):
+        seconds: dict[str, list[float]] = {"assay": [], "bare": []}
+        for number, (query, _) in enumerate(queries):
+            order = ["assay", "bare"] if (number + round_no) % 2 == 0 else ["bare", "assay"]
+            for side in order:
+                seconds[side].append(timed(lambda s=side, q=query: sides[s](q)))
+        for side, values in seconds.items():
+            medians[side].append(statistics.median(values) * 1000)
+        ratios.append(medians["assay"][-1] / medians["bare"][-1])
+    out.update(
+        {
+            "chunks": f"{chunks:,}",
+            "assay p50 ms": " ".join(f"{v:.3f}" for v in medians["assay"]),
+            "bare p50 ms": " ".join(f"{v:.3f}" for v in medians["bare"]),
+            "ratio min/median": f"{min(ratios):.2f} / {statistics.median(ratios):.2f}",
+            "load avg": " ".join(f"{v:.2f}" for v in os.getloadavg()),
+        }
+    )
+
+
+def overhead(queries: int, with_1m: bool) -> None:
+    context = multiprocessing.get_context("spawn")
+    sizes = [10_000, 100_000] + ([1_000_000] if with_1m else [])
+    with context.Manager() as manager:
+        for size in sizes:
+            with tempfile.TemporaryDirectory(prefix="assay-kw-overhead-") as workdir:
+                shared = manager.dict()
+                child = context.Process(
+                    target=bench_overhead, args=(size, queries, workdir, shared)
+                )
+                child.start()
+                child.join()
+                row = dict(shared)
+                print(" | ".join(f"{key} {value}" for key, value in row.items()), flush=True)
+
+
 # -- main ---------------------------------------------------------------------------------
 
 
@@ -367,7 +447,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--with-1m", action="store_true", help="also run tantivy at 1M chunks")
     parser.add_argument("--skip-rank-bm25", action="store_true")
+    parser.add_argument("--overhead", action="store_true", help="Assay vs bare tantivy only")
     args = parser.parse_args()
+    if args.overhead:
+        overhead(args.queries, args.with_1m)
+        return
 
     corpus = Corpus(args.chunks)
     queries = make_queries(corpus, args.queries)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import random
 import re
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from assay.corpus import splitters
 from assay.corpus.chunker_params import DEFAULT_SEPARATORS
 from assay.corpus.chunker_registry import CHUNKERS, chunk_text, describe_chunkers
 from assay.corpus.sentences import sentence_spans
@@ -100,6 +102,34 @@ def test_recursive_spans_properties(
     spans = recursive_spans(text, max_length=max_length, overlap=overlap, separators=separators)
     assert_well_formed(text, spans, may_overlap=overlap > 0)
     assert all(end - start <= max_length for start, end in spans)
+
+
+@PROPERTY_SETTINGS
+@given(
+    text=st.text(alphabet=st.sampled_from(["a", "b", " ", "\n", ".", "-", "é"]), max_size=300),
+    max_length=st.integers(1, 60),
+    separators=st.sampled_from(
+        [DEFAULT_SEPARATORS, ("\n\n\n", "\n"), ("--", " "), ("---", "-"), ("a-a", "a"), (". ",)]
+    ),
+)
+def test_recursive_windows_give_the_chunks_of_pieces_and_packing(
+    text: str, max_length: int, separators: tuple[str, ...]
+) -> None:
+    """Without overlap a chunk is found with one rfind, not by listing every piece: same
+    chunks, also in runs of a repeated separator (blank lines) and with bordered ones."""
+    fast = recursive_spans(text, max_length=max_length, separators=separators)
+    with patch.object(splitters, "_use_windows", lambda _separator, _params: False):
+        slow = recursive_spans(text, max_length=max_length, separators=separators)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_recursive_windows_on_realistic_texts(seed: int) -> None:
+    text = realistic_text(seed) + "".join(random.Random(seed).choices(FRAGMENTS, k=400))
+    for size in (40, 200, 1000):
+        fast = recursive_spans(text, max_length=size)
+        with patch.object(splitters, "_use_windows", lambda _separator, _params: False):
+            assert recursive_spans(text, max_length=size) == fast
 
 
 @PROPERTY_SETTINGS

@@ -13,11 +13,19 @@ from pathlib import Path
 import pytest
 
 from assay.corpus.chunkings import document_chunks, get_chunking
-from assay.corpus.documents import count_documents, get_document, list_documents, original_bytes
+from assay.corpus.documents import (
+    count_documents,
+    delete_document,
+    get_document,
+    get_document_by_name,
+    list_documents,
+    original_bytes,
+)
 from assay.corpus.ingest import ingest_bytes, ingest_paths
 from assay.errors import InvalidInput
 from assay.records import Project
 from assay.search.indexes import search
+from assay.store.projects import create_project
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
 
@@ -59,6 +67,17 @@ def test_same_name_gets_a_number(ws: Workspace, project: Project) -> None:
     assert names == ["report.pdf.txt", "report.pdf-1.txt", "report.pdf-2.txt"]
     assert ingest_bytes(ws, project, "README", b"x").name == "README"
     assert ingest_bytes(ws, project, "README", b"y").name == "README-1"
+
+
+def test_numbered_names_stay_unique_past_a_batch_and_fill_gaps(any_ws: Workspace) -> None:
+    project = create_project(any_ws, "names")
+    names = [ingest_bytes(any_ws, project, "50%_off.md", f"v{i}".encode()).name for i in range(36)]
+    assert names[:3] == ["50%_off.md", "50%_off-1.md", "50%_off-2.md"]
+    assert names[-1] == "50%_off-35.md"
+    assert len(set(names)) == 36
+    delete_document(any_ws, get_document_by_name(any_ws, project, "50%_off-7.md"))
+    assert ingest_bytes(any_ws, project, "50%_off.md", b"again").name == "50%_off-7.md"
+    assert ingest_bytes(any_ws, project, "50%_OFF.md", b"case").name == "50%_OFF.md"
 
 
 def test_unknown_type_is_stored_without_text(ws: Workspace, project: Project) -> None:

@@ -18,7 +18,7 @@ from assay.corpus.chunker_registry import chunk_text
 from assay.errors import Conflict, InvalidInput, NotFound
 from assay.records import Chunk, Chunking, Project
 from assay.store.db import as_utc, count_rows, reading, transaction, utcnow
-from assay.store.projects import check_name
+from assay.store.projects import bump_corpus_version, check_name
 from assay.store.schema import chunkings, chunks, documents
 from assay.store.workspace import Workspace
 
@@ -225,6 +225,7 @@ def _insert_chunking(
             created_at=utcnow(),
         )
     ).inserted_primary_key[0]  # type: ignore[index]
+    bump_corpus_version(conn, project.id)
     row = conn.execute(sa.select(chunkings).where(chunkings.c.id == chunking_id)).one()
     return _row_to_chunking(row)
 
@@ -252,6 +253,7 @@ def delete_chunking(
         )
     with transaction(ws.engine, conn) as conn:
         conn.execute(chunkings.delete().where(chunkings.c.id == chunking.id))
+        bump_corpus_version(conn, project.id)
     for path in ws.index_path(project.id, chunking.id).parent.glob(f"c{chunking.id}-*"):
         shutil.rmtree(path, ignore_errors=True)
 

@@ -11,7 +11,7 @@ from assay.errors import Conflict, InvalidInput, NotFound
 from assay.records import Document, DocumentSummary, ParseInfo, Project
 from assay.store.db import as_utc, count_rows, reading, transaction
 from assay.store.import_lock import check_writable
-from assay.store.projects import check_name
+from assay.store.projects import bump_corpus_version, check_name
 from assay.store.schema import documents, evidence, items, turns
 from assay.store.workspace import Workspace
 
@@ -242,6 +242,7 @@ def delete_document(
                 f"it: {shown}{more}"
             )
         conn.execute(documents.delete().where(documents.c.id == document.id))
+        bump_corpus_version(conn, document.project_id)
         still_used = conn.execute(
             sa.select(documents.c.id).where(documents.c.sha256 == document.sha256).limit(1)
         ).first()

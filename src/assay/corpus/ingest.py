@@ -27,6 +27,7 @@ from assay.parsing import guess_media_type, parse
 from assay.records import Document, ParseInfo, Project
 from assay.store.db import reading, transaction, utcnow
 from assay.store.import_lock import check_writable
+from assay.store.projects import bump_corpus_version
 from assay.store.schema import chunks, documents
 from assay.store.workspace import Workspace
 
@@ -213,6 +214,7 @@ def _store(
         # sees this document or is seen here: every chunking covers every document.
         for chunking in project_chunkings(conn, project.id):
             chunk_document(conn, chunking, values["id"], parsed.text)
+        bump_corpus_version(conn, project.id)
     return Document(parse_info=info, **values), None
 
 
@@ -238,23 +240,36 @@ def _clean_name(name: str) -> str:
 
 
 def unique_name(conn: sa.Connection, project_id: int, name: str) -> str:
-    """``report.pdf`` → ``report-1.pdf`` → ``report-2.pdf`` while the name is taken."""
-    taken = set(
-        conn.scalars(
-            sa.select(documents.c.name).where(
-                documents.c.project_id == project_id,
-                documents.c.name.startswith(PurePath(name).stem, autoescape=True),
-            )
-        )
-    )
-    if name not in taken:
+    """``report.pdf`` → ``report-1.pdf`` → ``report-2.pdf`` while the name is taken.
+
+    Exact lookups on the (project_id, name) index, a batch of candidates at a time, so the
+    cost follows the number of same-named documents, not the size of the project.
+    """
+    if not _taken(conn, project_id, [name]):
         return name
     path = PurePath(name)
     stem, suffix = (path.stem, path.suffix) if path.stem else (name, "")
-    counter = 1
-    while f"{stem}-{counter}{suffix}" in taken:
-        counter += 1
-    return f"{stem}-{counter}{suffix}"
+    first = 1
+    while True:
+        candidates = [f"{stem}-{n}{suffix}" for n in range(first, first + NAME_BATCH)]
+        taken = _taken(conn, project_id, candidates)
+        free = next((c for c in candidates if c not in taken), None)
+        if free is not None:
+            return free
+        first += NAME_BATCH
+
+
+NAME_BATCH = 32
+
+
+def _taken(conn: sa.Connection, project_id: int, names: list[str]) -> set[str]:
+    return set(
+        conn.scalars(
+            sa.select(documents.c.name).where(
+                documents.c.project_id == project_id, documents.c.name.in_(names)
+            )
+        )
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,6 +329,7 @@ def replace_document(
             if chunking.method == IMPORTED:
                 dropped += removed
             chunk_document(conn, chunking, document.id, parsed.text)
+        bump_corpus_version(conn, project.id)
         stale = flag_stale_evidence(
             conn,
             project.id,

@@ -97,11 +97,10 @@ def _split_region(
 ) -> None:
     """Append untrimmed chunk spans for ``text[start:end]`` to ``out``."""
     max_length = params.max_length
-    index = next(
-        (number for number, sep in enumerate(separators) if text.find(sep, start, end) != -1),
-        None,
-    )
-    if index is None:
+    index = 0
+    while index < len(separators) and text.find(separators[index], start, end) == -1:
+        index += 1
+    if index == len(separators):
         # No separator left: cut hard, stepping so that parts overlap by ``overlap``.
         step = max_length - params.overlap
         for cut in range(start, end, step):
@@ -110,8 +109,12 @@ def _split_region(
                 break
         return
 
-    # Pieces end just after each separator; the region's rest is the last piece.
     separator = separators[index]
+    if _use_windows(separator, params):
+        _split_by_windows(text, start, end, separator, separators[index + 1 :], params, out)
+        return
+
+    # Pieces end just after each separator; the region's rest is the last piece.
     pieces: list[Span] = []
     width = len(separator)
     position = start
@@ -133,6 +136,66 @@ def _split_region(
             group_start = number + 1
     if group_start < len(pieces):
         _pack(text, pieces[group_start:], params, out)
+
+
+def _use_windows(separator: str, params: RecursiveParams) -> bool:
+    """Whether :func:`_split_by_windows` gives this region's chunks: without overlap, and
+    when two occurrences of ``separator`` never overlap or it is one character repeated
+    ("\\n\\n"), whose occurrences :func:`_last_piece_end` realigns. (Two characters overlap
+    only when they are the same one.)"""
+    if params.overlap or len(separator) < 3 or len(set(separator)) == 1:
+        return params.overlap == 0
+    return not any(separator[:k] == separator[-k:] for k in range(1, len(separator)))
+
+
+def _split_by_windows(
+    text: str,
+    start: int,
+    end: int,
+    separator: str,
+    remaining: tuple[str, ...],
+    params: RecursiveParams,
+    out: list[Span],
+) -> None:
+    """What splitting into pieces and packing them without overlap gives, one chunk at a
+    time: a chunk from ``start`` runs to the last piece end within ``max_length`` (one
+    ``rfind``), so the cost follows the number of chunks, not of pieces. A piece longer than
+    ``max_length`` is split by the remaining separators, as in :func:`_split_region`."""
+    max_length = params.max_length
+    width = len(separator)
+    repeated = separator[0] if width > 1 and len(set(separator)) == 1 else None
+    rfind, append = text.rfind, out.append
+    while start < end:
+        limit = start + max_length
+        if end <= limit:
+            append((start, end))
+            return
+        found = rfind(separator, start, limit)
+        if found != -1:
+            if repeated is not None and text[found - 1] == repeated:
+                cut = _last_piece_end(text, start, found, separator)
+            else:
+                cut = found + width
+            append((start, cut))
+            start = cut
+            continue
+        found = text.find(separator, start, end)
+        piece_end = end if found == -1 else found + width
+        _split_region(text, start, piece_end, remaining, params, out)
+        start = piece_end
+
+
+def _last_piece_end(text: str, start: int, found: int, separator: str) -> int:
+    """End of the piece closed by the occurrence at ``found`` as a scan from ``start`` sees it:
+    in a run of a repeated character ("\\n\\n\\n") that scan takes occurrences every
+    ``len(separator)`` characters from the run's start, so ``found`` may sit one step late."""
+    width = len(separator)
+    if width > 1 and len(set(separator)) == 1:
+        run = found
+        while run > start and text[run - 1] == separator[0]:
+            run -= 1
+        found -= (found - run) % width
+    return found + width
 
 
 def _pack(text: str, pieces: list[Span], params: RecursiveParams, out: list[Span]) -> None:
@@ -168,10 +231,11 @@ def tidy_spans(text: str, spans: list[Span]) -> list[Span]:
     tidy: list[Span] = []
     last_end = 0
     for start, end in spans:
-        match = _NON_SPACE.search(text, start, end)
-        if match is None:
-            continue
-        start = match.start()
+        if text[start].isspace():  # most chunks start on a word: no search needed
+            match = _NON_SPACE.search(text, start, end)
+            if match is None:
+                continue
+            start = match.start()
         while text[end - 1].isspace():
             end -= 1
         if end <= last_end:

@@ -102,14 +102,18 @@ HIGHLIGHT_STOP_WORDS: dict[str, frozenset[str]] = {
 }
 
 
-def highlight_terms(analyzer: tantivy.TextAnalyzer, terms: list[str], language: str) -> set[str]:
-    """The query terms worth marking in a snippet: stop words are left out, unless the query
-    has nothing else."""
-    stop = {
+def stop_terms(analyzer: tantivy.TextAnalyzer, language: str) -> frozenset[str]:
+    """The analysed stop words of a language; indexes compute them once, not per query."""
+    return frozenset(
         term
         for word in HIGHLIGHT_STOP_WORDS.get(language, frozenset())
         for term in analyzer.analyze(word)
-    }
+    )
+
+
+def highlight_terms(terms: list[str], stop: frozenset[str]) -> set[str]:
+    """The query terms worth marking in a snippet: stop words (from :func:`stop_terms`) are
+    left out, unless the query has nothing else."""
     kept = {term for term in terms if term not in stop}
     return kept or set(terms)
 
@@ -194,8 +198,15 @@ def _best_cluster(matches: list[_Match], budget: int) -> tuple[int, int]:
 
 def _word_window(text: str, first: int, last: int, budget: int) -> tuple[int, int]:
     """Grow ``[first, last)`` by whole whitespace-separated words, alternately left and right,
-    while it fits `budget`; fall back to a plain character cut inside an overlong word."""
-    words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+    while it fits `budget`; fall back to a plain character cut inside an overlong word.
+
+    Only words within `budget` + 1 characters of the matches are read: a word cut by that
+    bound could never fit, exactly as the whole word could not, so long chunks cost no more.
+    """
+    low, high = (max(0, first - budget - 1), min(len(text), last + budget + 1))
+    words = [m.span() for m in _WORD.finditer(text, low, high)] if last > first else []
+    if not words:
+        words = [m.span() for m in _WORD.finditer(text)]
     if not words:
         return 0, min(len(text), budget)
     lo = _word_at(words, first)

@@ -27,7 +27,13 @@ import numpy as np
 from assay.errors import InvalidInput
 from assay.records import Hit, IndexedDocument
 from assay.search import planned_update
-from assay.search.analysis import build_analyzer, highlight_terms, query_terms, ranked_hits
+from assay.search.analysis import (
+    build_analyzer,
+    highlight_terms,
+    query_terms,
+    ranked_hits,
+    stop_terms,
+)
 from assay.search.dense_storage import (
     FORMAT,
     MANIFEST,
@@ -75,6 +81,7 @@ class DenseIndex:
         self.lock_timeout = lock_timeout
         self._language = language
         self._analyzer = build_analyzer(language)
+        self._stop = stop_terms(self._analyzer, language)
         self._segments: dict[int, Segment] = {}
         self._manifest: Manifest | None = None
         self._manifest_stamp: tuple[int, int, int] | None = None
@@ -303,7 +310,7 @@ class DenseIndex:
                 (float(scores[row]), position, int(row)) for row in top if scores[row] > -np.inf
             )
         candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
-        terms = highlight_terms(self._analyzer, query_terms(self._analyzer, query), self._language)
+        terms = highlight_terms(query_terms(self._analyzer, query), self._stop)
         ranked = []
         for score, position, row in candidates[:k]:
             segment = self._segment(manifest.segments[position][0])

@@ -1,10 +1,12 @@
 """Where a project's indexes live and how they follow the database.
 
 Indexes are derived data. Each one keeps a small marker file with the state of the database it
-last caught up with (document count and newest change). Searching compares that marker with the
-database, a cheap query, and resynchronises only when they differ: documents whose fingerprint
-changed are re-added, documents gone from the database are dropped. So a process killed between
-a database commit and an index commit loses nothing: the next search repairs the index.
+last caught up with: the project's corpus version (a counter every write of documents or
+chunkings bumps, see ``store.projects.bump_corpus_version``) and the chunking's identity.
+Searching compares that marker with the database, one row read whatever the corpus size, and
+resynchronises only when they differ: documents whose fingerprint changed are re-added,
+documents gone from the database are dropped. So a process killed between a database commit and
+an index commit loses nothing: the next search repairs the index.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from assay.search.hybrid import HybridIndex
 from assay.search.keyword import KeywordIndex
 from assay.search.retriever import RetrieverSettings
 from assay.store.db import as_utc
+from assay.store.projects import corpus_version
 from assay.store.schema import chunks, documents
 from assay.store.workspace import Workspace
 
@@ -61,14 +64,11 @@ def _fingerprint(sha256: str, updated_at: datetime) -> str:
     return f"{sha256[:16]}@{as_utc(updated_at).isoformat()}"
 
 
-def _database_marker(ws: Workspace, project: Project) -> str:
+def _database_marker(ws: Workspace, project: Project, chunking: Chunking) -> str:
+    """The chunking's creation time guards against a reused id (SQLite may reuse one)."""
     with ws.engine.connect() as conn:
-        count, newest = conn.execute(
-            sa.select(sa.func.count(), sa.func.max(documents.c.updated_at)).where(
-                documents.c.project_id == project.id
-            )
-        ).one()
-    return f"{count}|{newest}"
+        version = corpus_version(conn, project.id)
+    return f"v{version}|c{chunking.id}@{as_utc(chunking.created_at).isoformat()}"
 
 
 def _read_marker(path: Path) -> str | None:
@@ -95,7 +95,7 @@ def sync_index(
     """Bring one index of a chunking (keyword unless given) in line with the database."""
     index = index or open_keyword_index(ws, project, chunking)
     path = index.path
-    marker = _database_marker(ws, project)
+    marker = _database_marker(ws, project, chunking)
     with ws.engine.connect() as conn:
         current = {
             row.id: _fingerprint(row.sha256, row.updated_at)
@@ -161,7 +161,7 @@ def sync_project(
 def _synced(
     ws: Workspace, project: Project, chunking: Chunking, index: KeywordIndex | DenseIndex
 ) -> KeywordIndex | DenseIndex:
-    if _read_marker(index.path) != _database_marker(ws, project):
+    if _read_marker(index.path) != _database_marker(ws, project, chunking):
         sync_index(ws, project, chunking, index)
     return index
 

@@ -288,6 +288,13 @@ def undo_import(conn: sa.Connection, token: str) -> None:
             )
     for part in _parts([int(r) for r in refs.get("project", [])]):
         conn.execute(projects.delete().where(projects.c.id.in_(part)))
+    if refs.get("document") or refs.get("chunking"):
+        # what search indexes hold changed (see projects.bump_corpus_version)
+        conn.execute(
+            projects.update()
+            .where(projects.c.import_token == token)
+            .values(corpus_version=projects.c.corpus_version + 1)
+        )
     release(conn, token)
 
 

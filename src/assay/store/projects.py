@@ -166,6 +166,21 @@ def update_project_settings(
         return get_project(ws, project.name, conn=conn)
 
 
+def bump_corpus_version(conn: sa.Connection, project_id: int) -> None:
+    """Tell search indexes the project's documents or chunkings changed (in the same
+    transaction as the change, so the number and the data commit together)."""
+    conn.execute(
+        projects.update()
+        .where(projects.c.id == project_id)
+        .values(corpus_version=projects.c.corpus_version + 1)
+    )
+
+
+def corpus_version(conn: sa.Connection, project_id: int) -> int:
+    version = conn.scalar(sa.select(projects.c.corpus_version).where(projects.c.id == project_id))
+    return int(version or 0)
+
+
 def delete_project(ws: Workspace, project: Project, *, conn: sa.Connection | None = None) -> None:
     """Delete the project, its documents, chunks and indexes; then drop unused blobs, unless
     the caller holds the transaction (``conn``): blobs wait until it has committed."""

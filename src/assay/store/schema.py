@@ -34,6 +34,9 @@ projects = sa.Table(
     sa.Column("import_holder", sa.String(300), nullable=True),
     sa.Column("import_started_at", Timestamp, nullable=True),
     sa.Column("import_heartbeat_at", Timestamp, nullable=True),
+    # bumped by every write that changes what search indexes hold (documents' text, chunkings):
+    # an index is fresh when its marker names this number, one row read instead of a scan
+    sa.Column("corpus_version", sa.Integer, nullable=False, server_default="0"),
 )
 
 # What a running import has written so far, so a failed or killed one can be undone
