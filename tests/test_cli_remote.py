@@ -39,6 +39,7 @@ class Team:
     url: str
     write: str
     read: str
+    admin: str
     tmp: Path
 
     def assay(self, *args: str, token: str | None = None, url: str | None = None) -> Result:
@@ -77,17 +78,18 @@ def handbook_file(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def team(any_ws: Workspace, tmp_path: Path):  # type: ignore[no-untyped-def]
-    """A team server: an admin, and a lead of the (empty) project handbook with a write
-    and a read token."""
-    create_account(any_ws, "root", PASSWORD, admin=True)
+    """A team server: an admin with a write token, and a lead of the (empty) project
+    handbook with a write and a read token."""
+    root = create_account(any_ws, "root", PASSWORD, admin=True)
     set_team_mode(any_ws, True)
     lead = create_account(any_ws, "lena", PASSWORD)
     project = create_project(any_ws, "handbook", "en")
     set_role(any_ws, project.id, lead.id, "lead")
     write, _ = create_token(any_ws, lead.id, "ci", "write")
     read, _ = create_token(any_ws, lead.id, "dashboard", "read")
+    admin, _ = create_token(any_ws, root.id, "admin", "write")
     with LiveServer(any_ws) as server:
-        yield Team(any_ws, server.url, write, read, tmp_path)
+        yield Team(any_ws, server.url, write, read, admin, tmp_path)
 
 
 def _run_file(ws: Workspace, path: Path) -> None:
@@ -155,6 +157,16 @@ def test_import_export_eval_and_experiments_against_a_server(
     assert json.loads(shown.out)["status"] == "done"
 
 
+def test_an_import_into_a_new_project_creates_it(team: Team, handbook_file: Path) -> None:
+    lead = team.assay("import", "native", str(handbook_file), "--project", "fresh")
+    assert lead.code == 1 and "lena may not project.create" in lead.err
+    admin = team.assay("import", "native", str(handbook_file), "-p", "fresh", token=team.admin)
+    assert admin.code == 0, admin.err
+    assert "Imported into project 'fresh'" in admin.out
+    listed = team.assay("experiments", "-p", "fresh", token=team.admin)
+    assert listed.code == 0 and "No experiments yet" in listed.out
+
+
 def test_refusals_say_why(team: Team, handbook_file: Path) -> None:
     read_only = team.assay("import", "native", str(handbook_file), token=team.read)
     assert read_only.code == 1
@@ -177,6 +189,16 @@ def test_refusals_say_why(team: Team, handbook_file: Path) -> None:
     gone = f"http://127.0.0.1:{free_port()}"
     down = team.assay("experiments", url=gone)
     assert down.code == 1 and f"cannot reach the Assay server at {gone}" in down.err
+
+    insecure = team.assay("--insecure", "experiments", url="http://assay.invalid")
+    assert insecure.code == 1 and "cannot reach the Assay server at http://assay.invalid" in (
+        insecure.err
+    )
+
+    bad = team.tmp / "bad.csv"
+    bad.write_text("answer\nno query here\n")
+    failed = team.assay("import", "csv", str(bad))
+    assert failed.code == 1 and "the import job on" in failed.err and "failed:" in failed.err
 
     local_only = team.assay("--url", team.url, "items", "list")
     assert local_only.code == 1 and "works on the local workspace only" in local_only.err
