@@ -126,10 +126,17 @@ def test_import_export_eval_and_experiments_against_a_server(
     )
 
     beir = team.tmp / "beir"
+    beir.mkdir()
+    (beir / "notes.txt").write_text("mine")
     folder = team.assay("export", "beir", str(beir), "--json")
     assert folder.code == 0, folder.err
     assert json.loads(folder.out)["items"] == 3  # accepted only, as locally
     assert {"corpus.jsonl", "queries.jsonl"} <= {p.name for p in beir.iterdir()}
+    assert (beir / "notes.txt").read_text() == "mine"  # written into, as locally
+    into_folder = team.assay("export", "native", str(beir))
+    assert into_folder.code == 1 and "is a folder; the native format writes one file" in (
+        into_folder.err
+    )
 
     run_path = team.tmp / "run.txt"
     _run_file(team.ws, run_path)

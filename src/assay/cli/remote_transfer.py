@@ -72,6 +72,11 @@ def export_file(
 ) -> dict[str, Any]:
     """Export on the server and write the file (or unpack the folder) at ``path``."""
     target = server.project(project)
+    folder = any(
+        f["name"] == format_name and f["folder"] for f in server.json("GET", "/api/formats")
+    )
+    if not folder and path.is_dir():
+        fail(escape(f"{path} is a folder; the {format_name} format writes one file"))
     body = {
         "format": format_name,
         "chunking": chunking,
@@ -81,18 +86,15 @@ def export_file(
     }
     job = server.json("POST", project_path(target, "transfer", "exports"), json=body)
     job = server.follow_job(target, job, f"Exporting {format_name}")
-    folder = any(
-        f["name"] == job["format"] and f["folder"] for f in server.json("GET", "/api/formats")
-    )
     with tempfile.TemporaryDirectory(prefix="assay-download-", dir=_parent(path)) as tmp:
         archive = Path(tmp) / "download"
         server.download(job["download"], archive)
-        if folder:
+        if folder:  # into PATH as a local export writes it: its files replaced, others kept
             from assay.transfer.files import unpack
 
-            _replace(unpack(archive, Path(tmp) / "unpacked"), path)
+            shutil.copytree(unpack(archive, Path(tmp) / "unpacked"), path, dirs_exist_ok=True)
         else:
-            _replace(archive, path)
+            archive.replace(path)
     result: dict[str, Any] = job["result"]
     return result
 
@@ -102,14 +104,6 @@ def _parent(path: Path) -> Path:
     parent = path.absolute().parent
     parent.mkdir(parents=True, exist_ok=True)
     return parent
-
-
-def _replace(source: Path, target: Path) -> None:
-    if target.is_dir():
-        shutil.rmtree(target)
-    elif target.exists():
-        target.unlink()
-    source.rename(target)
 
 
 def _documents(server: Server, project: str) -> dict[str, str]:
