@@ -152,6 +152,8 @@ def evaluate(
     task ids (ITEM::TURN), item ids or the ids items were imported with. With --qrels and
     --run, scores the run against the qrels directly (IR measures, as ir_measures names
     them). With --fail-under, exits with status 3 if a metric is below its threshold.
+
+    With ASSAY_URL set (see `assay --help`), this runs against that team server.
     """
     from assay.experiments.scoring import DEFAULT_METRICS
 

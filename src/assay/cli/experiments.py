@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 
 def register(app: typer.Typer) -> None:
     group = typer.Typer(
-        help="Experiments: pipelines answer a project's gold tasks; metrics are stored.",
+        help="Experiments: pipelines answer a project's gold tasks; metrics are stored.\n\n"
+        "With ASSAY_URL set (see `assay --help`), they live and run on that team server.",
         invoke_without_command=True,
         no_args_is_help=False,
     )

@@ -93,6 +93,8 @@ def import_command(
     Nothing is written when any record is bad, unless --lenient is given: then every record
     is reported as imported, skipped or flagged (imported, needs a look). Nothing that exists
     is overwritten unless --replace is given.
+
+    With ASSAY_URL set (see `assay --help`), this runs against that team server.
     """
     from assay.formats import get_format
     from assay.records import to_json
@@ -263,6 +265,8 @@ def export_command(
     left out. Items whose evidence no longer matches its document (the document was replaced)
     are never exported: they are left out and listed, or refused with --strict. An export
     that would hold no item is refused (exit 1) unless --allow-empty.
+
+    With ASSAY_URL set (see `assay --help`), this runs against that team server.
     """
     from assay.corpus.anchoring import problems_json
     from assay.errors import InvalidInput, NotFound
