@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING, Any
 from assay.cli.common import escape, fail
 from assay.cli.remote import Server, project_path
 
+COPY_LIMIT_MB = 1024.0 * 1024
+"""File limit of the local copy of a gold set: the server has accepted its files already."""
+
 if TYPE_CHECKING:
     from assay.records import Project
     from assay.store.workspace import Workspace
@@ -147,7 +150,8 @@ def gold_workspace(
             allow_empty=True,
             strict=False,
         )
-        ws = Workspace.open(Settings(home=Path(tmp) / "ws", database_url=""), create=True)
+        settings = Settings(home=Path(tmp) / "ws", database_url="", max_file_mb=COPY_LIMIT_MB)
+        ws = Workspace.open(settings, create=True)
         try:
             import_bundle(ws, target, get_format("native").read(archive))
             local = get_project(ws, target)
