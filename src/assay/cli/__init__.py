@@ -18,6 +18,7 @@ from assay.cli import (
     experiments,
     items,
     projects,
+    remote,
     search,
     serve,
     synthesize,
@@ -56,7 +57,9 @@ def make_app() -> typer.Typer:
         help=(
             "Assay builds gold-standard RAG evaluation datasets from your own documents.\n\n"
             "The workspace folder comes from --home, else ASSAY_HOME, else ./assay-data; "
-            "create it with `assay init`."
+            "create it with `assay init`. With ASSAY_URL (or --url) and the token in "
+            "ASSAY_TOKEN, import, export, eval and experiments work on that team server "
+            "instead (see docs/people.md)."
         ),
         no_args_is_help=True,
         add_completion=False,
@@ -75,6 +78,21 @@ def make_app() -> typer.Typer:
             help="Workspace folder (overrides ASSAY_HOME).",
             show_default=False,
         ),
+        url: str = typer.Option(
+            None,
+            "--url",
+            metavar="URL",
+            help="Work against this Assay server (overrides ASSAY_URL): import, export, eval "
+            "and experiments only. The API token comes from ASSAY_TOKEN, never from an option "
+            "(the shell history would keep it); create one with `assay tokens create`.",
+            show_default=False,
+        ),
+        insecure: bool = typer.Option(
+            False,
+            "--insecure",
+            help="Allow an http:// server URL that is not on this machine (the token then "
+            "travels in clear).",
+        ),
         verbose: bool = typer.Option(
             False, "--verbose", "-v", help="Also show the log lines of the libraries used."
         ),
@@ -87,7 +105,9 @@ def make_app() -> typer.Typer:
         ),
     ) -> None:
         quiet_logs(verbose)
-        ctx.obj = State(home=home)
+        if url is not None:
+            remote.refuse_local_only(ctx.invoked_subcommand)
+        ctx.obj = State(home=home, url=url, insecure=insecure)
 
     projects.register(app)
     corpus.register(app)

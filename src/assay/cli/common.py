@@ -69,6 +69,9 @@ def summary(doc: str | None) -> str:
 @dataclass
 class State:
     home: str | None = None
+    url: str | None = None
+    """``--url``: the team server to work against (else ASSAY_URL; see ``cli.remote``)."""
+    insecure: bool = False
     _workspace: Workspace | None = field(default=None, repr=False)
 
     def workspace(self, *, create: bool = False) -> Workspace:

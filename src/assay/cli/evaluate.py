@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
+from assay.cli import remote
 from assay.cli.common import (
     JsonOption,
     ProjectOption,
@@ -17,12 +19,16 @@ from assay.cli.common import (
     progress_bar,
     project_of,
     run,
+    user_errors,
 )
 from assay.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from assay.cli.remote import Server
     from assay.store.workspace import Workspace
 
+Scores = tuple[dict[str, float | None], dict[str, Any]]
+"""The metric means (for the gates) and the summary printed."""
 GATE_EXIT = 3
 DIRECT_METRICS = ("nDCG@10", "R@10", "P@10", "RR", "AP")
 
@@ -146,6 +152,8 @@ def evaluate(
     task ids (ITEM::TURN), item ids or the ids items were imported with. With --qrels and
     --run, scores the run against the qrels directly (IR measures, as ir_measures names
     them). With --fail-under, exits with status 3 if a metric is below its threshold.
+
+    With ASSAY_URL set (see `assay --help`), this runs against that team server.
     """
     from assay.experiments.scoring import DEFAULT_METRICS
 
@@ -172,12 +180,20 @@ def evaluate(
         else:
             spec.update(kind="file", run_file=run_file, answers_file=answers)
 
-        def body(ws: Workspace) -> tuple[dict[str, float | None], dict[str, Any]]:
+        def score(ws: Workspace, name: str | None, data: dict[str, Any]) -> Scores:
             return _project_eval(
-                ws, project, spec, chosen, metrics, chunking, status, turns, k, as_json
+                ws, name, data, chosen, metrics, chunking, status, turns, k, as_json
             )
 
-        values, summary = run(ctx, body)
+        server = remote.server(ctx)
+        if server is None:
+            values, summary = run(ctx, lambda ws: score(ws, project, spec))
+        else:
+            if endpoint is not None:
+                fail(
+                    "--endpoint with a server (ASSAY_URL) is not there yet; use --run or --answers"
+                )
+            values, summary = _remote_eval(server, project, status, spec, score)
     failures = check_gates(values, gates)
     if as_json:
         print_json({**summary, "gates": {"passed": not failures, "failures": failures}})
@@ -222,6 +238,33 @@ def _direct(
         "metrics": dict(values),
     }
     return {name: value for name, value in values.items()}, summary
+
+
+def _remote_eval(
+    server: Server,
+    project_name: str | None,
+    status: str,
+    spec_data: dict[str, Any],
+    score: Callable[[Workspace, str, dict[str, Any]], Scores],
+) -> Scores:
+    """Score against a server's gold set: the same scoring, on a local copy of the items
+    (``remote_transfer.gold_workspace``), the files' ids turned into the copy's."""
+    import tempfile
+
+    from assay.cli.remote_transfer import gold_workspace, translate_answers, translate_run
+
+    with (
+        user_errors(),
+        tempfile.TemporaryDirectory(prefix="assay-eval-") as tmp,
+        gold_workspace(server, project_name, status) as (ws, target, ids),
+    ):
+        data = dict(spec_data)
+        if data.get("run_file") is not None:
+            data["run_file"] = translate_run(data["run_file"], ids, Path(tmp) / "run")
+        if data.get("answers_file") is not None:
+            answers = Path(tmp) / "answers"
+            data["answers_file"] = translate_answers(data["answers_file"], ids, answers)
+        return score(ws, target.name, data)
 
 
 def _project_eval(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from assay.cli import remote
 from assay.cli.common import (
     JsonOption,
     ProjectOption,
@@ -30,7 +31,8 @@ def register(app: typer.Typer) -> None:
     group = command_group(
         app,
         "experiments",
-        "Experiments: pipelines answer a project's gold tasks; metrics are stored.",
+        "Experiments: pipelines answer a project's gold tasks; metrics are stored.\n\n"
+        "With ASSAY_URL set (see `assay --help`), they live and run on that team server.",
         default=list_experiments,
     )
     command(group, "create", create)
@@ -86,7 +88,17 @@ def list_experiments(
         return
     from assay.experiments import list_experiments as listing
 
-    found = run(ctx, lambda ws: listing(ws, project_of(ws, project)))
+    server = remote.server(ctx)
+    if server is not None:
+        from assay.cli import remote_experiments
+
+        data = remote_experiments.listing(server, project)
+        if as_json:
+            print_json(data)
+            return
+        found = [remote_experiments.experiment_of(e) for e in data]
+    else:
+        found = run(ctx, lambda ws: listing(ws, project_of(ws, project)))
     if as_json:
         print_json(found)
         return
@@ -148,6 +160,24 @@ def create(
     for value in pipeline or ["keyword"]:
         parsed = _pipeline(value)
         pipelines.extend(parsed if isinstance(parsed, list) else [parsed])
+    server = remote.server(ctx)
+    if server is not None:
+        from assay.cli import remote_experiments
+
+        data = remote_experiments.create(
+            server,
+            project,
+            name,
+            pipelines,
+            mode=mode,
+            metrics=[_metric(m) for m in metric] or None,
+            statuses=status.split(","),
+            turns=turns,
+            seed=seed,
+            chunking=chunking,
+        )
+        _created(remote_experiments.experiment_of(data), data, as_json)
+        return
     pipelines = [_local_files(p) for p in pipelines]
 
     def body(ws: Workspace) -> Any:
@@ -167,8 +197,12 @@ def create(
             )
 
     created = run(ctx, body)
+    _created(created, created, as_json)
+
+
+def _created(created: Any, data: Any, as_json: bool) -> None:
     if as_json:
-        print_json(created)
+        print_json(data)
         return
     console().print(
         f"Created experiment {created.name!r} (id {created.id}): {created.task_count} tasks × "
@@ -186,6 +220,14 @@ def run_command(
     tasks are tried again. Ctrl-C (or `assay experiments cancel`) stops after a task."""
     from assay.experiments import run_experiment
 
+    server = remote.server(ctx)
+    if server is not None:
+        from assay.cli import remote_experiments
+
+        data = remote_experiments.run(server, project, name, as_json)
+        _ran(remote_experiments.experiment_of(data), data, as_json)
+        return
+
     def body(ws: Workspace) -> Any:
         with progress_bar(not as_json) as bar:
             job = bar.add_task(f"Running {name}", total=None)
@@ -200,8 +242,12 @@ def run_command(
         result = run(ctx, body)
     except KeyboardInterrupt:
         fail(f"stopped; the results so far are kept. Resume: assay experiments run {name}", 130)
+    _ran(result, result, as_json)
+
+
+def _ran(result: Any, data: Any, as_json: bool) -> None:
     if as_json:
-        print_json(result)
+        print_json(data)
     else:
         _print_experiment(result)
     if result.status == "failed":
@@ -220,6 +266,19 @@ def show(
     """Show an experiment's status and metric means per pipeline, or one task in detail."""
     from assay.experiments import get_experiment, task_results
 
+    server = remote.server(ctx)
+    if server is not None:
+        from assay.cli import remote_experiments
+
+        if task:
+            remote_experiments.show_task(server, project, name, task, as_json)
+            return
+        data = remote_experiments.get(server, project, name)
+        if as_json:
+            print_json(data)
+        else:
+            _print_experiment(remote_experiments.experiment_of(data))
+        return
     if task:
         found = run(ctx, lambda ws: task_results(ws, project_of(ws, project), name, task))
         gold, results = found
@@ -259,7 +318,14 @@ def cancel(
         with transaction(ws.engine, None) as conn:
             return cancel_experiment(ws, project_of(ws, project), name, conn=conn)
 
-    result = run(ctx, body)
+    server = remote.server(ctx)
+    if server is not None:
+        from assay.cli import remote_experiments
+
+        data = remote_experiments.cancel(server, project, name)
+        result = remote_experiments.experiment_of(data)
+    else:
+        result = run(ctx, body)
     console().print(f"Experiment {result.name!r}: stop requested (status {result.status}).")
 
 
@@ -272,7 +338,13 @@ def export_inspectorraget(
     """Write an experiment as an InspectorRAGet file (schema version 2)."""
     from assay.transfer.experiment_file import experiment_to_inspectorraget
 
-    data = run(ctx, lambda ws: experiment_to_inspectorraget(ws, project_of(ws, project), name))
+    server = remote.server(ctx)
+    if server is not None:
+        from assay.cli import remote_experiments
+
+        data = remote_experiments.inspectorraget(server, project, name)
+    else:
+        data = run(ctx, lambda ws: experiment_to_inspectorraget(ws, project_of(ws, project), name))
     path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
     console().print(
         f"Wrote {path}: {len(data['models'])} model(s), {len(data['tasks'])} task(s), "

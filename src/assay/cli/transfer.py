@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
+from assay.cli import remote
 from assay.cli.common import (
     JsonOption,
     ProjectOption,
@@ -93,8 +94,11 @@ def import_command(
     Nothing is written when any record is bad, unless --lenient is given: then every record
     is reported as imported, skipped or flagged (imported, needs a look). Nothing that exists
     is overwritten unless --replace is given.
+
+    With ASSAY_URL set (see `assay --help`), this runs against that team server.
     """
     from assay.formats import get_format
+    from assay.records import to_json
     from assay.search.indexes import sync_project
     from assay.store.projects import get_project
     from assay.transfer import import_bundle
@@ -126,12 +130,24 @@ def import_command(
             )
         return report
 
-    report = run(ctx, body)
-    if as_json:
-        print_json({"project": report.project, "summary": report.summary(), **_details(report)})
+    server = remote.server(ctx)
+    if server is not None:
+        from assay.cli.remote_transfer import import_file
+
+        result = import_file(
+            server, format_name, path, project, replace=replace, lenient=lenient, status=status
+        )
+        target, counts, noted = result["project"], result["summary"], result["noted"]
+        total = int(result["noted_total"])
     else:
-        _print_report(report)
-        if status is None and report.summary().get("item", {}).get("imported"):
+        report = run(ctx, body)
+        target, counts, total = report.project, report.summary(), len(report.noted())
+        noted = [to_json(outcome) for outcome in report.noted()]
+    if as_json:
+        print_json({"project": target, "summary": counts, "records": noted})
+    else:
+        _print_report(target, counts, noted, total)
+        if status is None and counts.get("item", {}).get("imported"):
             console().print(
                 "Items keep the file's review status (draft where the format has none); "
                 "export and eval use accepted items: review them, or import with "
@@ -139,7 +155,7 @@ def import_command(
                 style="dim",
                 markup=False,
             )
-    if report.count("skipped"):
+    if any(c.get("skipped") for c in counts.values()):
         raise typer.Exit(2)
 
 
@@ -153,31 +169,28 @@ def _only_project(ws: Workspace) -> str:
     raise InvalidInput("name the project to import into with --project")
 
 
-def _details(report: ImportReport) -> dict[str, object]:
-    return {"records": report.noted()}
-
-
-def _print_report(report: ImportReport) -> None:
+def _print_report(
+    project: str, counts: dict[str, dict[str, int]], noted: list[dict[str, Any]], total: int
+) -> None:
     from rich.table import Table
 
     out = console()
     table = Table("records", "imported", "flagged", "skipped")
-    for kind, counts in report.summary().items():
-        table.add_row(kind, *(str(counts[s]) for s in ("imported", "flagged", "skipped")))
-    out.print(f"Imported into project {report.project!r}", markup=False)
+    for kind, row in counts.items():
+        table.add_row(kind, *(str(row[s]) for s in ("imported", "flagged", "skipped")))
+    out.print(f"Imported into project {project!r}", markup=False)
     out.print(table)
     out.print(
         "imported: stored; flagged: stored with a warning worth a look; skipped: left out",
         style="dim",
         markup=False,
     )
-    noted = report.noted()
     for outcome in noted[:SHOWN]:
-        colour = "red" if outcome.status == "skipped" else "yellow"
-        out.print(f"[{colour}]{outcome.status}[/] ", end="")
-        out.print(f"{outcome.kind} {outcome.ref}: {outcome.message}", markup=False)
-    if len(noted) > SHOWN:
-        out.print(f"… and {len(noted) - SHOWN} more (use --json for all)")
+        colour = "red" if outcome["status"] == "skipped" else "yellow"
+        out.print(f"[{colour}]{outcome['status']}[/] ", end="")
+        out.print(f"{outcome['kind']} {outcome['ref']}: {outcome['message']}", markup=False)
+    if total > SHOWN:
+        out.print(f"… and {total - SHOWN} more (use --json for all)")
 
 
 def writer_options(bundle: Bundle, include_unanswerable: bool) -> dict[str, object]:
@@ -190,20 +203,20 @@ def writer_options(bundle: Bundle, include_unanswerable: bool) -> dict[str, obje
     return options
 
 
-def _print_needs_review(scope: ExportScope) -> None:
+def _print_needs_review(review: list[dict[str, Any]]) -> None:
     """The items an export left out because their evidence no longer matches, per item."""
-    lines = scope.needs_review_lines()
-    if not lines:
+    if not review:
         return
     out = console()
     out.print(
-        f"[yellow]left out {len(lines)} item(s) needing review[/]: their evidence no longer "
+        f"[yellow]left out {len(review)} item(s) needing review[/]: their evidence no longer "
         "matches its document (fix the passages in the editor; --strict refuses instead)"
     )
-    for line in lines[:SHOWN]:
-        out.print(f"  {line}", markup=False)
-    if len(lines) > SHOWN:
-        out.print(f"  … and {len(lines) - SHOWN} more (use --json for all)", markup=False)
+    for entry in review[:SHOWN]:
+        problems = "; ".join(p["message"] for p in entry["problems"])
+        out.print(f"  {entry['id']}: {problems}", markup=False)
+    if len(review) > SHOWN:
+        out.print(f"  … and {len(review) - SHOWN} more (use --json for all)", markup=False)
 
 
 def export_command(
@@ -253,6 +266,8 @@ def export_command(
     left out. Items whose evidence no longer matches its document (the document was replaced)
     are never exported: they are left out and listed, or refused with --strict. An export
     that would hold no item is refused (exit 1) unless --allow-empty.
+
+    With ASSAY_URL set (see `assay --help`), this runs against that team server.
     """
     from assay.corpus.anchoring import problems_json
     from assay.errors import InvalidInput, NotFound
@@ -291,18 +306,38 @@ def export_command(
             notes = spec.write(bundle, path, **writer_options(bundle, include_unanswerable))
         return counted[0], notes, scope
 
-    try:
-        count, notes, scope = run(ctx, body)
-    except NotFound as exc:  # pragma: no cover - run() turns it into a message
-        fail(str(exc))
+    server = remote.server(ctx)
+    if server is not None:
+        from assay.cli.remote_transfer import export_file
+
+        if include_unanswerable:
+            fail("--include-unanswerable is not offered by the server's export API")
+        result = export_file(
+            server,
+            format_name,
+            path,
+            project,
+            chunking=chunking,
+            statuses=status,
+            allow_empty=allow_empty,
+            strict=strict,
+        )
+        count, notes, left_out = result["items"], result["notes"], result["left_out"]
+        review = result["needs_review"]
+    else:
+        try:
+            count, notes, scope = run(ctx, body)
+        except NotFound as exc:  # pragma: no cover - run() turns it into a message
+            fail(str(exc))
+        left_out, review = scope.left_out, problems_json(scope.needs_review)
     if as_json:
         print_json(
             {
                 "path": str(path),
                 "items": count,
                 "statuses": statuses or list(STATUSES),
-                "left_out": scope.left_out,
-                "needs_review": problems_json(scope.needs_review),
+                "left_out": left_out,
+                "needs_review": review,
                 "notes": notes,
             }
         )
@@ -311,11 +346,9 @@ def export_command(
     for note in notes[:SHOWN]:
         out.print(f"[yellow]note:[/] {note}", markup=True)
     out.print(f"Wrote {count} item(s) to {path}", markup=False)
-    if scope.left_out:
-        out.print(
-            f"left out {scope.left_out_text()} item(s); use --status to include them",
-            markup=False,
-        )
-    _print_needs_review(scope)
+    if any(left_out.values()):
+        shown = ", ".join(f"{n} {status}" for status, n in left_out.items() if n)
+        out.print(f"left out {shown} item(s); use --status to include them", markup=False)
+    _print_needs_review(review)
     if count == 0:
         out.print("[yellow]warning:[/] the export holds no item (written as --allow-empty asked)")
