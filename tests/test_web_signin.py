@@ -335,3 +335,27 @@ def test_annotators_write_and_open_their_own_items_only(team: Workspace) -> None
     assert bob.get(f"/api/projects/p/items/{other}").status_code == 403
     assert bob.delete(f"/api/projects/p/items/{other}").status_code == 403
     assert bob.get("/api/projects/p/items").status_code == 403  # the list: not yet filtered
+
+
+def test_an_import_aimed_at_another_project_is_checked_there(team: Workspace) -> None:
+    """The guard checks the project of the URL; the upload's ``project`` field is checked too:
+    ``import`` in an existing project, ``project.create`` for a new one."""
+    lena = create_account(team, "lena", PASSWORD)
+    mine = create_project(team, "mine", "en")
+    set_role(team, mine.id, lena.id, "lead")
+    token, _ = create_token(team, lena.id, "ci", "write")
+    api = TestClient(create_app(team))
+
+    def upload(target: str):  # type: ignore[no-untyped-def]
+        return api.post(
+            "/api/projects/mine/transfer/imports",
+            headers={"Authorization": f"Bearer {token}"},
+            data={"format": "csv", "project": target},
+            files={"file": ("items.csv", b"query,answer\nq?,a.\n", "text/csv")},
+        )
+
+    other = upload("p")  # lena is no member of p
+    assert other.status_code == 403 and "may not import in project 'p'" in other.json()["detail"]
+    new = upload("brand-new")
+    assert new.status_code == 403 and "may not project.create" in new.json()["detail"]
+    assert upload("mine").status_code == 202

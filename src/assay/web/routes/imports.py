@@ -16,12 +16,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from assay.errors import InvalidInput
+from assay.errors import InvalidInput, NotFound
 from assay.formats import FormatSpec, get_format
+from assay.people.access import check
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.transfer import STATUSES, ImportReport, import_bundle
 from assay.transfer.files import clean_upload_folders, input_path, safe_stem
+from assay.web.actors import request_actor
 from assay.web.jobs import Job
 from assay.web.paths import upload_paths
 from assay.web.render import workspace
@@ -101,6 +103,19 @@ def import_work(
     return work
 
 
+def _may_import_into(request: Request, target: str) -> None:
+    """The guard checked the project of the URL; an import aimed at another project (the
+    ``project`` field) needs ``import`` there, or ``project.create`` when it does not exist."""
+    ws = workspace(request)
+    actor = request_actor(request)
+    try:
+        other = get_project(ws, target)
+    except NotFound:
+        check(ws, actor, "project.create")
+    else:
+        check(ws, actor, "import", other)
+
+
 @router.post(
     "/api/projects/{name}/transfer/imports",
     status_code=202,
@@ -134,6 +149,8 @@ async def api_import(request: Request, name: str) -> Response:
             "(nothing was imported)"
         )
     target = upload.fields.get("project", "").strip() or project.name
+    if target != project.name:
+        await run_in_threadpool(_may_import_into, request, target)
     clean_upload_folders(ws)
     folder = ws.settings.home / "imports" / f"{os.getpid()}-{uuid.uuid4().hex}"
     folder.mkdir(parents=True)
