@@ -50,14 +50,15 @@ def command(app: typer.Typer, name: str, function: Callable[..., Any], **options
 def command_group(
     app: typer.Typer, name: str, help: str, *, default: Callable[..., Any] | None = None
 ) -> typer.Typer:
-    """Add the group ``name`` to ``app``; ``help`` is also its line in ``assay --help``.
+    """Add the group ``name`` to ``app``; the first paragraph of ``help`` is also its line in
+    ``assay --help``.
     ``default`` runs when no subcommand is given (without it, the group's help is shown)."""
     group = typer.Typer(
         help=help, invoke_without_command=default is not None, no_args_is_help=default is None
     )
     if default is not None:
         group.callback()(default)
-    app.add_typer(group, name=name, short_help=help)
+    app.add_typer(group, name=name, short_help=summary(help))
     return group
 
 
