@@ -86,6 +86,7 @@ def make_app() -> typer.Typer:
     ) -> None:
         quiet_logs(verbose)
         ctx.obj = State(home=home)
+        ctx.call_on_close(ctx.obj.close)
 
     projects.register(app)
     corpus.register(app)
