@@ -5,11 +5,12 @@ Two passes of the suite (scripts/run-tests, the README's ``make test``, runs bot
 - SQLite (the default): each workspace is an ``assay.db`` file in its home folder; the
   ``any_ws`` tests and the ``postgres``-marked ones run on PostgreSQL as well.
 - PostgreSQL (``ASSAY_TEST_DATABASE=postgres``): every test that has a ``tmp_path`` gets a
-  fresh database on the server named by ASSAY_TEST_POSTGRES_URL, through ASSAY_DATABASE_URL, so
-  every workspace it makes (the ``ws`` fixture, ``Settings(home=...)``, CLI runs and
-  subprocesses, live servers) lives there; it is dropped after the test. What already ran on
-  PostgreSQL in the first pass (``any_ws``, ``postgres``) is deselected, and tests marked
-  ``sqlite_only("why")`` (about SQLite itself) are skipped with their reason.
+  fresh database (a copy of ``migrated_template``) on the server named by
+  ASSAY_TEST_POSTGRES_URL, through ASSAY_DATABASE_URL, so every workspace it makes (the ``ws``
+  fixture, ``Settings(home=...)``, CLI runs and subprocesses, live servers) lives there; it is
+  dropped after the test. What already ran on PostgreSQL in the first pass (``any_ws``,
+  ``postgres``) is deselected, and tests marked ``sqlite_only("why")`` (about SQLite itself)
+  are skipped with their reason.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import pytest
 import sqlalchemy as sa
 
 from assay.records import Project
+from assay.store.db import create_engine, migrate
 from assay.store.projects import create_project
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
@@ -91,14 +93,15 @@ def postgres_url() -> str:
 
 
 @contextlib.contextmanager
-def fresh_postgres_database(postgres_url: str) -> Iterator[str]:
-    """The URL of a new, empty database on the test PostgreSQL server; dropped on exit (open
-    connections included)."""
+def fresh_postgres_database(postgres_url: str, template: str = "") -> Iterator[str]:
+    """The URL of a new database on the test PostgreSQL server, empty or a copy of
+    ``template``; dropped on exit (open connections included)."""
     admin = sa.create_engine(postgres_url, isolation_level="AUTOCOMMIT")
     name = f"assay_test_{uuid.uuid4().hex[:10]}"
+    copy = f' TEMPLATE "{template}"' if template else ""
     try:
         with admin.connect() as conn:
-            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+            conn.exec_driver_sql(f'CREATE DATABASE "{name}"{copy}')
         try:
             yield sa.make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
         finally:
@@ -108,8 +111,20 @@ def fresh_postgres_database(postgres_url: str) -> Iterator[str]:
         admin.dispose()
 
 
+@pytest.fixture(scope="session")
+def migrated_template() -> Iterator[str]:
+    """The PostgreSQL pass's template: an empty database brought to the newest schema. Each
+    test's database is a copy (CREATE DATABASE ... TEMPLATE), much quicker than migrating;
+    migrating from empty is tested on its own (tests/test_db.py, the any_ws tests)."""
+    with fresh_postgres_database(os.environ["ASSAY_TEST_POSTGRES_URL"]) as url:
+        engine = create_engine(url)
+        migrate(engine)
+        engine.dispose()
+        yield str(sa.make_url(url).database)
+
+
 @pytest.fixture
-def new_database() -> Iterator[Callable[[], str]]:
+def new_database(request: pytest.FixtureRequest) -> Iterator[Callable[[], str]]:
     """``new_database()`` gives the ``database_url`` of one more workspace of this test, apart
     from the one in ASSAY_DATABASE_URL: ``""`` (the home's SQLite file) in the SQLite pass, a
     fresh PostgreSQL database (dropped after the test) in the PostgreSQL pass."""
@@ -118,9 +133,9 @@ def new_database() -> Iterator[Callable[[], str]]:
         def make() -> str:
             if not ON_POSTGRES:
                 return ""
-            return stack.enter_context(
-                fresh_postgres_database(os.environ["ASSAY_TEST_POSTGRES_URL"])
-            )
+            server = os.environ["ASSAY_TEST_POSTGRES_URL"]
+            template = request.getfixturevalue("migrated_template")
+            return stack.enter_context(fresh_postgres_database(server, template))
 
         yield make
 
@@ -129,9 +144,10 @@ def new_database() -> Iterator[Callable[[], str]]:
 def _test_database(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[None]:
-    """In the PostgreSQL pass, ASSAY_DATABASE_URL names a fresh database for each test that has
-    a ``tmp_path`` (where workspaces are made); any other test gets the URL of a database that
-    does not exist, so a workspace it opened would fail loudly, never fall back to SQLite."""
+    """In the PostgreSQL pass, ASSAY_DATABASE_URL names a fresh database (a copy of
+    ``migrated_template``) for each test that has a ``tmp_path`` (where workspaces are made);
+    any other test gets the URL of a database that does not exist, so a workspace it opened
+    would fail loudly, never fall back to SQLite."""
     if not ON_POSTGRES:
         monkeypatch.delenv("ASSAY_DATABASE_URL", raising=False)
         yield
@@ -142,7 +158,8 @@ def _test_database(
         monkeypatch.setenv("ASSAY_DATABASE_URL", nowhere.render_as_string(hide_password=False))
         yield
         return
-    with fresh_postgres_database(server) as url:
+    template = request.getfixturevalue("migrated_template")
+    with fresh_postgres_database(server, template) as url:
         monkeypatch.setenv("ASSAY_DATABASE_URL", url)
         yield
 
