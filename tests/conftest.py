@@ -1,14 +1,28 @@
-"""Shared fixtures: a real workspace per test, the system Chromium, a live server, PostgreSQL."""
+"""Shared fixtures: a real workspace per test, the system Chromium, a live server, PostgreSQL.
+
+Two passes of the suite (scripts/run-tests, the README's ``make test``, runs both):
+
+- SQLite (the default): each workspace is an ``assay.db`` file in its home folder; the
+  ``any_ws`` tests and the ``postgres``-marked ones run on PostgreSQL as well.
+- PostgreSQL (``ASSAY_TEST_DATABASE=postgres``): every test that has a ``tmp_path`` gets a
+  fresh database (a copy of ``migrated_template``) on the server named by
+  ASSAY_TEST_POSTGRES_URL, through ASSAY_DATABASE_URL, so every workspace it makes (the ``ws``
+  fixture, ``Settings(home=...)``, CLI runs and subprocesses, live servers) lives there; it is
+  dropped after the test. What already ran on PostgreSQL in the first pass (``any_ws``,
+  ``postgres``) is deselected, and tests marked ``sqlite_only("why")`` (about SQLite itself)
+  are skipped with their reason.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +30,14 @@ import pytest
 import sqlalchemy as sa
 
 from assay.records import Project
+from assay.store.db import create_engine, migrate
 from assay.store.projects import create_project
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+TEST_DATABASE = os.environ.get("ASSAY_TEST_DATABASE", "sqlite")
+ON_POSTGRES = TEST_DATABASE == "postgres"
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -75,22 +92,116 @@ def postgres_url() -> str:
     return url
 
 
+@contextlib.contextmanager
+def fresh_postgres_database(postgres_url: str, template: str = "") -> Iterator[str]:
+    """The URL of a new database on the test PostgreSQL server, empty or a copy of
+    ``template``; dropped on exit (open connections included)."""
+    admin = sa.create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    name = f"assay_test_{uuid.uuid4().hex[:10]}"
+    copy = f' TEMPLATE "{template}"' if template else ""
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'CREATE DATABASE "{name}"{copy}')
+        try:
+            yield sa.make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
+        finally:
+            with admin.connect() as conn:
+                conn.exec_driver_sql(f'DROP DATABASE "{name}" WITH (FORCE)')
+    finally:
+        admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def migrated_template() -> Iterator[str]:
+    """The PostgreSQL pass's template: an empty database brought to the newest schema. Each
+    test's database is a copy (CREATE DATABASE ... TEMPLATE), much quicker than migrating;
+    migrating from empty is tested on its own (tests/test_db.py, the any_ws tests)."""
+    with fresh_postgres_database(os.environ["ASSAY_TEST_POSTGRES_URL"]) as url:
+        engine = create_engine(url)
+        migrate(engine)
+        engine.dispose()
+        yield str(sa.make_url(url).database)
+
+
+@pytest.fixture
+def new_database(request: pytest.FixtureRequest) -> Iterator[Callable[[], str]]:
+    """``new_database()`` gives the ``database_url`` of one more workspace of this test, apart
+    from the one in ASSAY_DATABASE_URL: ``""`` (the home's SQLite file) in the SQLite pass, a
+    fresh PostgreSQL database (dropped after the test) in the PostgreSQL pass."""
+    with contextlib.ExitStack() as stack:
+
+        def make() -> str:
+            if not ON_POSTGRES:
+                return ""
+            server = os.environ["ASSAY_TEST_POSTGRES_URL"]
+            template = request.getfixturevalue("migrated_template")
+            return stack.enter_context(fresh_postgres_database(server, template))
+
+        yield make
+
+
+@pytest.fixture(autouse=True)
+def _test_database(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """In the PostgreSQL pass, ASSAY_DATABASE_URL names a fresh database (a copy of
+    ``migrated_template``) for each test that has a ``tmp_path`` (where workspaces are made);
+    any other test gets the URL of a database that does not exist, so a workspace it opened
+    would fail loudly, never fall back to SQLite."""
+    if not ON_POSTGRES:
+        monkeypatch.delenv("ASSAY_DATABASE_URL", raising=False)
+        yield
+        return
+    server = os.environ["ASSAY_TEST_POSTGRES_URL"]
+    if "tmp_path" not in request.fixturenames:
+        nowhere = sa.make_url(server).set(database="assay_test_no_database_for_this_test")
+        monkeypatch.setenv("ASSAY_DATABASE_URL", nowhere.render_as_string(hide_password=False))
+        yield
+        return
+    template = request.getfixturevalue("migrated_template")
+    with fresh_postgres_database(server, template) as url:
+        monkeypatch.setenv("ASSAY_DATABASE_URL", url)
+        yield
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if TEST_DATABASE not in ("sqlite", "postgres"):
+        raise pytest.UsageError(f"ASSAY_TEST_DATABASE={TEST_DATABASE!r}: give sqlite or postgres")
+    if ON_POSTGRES and not os.environ.get("ASSAY_TEST_POSTGRES_URL"):
+        raise pytest.UsageError(
+            "ASSAY_TEST_DATABASE=postgres needs a server: set ASSAY_TEST_POSTGRES_URL "
+            "(scripts/run-tests starts one)"
+        )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In the PostgreSQL pass: drop what the SQLite pass already ran on PostgreSQL, and skip
+    the tests about SQLite itself, with their reason."""
+    for item in items:
+        marker = item.get_closest_marker("sqlite_only")
+        if marker is not None and not (marker.args and str(marker.args[0]).strip()):
+            raise pytest.UsageError(f"{item.nodeid}: sqlite_only needs a reason")
+    if not ON_POSTGRES:
+        return
+    done = [i for i in items if i.get_closest_marker("postgres") or "any_ws" in i.fixturenames]
+    if done:
+        config.hook.pytest_deselected(items=done)
+        items[:] = [i for i in items if i not in done]
+    for item in items:
+        marker = item.get_closest_marker("sqlite_only")
+        if marker is not None:
+            item.add_marker(pytest.mark.skip(reason=f"SQLite only: {marker.args[0]}"))
+
+
 @pytest.fixture
 def pg_ws(tmp_path: Path, postgres_url: str) -> Iterator[Workspace]:
     """A workspace on a fresh database of the test PostgreSQL server (dropped afterwards)."""
-    admin = sa.create_engine(postgres_url, isolation_level="AUTOCOMMIT")
-    name = f"assay_test_{uuid.uuid4().hex[:10]}"
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    url = sa.make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
-    workspace = Workspace.open(Settings(home=tmp_path / "ws", database_url=url))
-    try:
-        yield workspace
-    finally:
-        workspace.close()
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE "{name}" WITH (FORCE)')
-        admin.dispose()
+    with fresh_postgres_database(postgres_url) as url:
+        workspace = Workspace.open(Settings(home=tmp_path / "ws", database_url=url))
+        try:
+            yield workspace
+        finally:
+            workspace.close()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -21,6 +21,7 @@ from assay.cli.serve import bind
 from assay.cli.synthesize import DEFAULT_TYPES
 from assay.errors import BackendUnavailable
 from assay.store.db import head_revision
+from tests.conftest import ON_POSTGRES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,7 +122,7 @@ def test_commands_other_than_init_do_not_create_a_workspace(tmp_path: Path) -> N
     assert not home.exists()
 
     assert invoke("--home", str(home), "init").exit_code == 0
-    assert (home / "assay.db").is_file()
+    assert (home / "assay.db").is_file() != ON_POSTGRES  # the PostgreSQL pass: no SQLite file
     listed = invoke("--home", str(home), "projects", "--json")
     assert listed.exit_code == 0 and json.loads(listed.stdout) == []
 
@@ -233,7 +234,11 @@ def test_serve_answers_to_the_host_it_was_told_to_bind(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        env={k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")},
+        env={
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("ASSAY_") or k == "ASSAY_DATABASE_URL"  # the test's database
+        },
     ) as server:
         try:
             assert server.stdout is not None

@@ -23,6 +23,7 @@ def assert_schema_matches(engine: sa.Engine) -> None:
     assert diff == [], f"migrations and schema.py disagree: {diff}"
 
 
+@pytest.mark.sqlite_only("migrates a SQLite file (WAL, foreign keys); the PostgreSQL twin is below")
 def test_sqlite_migrates_from_empty_and_matches_schema(tmp_path: Path) -> None:
     engine = create_engine(f"sqlite:///{tmp_path / 'a.db'}")
     migrate(engine)
@@ -43,7 +44,8 @@ def test_workspace_reopens_with_data(tmp_path: Path) -> None:
         create_project(ws, "kept", "de")
     with Workspace.open(settings) as ws:
         assert [(p.name, p.language) for p in list_projects(ws)] == [("kept", "de")]
-    assert (tmp_path / "ws" / "assay.db").exists()
+    on_sqlite = settings.resolved_database_url().startswith("sqlite")
+    assert (tmp_path / "ws" / "assay.db").exists() == on_sqlite
 
 
 @pytest.mark.postgres

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import struct
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,10 +27,12 @@ def exported(ws: Workspace, project: Project, path: Path) -> bytes:
     return path.read_bytes()
 
 
-def test_native_round_trip_is_identical(ws: Workspace, project: Project, tmp_path: Path) -> None:
+def test_native_round_trip_is_identical(
+    ws: Workspace, project: Project, tmp_path: Path, new_database: Callable[[], str]
+) -> None:
     rich_project(ws, project)
     first = exported(ws, project, tmp_path / "one.zip")
-    other = Workspace.open(Settings(home=tmp_path / "other"))
+    other = Workspace.open(Settings(home=tmp_path / "other", database_url=new_database()))
     report = import_bundle(other, "test", read(tmp_path / "one.zip"))
     assert report.count("skipped") == 0
     second = exported(other, get_project(other, "test"), tmp_path / "two.zip")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from assay.corpus.chunkings import document_chunks, get_chunking
 from assay.corpus.documents import (
@@ -170,19 +170,19 @@ def test_killed_ingest_leaves_a_consistent_database(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "assay", "ingest", str(folder), "--project", "big"]
     log = (tmp_path / "ingest.log").open("wb")
     proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    db = home / "assay.db"
+    url = Settings(home=home).resolved_database_url()  # SQLite file or PostgreSQL database
+    engine = sa.create_engine(url, poolclass=sa.NullPool)
     deadline = time.monotonic() + 120
     stored = 0
     while time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
-        if db.exists():
-            try:
-                with sqlite3.connect(db, timeout=5) as conn:
-                    stored = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-            except sqlite3.OperationalError:
-                continue
-            if stored >= 100:
-                break
+        try:
+            with engine.connect() as conn:
+                stored = conn.exec_driver_sql("SELECT count(*) FROM documents").scalar_one()
+        except sa.exc.OperationalError:
+            continue
+        if stored >= 100:
+            break
     assert proc.poll() is None, (
         "ingest ended before it could be killed: " + (tmp_path / "ingest.log").read_text()
     )
@@ -190,9 +190,11 @@ def test_killed_ingest_leaves_a_consistent_database(tmp_path: Path) -> None:
     proc.wait(timeout=30)
     log.close()
 
-    with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    if engine.dialect.name == "sqlite":  # PostgreSQL checks its foreign keys itself
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
+            assert conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall() == []
+    engine.dispose()
     ws = Workspace.open(Settings(home=home))
     from assay.store.projects import get_project
 

@@ -252,6 +252,9 @@ def serves(line: str) -> bool:
     )
 
 
+@pytest.mark.sqlite_only(
+    "follows the README literally in a clean environment: its tours use the default SQLite file"
+)
 def test_the_readme_works_as_written(tmp_path: Path) -> None:
     if not pypi_reachable():
         missing("PyPI is not reachable: the README's pip install lines cannot run")

@@ -488,6 +488,7 @@ def test_a_lock_whose_heartbeat_stopped_expires(any_ws: Workspace) -> None:
     assert lock_rows(ws) == (0, 0)
 
 
+@pytest.mark.sqlite_only("holds SQLite's writer lock; PostgreSQL has no database-wide one")
 def test_a_write_that_waits_too_long_is_busy_not_an_internal_error(ws: Workspace) -> None:
     project = create_project(ws, "test")
     item = create_item(ws, project, Item(turns=[Turn(query="q")]))
@@ -564,6 +565,7 @@ def test_an_edit_that_waits_gets_its_turn_in_a_long_batch(any_ws: Workspace) -> 
     assert lock_rows(ws) == (0, 0)
 
 
+@pytest.mark.sqlite_only("the assay.db-writers turns file of SQLite's import pauses")
 def test_an_import_does_not_ask_for_its_own_turn(ws: Workspace) -> None:
     with ws.engine.connect() as conn:
         turns = turns_file(conn)
@@ -752,8 +754,8 @@ def test_an_evaluation_import_makes_an_experiment(any_ws: Workspace, tmp_path: P
 def test_an_evaluation_import_with_replace_leaves_one_experiment(
     ws: Workspace, tmp_path: Path
 ) -> None:
-    """SQLite only: on PostgreSQL an import with replace of items citing documents fails
-    deleting the old project (evidence -> documents), whatever the format."""
+    """Replacing a project whose items cite documents deletes the old one (evidence ->
+    documents) on SQLite and on PostgreSQL (the suite's PostgreSQL pass)."""
     from assay.experiments import list_experiments
     from tests.test_formats_inspectorraget import rich_file, write_file
 

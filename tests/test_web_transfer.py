@@ -315,6 +315,7 @@ def test_edits_during_an_import_are_refused_with_423(
     assert client.put(f"/api/projects/test/items/{item.id}", json=body).status_code == 200
 
 
+@pytest.mark.sqlite_only("holds SQLite's writer lock; PostgreSQL has no database-wide one")
 def test_a_busy_database_answers_503_not_500(
     client: TestClient, ws: Workspace, project: Project
 ) -> None:

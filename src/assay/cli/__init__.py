@@ -108,6 +108,7 @@ def make_app() -> typer.Typer:
         if url is not None:
             remote.refuse_local_only(ctx.invoked_subcommand)
         ctx.obj = State(home=home, url=url, insecure=insecure)
+        ctx.call_on_close(ctx.obj.close)
 
     projects.register(app)
     corpus.register(app)

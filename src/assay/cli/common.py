@@ -91,6 +91,12 @@ class State:
             self._workspace = Workspace.open(settings, create=create)
         return self._workspace
 
+    def close(self) -> None:
+        """Close the workspace if a command opened it (its database connections)."""
+        if self._workspace is not None:
+            self._workspace.close()
+            self._workspace = None
+
     def _source(self) -> str:
         if self.home:
             return f"--home {self.home}"
