@@ -14,7 +14,7 @@ from assay.people.members import set_role
 from assay.people.mode import set_team_mode
 from assay.people.tokens import create_token
 from assay.store.db import utcnow
-from assay.store.projects import create_project
+from assay.store.projects import create_project, get_project
 from assay.store.schema import api_tokens
 from assay.store.workspace import Workspace
 from assay.web import create_app
@@ -359,3 +359,33 @@ def test_an_import_aimed_at_another_project_is_checked_there(team: Workspace) ->
     new = upload("brand-new")
     assert new.status_code == 403 and "may not project.create" in new.json()["detail"]
     assert upload("mine").status_code == 202
+
+
+def test_a_reviewer_corrects_the_answer_but_not_the_question(team: Workspace) -> None:
+    rita = create_account(team, "rita", PASSWORD)
+    project = get_project(team, "p")
+    set_role(team, project.id, rita.id, "reviewer")
+    root = browser(team)
+    sign_in(root, "root")
+    item = root.post(
+        "/api/projects/p/items", json={"turns": [{"query": "Who pays?", "answer": "HR."}]}
+    ).json()["item"]
+    reviewer = browser(team)
+    sign_in(reviewer, "rita")
+    url = f"/api/projects/p/items/{item['id']}"
+
+    def save(query: str, answer: str, version: int):  # type: ignore[no-untyped-def]
+        body = {"turns": [{"query": query, "answer": answer}]}
+        return reviewer.put(url, json={"version": version, "item": body})
+
+    asked = save("Who pays the hotel?", "HR.", 1)
+    assert asked.status_code == 403 and "item.edit_query" in asked.json()["detail"]
+    corrected = save("Who pays?", "The travel office.", 1)
+    assert corrected.status_code == 200, corrected.text
+    assert corrected.json()["item"]["turns"][0]["answer"] == "The travel office."
+    # the owner (root) may still change the question
+    changed = root.put(
+        url,
+        json={"version": 2, "item": {"turns": [{"query": "Who pays the hotel?", "answer": "x"}]}},
+    )
+    assert changed.status_code == 200

@@ -19,6 +19,7 @@ from assay.people.mode import team_mode
 from assay.people.ownership import owns_item
 from assay.people.sessions import touch_session
 from assay.people.tokens import verify_token
+from assay.records import Item, Project
 from assay.store.projects import get_project
 from assay.web.proxies import proxy_user
 from assay.web.render import workspace
@@ -63,6 +64,20 @@ def _check(request: Request, path: str, conn: sa.Connection) -> None:
         and owns_item(ws, project.id, item_id, actor.username, conn=conn)
     )
     check(ws, actor, action, project, own=own, conn=conn)
+
+
+def check_question_edit(request: Request, project: Project, stored: Item, new: Item) -> None:
+    """A save that changes a question (or adds or removes turns) needs ``item.edit_query``
+    on top of the route's ``item.edit``: reviewers correct answers and evidence, not what was
+    asked. Raises Forbidden naming the action."""
+    if [t.query for t in stored.turns] == [t.query for t in new.turns]:
+        return
+    actor = request_actor(request)
+    if actor.personal:
+        return
+    ws = workspace(request)
+    own = owns_item(ws, project.id, stored.id, actor.username)
+    check(ws, actor, "item.edit_query", project, own=own)
 
 
 def request_actor(request: Request, *, conn: sa.Connection | None = None) -> Actor:

@@ -21,8 +21,9 @@ WRITES: dict[tuple[str, str], str] = {
     ("POST", f"{P}/documents/{{doc_id}}/replace"): "document.write",
     ("POST", f"{P}/chunkings"): "document.write",
     ("POST", f"{P}/items"): "item.create",
-    # the editor saves the whole item, its question included
-    ("PUT", f"{P}/items/{{item_id}}"): "item.edit_query",
+    # the editor saves the whole item; a save that changes a question also needs
+    # item.edit_query (web.actors.check_question_edit): reviewers edit answers and evidence
+    ("PUT", f"{P}/items/{{item_id}}"): "item.edit",
     ("DELETE", f"{P}/items/{{item_id}}"): "item.delete",
     # submit (annotators), accept and reject (reviewers) share the route
     ("POST", f"{P}/items/{{item_id}}/status"): "item.edit",
@@ -34,7 +35,7 @@ WRITES: dict[tuple[str, str], str] = {
     ("POST", f"{P}/experiments/{{ref}}/cancel"): "experiment.run",
     ("POST", f"{P}/conversations"): "item.create",
     ("POST", f"{P}/conversations/overlap"): "item.create",
-    ("PUT", f"{P}/conversations/{{item_id}}"): "item.edit_query",
+    ("PUT", f"{P}/conversations/{{item_id}}"): "item.edit",
     ("POST", f"{P}/conversations/{{item_id}}/turns"): "item.edit_query",
     ("POST", f"{P}/conversations/{{item_id}}/turns/{{number}}/generate"): "item.edit",
     ("POST", f"{P}/conversations/{{item_id}}/turns/{{number}}/draft/{{action}}"): "item.edit",

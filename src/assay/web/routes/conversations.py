@@ -30,6 +30,7 @@ from assay.gold.turn_answers import discard_draft, question_text, retrieve, take
 from assay.metrics.overlap import covered_spans, passage_score, sentence_overlaps
 from assay.metrics.support import annotate_support
 from assay.records import Item, Turn, to_json
+from assay.web.actors import check_question_edit
 from assay.web.bounds import Offset
 from assay.web.conversations_view import answer_stream, conflict, get_conversation, ndjson, payload
 from assay.web.render import author, open_project
@@ -167,7 +168,7 @@ def api_conversation(request: Request, name: str, item_id: str) -> Any:
 def api_save_conversation(request: Request, name: str, item_id: str, body: ConversationSave) -> Any:
     """Save the whole conversation if it is still at ``version``; else 409 with both."""
     ws, project = open_project(request, name)
-    get_conversation(ws, project, item_id)
+    check_question_edit(request, project, get_conversation(ws, project, item_id), body.item)
     if body.item.kind != "conversation":
         raise InvalidInput("a conversation stays a conversation: kind must be 'conversation'")
     try:

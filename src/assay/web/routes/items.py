@@ -26,6 +26,7 @@ from assay.gold.item_writes import (
 from assay.records import INT32, Item, Project, to_json
 from assay.search.indexes import search
 from assay.store.workspace import Workspace
+from assay.web.actors import check_question_edit
 from assay.web.bounds import Offset, PageNumber, Position
 from assay.web.items_view import (
     PAGE_SIZE,
@@ -108,6 +109,7 @@ def api_item(request: Request, name: str, item_id: str) -> Any:
 @router.put("/api/projects/{name}/items/{item_id}", tags=["items"])
 def api_save_item(request: Request, name: str, item_id: str, body: ItemSave) -> Any:
     ws, project = open_project(request, name)
+    check_question_edit(request, project, get_item(ws, project, item_id), body.item)
     try:
         item = save_item(ws, project, item_id, body.item, body.version, author=author(request))
     except StaleItem as exc:
