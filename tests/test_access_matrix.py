@@ -29,7 +29,7 @@ from assay.store.projects import create_project
 from assay.store.schema import sessions
 from assay.store.workspace import Workspace
 from assay.web import create_app
-from assay.web.route_actions import action_for, is_public
+from assay.web.route_actions import OWN_LISTS, action_for, is_public
 
 PASSWORD = "correct horse battery"
 SAMPLE = {
@@ -77,7 +77,9 @@ def expected(method: str, path: str, caller: str) -> str:
         role, scope = caller, "write"
     if "{name}" not in path:
         role = None
-    allowed = decide(Actor(99, caller, scope=scope), action, role, settings={})
+    # a list of items is open to a role that reads only its own items (it shows just those)
+    own_list = method == "GET" and path in OWN_LISTS
+    allowed = decide(Actor(99, caller, scope=scope), action, role, own=own_list, settings={})
     return "ok" if allowed else "403"
 
 

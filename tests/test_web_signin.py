@@ -14,7 +14,7 @@ from assay.people.members import set_role
 from assay.people.mode import set_team_mode
 from assay.people.tokens import create_token
 from assay.store.db import utcnow
-from assay.store.projects import create_project, get_project
+from assay.store.projects import create_project, get_project, update_project_settings
 from assay.store.schema import api_tokens
 from assay.store.workspace import Workspace
 from assay.web import create_app
@@ -86,7 +86,7 @@ def test_sign_in_sets_a_safe_new_session_cookie(team: Workspace) -> None:
     secret = client.cookies["assay_session"]
     assert secret != "planted-by-an-attacker" and len(secret) >= 40
     assert client.get("/api/session").json()["username"] == "bob"
-    assert client.get("/api/projects/p/items").status_code == 403  # annotator: own items only
+    assert client.get("/api/projects/p/items").json()["total"] == 0  # annotator: own items only
     assert client.get("/api/projects/p").status_code == 200
     https = browser(team, "https://testserver")
     assert "Secure" in sign_in(https, "bob").headers["set-cookie"]
@@ -334,7 +334,15 @@ def test_annotators_write_and_open_their_own_items_only(team: Workspace) -> None
     other = theirs["item"]["id"]
     assert bob.get(f"/api/projects/p/items/{other}").status_code == 403
     assert bob.delete(f"/api/projects/p/items/{other}").status_code == 403
-    assert bob.get("/api/projects/p/items").status_code == 403  # the list: not yet filtered
+    # bob's lists hold his own items only, whatever the author filter says
+    listed = bob.get("/api/projects/p/items", params={"author": "root"}).json()
+    assert (listed["total"], [i["id"] for i in listed["items"]]) == (1, [mine["id"]])
+    page = bob.get("/projects/p/items")
+    assert page.status_code == 200 and mine["id"] in page.text and other not in page.text
+    assert bob.get("/api/projects/p/conversations").json()["total"] == 0
+    # a project that lets annotators see all items shows them everything
+    update_project_settings(team, get_project(team, "p"), {"annotators_see_all": True})
+    assert bob.get("/api/projects/p/items").json()["total"] == 2
 
 
 def test_an_import_aimed_at_another_project_is_checked_there(team: Workspace) -> None:

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from fastapi import Request
 
 from assay.errors import AssayError, NotAuthenticated, NotFound
-from assay.people.access import Actor, check
+from assay.people.access import Actor, check, may
 from assay.people.accounts import account_by_id, get_account, local_account
 from assay.people.mode import team_mode
 from assay.people.ownership import owns_item
@@ -23,7 +23,7 @@ from assay.records import Item, Project
 from assay.store.projects import get_project
 from assay.web.proxies import proxy_user
 from assay.web.render import workspace
-from assay.web.route_actions import action_for, is_public
+from assay.web.route_actions import OWN_LISTS, action_for, is_public
 
 SESSION_COOKIE = "assay_session"
 
@@ -63,7 +63,20 @@ def _check(request: Request, path: str, conn: sa.Connection) -> None:
         and item_id is not None
         and owns_item(ws, project.id, item_id, actor.username, conn=conn)
     )
+    own_list = request.method in ("GET", "HEAD") and path in OWN_LISTS and project is not None
+    if own_list and may(ws, actor, action, project, own=True, conn=conn):
+        return  # a role that reads only its own items sees a list of those: own_items_only
     check(ws, actor, action, project, own=own, conn=conn)
+
+
+def own_items_only(request: Request, project: Project) -> str | None:
+    """The author the caller's lists of items keep to: their user name when their role may
+    read only their own items (annotators, unless the project lets them see all), else None.
+    Lists, their pages and "next in list" all ask here."""
+    actor = request_actor(request)
+    if actor.personal:
+        return None
+    return None if may(workspace(request), actor, "item.read", project) else actor.username
 
 
 def check_question_edit(request: Request, project: Project, stored: Item, new: Item) -> None:

@@ -101,14 +101,21 @@ def clean_filters(raw: dict[str, str]) -> dict[str, str]:
 
 
 def find_items(
-    ws: Workspace, project: Project, filters: dict[str, str], offset: int, limit: int
+    ws: Workspace,
+    project: Project,
+    filters: dict[str, str],
+    offset: int,
+    limit: int,
+    *,
+    only_author: str | None = None,
 ) -> tuple[int, list[Any]]:
+    """A page of the list; ``only_author`` (an annotator's own items) wins over the filter."""
     return list_items(
         ws,
         project,
         status=filters.get("status") or None,
         query_type=filters.get("query_type") or None,
-        author=filters.get("author") or None,
+        author=only_author or filters.get("author") or None,
         kind=filters.get("kind") or None,
         text=filters.get("text", ""),
         review=filters.get("review") == "needed",
@@ -126,7 +133,12 @@ def editor_url(project: Project, item_id: str, list_query: str = "", pos: int | 
 
 
 def next_url(
-    ws: Workspace, project: Project, item_id: str | None, list_query: str, pos: int | None
+    ws: Workspace,
+    project: Project,
+    item_id: str | None,
+    list_query: str,
+    pos: int | None,
+    only_author: str | None = None,
 ) -> str:
     """Where "save and next" goes: the item after this one in the list the annotator came from
     (same filters and sort, as it is now); a new item when there is no list or it has ended.
@@ -140,14 +152,14 @@ def next_url(
         return new
     filters = clean_filters(dict(parse_qsl(list_query)))
     start = max(0, pos - 2)
-    _, window = find_items(ws, project, filters, start, 5)
+    _, window = find_items(ws, project, filters, start, 5, only_author=only_author)
     ids = [s.id for s in window]
     if item_id in ids:
         at = ids.index(item_id) + 1
         following = window[at] if at < len(window) else None
         position = start + at
     else:
-        _, rest = find_items(ws, project, filters, pos, 1)
+        _, rest = find_items(ws, project, filters, pos, 1, only_author=only_author)
         following = rest[0] if rest else None
         position = pos
     if following is None:

@@ -74,6 +74,17 @@ READ_SECTIONS = (
 """Reading routes of a project by the first of these its path contains (transfer jobs and
 their downloads are exports); any other is ``project.read``."""
 
+OWN_LISTS = frozenset(
+    {
+        "/api/projects/{name}/items",
+        "/projects/{name}/items",
+        "/api/projects/{name}/conversations",
+        "/projects/{name}/conversations",
+    }
+)
+"""Lists of items that a role allowed only its own items (annotators) may open: they show
+the caller's own items only (``web.actors.own_items_only``)."""
+
 SAFE = frozenset({"GET", "HEAD"})
 
 

@@ -13,6 +13,7 @@ from assay.gold.project_config import generator_settings, settings_view
 from assay.gold.turn_answers import model_label
 from assay.records import Item, Project
 from assay.store.workspace import Workspace
+from assay.web.actors import own_items_only
 from assay.web.bounds import Offset
 from assay.web.conversations_view import get_conversation, payload
 from assay.web.render import open_project, render, translator
@@ -23,7 +24,14 @@ router = APIRouter()
 @router.get("/projects/{name}/conversations", response_class=HTMLResponse, include_in_schema=False)
 def conversations_page(request: Request, name: str, offset: Offset = 0) -> HTMLResponse:
     ws, project = open_project(request, name)
-    total, rows = list_items(ws, project, kind="conversation", offset=offset, limit=50)
+    total, rows = list_items(
+        ws,
+        project,
+        kind="conversation",
+        author=own_items_only(request, project),
+        offset=offset,
+        limit=50,
+    )
     return render(
         request,
         "conversations.html",

@@ -26,7 +26,7 @@ from assay.gold.item_writes import (
 from assay.records import INT32, Item, Project, to_json
 from assay.search.indexes import search
 from assay.store.workspace import Workspace
-from assay.web.actors import check_question_edit
+from assay.web.actors import check_question_edit, own_items_only
 from assay.web.bounds import Offset, PageNumber, Position
 from assay.web.items_view import (
     PAGE_SIZE,
@@ -87,7 +87,14 @@ def api_items(
     ws, project = open_project(request, name)
     filters = {"status": status, "query_type": query_type, "author": author, "kind": kind}
     filters["review"] = "needed" if needs_review else ""
-    total, rows = find_items(ws, project, {**filters, "text": text, "sort": sort}, offset, limit)
+    total, rows = find_items(
+        ws,
+        project,
+        {**filters, "text": text, "sort": sort},
+        offset,
+        limit,
+        only_author=own_items_only(request, project),
+    )
     return {"total": total, "offset": offset, "limit": limit, "items": to_json(rows)}
 
 
@@ -164,10 +171,13 @@ def api_editor_search(request: Request, name: str, q: str, k: int = Query(10, ge
 def items_page(request: Request, name: str, page: PageNumber = 1) -> HTMLResponse:
     ws, project = open_project(request, name)
     filters = clean_filters(dict(request.query_params))
-    total, rows = find_items(ws, project, filters, paginate(None, page).offset, PAGE_SIZE)
+    mine = own_items_only(request, project)
+    total, rows = find_items(
+        ws, project, filters, paginate(None, page).offset, PAGE_SIZE, only_author=mine
+    )
     at = paginate(total, page)
     if page != at.number:  # past the last page: show the last one
-        total, rows = find_items(ws, project, filters, at.offset, PAGE_SIZE)
+        total, rows = find_items(ws, project, filters, at.offset, PAGE_SIZE, only_author=mine)
     list_query = urlencode(filters)
     types = type_options(project, language(request))
     return render(
@@ -227,7 +237,14 @@ def _editor(
         "documents": payload["documents"],
         "query_types": types,
         "default_type": types[0]["id"] if types else "fact_single",
-        "next_url": next_url(ws, project, item.id if item else None, list_query, pos),
+        "next_url": next_url(
+            ws,
+            project,
+            item.id if item else None,
+            list_query,
+            pos,
+            own_items_only(request, project),
+        ),
         "list_url": f"/projects/{quote(project.name)}/items"
         + (f"?{list_query}" if list_query else ""),
         "messages": js_messages(translator(request)),
