@@ -11,16 +11,18 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from fastapi import Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from assay.errors import NotFound
 from assay.gold.conversations import conversation_checks
 from assay.gold.item_inputs import editable_copy, editable_json
-from assay.gold.item_reads import get_item
+from assay.gold.item_reads import get_item, list_items
 from assay.gold.item_writes import StaleItem
 from assay.gold.turn_answers import answer_events, canonical_context, context_doc_id
-from assay.records import Item, Project, to_json
+from assay.records import Item, ItemSummary, Project, to_json
 from assay.store.workspace import Workspace
+from assay.web.actors import own_items_only
 from assay.web.items_view import conflict_response, document_names
 
 
@@ -84,4 +86,19 @@ def ndjson(events: Iterator[bytes]) -> StreamingResponse:
         events,
         media_type="application/x-ndjson",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
+def listed_conversations(
+    request: Request, ws: Workspace, project: Project, offset: int, limit: int
+) -> tuple[int, list[ItemSummary]]:
+    """A page of the conversations the caller may list (an annotator's own, see
+    ``web.actors.own_items_only``), newest change first, and how many there are."""
+    return list_items(
+        ws,
+        project,
+        kind="conversation",
+        author=own_items_only(request, project),
+        offset=offset,
+        limit=limit,
     )

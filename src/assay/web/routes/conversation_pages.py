@@ -8,14 +8,12 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from assay.gold.item_reads import list_items
 from assay.gold.project_config import generator_settings, settings_view
 from assay.gold.turn_answers import model_label
 from assay.records import Item, Project
 from assay.store.workspace import Workspace
-from assay.web.actors import own_items_only
 from assay.web.bounds import Offset
-from assay.web.conversations_view import get_conversation, payload
+from assay.web.conversations_view import get_conversation, listed_conversations, payload
 from assay.web.render import open_project, render, translator
 
 router = APIRouter()
@@ -24,14 +22,7 @@ router = APIRouter()
 @router.get("/projects/{name}/conversations", response_class=HTMLResponse, include_in_schema=False)
 def conversations_page(request: Request, name: str, offset: Offset = 0) -> HTMLResponse:
     ws, project = open_project(request, name)
-    total, rows = list_items(
-        ws,
-        project,
-        kind="conversation",
-        author=own_items_only(request, project),
-        offset=offset,
-        limit=50,
-    )
+    total, rows = listed_conversations(request, ws, project, offset, 50)
     return render(
         request,
         "conversations.html",

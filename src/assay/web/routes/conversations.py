@@ -24,15 +24,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay.errors import InvalidInput, NotFound
 from assay.gold.item_inputs import ItemBody, editable_copy
-from assay.gold.item_reads import list_items
 from assay.gold.item_writes import StaleItem, create_item, save_item
 from assay.gold.turn_answers import discard_draft, question_text, retrieve, take_draft
 from assay.metrics.overlap import covered_spans, passage_score, sentence_overlaps
 from assay.metrics.support import annotate_support
 from assay.records import Item, Turn, to_json
-from assay.web.actors import check_question_edit, own_items_only
+from assay.web.actors import check_question_edit
 from assay.web.bounds import Offset
-from assay.web.conversations_view import answer_stream, conflict, get_conversation, ndjson, payload
+from assay.web.conversations_view import (
+    answer_stream,
+    conflict,
+    get_conversation,
+    listed_conversations,
+    ndjson,
+    payload,
+)
 from assay.web.render import author, open_project
 
 router = APIRouter()
@@ -96,14 +102,7 @@ def api_conversations(
 ) -> Any:
     """One page of the project's conversations, newest change first."""
     ws, project = open_project(request, name)
-    total, rows = list_items(
-        ws,
-        project,
-        kind="conversation",
-        author=own_items_only(request, project),
-        offset=offset,
-        limit=limit,
-    )
+    total, rows = listed_conversations(request, ws, project, offset, limit)
     return {"total": total, "offset": offset, "limit": limit, "items": to_json(rows)}
 
 
