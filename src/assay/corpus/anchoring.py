@@ -106,9 +106,9 @@ def passage_matches(doc_text: str | None, start: int | None, end: int | None, te
     return 0 <= start < end <= len(doc_text) and doc_text[start:end] == text
 
 
-def gold_span(anchor: str, start: int | None, end: int | None) -> Span | None:
+def gold_span(anchor: str | None, start: int | None, end: int | None) -> Span | None:
     """The offsets that may stand for gold (mapped onto chunks): only those of anchored
-    evidence; unlocated and stale evidence maps to no chunk."""
+    evidence; unlocated, stale and never-checked (None) evidence maps to no chunk."""
     if anchor != "ok" or start is None or end is None:
         return None
     return start, end

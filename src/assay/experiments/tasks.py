@@ -172,7 +172,7 @@ class ChunkMap:
         return self._chunks[doc_id]
 
     def ids(
-        self, doc_id: str | None, anchor: str, start: int | None, end: int | None
+        self, doc_id: str | None, anchor: str | None, start: int | None, end: int | None
     ) -> tuple[str, ...]:
         """The chunk ids standing for a passage; none for evidence that is not anchored."""
         span = gold_span(anchor, start, end)
@@ -221,9 +221,7 @@ def tasks_from_item(item: Item, chunk_map: ChunkMap, selection: str, seed: int =
 
 
 def _gold_evidence(ev: Evidence, chunk_map: ChunkMap) -> Evidence:
-    return dataclasses.replace(
-        ev, chunk_ids=chunk_map.ids(ev.doc_id, ev.anchor or "ok", ev.start, ev.end)
-    )
+    return dataclasses.replace(ev, chunk_ids=chunk_map.ids(ev.doc_id, ev.anchor, ev.start, ev.end))
 
 
 def _unanswerable(turn: Turn) -> bool:

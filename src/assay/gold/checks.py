@@ -64,7 +64,7 @@ def check_item(item: Item, project: Project) -> list[Finding]:
                 )
             )
         for index, ev in enumerate(turn.evidence, 1):
-            if gold_span(ev.anchor or "ok", ev.start, ev.end) is None:
+            if gold_span(ev.anchor, ev.start, ev.end) is None:
                 reason = (
                     "its document changed"
                     if ev.anchor == "stale"

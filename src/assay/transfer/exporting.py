@@ -290,6 +290,6 @@ def _with_chunks(item: Item, mapper: _ChunkMapper) -> Item:
     read for this export only, so it is filled in place)."""
     for turn in item.turns:
         for e in turn.evidence:
-            span = gold_span(e.anchor or "ok", e.start, e.end)
+            span = gold_span(e.anchor, e.start, e.end)
             e.chunk_ids = mapper.get(e.doc_id, span)
     return item
