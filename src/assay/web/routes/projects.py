@@ -7,17 +7,18 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from assay.corpus.chunkings import list_chunkings
 from assay.corpus.documents import count_documents
 from assay.gold.item_reads import list_items
+from assay.gold.project_config import update_settings
 from assay.gold.synthesis import acceptance_rates
-from assay.gold.taxonomy import DEFAULT_QUERY_TYPES, check_query_types, query_types
+from assay.gold.taxonomy import DEFAULT_QUERY_TYPES, query_types
 from assay.people.access import visible_projects
 from assay.records import to_json
 from assay.store.projects import LANGUAGES as PROJECT_LANGUAGES
-from assay.store.projects import create_project, get_project, list_projects, update_project_settings
+from assay.store.projects import create_project, get_project, list_projects
 from assay.web.actors import request_actor
 from assay.web.i18n import COOKIE, LANGUAGES
 from assay.web.render import render, workspace
@@ -38,6 +39,10 @@ class SettingsIn(BaseModel):
     query_types: list[Any] | None = Field(
         default=None,
         description="Query types: [{id, label: {en, de}, help: {en, de}}]; null = the defaults",
+    )
+    annotators_see_all: StrictBool | None = Field(
+        default=None,
+        description="Whether annotators read every item, not only their own; null = no",
     )
 
 
@@ -98,18 +103,16 @@ def api_project(request: Request, name: str) -> Any:
 
 @router.put("/api/projects/{name}/settings", tags=["projects"])
 def api_update_settings(request: Request, name: str, body: SettingsIn) -> Any:
-    """Change project settings (for now the query-type taxonomy); invalid lists get 422."""
+    """Change project settings (the query-type taxonomy, whether annotators see every item);
+    invalid values get 422."""
     ws = workspace(request)
-    project = get_project(ws, name)
-    settings = dict(project.settings)
+    changes: dict[str, Any] = {}
     if "query_types" in body.model_fields_set:
-        if body.query_types is None:
-            settings.pop("query_types", None)
-        else:
-            settings["query_types"] = check_query_types(
-                [without_blanks(entry) for entry in body.query_types]
-            )
-    update_project_settings(ws, project, settings)
+        given = body.query_types
+        changes["query_types"] = None if given is None else [without_blanks(e) for e in given]
+    if "annotators_see_all" in body.model_fields_set:
+        changes["annotators_see_all"] = body.annotators_see_all
+    update_settings(ws, get_project(ws, name), changes)
     return to_json(project_overview(request, name))
 
 
