@@ -240,7 +240,7 @@ def main() -> None:
     sample = rng.sample(ids, args.requests)
     check_sample(ws, project, sample[:20])
 
-    client = TestClient(create_app(ws))
+    client = TestClient(create_app(ws), base_url="http://127.0.0.1:8765")  # a host Assay answers
     client.get("/")
     client.headers["X-CSRF-Token"] = client.cookies["assay_csrf"]
     pages = max(1, total // 50)

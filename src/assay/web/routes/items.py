@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.corpus.documents import document_names
 from assay.gold.item_inputs import ItemBody
 from assay.gold.item_reads import get_item, item_events
 from assay.gold.item_writes import (
@@ -33,7 +34,6 @@ from assay.web.items_view import (
     SORT_OPTIONS,
     clean_filters,
     conflict_response,
-    document_names,
     editor_url,
     find_items,
     item_payload,
