@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import anyio.to_thread
 import httpx
 import pytest
 
@@ -213,3 +214,21 @@ def test_concurrent_syncs_of_one_index_leave_the_newest_text(any_ws: Workspace) 
     assert errors == []
     assert [hit.doc_id for hit in search(any_ws, project, "version5")] == [document.id]
     assert search(any_ws, project, "version4") == []
+
+
+def test_the_thread_pool_and_the_connection_pool_follow_assay_threads(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from assay.store.db import BACKGROUND_CONNECTIONS
+    from assay.store.settings import Settings
+    from assay.web import create_app
+
+    async def thread_tokens() -> float:
+        return anyio.to_thread.current_default_thread_limiter().total_tokens
+
+    with Workspace.open(Settings(home=tmp_path / "ws", threads=3)) as ws:
+        assert ws.engine.pool.size() == 3  # type: ignore[attr-defined]
+        assert ws.engine.pool._max_overflow == BACKGROUND_CONNECTIONS  # type: ignore[attr-defined]
+        with TestClient(create_app(ws)) as client:
+            assert client.portal is not None
+            assert client.portal.call(thread_tokens) == 3
