@@ -8,6 +8,7 @@ deadline of a few seconds (freshness is measured in benchmarks/search_processes.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -232,3 +233,52 @@ def test_the_thread_pool_and_the_connection_pool_follow_assay_threads(tmp_path: 
         with TestClient(create_app(ws)) as client:
             assert client.portal is not None
             assert client.portal.call(thread_tokens) == 3
+
+
+def test_an_export_started_through_one_process_is_followed_through_another(
+    any_ws: Workspace, handbook: Project
+) -> None:
+    with serving(any_ws) as first, serving(any_ws) as second:
+        upload(first, "handbook", "airships.txt", "The zeppelin leaves at noon.")
+        started = first.post(
+            "/api/projects/handbook/transfer/exports",
+            json={"format": "native", "allow_empty": True},
+        )
+        assert started.status_code == 202, started.text
+        job_url = f"/api/projects/handbook/transfer/jobs/{started.json()['id']}"
+
+        def done_in_second() -> bool:
+            answer = second.get(job_url)
+            assert answer.status_code == 200, answer.text
+            assert answer.json()["state"] != "failed", answer.text
+            return bool(answer.json()["state"] == "done")
+
+        assert eventually(done_in_second)
+        listed = second.get("/api/projects/handbook/transfer/jobs").json()
+        assert [job["id"] for job in listed] == [started.json()["id"]]
+        download = second.get(second.get(job_url).json()["download"])
+        assert download.status_code == 200
+        assert download.content.startswith(b"PK")  # the native format is a zip
+
+
+def test_a_job_of_a_process_that_is_gone_reads_as_failed(tmp_path: Path) -> None:
+    from assay.web.jobs import JobRegistry
+
+    folder = tmp_path / "jobs"
+    release = threading.Event()
+    ours = JobRegistry(folder=folder)
+    job = ours.start("export", "handbook", "native", lambda _: release.wait(10))
+    try:
+        theirs = JobRegistry(folder=folder)
+        assert theirs.get(job.id, "handbook").state == "running"
+        ended = subprocess.Popen(["true"])
+        ended.wait()
+        mirror = folder / f"{job.id}.json"
+        mirror.write_text(json.dumps({**json.loads(mirror.read_text()), "pid": ended.pid}))
+        copy = theirs.get(job.id, "handbook")
+        assert copy.state == "failed"
+        assert "stopped before it finished" in copy.message
+        # a process starting afterwards removes what processes that are gone left
+        assert JobRegistry(folder=folder).for_project("handbook") == []
+    finally:
+        release.set()

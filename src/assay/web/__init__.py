@@ -99,7 +99,7 @@ def create_app(ws: Workspace) -> FastAPI:
     app.state.ws = ws
     app.state.templates = make_templates()
     app.state.catalogs = load_catalogs()
-    app.state.transfer_jobs = JobRegistry()
+    app.state.transfer_jobs = JobRegistry(folder=ws.settings.home / "jobs")
     clean_upload_folders(ws)  # what a killed server's imports left behind
     app.state.experiment_jobs = ExperimentJobs()
     app.state.login_limiter = LoginLimiter()
