@@ -19,7 +19,8 @@ import_autosave.py), rounds alternating which goes first:
 - **saves/s**: ``--clients`` threads each save an item of their own through the web API as fast
   as they can for ``--seconds``, against ``assay serve --workers 1`` and ``--workers 2``.
 
-Each figure: min / median over the rounds, and the load average.
+Each figure: min / median over the rounds, and the load average. Figures of a run on the
+shared 2-core machine: docs/backends.md#several-processes.
 """
 
 from __future__ import annotations
