@@ -8,9 +8,12 @@ SQL and no business rules.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from importlib import resources
 from urllib.parse import quote
 
+import anyio.to_thread
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
@@ -28,6 +31,7 @@ from assay.errors import (
     NotAuthenticated,
     NotFound,
 )
+from assay.store.settings import Settings
 from assay.store.workspace import Workspace
 from assay.transfer.files import clean_upload_folders
 from assay.web import apidocs
@@ -77,17 +81,25 @@ STATUS = {
 
 
 def create_app(ws: Workspace) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        # sync routes run in anyio's default pool (40 threads); sized to the settings instead,
+        # so it matches the database connection pool (store.db.create_engine)
+        anyio.to_thread.current_default_thread_limiter().total_tokens = ws.settings.threads
+        yield
+
     app = FastAPI(
         title="Assay",
         version=__version__,
         docs_url=None,
         openapi_url="/api/openapi.json",
         redoc_url=None,
+        lifespan=lifespan,
     )
     app.state.ws = ws
     app.state.templates = make_templates()
     app.state.catalogs = load_catalogs()
-    app.state.transfer_jobs = JobRegistry()
+    app.state.transfer_jobs = JobRegistry(folder=ws.settings.home / "jobs")
     clean_upload_folders(ws)  # what a killed server's imports left behind
     app.state.experiment_jobs = ExperimentJobs()
     app.state.login_limiter = LoginLimiter()
@@ -174,3 +186,9 @@ def create_app(ws: Workspace) -> FastAPI:
     ):
         app.include_router(module.router, dependencies=signed)
     return app
+
+
+def create_app_in_process(settings: Settings) -> FastAPI:
+    """The app of one worker process of ``assay serve --workers N``: each opens the workspace
+    itself (an engine and its connection pool per process), after the parent has migrated it."""
+    return create_app(Workspace.open(settings, create=False))
