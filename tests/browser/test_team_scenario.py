@@ -5,6 +5,8 @@ a user disabled on the command line is thrown out on their next request."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Browser, Page, expect
 from typer.testing import CliRunner
@@ -21,6 +23,7 @@ pytestmark = pytest.mark.browser
 
 PASSWORD = "correct horse battery"
 QUESTION = "When does the night ferry leave?"
+FERRY = b"# Night ferry\n\nThe night ferry leaves at 22:40 from pier 3. Bikes ride free.\n"
 
 
 def sign_in(page: Page, url: str, username: str, password: str) -> None:
@@ -30,6 +33,12 @@ def sign_in(page: Page, url: str, username: str, password: str) -> None:
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_text(f"Signed in as {username}")).to_be_visible()
+    page.wait_for_load_state()  # the page's scripts are running
+
+
+def editor_ready(page: Page) -> None:
+    """Wait until the editor's script runs (it marks the save state), so typing is seen."""
+    expect(page.locator("#save-state")).to_have_class(re.compile(r"\b(idle|saved)\b"))
 
 
 def test_owner_annotator_reviewer_and_a_disabled_user(
@@ -48,6 +57,7 @@ def test_owner_annotator_reviewer_and_a_disabled_user(
     owner.get_by_label("Name").fill("ferries")
     owner.get_by_role("button", name="Create").click()
     expect(owner.get_by_role("heading", name="ferries", exact=True)).to_be_visible()
+    owner.wait_for_load_state()
     members = owner.locator("#members")
     expect(members.get_by_text("No members yet")).to_be_visible()
     for username, role in (("anna", "annotator"), ("rita", "reviewer")):
@@ -56,7 +66,16 @@ def test_owner_annotator_reviewer_and_a_disabled_user(
         members.get_by_role("button", name="Add or change").click()
         row = members.get_by_role("row", name=f"{username.title()} {username} {role}")
         expect(row).to_be_visible()
+    owner.get_by_role("navigation").get_by_role("link", name="Documents").click()
+    expect(owner.get_by_role("heading", name="Upload documents")).to_be_visible()
+    owner.wait_for_load_state()
+    owner.locator("#file-picker").set_input_files(
+        files=[{"name": "night-ferry.md", "mimeType": "text/markdown", "buffer": FERRY}]
+    )
+    expect(owner.get_by_role("link", name="night-ferry.md", exact=True)).to_be_visible()
+    owner.get_by_role("link", name="ferries", exact=True).click()
     owner.get_by_role("link", name="Write a new item").click()
+    editor_ready(owner)
     owner.get_by_label("Question", exact=True).fill("Do bikes ride free?")
     owner.get_by_label("Reference answer").fill("Yes, on every ferry.")
     expect(owner.locator("#save-state")).to_have_text("Saved")
@@ -67,7 +86,7 @@ def test_owner_annotator_reviewer_and_a_disabled_user(
     expect(annotator.get_by_role("link", name="ferries")).to_be_visible()
     expect(annotator.get_by_role("link", name="archive")).to_have_count(0)
     expect(annotator.get_by_role("heading", name="New project")).to_have_count(0)
-    expect(annotator.get_by_text("en · 0 documents · 0 items")).to_be_visible()  # not the owner's
+    expect(annotator.get_by_text("en · 1 documents · 0 items")).to_be_visible()  # not the owner's
     annotator.get_by_role("link", name="ferries").click()
     expect(annotator.get_by_role("heading", name="ferries", exact=True)).to_be_visible()
     expect(annotator.get_by_role("link", name="Write a new item")).to_be_visible()
@@ -77,11 +96,13 @@ def test_owner_annotator_reviewer_and_a_disabled_user(
     expect(annotator.get_by_text("Edit the query types")).to_have_count(0)
     expect(annotator.get_by_role("link", name="Import & export")).to_have_count(0)
     annotator.get_by_role("navigation").get_by_role("link", name="Documents").click()
-    expect(annotator.get_by_role("heading", name="Documents (0)")).to_be_visible()
+    expect(annotator.get_by_role("heading", name="Documents (1)")).to_be_visible()
     expect(annotator.get_by_role("heading", name="Upload documents")).to_have_count(0)
+    expect(annotator.get_by_role("button", name="Delete night-ferry.md")).to_have_count(0)
     annotator.get_by_role("navigation").get_by_role("link", name="Items").click()
     expect(annotator.get_by_role("heading", name="Items (0)")).to_be_visible()  # not the owner's
     annotator.get_by_role("link", name="New item").click()
+    editor_ready(annotator)
     annotator.get_by_label("Question", exact=True).fill(QUESTION)
     annotator.get_by_label("Reference answer").fill("At 22:40.")
     expect(annotator.locator("#save-state")).to_have_text("Saved")
@@ -89,6 +110,12 @@ def test_owner_annotator_reviewer_and_a_disabled_user(
     _, items = list_items(ws, project)
     mine = [item for item in items if item.query == QUESTION]
     assert len(items) == 2 and len(mine) == 1
+    annotator.get_by_role("navigation").get_by_role("link", name="Conversations").click()
+    annotator.get_by_role("link", name="New conversation").click()
+    expect(annotator.locator("#composer-q")).to_be_focused()  # its script runs
+    annotator.locator("#composer-q").fill("Do bikes ride free on the night ferry?")
+    annotator.locator("#composer-q").press("Control+Enter")
+    expect(annotator.locator("#stream-state")).to_have_text("Answer stored.", timeout=20_000)
 
     # the reviewer opens it: the question is read-only with a note why, the answer saves
     reviewer = browser.new_page()
@@ -96,6 +123,7 @@ def test_owner_annotator_reviewer_and_a_disabled_user(
     expect(reviewer.get_by_role("link", name="Do bikes ride free?")).to_be_visible()  # all items
     expect(reviewer.get_by_role("link", name="New item")).to_have_count(0)
     reviewer.get_by_role("link", name=QUESTION).click()
+    editor_ready(reviewer)
     question = reviewer.get_by_label("Question", exact=True)
     expect(question).to_have_value(QUESTION)
     expect(question).not_to_be_editable()
@@ -123,6 +151,21 @@ def test_owner_annotator_reviewer_and_a_disabled_user(
     )
     assert refusal.startswith("403 rita may not item.edit_query in project 'ferries'")
     assert get_item(ws, project, stored.id).turns[0].query == QUESTION
+    # so is the question of the annotator's conversation, and asking further questions
+    reviewer.get_by_role("navigation").get_by_role("link", name="Conversations").click()
+    expect(reviewer.get_by_role("link", name="New conversation")).to_have_count(0)
+    reviewer.get_by_role("link", name="Do bikes ride free on the night ferry?").click()
+    asked = reviewer.locator("#t0-question")
+    expect(asked).to_have_value("Do bikes ride free on the night ferry?")
+    expect(asked).not_to_be_editable()
+    expect(asked).to_have_accessible_description(
+        "Read-only for you: only the conversation's author, a lead or an owner changes its "
+        "questions."
+    )
+    expect(reviewer.locator("#composer-q")).to_be_disabled()
+    expect(reviewer.get_by_role("button", name="Send")).to_be_disabled()
+    expect(reviewer.get_by_role("link", name="Export (RAGAPHENE JSON)")).to_have_count(0)
+    expect(reviewer.locator("#set-template-save")).to_be_disabled()  # a project setting
 
     # an admin disables the annotator on the command line: her next request signs her out
     home = str(ws.settings.home)
