@@ -140,13 +140,26 @@ def serve(
     host: str = HostOption,
     port: int = PortOption,
     workers: int = WorkersOption,
+    team: bool = typer.Option(
+        False,
+        "--team",
+        help="Turn team mode on first; when no workspace admin can sign in yet, create one "
+        "named admin and print its random password once.",
+    ),
 ) -> None:
     """Serve the web workbench (binds 127.0.0.1 unless told otherwise).
 
     Says where it serves once the port is bound; a port in use is an error naming
     --port and ASSAY_PORT. With --workers N, N processes share the port.
     """
-    run(ctx, lambda ws: _serve(ws, *_bind_for(ws, host, port), workers or ws.settings.workers))
+    from assay.cli.users import start_team
+
+    def body(ws: Workspace) -> None:
+        if team:
+            start_team(ws)
+        _serve(ws, *_bind_for(ws, host, port), workers or ws.settings.workers)
+
+    run(ctx, body)
 
 
 def demo(

@@ -27,7 +27,7 @@ from assay.gold.item_writes import (
 from assay.records import INT32, Item, Project, to_json
 from assay.search.indexes import search
 from assay.store.workspace import Workspace
-from assay.web.actors import check_question_edit, own_items_only
+from assay.web.actors import check_question_edit, may_edit_question, own_items_only
 from assay.web.bounds import Offset, PageNumber, Position
 from assay.web.items_view import (
     PAGE_SIZE,
@@ -257,4 +257,5 @@ def _editor(
         item=item,
         types=types,
         data=data,
+        question_locked=item is not None and not may_edit_question(request, project, item),
     )
