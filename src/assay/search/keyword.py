@@ -20,13 +20,13 @@ from typing import Any
 import tantivy
 
 from assay.errors import InvalidInput
-from assay.records import Hit, IndexedDocument
+from assay.records import Hit, IndexedDocument, Span
 from assay.search import planned_update
 from assay.search.analysis import (
+    Snippets,
     build_analyzer,
     highlight_terms,
     query_terms,
-    ranked_hits,
     snowball_name,
     stop_terms,
 )
@@ -38,6 +38,8 @@ FORMAT = 1
 META_FILE = "assay-keyword.json"
 WRITER_HEAP_BYTES = 128_000_000
 LOCK_TIMEOUT_SECONDS = 30.0
+WHOLE_TEXT = 1 << 40
+"""A snippet length (bytes) beyond any chunk: tantivy then marks every match of a hit."""
 
 # Field names.
 KIND = "kind"
@@ -86,6 +88,7 @@ class KeywordIndex:
         self._write_lock = threading.Lock()
         self._index = self._open()
         self._seen_commit: tuple[int, int, int] | None = None
+        self._meta_json = str(self.path / "meta.json")
 
     def __repr__(self) -> str:
         return f"KeywordIndex({str(self.path)!r}, language={self.language!r})"
@@ -183,7 +186,7 @@ class KeywordIndex:
             return []
         # Question words ("how", "is", "wie", "ist") would otherwise outvote the content words
         # in long chunks; they count only when the query has nothing else.
-        terms = sorted(highlight_terms(terms, self._stop), key=terms.index)
+        terms = highlight_terms(terms, self._stop)
         searcher = self._searcher()
         limit = min(k, searcher.num_docs)
         if limit == 0:
@@ -192,28 +195,40 @@ class KeywordIndex:
             (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, TEXT, term, "freq"))
             for term in terms
         ]
-        found = searcher.search(tantivy.Query.boolean_query(term_queries), limit, count=False)
-        ranked = []
-        for score, address in found.hits:
+        any_term = tantivy.Query.boolean_query(term_queries)
+        found = searcher.search(any_term, limit, count=False)
+        # Tantivy's snippet generator finds each hit's matched tokens in Rust, with the index's
+        # own analyzer; a fragment longer than any chunk keeps every match in it.
+        matcher = tantivy.SnippetGenerator.create(searcher, any_term, self._schema, TEXT)
+        matcher.set_max_num_chars(WHOLE_TEXT)
+        snippets = Snippets(self._analyzer)
+        hits = []
+        for rank, (score, address) in enumerate(found.hits, start=1):
             fields = searcher.doc(address)
-            ranked.append(
-                (
+            text = _first(fields, TEXT, "")
+            marked = _char_spans(text, matcher.snippet_from_doc(fields).highlighted())
+            snippet, highlights = snippets.around(text, marked)
+            hits.append(
+                Hit(
                     _first(fields, DOC_ID, ""),
                     _first(fields, CHUNK_ID, ""),
                     _first(fields, START, 0),
                     _first(fields, END, 0),
-                    float(score),
-                    _first(fields, TEXT, ""),
+                    score,
+                    rank,
+                    text,
+                    snippet,
+                    highlights,
                 )
             )
-        return ranked_hits(self._analyzer, set(terms), ranked)
+        return hits
 
     def _searcher(self) -> tantivy.Searcher:
         """A searcher on the newest commit, from any process. Every commit replaces tantivy's
         meta.json, so reloading (~70 µs, as long as a small query) waits for that file to
         change instead of running before every search."""
         try:
-            meta = os.stat(self.path / "meta.json")
+            meta = os.stat(self._meta_json)
             commit: tuple[int, int, int] | None = (meta.st_ino, meta.st_mtime_ns, meta.st_size)
         except OSError:
             commit = None
@@ -235,6 +250,14 @@ class KeywordIndex:
             fields = searcher.doc(address)
             result[_first(fields, DOC_ID, "")] = _first(fields, FINGERPRINT, "")
         return result
+
+
+def _char_spans(text: str, ranges: list[tantivy.Range]) -> list[Span]:
+    """Tantivy's UTF-8 byte ranges in `text` as character offsets."""
+    if text.isascii():
+        return [(r.start, r.end) for r in ranges]
+    data = text.encode()
+    return [(len(data[: r.start].decode()), len(data[: r.end].decode())) for r in ranges]
 
 
 def _first(fields: tantivy.Document, name: str, default: Any) -> Any:
