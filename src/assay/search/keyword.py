@@ -23,6 +23,8 @@ from assay.errors import InvalidInput
 from assay.records import Hit, IndexedDocument, Span
 from assay.search import planned_update
 from assay.search.analysis import (
+    ELLIPSIS,
+    SNIPPET_CHARS,
     Snippets,
     build_analyzer,
     highlight_terms,
@@ -39,7 +41,8 @@ META_FILE = "assay-keyword.json"
 WRITER_HEAP_BYTES = 128_000_000
 LOCK_TIMEOUT_SECONDS = 30.0
 WHOLE_TEXT = 1 << 40
-"""A snippet length (bytes) beyond any chunk: tantivy then marks every match of a hit."""
+"""A passage length (bytes) beyond any chunk: tantivy then marks every match of a hit."""
+PASSAGE_BYTES = SNIPPET_CHARS - 2 * len(ELLIPSIS)
 
 # Field names.
 KIND = "kind"
@@ -197,23 +200,20 @@ class KeywordIndex:
         ]
         any_term = tantivy.Query.boolean_query(term_queries)
         found = searcher.search(any_term, limit, count=False)
-        # Tantivy's snippet generator finds each hit's matched tokens in Rust, with the index's
-        # own analyzer; a fragment longer than any chunk keeps every match in it.
-        matcher = tantivy.SnippetGenerator.create(searcher, any_term, self._schema, TEXT)
-        matcher.set_max_num_chars(WHOLE_TEXT)
-        snippets = Snippets(self._analyzer)
+        # Tantivy's own snippet generator picks each hit's passage and marks its matched words,
+        # in Rust and with the index's analyzer, so the snippets cost about what tantivy's do.
+        marker = tantivy.SnippetGenerator.create(searcher, any_term, self._schema, TEXT)
         hits = []
         for rank, (score, address) in enumerate(found.hits, start=1):
             fields = searcher.doc(address)
-            text = _first(fields, TEXT, "")
-            marked = _char_spans(text, matcher.snippet_from_doc(fields).highlighted())
-            snippet, highlights = snippets.around(text, marked)
+            text = fields.get_first(TEXT) or ""
+            snippet, highlights = self._snippet(marker, fields, text)
             hits.append(
                 Hit(
-                    _first(fields, DOC_ID, ""),
-                    _first(fields, CHUNK_ID, ""),
-                    _first(fields, START, 0),
-                    _first(fields, END, 0),
+                    fields.get_first(DOC_ID) or "",
+                    fields.get_first(CHUNK_ID) or "",
+                    fields.get_first(START) or 0,
+                    fields.get_first(END) or 0,
                     score,
                     rank,
                     text,
@@ -222,6 +222,27 @@ class KeywordIndex:
                 )
             )
         return hits
+
+    def _snippet(
+        self, marker: tantivy.SnippetGenerator, fields: tantivy.Document, text: str
+    ) -> tuple[str, tuple[Span, ...]]:
+        """A chunk of at most SNIPPET_CHARS characters is its own snippet; a longer one gets
+        tantivy's best passage (the run of whole tokens, at most SNIPPET_CHARS minus the two
+        ellipses long in UTF-8 bytes, whose matches weigh most, rarer terms weighing more),
+        with `…` where text was left out. Highlights are character offsets into the snippet."""
+        whole = len(text) <= SNIPPET_CHARS
+        marker.set_max_num_chars(WHOLE_TEXT if whole else PASSAGE_BYTES)
+        found = marker.snippet_from_doc(fields)
+        if whole:
+            return text, _char_spans(text, found.highlighted())
+        passage = found.fragment()
+        if not passage:  # no word of the query in it: not a hit, but never fail on it
+            return Snippets(self._analyzer).around(text, [])
+        where = found.fragment_range()
+        prefix = ELLIPSIS if where.start > 0 else ""
+        size = len(text) if text.isascii() else len(text.encode())
+        suffix = ELLIPSIS if where.end < size else ""
+        return prefix + passage + suffix, _char_spans(passage, found.highlighted(), len(prefix))
 
     def _searcher(self) -> tantivy.Searcher:
         """A searcher on the newest commit, from any process. Every commit replaces tantivy's
@@ -252,12 +273,17 @@ class KeywordIndex:
         return result
 
 
-def _char_spans(text: str, ranges: list[tantivy.Range]) -> list[Span]:
-    """Tantivy's UTF-8 byte ranges in `text` as character offsets."""
+def _char_spans(text: str, ranges: list[tantivy.Range], shift: int = 0) -> tuple[Span, ...]:
+    """Tantivy's UTF-8 byte ranges in `text` as character offsets, plus `shift`."""
     if text.isascii():
-        return [(r.start, r.end) for r in ranges]
+        return tuple([(r.start + shift, r.end + shift) for r in ranges])
     data = text.encode()
-    return [(len(data[: r.start].decode()), len(data[: r.end].decode())) for r in ranges]
+    return tuple(
+        [
+            (len(data[: r.start].decode()) + shift, len(data[: r.end].decode()) + shift)
+            for r in ranges
+        ]
+    )
 
 
 def _first(fields: tantivy.Document, name: str, default: Any) -> Any:
