@@ -299,7 +299,7 @@ class DenseIndex:
                 (float(scores[row]), position, int(row)) for row in top if scores[row] > -np.inf
             )
         candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
-        terms = highlight_terms(query_terms(self._analyzer, query), self._stop)
+        terms = set(highlight_terms(query_terms(self._analyzer, query), self._stop))
         ranked = []
         for score, position, row in candidates[:k]:
             segment = self._segment(manifest.segments[position][0])
