@@ -137,7 +137,7 @@ def insert_item(
         check_writable(conn, project.id)
         author = author if author is not None else acting_account(ws, conn=conn)
         if named is None:
-            named = _named(conn, data)
+            named = _named(conn, data, keep_history)
         if conn.scalar(sa.select(items.c.id).where(items.c.id == item_id)):
             raise Conflict(f"an item with id {item_id!r} already exists")
         conn.execute(
@@ -193,7 +193,7 @@ def save_item(
         content: dict[str, Any] = {"kind": data.kind, "origin": data.origin}
         content.update(notes=data.notes, extra=data.extra)
         before = _next_version(ws, conn, project, item_id, base_version, content)
-        named = _named(conn, data)
+        named = _named(conn, data, False)
         listing, _ = write_turns(conn, project, item_id, data, author, named)
         conn.execute(items.update().where(items.c.id == item_id).values(**listing))
         _event(conn, project, item_id, author, action, to_json(before), editable_json(data))
@@ -257,9 +257,10 @@ def submit_item(
     return set_status(ws, project, item_id, "submitted", base_version, actor=actor)
 
 
-def _named(conn: sa.Connection, data: Item) -> dict[str, int]:
-    """Account ids for the names an item brings: its evidence authors and status changes'
-    actors (see :func:`assay.people.actors.account_ids`)."""
+def _named(conn: sa.Connection, data: Item, history: bool) -> dict[str, int]:
+    """Account ids for the names an item brings: its evidence authors and, with ``history``,
+    its status changes' actors (see :func:`assay.people.actors.account_ids`)."""
     names = {ev.author or "" for turn in data.turns for ev in turn.evidence}
-    names.update(change.actor for change in data.status_history)
+    if history:
+        names.update(change.actor for change in data.status_history)
     return account_ids(conn, names)
