@@ -6,7 +6,7 @@ it, kept as ``stale``), and the items list's denormalised fields are computed on
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -21,7 +21,12 @@ from assay.store.schema import evidence, turns
 
 
 def _turn_rows(
-    conn: sa.Connection, project: Project, item_id: str, data: Item, author: str
+    conn: sa.Connection,
+    project: Project,
+    item_id: str,
+    data: Item,
+    author: int,
+    named: Mapping[str, int],
 ) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
     texts = DocumentTexts(conn, project.id)
     now = utcnow()
@@ -50,7 +55,7 @@ def _turn_rows(
                     "group_no": group,
                     "origin": ev.origin,
                     "anchor": anchor,
-                    "author": ev.author or author,
+                    "author_id": named.get(ev.author, author) if ev.author else author,
                     "created_at": as_utc(ev.created_at) if ev.created_at else now,
                 }
             )
@@ -71,14 +76,20 @@ def _turn_rows(
 
 
 def write_turns(
-    conn: sa.Connection, project: Project, item_id: str, data: Item, author: str
+    conn: sa.Connection,
+    project: Project,
+    item_id: str,
+    data: Item,
+    author: int,
+    named: Mapping[str, int],
 ) -> tuple[dict[str, Any], int]:
     """Replace the item's turns and evidence; returns the denormalised listing fields and how
-    many passages are unlocated."""
+    many passages are unlocated. Evidence is ``author``'s (an account id) unless it names
+    its author, found in ``named``."""
     conn.execute(turns.delete().where(turns.c.item_id == item_id))
     evidence_count = unlocated = 0
     first: dict[str, Any] | None = None
-    for turn_row, evidence_rows in _turn_rows(conn, project, item_id, data, author):
+    for turn_row, evidence_rows in _turn_rows(conn, project, item_id, data, author, named):
         turn_id = conn.execute(turns.insert(), turn_row).inserted_primary_key[0]  # type: ignore[index]
         if evidence_rows:
             conn.execute(evidence.insert(), [{**row, "turn_id": turn_id} for row in evidence_rows])

@@ -10,6 +10,7 @@ are anchored) is in ``assay.gold.item_rows``.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -20,6 +21,7 @@ from assay.gold.checks import check_item, errors
 from assay.gold.item_inputs import Status, editable_json
 from assay.gold.item_reads import get_item
 from assay.gold.item_rows import check_storable, write_turns
+from assay.people.actors import account_ids, acting_account
 from assay.records import STATUSES, Item, Project, to_json
 from assay.store.db import transaction, utcnow
 from assay.store.import_lock import check_writable
@@ -42,7 +44,7 @@ def _event(
     conn: sa.Connection,
     project: Project,
     item_id: str,
-    actor: str,
+    actor: int,
     action: str,
     before: Any,
     after: Any,
@@ -54,7 +56,7 @@ def _event(
         {
             "project_id": project.id,
             "item_id": item_id,
-            "actor": actor,
+            "actor_id": actor,
             "action": action,
             "before": before,
             "after": after,
@@ -95,7 +97,7 @@ def create_item(
     project: Project,
     data: Item,
     *,
-    author: str | None = None,
+    author: int | None = None,
     status: Status = "draft",
     item_id: str | None = None,
     conn: sa.Connection | None = None,
@@ -111,16 +113,20 @@ def insert_item(
     project: Project,
     data: Item,
     *,
-    author: str | None = None,
+    author: int | None = None,
     status: Status = "draft",
     item_id: str | None = None,
     keep_history: bool = False,
+    named: Mapping[str, int] | None = None,
     conn: sa.Connection | None = None,
 ) -> Created:
     """:func:`create_item` without reading the item back (an import stores thousands);
     ``keep_history`` (imports) keeps the item's dates, version and status changes, so a round
-    trip loses nothing; otherwise the item starts now at version 1."""
-    author = author if author is not None else ws.settings.author
+    trip loses nothing; otherwise the item starts now at version 1.
+
+    ``author`` is the acting account's id (None: :func:`acting_account`); names the item
+    brings (evidence authors, with ``keep_history`` its status changes' actors) are found in
+    ``named`` (an import resolves its names once) or looked up (:func:`_named`)."""
     item_id = item_id or str(uuid.uuid4())
     check_storable(data)
     now = utcnow()
@@ -129,6 +135,9 @@ def insert_item(
     changes = data.status_history if keep_history else []
     with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
+        author = author if author is not None else acting_account(ws, conn=conn)
+        if named is None:
+            named = _named(conn, data, keep_history)
         if conn.scalar(sa.select(items.c.id).where(items.c.id == item_id)):
             raise Conflict(f"an item with id {item_id!r} already exists")
         conn.execute(
@@ -145,18 +154,19 @@ def insert_item(
                 "evidence_count": 0,
                 "notes": data.notes,
                 "extra": data.extra,
-                "author": author,
+                "author_id": author,
                 "version": data.version if keep_history else 1,
                 "created_at": created,
                 "updated_at": updated,
             },
         )
-        listing, unlocated = write_turns(conn, project, item_id, data, author)
+        listing, unlocated = write_turns(conn, project, item_id, data, author, named)
         conn.execute(items.update().where(items.c.id == item_id), listing)
         _event(conn, project, item_id, author, "create", None, editable_json(data))
         for change in changes:
+            actor = named.get(change.actor, author)
             _event(
-                conn, project, item_id, change.actor, "status", None, {"status": change.status},
+                conn, project, item_id, actor, "status", None, {"status": change.status},
                 at=change.at,
             )  # fmt: skip
     return Created(item_id, unlocated)
@@ -169,20 +179,22 @@ def save_item(
     data: Item,
     base_version: int,
     *,
-    author: str | None = None,
+    author: int | None = None,
     action: str = "save",
     conn: sa.Connection | None = None,
 ) -> Item:
     """Replace an item's content if it is still at ``base_version``; else raise StaleItem.
-    ``action`` names the change in the item's history (a plain save unless told)."""
-    author = author if author is not None else ws.settings.author
+    ``action`` names the change in the item's history (a plain save unless told); ``author``
+    is the acting account's id (None: :func:`acting_account`)."""
     check_storable(data)
     with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
+        author = author if author is not None else acting_account(ws, conn=conn)
         content: dict[str, Any] = {"kind": data.kind, "origin": data.origin}
         content.update(notes=data.notes, extra=data.extra)
         before = _next_version(ws, conn, project, item_id, base_version, content)
-        listing, _ = write_turns(conn, project, item_id, data, author)
+        named = _named(conn, data, False)
+        listing, _ = write_turns(conn, project, item_id, data, author, named)
         conn.execute(items.update().where(items.c.id == item_id).values(**listing))
         _event(conn, project, item_id, author, action, to_json(before), editable_json(data))
         return get_item(ws, project, item_id, conn=conn)
@@ -195,14 +207,14 @@ def set_status(
     status: str,
     base_version: int,
     *,
-    actor: str | None = None,
+    actor: int | None = None,
     conn: sa.Connection | None = None,
 ) -> Item:
     if status not in STATUSES:
         raise InvalidInput(f"unknown status {status!r}; choose one of: {', '.join(STATUSES)}")
-    actor = actor if actor is not None else ws.settings.author
     with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
+        actor = actor if actor is not None else acting_account(ws, conn=conn)
         before = _next_version(ws, conn, project, item_id, base_version, {"status": status})
         _event(
             conn, project, item_id, actor, "status", {"status": before.status}, {"status": status}
@@ -215,7 +227,7 @@ def delete_item(
     project: Project,
     item_id: str,
     *,
-    actor: str | None = None,
+    actor: int | None = None,
     conn: sa.Connection | None = None,
 ) -> None:
     with transaction(ws.engine, conn) as conn:
@@ -226,7 +238,7 @@ def delete_item(
             conn,
             project,
             item_id,
-            actor if actor is not None else ws.settings.author,
+            actor if actor is not None else acting_account(ws, conn=conn),
             "delete",
             to_json(before),
             None,
@@ -234,7 +246,7 @@ def delete_item(
 
 
 def submit_item(
-    ws: Workspace, project: Project, item_id: str, base_version: int, *, actor: str | None = None
+    ws: Workspace, project: Project, item_id: str, base_version: int, *, actor: int | None = None
 ) -> Item:
     """Mark an item as submitted for review, if it passes the completeness rules."""
     item = get_item(ws, project, item_id)
@@ -243,3 +255,12 @@ def submit_item(
         listed = "; ".join(p.message for p in problems)
         raise InvalidInput(f"item {item_id} cannot be submitted yet: {listed}")
     return set_status(ws, project, item_id, "submitted", base_version, actor=actor)
+
+
+def _named(conn: sa.Connection, data: Item, history: bool) -> dict[str, int]:
+    """Account ids for the names an item brings: its evidence authors and, with ``history``,
+    its status changes' actors (see :func:`assay.people.actors.account_ids`)."""
+    names = {ev.author or "" for turn in data.turns for ev in turn.evidence}
+    if history:
+        names.update(change.actor for change in data.status_history)
+    return account_ids(conn, names)

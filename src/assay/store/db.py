@@ -90,11 +90,36 @@ def migrate(engine: sa.Engine) -> None:
     from alembic.runtime.migration import MigrationContext
     from alembic.script import ScriptDirectory
 
-    with engine.begin() as connection:
+    with (
+        engine.connect() as connection,
+        _sqlite_foreign_keys_off(connection),
+        connection.begin(),
+    ):
         config = _alembic_config(connection)
         head = ScriptDirectory.from_config(config).get_current_head()
         if MigrationContext.configure(connection).get_current_revision() != head:
             command.upgrade(config, "head")
+        if connection.dialect.name == "sqlite":
+            broken = connection.exec_driver_sql("PRAGMA foreign_key_check").all()
+            if broken:
+                raise RuntimeError(f"the migration left broken references: {broken[:5]}")
+
+
+@contextmanager
+def _sqlite_foreign_keys_off(connection: sa.Connection) -> Iterator[None]:
+    """SQLite changes a column by copying its table and dropping the old one; with foreign
+    keys on, that drop would delete the rows referring to it (turns of items). SQLite's own
+    recipe: keys off outside the transaction, then ``foreign_key_check`` before committing."""
+    if connection.dialect.name != "sqlite":
+        yield
+        return
+    connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+    connection.commit()
+    try:
+        yield
+    finally:
+        connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+        connection.commit()
 
 
 def head_revision() -> str | None:

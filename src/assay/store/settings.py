@@ -67,7 +67,10 @@ class Settings(BaseSettings):
     )
     author: str = Field(
         default="",
-        description="Name recorded as the author of what the CLI and Python API create.",
+        description=(
+            "Who the CLI and Python API act as: the account with this user or display name "
+            "(made, without sign-in, when none has it); empty: the local owner."
+        ),
     )
     allowed_hosts: str = Field(
         default="",

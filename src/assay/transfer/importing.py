@@ -52,6 +52,7 @@ from assay.store.projects import (
 from assay.store.workspace import Workspace
 from assay.transfer.batches import Batches, BatchPolicy, batched
 from assay.transfer.evaluations import store_evaluation
+from assay.transfer.import_actors import ImportAuthors, bundle_authors, record_import
 from assay.transfer.item_input import Placed, item_input
 from assay.transfer.report import ImportReport
 from assay.transfer.target import target_project
@@ -73,11 +74,16 @@ def import_bundle(
     progress: Progress | None = None,
     batching: BatchPolicy | None = None,
     status: str | None = None,
+    actor: int | None = None,
 ) -> ImportReport:
     """Put a Bundle into a project (created when a name is given that does not exist).
 
     ``status`` gives every imported item that review status, for gold sets reviewed
     elsewhere; by default items keep the file's status (``draft`` where the format has none).
+    ``actor`` (an account id; default :func:`acting_account`) is who imports: the author of
+    what the file names no author for, and of the project's ``import`` event. The file's
+    author names become accounts first, in one transaction of their own (see
+    :mod:`assay.people.actors`); they stay when the import is undone.
     """
     if status is not None and status not in STATUSES:
         raise InvalidInput(f"unknown status {status!r}; choose one of: {', '.join(STATUSES)}")
@@ -86,6 +92,7 @@ def import_bundle(
     report.take_issues(bundle.issues, lenient=lenient)
     documents = list(bundle.documents)
     items = [with_fields(i, status=status) if status else i for i in bundle.items]
+    authors = bundle_authors(ws, documents, items, actor)
     with batched(ws, batching or BatchPolicy()) as batches:
         target, fresh, replaced = target_project(ws, batches, name, bundle.project, replace)
         report.project = replaced.name if replaced else target.name
@@ -97,14 +104,14 @@ def import_bundle(
                 "flagged",
                 f"language {asked!r} unknown; using {target.language!r}",
             )
-        importer = _Importer(ws, batches, target, report, lenient, progress, fresh)
+        importer = _Importer(ws, batches, target, report, lenient, progress, fresh, authors)
         importer.replaced = replaced
         importer.generated_chunkings(bundle.chunkings)
         importer.documents(documents)
         importer.imported_chunkings(bundle.chunkings)
         importer.items(items)
         importer.evaluations(bundle.evaluations)
-        batches.open()
+        record_import(batches.current, target, authors.acting, report, replace)
         if replaced is not None:  # the swap: the old content goes, the new takes its name
             delete_project(ws, replaced, conn=batches.current)
             batches.flush()
@@ -125,8 +132,10 @@ class _Importer:
         lenient: bool,
         progress: Progress | None,
         fresh: bool,
+        authors: ImportAuthors,
     ) -> None:
         self.ws = ws
+        self.authors = authors
         self.fresh = fresh
         """Created by this import: the Bundle's default chunking may become the default."""
         self.batches = batches
@@ -203,7 +212,7 @@ class _Importer:
             record.name,
             data,
             metadata=record.metadata,
-            author=record.author or None,
+            author=self.authors.of(record.author),
             conn=self.conn,
         )
         notes: list[str] = []
@@ -299,7 +308,7 @@ class _Importer:
                     "nothing was overwritten (use --replace to replace the project)"
                 )
         data = item_input(record, extra, notes, self)
-        author = record.author or None
+        author = self.authors.of(record.author)
         status = cast(Any, record.status)
 
         def store(wanted: str | None) -> Created:
@@ -311,6 +320,7 @@ class _Importer:
                 status=status,
                 item_id=wanted,
                 keep_history=True,
+                named=self.authors.named,
                 conn=self.conn,
             )
 
@@ -350,7 +360,7 @@ class _Importer:
                 documents={ref: placed.doc_id for ref, placed in self.docs.items()},
                 items=self.placed_items,
                 report=self.report,
-                author=self.ws.settings.author,
+                author=self.authors.acting,
             )
 
     def in_replaced(self, item_id: str) -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from importlib import resources
 from typing import Any
-from urllib.parse import unquote
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse
@@ -67,17 +66,3 @@ def render(
         },
         status_code=status_code,
     )
-
-
-AUTHOR_COOKIE = "assay_author"
-
-
-def author(request: Request) -> str:
-    """Who is working: in team mode the signed-in account; in personal mode the name the
-    annotator gave (cookie, percent-encoded by static/author.js so that any name survives),
-    else ASSAY_AUTHOR."""
-    actor = getattr(request.state, "actor", None)
-    if actor is not None and not actor.personal:
-        return str(actor.username)
-    name = unquote(request.cookies.get(AUTHOR_COOKIE, "")).strip()
-    return name[:200] or workspace(request).settings.author

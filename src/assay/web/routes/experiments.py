@@ -32,8 +32,9 @@ from assay.gold.project_config import retriever_settings
 from assay.store.db import transaction
 from assay.store.projects import get_project
 from assay.web import experiments_view as view
+from assay.web.actors import actor_id
 from assay.web.experiment_jobs import jobs, progress_json, summary
-from assay.web.render import author, open_project, workspace
+from assay.web.render import open_project, workspace
 from assay.web.uploads import read_upload, too_large, upload_body
 
 router = APIRouter()
@@ -83,7 +84,7 @@ def api_create(request: Request, name: str, body: ExperimentIn) -> Any:
             seed=body.seed,
             chunking=body.chunking,
             embedder=retriever_settings(project).embedder,
-            author=author(request),
+            author=actor_id(request),
             conn=conn,
         )
     if body.start:  # after the commit: the run reads the experiment in its own transactions

@@ -57,7 +57,7 @@ def project_overview(request: Request, name: str) -> dict[str, Any]:
     project = get_project(ws, name)
     mine = own_items_only(request, project)
     by_status = {
-        status: list_items(ws, project, status=status, author=mine, limit=0)[0]
+        status: list_items(ws, project, status=status, author_id=mine, limit=0)[0]
         for status in ("draft", "submitted", "accepted", "rejected")
     }
     return {
@@ -87,7 +87,7 @@ def api_projects(request: Request) -> Any:
                 "language": p.language,
                 "importing_since": p.importing_since,
                 "documents": count_documents(ws, p),
-                "items": list_items(ws, p, author=own_items_only(request, p), limit=0)[0],
+                "items": list_items(ws, p, author_id=own_items_only(request, p), limit=0)[0],
             }
             for p in visible_projects(ws, request_actor(request), list_projects(ws))
         ]
