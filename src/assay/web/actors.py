@@ -25,8 +25,8 @@ from assay.people.tokens import verify_token
 from assay.records import Item, Project
 from assay.store.projects import get_project
 from assay.web.proxies import proxy_user
-from assay.web.render import workspace
 from assay.web.route_actions import OWN_LISTS, action_for, is_public
+from assay.web.state import workspace
 
 SESSION_COOKIE = "assay_session"
 

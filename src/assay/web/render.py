@@ -12,19 +12,15 @@ from fastapi.templating import Jinja2Templates
 from assay.records import Project
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
+from assay.web.actors import allowed_actions
 from assay.web.i18n import COOKIE, LANGUAGES, Translator, negotiate
+from assay.web.state import workspace
 
 
 def make_templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=str(resources.files("assay.web") / "templates"))
     templates.env.globals["LANGUAGES"] = LANGUAGES
     return templates
-
-
-def workspace(request: Request) -> Workspace:
-    ws = request.app.state.ws
-    assert isinstance(ws, Workspace)
-    return ws
 
 
 def open_project(request: Request, name: str) -> tuple[Workspace, Project]:
@@ -49,7 +45,6 @@ def render(
     """Render a page; every template gets ``_`` (translate), ``lang``, ``csrf_token`` and
     ``can(action)``: whether the reader may do that here, to show only the controls they may
     use (the guard still decides every request)."""
-    from assay.web.actors import allowed_actions  # imported here: actors uses workspace()
 
     t = translator(request)
     return request.app.state.templates.TemplateResponse(  # type: ignore[no-any-return]

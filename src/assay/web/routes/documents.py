@@ -34,7 +34,8 @@ from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.web.actors import actor_id
 from assay.web.bounds import Offset, PageNumber
-from assay.web.render import open_project, render, translator, workspace
+from assay.web.render import open_project, render, translator
+from assay.web.state import workspace
 from assay.web.uploads import read_upload, too_large, upload_body
 
 router = APIRouter()

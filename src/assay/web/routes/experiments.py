@@ -34,7 +34,8 @@ from assay.store.projects import get_project
 from assay.web import experiments_view as view
 from assay.web.actors import actor_id
 from assay.web.experiment_jobs import jobs, progress_json, summary
-from assay.web.render import open_project, workspace
+from assay.web.render import open_project
+from assay.web.state import workspace
 from assay.web.uploads import read_upload, too_large, upload_body
 
 router = APIRouter()

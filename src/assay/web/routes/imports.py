@@ -26,8 +26,8 @@ from assay.transfer.files import clean_upload_folders, input_path, safe_stem
 from assay.web.actors import actor_id, request_actor
 from assay.web.jobs import Job
 from assay.web.paths import upload_paths
-from assay.web.render import workspace
 from assay.web.routes.documents import sync_quietly
+from assay.web.state import workspace
 from assay.web.transfer_jobs import SHOWN, job_json, registry
 from assay.web.uploads import read_upload, too_large, upload_body
 

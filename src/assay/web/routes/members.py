@@ -19,7 +19,8 @@ from assay.people.mode import team_mode
 from assay.people.roles import ROLES
 from assay.records import Project
 from assay.web.actors import request_actor
-from assay.web.render import open_project, workspace
+from assay.web.render import open_project
+from assay.web.state import workspace
 
 router = APIRouter()
 

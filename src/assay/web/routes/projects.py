@@ -21,8 +21,9 @@ from assay.store.projects import LANGUAGES as PROJECT_LANGUAGES
 from assay.store.projects import create_project, get_project, list_projects
 from assay.web.actors import own_items_only, request_actor
 from assay.web.i18n import COOKIE, LANGUAGES
-from assay.web.render import render, workspace
+from assay.web.render import render
 from assay.web.routes.members import members_panel
+from assay.web.state import workspace
 
 router = APIRouter()
 

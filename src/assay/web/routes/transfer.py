@@ -21,8 +21,9 @@ from assay.formats import formats
 from assay.store.projects import get_project
 from assay.transfer import DEFAULT_STATUSES, STATUSES
 from assay.web.jobs import DONE, RUNNING
-from assay.web.render import render, workspace
+from assay.web.render import render
 from assay.web.routes.imports import UPLOAD_FACTOR
+from assay.web.state import workspace
 from assay.web.transfer_jobs import format_json, job_json, registry
 
 router = APIRouter()
