@@ -8,6 +8,8 @@ SQL and no business rules.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from importlib import resources
 from urllib.parse import quote
 
@@ -28,13 +30,13 @@ from assay.errors import (
     NotAuthenticated,
     NotFound,
 )
+from assay.jobs import open_jobs
 from assay.store.workspace import Workspace
 from assay.transfer.files import clean_upload_folders
 from assay.web import apidocs
 from assay.web.actors import guard
 from assay.web.bodylimit import BodyLimitMiddleware
 from assay.web.csrf import CSRFMiddleware
-from assay.web.experiment_jobs import ExperimentJobs
 from assay.web.headers import SecurityHeadersMiddleware
 from assay.web.hosts import HostMiddleware
 from assay.web.i18n import load_catalogs
@@ -77,19 +79,33 @@ STATUS = {
 
 
 def create_app(ws: Workspace) -> FastAPI:
+    jobs = open_jobs(ws)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        """While serving, a worker thread runs background jobs (ASSAY_SERVER_RUNS_JOBS),
+        resuming those a dead process left behind."""
+        if ws.settings.server_runs_jobs:
+            jobs.start()
+        try:
+            yield
+        finally:
+            jobs.stop()
+
     app = FastAPI(
         title="Assay",
         version=__version__,
         docs_url=None,
         openapi_url="/api/openapi.json",
         redoc_url=None,
+        lifespan=lifespan,
     )
     app.state.ws = ws
     app.state.templates = make_templates()
     app.state.catalogs = load_catalogs()
     app.state.transfer_jobs = JobRegistry()
     clean_upload_folders(ws)  # what a killed server's imports left behind
-    app.state.experiment_jobs = ExperimentJobs()
+    app.state.jobs = jobs
     app.state.login_limiter = LoginLimiter()
     # outermost last: a trusted proxy's client address and scheme, headers on every answer,
     # then Host, CSRF, body size, strict JSON
