@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 TASK = "assay.job"
+STOP_CHECK_S = 0.2
 LIVE = sa.text(
     "SELECT id FROM procrastinate_jobs WHERE lock = :key AND status IN ('todo', 'doing')"
 )
@@ -127,13 +129,16 @@ class PostgresQueue:
                     delete_jobs="successful",
                 )
             )
+            checked = time.monotonic()
             while not worker.done():
                 if stop.is_set():
                     worker.cancel()
                     break
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(worker), self.heartbeat_s)
-                await self._retry_stalled(app)
+                    await asyncio.wait_for(asyncio.shield(worker), STOP_CHECK_S)
+                if time.monotonic() - checked >= self.heartbeat_s:
+                    await self._retry_stalled(app)
+                    checked = time.monotonic()
             with contextlib.suppress(asyncio.CancelledError):
                 await worker
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -26,6 +27,8 @@ from assay.store.workspace import Workspace
 
 log = logging.getLogger(__name__)
 LIVE = ("todo", "doing")
+POLL_S = 1.0
+"""How often an idle worker looks at the queue (a submit in this process wakes it at once)."""
 
 
 class SqliteQueue:
@@ -72,7 +75,7 @@ class SqliteQueue:
         """Run jobs (up to ``concurrency`` at once, each in its own thread) until ``stop`` is
         set; with ``wait=False`` return once nothing is queued or running."""
         running: dict[int, threading.Thread] = {}
-        beat = 0.0
+        beaten = time.monotonic()
         while not stop.is_set():
             running = {i: t for i, t in running.items() if t.is_alive()}
             self.requeue_stalled()
@@ -86,12 +89,17 @@ class SqliteQueue:
                 continue
             if not running and not wait:
                 return
-            self._wake.wait(min(1.0, self.heartbeat_s))
-            self._wake.clear()
-            beat += min(1.0, self.heartbeat_s)
-            if running and beat >= self.heartbeat_s:
+            self._pause(stop, min(POLL_S, self.heartbeat_s))
+            if running and time.monotonic() - beaten >= self.heartbeat_s:
                 self._beat(list(running))
-                beat = 0.0
+                beaten = time.monotonic()
+
+    def _pause(self, stop: threading.Event, seconds: float) -> None:
+        """Wait up to ``seconds`` for a submit, seeing ``stop`` within a tenth of that."""
+        for _ in range(10):
+            if self._wake.wait(seconds / 10) or stop.is_set():
+                break
+        self._wake.clear()
 
     def requeue_stalled(self) -> int:
         """Put back to ``todo`` the running jobs whose process is gone; returns how many."""
