@@ -4,9 +4,8 @@ Measured from ``submit`` until the run marks the experiment ``running`` (its fir
 transaction), watched by polling the database every 2 ms, for four sides:
 
 - ``sqlite worker``: an idle ``assay worker`` process on a SQLite workspace (the jobs table,
-  polled about once a second);
-- ``postgres worker``: an idle ``assay worker`` on PostgreSQL (procrastinate, woken by
-  LISTEN/NOTIFY);
+  polled about once a second), measured on its second job (the first shows it is up);
+- ``postgres worker``: the same on PostgreSQL (procrastinate, woken by LISTEN/NOTIFY);
 - ``sqlite here`` / ``postgres here``: the submitting process runs the job itself (what a
   server does with ASSAY_SERVER_RUNS_JOBS), no worker running.
 
@@ -82,7 +81,6 @@ def worker(home: Path, url: str) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
         [sys.executable, "-m", "assay", "worker"], env=env, stdout=subprocess.DEVNULL
     )
-    time.sleep(3)  # started and listening: only the pickup is measured
     return process
 
 
@@ -110,6 +108,8 @@ def main() -> None:
                 ws, project, home, url = opened[kind]
                 process = worker(home, url) if where == "worker" else None
                 try:
+                    if process is not None:  # a first run, not measured: the worker is up
+                        pickup(ws, project, f"r{number}-warm-up", False)
                     seconds = pickup(ws, project, f"r{number}-{where}", where == "here")
                 finally:
                     if process is not None:

@@ -18,7 +18,7 @@ import pytest
 import sqlalchemy as sa
 
 from assay.experiments import cancel_experiment, create_experiment, get_experiment
-from assay.jobs import EXPERIMENT, open_jobs
+from assay.jobs import EXPERIMENT, Jobs, open_jobs
 from assay.jobs.kinds import submit_experiment
 from assay.records import Project
 from assay.store.projects import create_project
@@ -37,6 +37,14 @@ def project(any_ws: Workspace) -> Project:
     project = create_project(any_ws, "test", "en")
     build_corpus(any_ws, project)
     return project
+
+
+@pytest.fixture
+def jobs(any_ws: Workspace) -> Iterator[Jobs]:
+    """The queue as the test process sees it: it submits and cancels, never runs a job."""
+    jobs = open_jobs(any_ws, run_here=False)
+    yield jobs
+    jobs.close()
 
 
 @pytest.fixture
@@ -114,12 +122,13 @@ def test_a_killed_run_finishes_on_another_process_without_losing_or_repeating_a_
     any_ws: Workspace,
     project: Project,
     slow_service: FakeRag,
+    jobs: Jobs,
     tmp_path: Path,
     first: tuple[str, ...],
     then: tuple[str, ...],
 ) -> None:
     experiment_id = experiment(any_ws, project, slow_service)
-    assert submit_experiment(open_jobs(any_ws, run_here=False), any_ws, experiment_id)
+    assert submit_experiment(jobs, any_ws, experiment_id)
 
     a = spawn(any_ws, tmp_path, *first)
     try:
@@ -149,14 +158,13 @@ def test_a_killed_run_finishes_on_another_process_without_losing_or_repeating_a_
     assert all(asked[t] == 1 for t in before)
     # only the task the kill cut short (asked, never stored) may have been asked twice
     assert sum(asked.values()) - len(asked) <= 1
-    assert not open_jobs(any_ws, run_here=False).active(EXPERIMENT, {"experiment": experiment_id})
+    assert not jobs.active(EXPERIMENT, {"experiment": experiment_id})
 
 
 def test_cancel_reaches_a_run_in_another_process(
-    any_ws: Workspace, project: Project, slow_service: FakeRag, tmp_path: Path
+    any_ws: Workspace, project: Project, slow_service: FakeRag, jobs: Jobs, tmp_path: Path
 ) -> None:
     experiment_id = experiment(any_ws, project, slow_service)
-    jobs = open_jobs(any_ws, run_here=False)
     assert submit_experiment(jobs, any_ws, experiment_id)
     worker = spawn(any_ws, tmp_path, "worker")
     try:
@@ -177,10 +185,9 @@ def test_cancel_reaches_a_run_in_another_process(
 
 
 def test_a_queued_run_cancelled_before_any_worker_took_it_never_starts(
-    any_ws: Workspace, project: Project, slow_service: FakeRag
+    any_ws: Workspace, project: Project, slow_service: FakeRag, jobs: Jobs
 ) -> None:
     experiment_id = experiment(any_ws, project, slow_service)
-    jobs = open_jobs(any_ws, run_here=False)
     assert submit_experiment(jobs, any_ws, experiment_id)
     assert not submit_experiment(jobs, any_ws, experiment_id)  # one run at a time
     cancel_experiment(any_ws, project, experiment_id)
@@ -188,4 +195,3 @@ def test_a_queued_run_cancelled_before_any_worker_took_it_never_starts(
     assert not jobs.active(EXPERIMENT, {"experiment": experiment_id})
     assert get_experiment(any_ws, project, experiment_id).status == "cancelled"
     assert submit_experiment(jobs, any_ws, experiment_id)  # and it can be run again
-    jobs.queue.close()

@@ -214,6 +214,12 @@ def run_command(
     ctx: typer.Context,
     name: str = typer.Argument(..., metavar="EXPERIMENT", help="Experiment name or id."),
     project: str = ProjectOption,
+    background: bool = typer.Option(
+        False,
+        "--background",
+        help="Queue the run and return at once: a server or `assay worker` runs it "
+        "(see docs/deploy.md), and it resumes by itself if that process dies.",
+    ),
     as_json: bool = JsonOption,
 ) -> None:
     """Run an experiment, or resume it: tasks with a stored result are skipped, failed
@@ -224,11 +230,20 @@ def run_command(
     if server is not None:
         from assay.cli import remote_experiments
 
+        if background:
+            data = remote_experiments.start(server, project, name)
+            _queued(remote_experiments.experiment_of(data), data, as_json)
+            return
         data = remote_experiments.run(server, project, name, as_json)
         _ran(remote_experiments.experiment_of(data), data, as_json)
         return
+    if background:
+        queued = run(ctx, lambda ws: _queue_run(ws, project_of(ws, project), name))
+        _queued(queued, queued, as_json)
+        return
 
     def body(ws: Workspace) -> Any:
+        _refuse_if_queued(ws, project_of(ws, project), name)
         with progress_bar(not as_json) as bar:
             job = bar.add_task(f"Running {name}", total=None)
             return run_experiment(
@@ -243,6 +258,51 @@ def run_command(
     except KeyboardInterrupt:
         fail(f"stopped; the results so far are kept. Resume: assay experiments run {name}", 130)
     _ran(result, result, as_json)
+
+
+def _queue_run(ws: Workspace, project: Any, name: str) -> Any:
+    from assay.errors import Conflict
+    from assay.experiments import get_experiment
+    from assay.experiments.imported import refuse_run
+    from assay.jobs import open_jobs
+    from assay.jobs.kinds import submit_experiment
+
+    experiment = get_experiment(ws, project, name, with_aggregates=False)
+    refuse_run(experiment.name, experiment.selection)
+    jobs = open_jobs(ws, run_here=False)
+    try:
+        if not submit_experiment(jobs, ws, experiment.id):
+            raise Conflict(f"experiment {experiment.name!r} is already queued or running")
+    finally:
+        jobs.close()
+    return experiment
+
+
+def _refuse_if_queued(ws: Workspace, project: Any, name: str) -> None:
+    """A run in the foreground next to a background one would run the same tasks twice."""
+    from assay.errors import Conflict
+    from assay.experiments import get_experiment
+    from assay.jobs import EXPERIMENT, open_jobs
+    from assay.jobs.kinds import experiment_payload
+
+    experiment = get_experiment(ws, project, name, with_aggregates=False)
+    if open_jobs(ws, run_here=False).active(EXPERIMENT, experiment_payload(experiment.id)):
+        raise Conflict(
+            f"experiment {experiment.name!r} is queued or running in the background (a server "
+            f"or `assay worker`); follow it with `assay experiments show {name}`, stop it "
+            f"with `assay experiments cancel {name}`"
+        )
+
+
+def _queued(result: Any, data: Any, as_json: bool) -> None:
+    if as_json:
+        print_json(data)
+        return
+    console().print(
+        f"Experiment {result.name!r} is queued: a server or `assay worker` runs it. "
+        f"Follow it: assay experiments show {result.name}",
+        markup=False,
+    )
 
 
 def _ran(result: Any, data: Any, as_json: bool) -> None:
@@ -315,8 +375,17 @@ def cancel(
     from assay.store.db import transaction
 
     def body(ws: Workspace) -> Any:
+        from assay.jobs import EXPERIMENT, open_jobs
+        from assay.jobs.kinds import experiment_payload
+
         with transaction(ws.engine, None) as conn:
-            return cancel_experiment(ws, project_of(ws, project), name, conn=conn)
+            cancelled = cancel_experiment(ws, project_of(ws, project), name, conn=conn)
+        jobs = open_jobs(ws, run_here=False)
+        try:
+            jobs.cancel(EXPERIMENT, experiment_payload(cancelled.id))
+        finally:
+            jobs.close()
+        return cancelled
 
     server = remote.server(ctx)
     if server is not None:

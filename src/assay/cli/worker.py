@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from typing import TYPE_CHECKING, Any
@@ -25,8 +26,9 @@ def worker(ctx: typer.Context) -> None:
     takes jobs from the shared queue, and a job whose worker died (killed, machine gone) is
     resumed by another once it missed three heartbeats (ASSAY_JOB_HEARTBEAT_SECONDS). On
     SQLite, `assay serve` already runs jobs itself; a worker runs them the same way, for a
-    server started with ASSAY_SERVER_RUNS_JOBS=false. A job cut short by stopping a worker
-    is resumed by the next one.
+    server started with ASSAY_SERVER_RUNS_JOBS=false. The first Ctrl+C or SIGTERM stops taking
+    jobs and lets the running ones finish; a second one stops at once, and the next worker
+    resumes what was cut short.
     """
     run(ctx, _work)
 
@@ -38,7 +40,14 @@ def _work(ws: Workspace) -> None:
     stop = threading.Event()
 
     def stop_on_signal(signum: int, _frame: Any) -> None:
-        console().print(f"Stopping ({signal.Signals(signum).name}): no new jobs.", markup=False)
+        name = signal.Signals(signum).name
+        if stop.is_set():
+            console().print(f"{name} again: stopping now; the next worker resumes the jobs.")
+            os._exit(130)  # the jobs' heartbeats stop: another worker takes them over
+        console().print(
+            f"{name}: no new jobs; finishing the running ones (send it again to stop now).",
+            markup=False,
+        )
         stop.set()
 
     signal.signal(signal.SIGINT, stop_on_signal)

@@ -105,6 +105,10 @@ class Jobs:
             thread.join(timeout)
         self.queue.close()
 
+    def close(self) -> None:
+        """Release the queue's connections (a process that only submitted or cancelled)."""
+        self.queue.close()
+
     def _drain(self) -> None:
         with self._lock:
             if self._thread is not None and self._thread.is_alive():

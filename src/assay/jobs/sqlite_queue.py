@@ -73,20 +73,24 @@ class SqliteQueue:
 
     def work(self, stop: threading.Event, *, wait: bool) -> None:
         """Run jobs (up to ``concurrency`` at once, each in its own thread) until ``stop`` is
-        set; with ``wait=False`` return once nothing is queued or running."""
+        set, then let the running ones finish (their heartbeat going on); with
+        ``wait=False`` return once nothing is queued or running."""
         running: dict[int, threading.Thread] = {}
         beaten = time.monotonic()
-        while not stop.is_set():
+        while True:
             running = {i: t for i, t in running.items() if t.is_alive()}
-            self.requeue_stalled()
-            claimed = self._claim() if len(running) < self.concurrency else None
-            if claimed is not None:
-                thread = threading.Thread(
-                    target=self._run, args=claimed, name=f"assay-job-{claimed[0]}", daemon=True
-                )
-                running[claimed[0]] = thread
-                thread.start()
-                continue
+            if stop.is_set() and not running:
+                return
+            if not stop.is_set():
+                self.requeue_stalled()
+                claimed = self._claim() if len(running) < self.concurrency else None
+                if claimed is not None:
+                    thread = threading.Thread(
+                        target=self._run, args=claimed, name=f"assay-job-{claimed[0]}", daemon=True
+                    )
+                    running[claimed[0]] = thread
+                    thread.start()
+                    continue
             if not running and not wait:
                 return
             self._pause(stop, min(POLL_S, self.heartbeat_s))
@@ -95,9 +99,10 @@ class SqliteQueue:
                 beaten = time.monotonic()
 
     def _pause(self, stop: threading.Event, seconds: float) -> None:
-        """Wait up to ``seconds`` for a submit, seeing ``stop`` within a tenth of that."""
+        """Wait up to ``seconds`` for a submit, seeing a new ``stop`` within a tenth of that."""
+        stopping = stop.is_set()
         for _ in range(10):
-            if self._wake.wait(seconds / 10) or stop.is_set():
+            if self._wake.wait(seconds / 10) or (stop.is_set() and not stopping):
                 break
         self._wake.clear()
 
