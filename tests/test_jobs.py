@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -20,9 +21,12 @@ import sqlalchemy as sa
 from assay.experiments import cancel_experiment, create_experiment, get_experiment
 from assay.jobs import EXPERIMENT, Jobs, open_jobs
 from assay.jobs.kinds import submit_experiment
+from assay.jobs.sqlite_queue import SqliteQueue
 from assay.records import Project
+from assay.store.db import utcnow
 from assay.store.projects import create_project
 from assay.store.schema import experiment_results
+from assay.store.schema import jobs as jobs_table
 from assay.store.workspace import Workspace
 from tests.experiments_corpus import build_corpus
 from tests.fakes.rag_service import FakeRag
@@ -195,3 +199,32 @@ def test_a_queued_run_cancelled_before_any_worker_took_it_never_starts(
     assert not jobs.active(EXPERIMENT, {"experiment": experiment_id})
     assert get_experiment(any_ws, project, experiment_id).status == "cancelled"
     assert submit_experiment(jobs, any_ws, experiment_id)  # and it can be run again
+
+
+@pytest.mark.sqlite_only("the jobs table is the queue of a SQLite workspace")
+def test_the_sqlite_queue_runs_one_job_per_key_and_requeues_a_dead_process(ws: Workspace) -> None:
+    queue = SqliteQueue(ws, heartbeat_s=10, concurrency=2)
+    now = utcnow()
+    with ws.engine.begin() as conn:
+        for worker, status in [("elsewhere:1", "doing"), (None, "todo")]:
+            conn.execute(
+                jobs_table.insert().values(
+                    kind=EXPERIMENT, key="experiment-1", payload={"experiment": 1},
+                    status=status, worker=worker, heartbeat_at=now, message="",
+                    created_at=now, updated_at=now,
+                )
+            )  # fmt: skip
+    assert queue.requeue_stalled() == 0  # another host, a fresh heartbeat: alive
+    assert queue._claim() is None  # its key is running there
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    with ws.engine.begin() as conn:
+        conn.execute(
+            jobs_table.update()
+            .where(jobs_table.c.status == "doing")
+            .values(worker=f"{socket.gethostname()}:{gone.pid}")
+        )
+    assert queue.requeue_stalled() == 1  # its process on this host is gone
+    claimed = queue._claim()
+    assert claimed is not None and claimed[2] == {"experiment": 1}
+    assert queue._claim() is None  # the second job of the key waits for the first

@@ -65,11 +65,7 @@ class SqliteQueue:
 
     def cancel(self, key: str) -> None:
         with self.ws.engine.begin() as conn:
-            conn.execute(
-                jobs.update()
-                .where(jobs.c.key == key, jobs.c.status == "todo")
-                .values(status="cancelled", updated_at=utcnow())
-            )
+            conn.execute(jobs.delete().where(jobs.c.key == key, jobs.c.status == "todo"))
 
     def work(self, stop: threading.Event, *, wait: bool) -> None:
         """Run jobs (up to ``concurrency`` at once, each in its own thread) until ``stop`` is
@@ -141,9 +137,10 @@ class SqliteQueue:
 
     def _claim(self) -> tuple[int, str, dict[str, Any]] | None:
         with self.ws.engine.begin() as conn:
+            doing = sa.select(jobs.c.key).where(jobs.c.status == "doing")
             row = conn.execute(
                 sa.select(jobs.c.id, jobs.c.kind, jobs.c.payload)
-                .where(jobs.c.status == "todo")
+                .where(jobs.c.status == "todo", jobs.c.key.not_in(doing))  # one run per key
                 .order_by(jobs.c.id)
                 .limit(1)
             ).one_or_none()
@@ -166,15 +163,17 @@ class SqliteQueue:
             )
 
     def _run(self, job_id: int, kind: str, payload: dict[str, Any]) -> None:
-        status, message = "done", ""
+        mine = (jobs.c.id == job_id) & (jobs.c.worker == self.me) & (jobs.c.status == "doing")
         try:
             run_job(self.ws, kind, payload)
         except Exception as exc:  # the job's own record says more; keep the queue going
             log.exception("job %s (%s) failed", job_id, kind)
-            status, message = "failed", f"{exc.__class__.__name__}: {exc}"
-        with self.ws.engine.begin() as conn:
-            conn.execute(
-                jobs.update()
-                .where(jobs.c.id == job_id, jobs.c.worker == self.me, jobs.c.status == "doing")
-                .values(status=status, message=message, updated_at=utcnow())
-            )
+            with self.ws.engine.begin() as conn:
+                conn.execute(
+                    jobs.update()
+                    .where(mine)
+                    .values(status="failed", message=f"{exc!r}", updated_at=utcnow())
+                )
+            return
+        with self.ws.engine.begin() as conn:  # a finished job leaves nothing to keep
+            conn.execute(jobs.delete().where(mine))

@@ -387,7 +387,8 @@ jobs = sa.Table(
     # at most one job per key is queued or running (an experiment has one run at a time)
     sa.Column("key", sa.String(200), nullable=False),
     sa.Column("payload", sa.JSON, nullable=False),
-    sa.Column("status", sa.String(20), nullable=False),  # todo, doing, done, failed, cancelled
+    # todo, doing or failed; a finished or cancelled job's row is deleted
+    sa.Column("status", sa.String(20), nullable=False),
     sa.Column("worker", sa.String(300), nullable=True),  # host:pid of the process running it
     sa.Column("heartbeat_at", Timestamp, nullable=True),
     sa.Column("message", sa.Text, nullable=False),
