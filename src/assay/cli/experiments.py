@@ -22,6 +22,7 @@ from assay.cli.common import (
     project_of,
     run,
 )
+from assay.cli.experiment_queue import drop_queued_run, print_queued, queue_run, refuse_if_queued
 
 if TYPE_CHECKING:
     from assay.store.workspace import Workspace
@@ -232,18 +233,18 @@ def run_command(
 
         if background:
             data = remote_experiments.start(server, project, name)
-            _queued(remote_experiments.experiment_of(data), data, as_json)
+            print_queued(remote_experiments.experiment_of(data), data, as_json)
             return
         data = remote_experiments.run(server, project, name, as_json)
         _ran(remote_experiments.experiment_of(data), data, as_json)
         return
     if background:
-        queued = run(ctx, lambda ws: _queue_run(ws, project_of(ws, project), name))
-        _queued(queued, queued, as_json)
+        queued = run(ctx, lambda ws: queue_run(ws, project_of(ws, project), name))
+        print_queued(queued, queued, as_json)
         return
 
     def body(ws: Workspace) -> Any:
-        _refuse_if_queued(ws, project_of(ws, project), name)
+        refuse_if_queued(ws, project_of(ws, project), name)
         with progress_bar(not as_json) as bar:
             job = bar.add_task(f"Running {name}", total=None)
             return run_experiment(
@@ -258,51 +259,6 @@ def run_command(
     except KeyboardInterrupt:
         fail(f"stopped; the results so far are kept. Resume: assay experiments run {name}", 130)
     _ran(result, result, as_json)
-
-
-def _queue_run(ws: Workspace, project: Any, name: str) -> Any:
-    from assay.errors import Conflict
-    from assay.experiments import get_experiment
-    from assay.experiments.imported import refuse_run
-    from assay.jobs import open_jobs
-    from assay.jobs.kinds import submit_experiment
-
-    experiment = get_experiment(ws, project, name, with_aggregates=False)
-    refuse_run(experiment.name, experiment.selection)
-    jobs = open_jobs(ws, run_here=False)
-    try:
-        if not submit_experiment(jobs, ws, experiment.id):
-            raise Conflict(f"experiment {experiment.name!r} is already queued or running")
-    finally:
-        jobs.close()
-    return experiment
-
-
-def _refuse_if_queued(ws: Workspace, project: Any, name: str) -> None:
-    """A run in the foreground next to a background one would run the same tasks twice."""
-    from assay.errors import Conflict
-    from assay.experiments import get_experiment
-    from assay.jobs import EXPERIMENT, open_jobs
-    from assay.jobs.kinds import experiment_payload
-
-    experiment = get_experiment(ws, project, name, with_aggregates=False)
-    if open_jobs(ws, run_here=False).active(EXPERIMENT, experiment_payload(experiment.id)):
-        raise Conflict(
-            f"experiment {experiment.name!r} is queued or running in the background (a server "
-            f"or `assay worker`); follow it with `assay experiments show {name}`, stop it "
-            f"with `assay experiments cancel {name}`"
-        )
-
-
-def _queued(result: Any, data: Any, as_json: bool) -> None:
-    if as_json:
-        print_json(data)
-        return
-    console().print(
-        f"Experiment {result.name!r} is queued: a server or `assay worker` runs it. "
-        f"Follow it: assay experiments show {result.name}",
-        markup=False,
-    )
 
 
 def _ran(result: Any, data: Any, as_json: bool) -> None:
@@ -375,16 +331,9 @@ def cancel(
     from assay.store.db import transaction
 
     def body(ws: Workspace) -> Any:
-        from assay.jobs import EXPERIMENT, open_jobs
-        from assay.jobs.kinds import experiment_payload
-
         with transaction(ws.engine, None) as conn:
             cancelled = cancel_experiment(ws, project_of(ws, project), name, conn=conn)
-        jobs = open_jobs(ws, run_here=False)
-        try:
-            jobs.cancel(EXPERIMENT, experiment_payload(cancelled.id))
-        finally:
-            jobs.close()
+        drop_queued_run(ws, cancelled.id)
         return cancelled
 
     server = remote.server(ctx)
