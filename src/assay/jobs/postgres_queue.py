@@ -60,7 +60,7 @@ class PostgresQueue:
             hide_password=False
         )
         self._lock = threading.Lock()
-        self._deferrer: procrastinate.App | None = None
+        self._deferrer: tuple[procrastinate.App, Any] | None = None
 
     def submit(self, kind: str, payload: dict[str, Any]) -> bool:
         key = job_key(kind, payload)
@@ -97,17 +97,24 @@ class PostgresQueue:
     def close(self) -> None:
         with self._lock:
             if self._deferrer is not None:
-                self._deferrer.close()
+                app, pool = self._deferrer
+                app.close()
+                pool.close()
                 self._deferrer = None
 
     def _sync_app(self) -> procrastinate.App:
-        """The app that defers and cancels (synchronous, opened on first use)."""
+        """The app that defers and cancels (synchronous, opened on first use). It connects
+        when asked and keeps no idle connection nor pool thread: a submit is rare."""
         with self._lock:
             if self._deferrer is None:
+                import psycopg_pool
+
                 pro = _procrastinate()
-                connector = pro.SyncPsycopgConnector(conninfo=self.conninfo, min_size=1, max_size=2)
-                self._deferrer = pro.App(connector=connector).open()
-            return self._deferrer
+                pool = psycopg_pool.NullConnectionPool(self.conninfo, max_size=2, open=False)
+                pool.open(wait=True)
+                app = pro.App(connector=pro.SyncPsycopgConnector(conninfo=self.conninfo))
+                self._deferrer = (app.open(pool), pool)
+            return self._deferrer[0]
 
     async def _work(self, stop: threading.Event, wait: bool) -> None:
         pro = _procrastinate()
