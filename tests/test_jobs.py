@@ -228,3 +228,26 @@ def test_the_sqlite_queue_runs_one_job_per_key_and_requeues_a_dead_process(ws: W
     claimed = queue._claim()
     assert claimed is not None and claimed[2] == {"experiment": 1}
     assert queue._claim() is None  # the second job of the key waits for the first
+
+
+def test_every_server_process_shows_a_run_another_one_runs(
+    any_ws: Workspace, project: Project, slow_service: FakeRag
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from assay.web import create_app
+
+    experiment_id = experiment(any_ws, project, slow_service)
+    runner, watcher = TestClient(create_app(any_ws)), TestClient(create_app(any_ws))
+    runner.get("/")
+    runner.headers["X-CSRF-Token"] = runner.cookies["assay_csrf"]
+    assert runner.post(f"/api/projects/test/experiments/{experiment_id}/run").status_code == 202
+
+    def seen() -> dict[str, Any]:
+        shown = watcher.get(f"/api/projects/test/experiments/{experiment_id}").json()
+        return shown["experiment"]["progress"]  # type: ignore[no-any-return]
+
+    wait_until(lambda: seen()["running"] and seen()["done"] >= 1, "the watcher sees it run")
+    finished = {"status": "done", "running": False}
+    wait_until(lambda: seen().items() >= finished.items(), "the watcher sees it finish")
+    assert seen()["done"] == seen()["total"] == 5
