@@ -174,6 +174,11 @@ def seed_items(ws: Workspace, project: Project, count: int) -> None:
             conn.execute(events.insert(), event_rows)
         if (first + batch) % 20_000 == 0:
             print(f"  items: {first + batch}/{count}", flush=True)
+    if ws.engine.dialect.name == "postgresql":  # turn ids were given: move the sequence on
+        with ws.engine.begin() as conn:
+            conn.execute(
+                sa.text("SELECT setval(pg_get_serial_sequence('turns', 'id'), :n)"), {"n": turn_id}
+            )
 
 
 def check_sample(ws: Workspace, project: Project, ids: list[str]) -> None:
@@ -235,7 +240,7 @@ def main() -> None:
     sample = rng.sample(ids, args.requests)
     check_sample(ws, project, sample[:20])
 
-    client = TestClient(create_app(ws))
+    client = TestClient(create_app(ws), base_url="http://127.0.0.1:8765")  # a host Assay answers
     client.get("/")
     client.headers["X-CSRF-Token"] = client.cookies["assay_csrf"]
     pages = max(1, total // 50)

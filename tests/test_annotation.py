@@ -106,6 +106,7 @@ def test_or_groups_are_kept(ws: Workspace, project: Project, doc: Document) -> N
         ({"doc_id": "DOC", "text": "never written"}, "the text was not found in the document"),
         ({"doc_id": None, "text": "free text"}, "every evidence must point to a document"),
         ({"doc_id": "nope", "text": "x"}, "no document 'nope' in this project"),
+        ({"doc_id": "nope", "start": 0, "end": 3}, "no document 'nope' in this project"),
     ],
 )
 def test_bad_evidence_is_refused_and_nothing_is_stored(
@@ -115,6 +116,22 @@ def test_bad_evidence_is_refused_and_nothing_is_stored(
     with pytest.raises(InvalidInput, match="turn 1, evidence 1: " + message):
         create_item(ws, project, qa(doc, evidence=[ev]))
     assert list_items(ws, project)[0] == 0
+
+
+def test_offsets_count_characters_not_bytes(ws: Workspace, project: Project) -> None:
+    """Offsets are characters, not bytes, on both databases."""
+    text = "Größe 😀 über alles.\nDie Straße ist 5 km lang.\n"
+    doc = ingest_bytes(ws, project, "de.txt", text.encode())
+    start = text.index("Straße")
+    item = create_item(
+        ws,
+        project,
+        qa(doc, evidence=[{"doc_id": doc.id, "start": start, "end": start + 6, "text": "Straße"}]),
+    )
+    assert item.turns[0].evidence[0].text == "Straße"
+    end = len(text.rstrip("\n"))
+    with pytest.raises(InvalidInput, match=f"offsets 0..{end + 2} are outside the document"):
+        create_item(ws, project, qa(doc, evidence=[{"doc_id": doc.id, "start": 0, "end": end + 2}]))
 
 
 def test_imported_text_that_cannot_be_located_is_kept_and_flagged(

@@ -176,6 +176,21 @@ def test_projects_settings_choose_the_generator(tmp_path: Path, corpus: Path) ->
     assert result.exit_code == 1 and "offline, local" in result.output
 
 
+def test_projects_settings_say_whether_annotators_see_every_item(tmp_path: Path) -> None:
+    home = str(tmp_path / "ws")
+    invoke("--home", home, "init", "--project", "handbook")
+    shown = invoke("--home", home, "projects", "settings")
+    assert "annotators see: only their own items" in shown.output
+    result = invoke("--home", home, "projects", "settings", "--annotators-see-all", "--json")
+    assert json.loads(result.stdout)["annotators_see_all"] is True
+    again = invoke("--home", home, "projects", "settings", "--annotators-own-only")
+    assert "annotators see: only their own items" in again.output, again.output
+    reset = invoke(
+        "--home", home, "projects", "settings", "--reset", "annotators_see_all", "--json"
+    )
+    assert json.loads(reset.stdout)["annotators_see_all"] is False
+
+
 def test_a_busy_port_names_the_setting(tmp_path: Path) -> None:
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))

@@ -14,7 +14,7 @@ from assay.people.members import set_role
 from assay.people.mode import set_team_mode
 from assay.people.tokens import create_token
 from assay.store.db import utcnow
-from assay.store.projects import create_project, get_project, update_project_settings
+from assay.store.projects import create_project, get_project
 from assay.store.schema import api_tokens
 from assay.store.workspace import Workspace
 from assay.web import create_app
@@ -340,9 +340,17 @@ def test_annotators_write_and_open_their_own_items_only(team: Workspace) -> None
     page = bob.get("/projects/p/items")
     assert page.status_code == 200 and mine["id"] in page.text and other not in page.text
     assert bob.get("/api/projects/p/conversations").json()["total"] == 0
-    # a project that lets annotators see all items shows them everything
-    update_project_settings(team, get_project(team, "p"), {"annotators_see_all": True})
+    # a project that lets annotators see all items shows them everything; only an owner or a
+    # lead may say so, with true or false
+    see_all = "/api/projects/p/settings"
+    assert bob.put(see_all, json={"annotators_see_all": True}).status_code == 403
+    refused = root.put(see_all, json={"annotators_see_all": "yes"})
+    assert refused.status_code == 422 and "annotators_see_all" in refused.text
+    assert root.put(see_all, json={"annotators_see_all": True}).status_code == 200
+    assert get_project(team, "p").settings["annotators_see_all"] is True
     assert bob.get("/api/projects/p/items").json()["total"] == 2
+    assert root.put(see_all, json={"annotators_see_all": None}).status_code == 200
+    assert bob.get("/api/projects/p/items").json()["total"] == 1
 
 
 def test_an_import_aimed_at_another_project_is_checked_there(team: Workspace) -> None:

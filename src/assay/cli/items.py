@@ -144,21 +144,15 @@ def show(
     With --json, prints {"item", "findings", "documents"} (documents: the names of the
     documents its evidence points to), as GET /api/projects/NAME/items/ITEM_ID does.
     """
-    from assay.corpus.documents import get_document
-    from assay.errors import NotFound
+    from assay.corpus.documents import document_names
     from assay.gold.checks import check_item
     from assay.gold.item_reads import get_item
 
     def body(ws: Workspace) -> tuple[Item, list[Any], dict[str, str]]:
         target: Project = project_of(ws, project)
         item = get_item(ws, target, item_id)
-        names: dict[str, str] = {}
-        for doc_id in sorted({e.doc_id for t in item.turns for e in t.evidence if e.doc_id}):
-            try:
-                names[doc_id] = get_document(ws, target, doc_id).name
-            except NotFound:
-                continue
-        return item, check_item(item, target), names
+        cited = (e.doc_id for t in item.turns for e in t.evidence if e.doc_id)
+        return item, check_item(item, target), document_names(ws, target, cited)
 
     item, findings, names = run(ctx, body)
     if as_json:

@@ -222,15 +222,24 @@ def settings(
         '"hybrid", "k": 5}) or @FILE; the fields given replace the stored ones.',
         show_default=False,
     ),
+    see_all: bool = typer.Option(
+        None,
+        "--annotators-see-all/--annotators-own-only",
+        help="Whether annotators read every item of the project or only their own (the "
+        "default: only their own).",
+        show_default=False,
+    ),
     reset: list[str] = typer.Option(
         [],
         "--reset",
         metavar="PART",
-        help="Restore the default of generator, retriever, enrichments or query_types.",
+        help="Restore the default of generator, retriever, enrichments, query_types or "
+        "annotators_see_all.",
     ),
     as_json: bool = JsonOption,
 ) -> None:
-    """Show or change a project's generator and retriever settings.
+    """Show or change a project's generator and retriever settings, and whether its
+    annotators see every item.
 
     `assay chat`, `assay generate`, `assay synthesize` and the web workbench use the
     project's generator (offline by default: extractive, no LLM) and retriever. See
@@ -256,6 +265,8 @@ def settings(
         if retriever is not None:
             stored = retriever_settings(target).model_dump()
             changes["retriever"] = {**stored, **_spec("--retriever", retriever, retriever_presets)}
+        if see_all is not None:
+            changes["annotators_see_all"] = see_all
         if changes:
             target = update_settings(ws, target, changes)
         return {"project": target.name, **settings_view(target)}
@@ -268,5 +279,7 @@ def settings(
     for part in ("generator", "retriever"):
         values = {k: v for k, v in shown[part].items() if k != "prompt_template"}
         out.print(f"{part}: {json.dumps(values, ensure_ascii=False)}", markup=False)
+    seen = "every item" if shown["annotators_see_all"] else "only their own items"
+    out.print(f"annotators see: {seen}", markup=False)
     if changes:
         out.print(f"Saved the settings of project {shown['project']!r}.", markup=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -95,6 +95,25 @@ def list_documents(
         )
         for row in rows
     ]
+
+
+def document_names(
+    ws: Workspace, project: Project, doc_ids: Iterable[str], *, conn: sa.Connection | None = None
+) -> dict[str, str]:
+    """Names of the project's documents among ``doc_ids`` (ids of other projects or of deleted
+    documents are left out), read without their text."""
+    wanted = sorted(set(doc_ids))
+    names: dict[str, str] = {}
+    with reading(ws.engine, conn) as reader:
+        for first in range(0, len(wanted), 500):
+            rows = reader.execute(
+                sa.select(documents.c.id, documents.c.name).where(
+                    documents.c.project_id == project.id,
+                    documents.c.id.in_(wanted[first : first + 500]),
+                )
+            )
+            names.update({row.id: row.name for row in rows})
+    return dict(sorted(names.items()))
 
 
 def count_documents(ws: Workspace, project: Project, *, conn: sa.Connection | None = None) -> int:

@@ -9,6 +9,8 @@
   embedder, weights, k_rrf).
 - ``enrichments``: ``{name: [values]}`` offered per conversation turn.
 - ``query_types``: see :mod:`assay.gold.taxonomy`.
+- ``annotators_see_all``: whether annotators read every item of the project, not only their
+  own (the role table's ``item.read`` rule asks for it).
 """
 
 from __future__ import annotations
@@ -73,10 +75,14 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
             settings[key] = check_enrichments(value)
         elif key == "query_types":
             settings[key] = check_query_types(value)
+        elif key == "annotators_see_all":
+            if not isinstance(value, bool):
+                raise InvalidInput(f"annotators_see_all: give true or false, not {value!r}")
+            settings[key] = value
         else:
             raise InvalidInput(
                 f"unknown setting {key!r}; settings are: generator, retriever, enrichments, "
-                "query_types"
+                "query_types, annotators_see_all"
             )
     return update_project_settings(ws, project, settings)
 
@@ -87,4 +93,5 @@ def settings_view(project: Project) -> dict[str, Any]:
         "generator": dataclasses.asdict(generator_settings(project)),
         "retriever": retriever_settings(project).model_dump(),
         "enrichments": enrichment_vocabulary(project),
+        "annotators_see_all": bool(project.settings.get("annotators_see_all")),
     }

@@ -24,7 +24,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
-from assay.corpus.documents import get_document
+from assay.corpus.documents import document_names
 from assay.errors import AssayError, Conflict, InvalidInput, NotFound
 from assay.gold.item_inputs import editable_copy
 from assay.gold.item_reads import get_item
@@ -109,13 +109,9 @@ def context_doc_id(entry: Mapping[str, Any]) -> str | None:
 
 def doc_names(ws: Workspace, project: Project, doc_ids: Iterable[str]) -> dict[str, str]:
     """Document names by id; an id whose document is gone names itself."""
-    names: dict[str, str] = {}
-    for doc_id in dict.fromkeys(doc_ids):
-        try:
-            names[doc_id] = get_document(ws, project, doc_id).name
-        except NotFound:
-            names[doc_id] = doc_id
-    return names
+    wanted = list(dict.fromkeys(doc_ids))
+    names = document_names(ws, project, wanted)
+    return {doc_id: names.get(doc_id, doc_id) for doc_id in wanted}
 
 
 def retrieve(

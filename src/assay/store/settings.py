@@ -43,6 +43,21 @@ class Settings(BaseSettings):
     )
     host: str = Field(default="127.0.0.1", description="Address `assay serve` binds to.")
     port: int = Field(default=8765, ge=0, le=65535, description="Port `assay serve` listens on.")
+    workers: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Server processes `assay serve` starts; they share its port and database.",
+    )
+    threads: int = Field(
+        default=16,
+        ge=1,
+        le=256,
+        description=(
+            "Requests one server process handles at once (its thread pool), and so the size "
+            "of its database connection pool."
+        ),
+    )
     contact_info: str = Field(
         default="",
         description=(

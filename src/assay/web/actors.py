@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from fastapi import Request
 
 from assay.errors import AssayError, NotAuthenticated, NotFound
-from assay.people.access import Actor, check, may
+from assay.people.access import Actor, Decision, check, may, permitted_actions
 from assay.people.accounts import account_by_id, get_account, local_account
 from assay.people.mode import team_mode
 from assay.people.ownership import owns_item
@@ -91,6 +91,36 @@ def check_question_edit(request: Request, project: Project, stored: Item, new: I
     ws = workspace(request)
     own = owns_item(ws, project.id, stored.id, actor.username)
     check(ws, actor, "item.edit_query", project, own=own)
+
+
+def may_edit_question(request: Request, project: Project, item: Item) -> Decision:
+    """Whether the caller may change the item's questions (:func:`check_question_edit`
+    refuses such a save otherwise): the editor shows a question read-only when not."""
+    actor = request_actor(request)
+    ws = workspace(request)
+    own = not actor.personal and owns_item(ws, project.id, item.id, actor.username)
+    return may(ws, actor, "item.edit_query", project, own=own)
+
+
+def allowed_actions(request: Request) -> frozenset[str]:
+    """What the caller may do in the project the path names (outside one: the workspace
+    actions), for pages that show only the controls their reader may use; the guard still
+    decides every request. Worked out once per request, and only when a page asks."""
+    known = getattr(request.state, "allowed_actions", None)
+    if isinstance(known, frozenset):
+        return known
+    allowed: frozenset[str] = frozenset()
+    actor = signed_in_actor(request)
+    if actor is not None:
+        ws = workspace(request)
+        name = request.path_params.get("name")
+        try:
+            project = get_project(ws, name) if name is not None else None
+        except NotFound:  # the error page of an unknown project
+            project = None
+        allowed = permitted_actions(ws, actor, project)
+    request.state.allowed_actions = allowed
+    return allowed
 
 
 def request_actor(request: Request, *, conn: sa.Connection | None = None) -> Actor:

@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from assay.corpus.documents import document_names
 from assay.errors import NotFound
 from assay.gold.conversations import conversation_checks
 from assay.gold.item_inputs import editable_copy, editable_json
@@ -23,7 +24,7 @@ from assay.gold.turn_answers import answer_events, canonical_context, context_do
 from assay.records import Item, ItemSummary, Project, to_json
 from assay.store.workspace import Workspace
 from assay.web.actors import own_items_only
-from assay.web.items_view import conflict_response, document_names
+from assay.web.items_view import conflict_response
 
 
 def get_conversation(ws: Workspace, project: Project, item_id: str) -> Item:

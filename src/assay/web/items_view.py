@@ -14,8 +14,8 @@ from urllib.parse import parse_qsl, quote, urlencode
 
 from fastapi.responses import JSONResponse
 
-from assay.corpus.documents import get_document
-from assay.errors import Conflict, NotFound
+from assay.corpus.documents import document_names
+from assay.errors import Conflict
 from assay.gold.checks import check_item
 from assay.gold.item_inputs import editable_json
 from assay.gold.item_reads import list_items
@@ -37,16 +37,6 @@ def type_options(project: Project, language: str) -> list[dict[str, str]]:
         label, help_text = qt.text(language)
         options.append({"id": qt.id, "label": label, "help": help_text})
     return options
-
-
-def document_names(ws: Workspace, project: Project, doc_ids: set[str]) -> dict[str, str]:
-    names: dict[str, str] = {}
-    for doc_id in sorted(doc_ids):
-        try:
-            names[doc_id] = get_document(ws, project, doc_id).name
-        except NotFound:
-            continue
-    return names
 
 
 def item_payload(ws: Workspace, project: Project, item: Item) -> dict[str, Any]:

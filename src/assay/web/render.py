@@ -47,7 +47,11 @@ def translator(request: Request) -> Translator:
 def render(
     request: Request, template: str, *, status_code: int = 200, **context: Any
 ) -> HTMLResponse:
-    """Render a page; every template gets ``_`` (translate), ``lang`` and ``csrf_token``."""
+    """Render a page; every template gets ``_`` (translate), ``lang``, ``csrf_token`` and
+    ``can(action)``: whether the reader may do that here, to show only the controls they may
+    use (the guard still decides every request)."""
+    from assay.web.actors import allowed_actions  # imported here: actors uses workspace()
+
     t = translator(request)
     return request.app.state.templates.TemplateResponse(  # type: ignore[no-any-return]
         request,
@@ -58,6 +62,7 @@ def render(
             "csrf_token": request.scope.get("state", {}).get("csrf_token", ""),
             "contact_info": workspace(request).settings.contact_info,
             "actor": getattr(request.state, "actor", None),
+            "can": lambda action: action in allowed_actions(request),
             **context,
         },
         status_code=status_code,

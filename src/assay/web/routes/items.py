@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.corpus.documents import document_names
 from assay.gold.item_inputs import ItemBody
 from assay.gold.item_reads import get_item, item_events
 from assay.gold.item_writes import (
@@ -26,14 +27,13 @@ from assay.gold.item_writes import (
 from assay.records import INT32, Item, Project, to_json
 from assay.search.indexes import search
 from assay.store.workspace import Workspace
-from assay.web.actors import check_question_edit, own_items_only
+from assay.web.actors import check_question_edit, may_edit_question, own_items_only
 from assay.web.bounds import Offset, PageNumber, Position
 from assay.web.items_view import (
     PAGE_SIZE,
     SORT_OPTIONS,
     clean_filters,
     conflict_response,
-    document_names,
     editor_url,
     find_items,
     item_payload,
@@ -257,4 +257,5 @@ def _editor(
         item=item,
         types=types,
         data=data,
+        question_locked=item is not None and not may_edit_question(request, project, item),
     )

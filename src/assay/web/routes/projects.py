@@ -7,18 +7,19 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from assay.corpus.chunkings import list_chunkings
 from assay.corpus.documents import count_documents
 from assay.gold.item_reads import list_items
+from assay.gold.project_config import update_settings
 from assay.gold.synthesis import acceptance_rates
-from assay.gold.taxonomy import DEFAULT_QUERY_TYPES, check_query_types, query_types
+from assay.gold.taxonomy import DEFAULT_QUERY_TYPES, query_types
 from assay.people.access import visible_projects
 from assay.records import to_json
 from assay.store.projects import LANGUAGES as PROJECT_LANGUAGES
-from assay.store.projects import create_project, get_project, list_projects, update_project_settings
-from assay.web.actors import request_actor
+from assay.store.projects import create_project, get_project, list_projects
+from assay.web.actors import own_items_only, request_actor
 from assay.web.i18n import COOKIE, LANGUAGES
 from assay.web.render import render, workspace
 from assay.web.routes.members import members_panel
@@ -39,6 +40,10 @@ class SettingsIn(BaseModel):
         default=None,
         description="Query types: [{id, label: {en, de}, help: {en, de}}]; null = the defaults",
     )
+    annotators_see_all: StrictBool | None = Field(
+        default=None,
+        description="Whether annotators read every item, not only their own; null = no",
+    )
 
 
 def query_types_json(entries: Any) -> list[dict[str, Any]]:
@@ -46,10 +51,13 @@ def query_types_json(entries: Any) -> list[dict[str, Any]]:
 
 
 def project_overview(request: Request, name: str) -> dict[str, Any]:
+    """The project's counts; items counted are those the caller's lists show (an annotator's
+    own, see ``own_items_only``)."""
     ws = workspace(request)
     project = get_project(ws, name)
+    mine = own_items_only(request, project)
     by_status = {
-        status: list_items(ws, project, status=status, limit=0)[0]
+        status: list_items(ws, project, status=status, author=mine, limit=0)[0]
         for status in ("draft", "submitted", "accepted", "rejected")
     }
     return {
@@ -69,7 +77,8 @@ def project_overview(request: Request, name: str) -> dict[str, Any]:
 
 @router.get("/api/projects", tags=["projects"])
 def api_projects(request: Request) -> Any:
-    """The projects the signed-in account may see (all of them in personal mode)."""
+    """The projects the signed-in account may see (all of them in personal mode), with the
+    number of items it may read there."""
     ws = workspace(request)
     return to_json(
         [
@@ -78,7 +87,7 @@ def api_projects(request: Request) -> Any:
                 "language": p.language,
                 "importing_since": p.importing_since,
                 "documents": count_documents(ws, p),
-                "items": list_items(ws, p, limit=0)[0],
+                "items": list_items(ws, p, author=own_items_only(request, p), limit=0)[0],
             }
             for p in visible_projects(ws, request_actor(request), list_projects(ws))
         ]
@@ -98,18 +107,16 @@ def api_project(request: Request, name: str) -> Any:
 
 @router.put("/api/projects/{name}/settings", tags=["projects"])
 def api_update_settings(request: Request, name: str, body: SettingsIn) -> Any:
-    """Change project settings (for now the query-type taxonomy); invalid lists get 422."""
+    """Change project settings (the query-type taxonomy, whether annotators see every item);
+    invalid values get 422."""
     ws = workspace(request)
-    project = get_project(ws, name)
-    settings = dict(project.settings)
+    changes: dict[str, Any] = {}
     if "query_types" in body.model_fields_set:
-        if body.query_types is None:
-            settings.pop("query_types", None)
-        else:
-            settings["query_types"] = check_query_types(
-                [without_blanks(entry) for entry in body.query_types]
-            )
-    update_project_settings(ws, project, settings)
+        given = body.query_types
+        changes["query_types"] = None if given is None else [without_blanks(e) for e in given]
+    if "annotators_see_all" in body.model_fields_set:
+        changes["annotators_see_all"] = body.annotators_see_all
+    update_settings(ws, get_project(ws, name), changes)
     return to_json(project_overview(request, name))
 
 

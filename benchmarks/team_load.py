@@ -1,0 +1,380 @@
+"""A team at work: 50 signed-in annotators on one server, on SQLite and on PostgreSQL.
+
+The workspace holds the project of benchmarks/workbench.py (by default 100k items and 1M
+sentence chunks over 1,000 documents), seeded once per ``--home`` and database and reused. Team
+mode is on; every simulated annotator has an account, is an annotator of the project and signs
+in through the API as the sign-in page does. The items are split among the annotators (by a
+hash of the id), so each one's list holds their own items, as in a team.
+
+Each annotator repeats what a person at the workbench does, with a think time drawn from an
+exponential distribution (mean ``--think`` seconds) before every request:
+  1. opens a random page of the items list (one of the first 20);
+  2. opens an item from that page through the link the page shows (with its list context);
+  3. reads the item's JSON, searches while typing (three growing prefixes of a question);
+  4. autosaves 3 times, each save sending the version it read.
+Latencies are measured at the client (httpx, HTTP/1.1 keep-alive, one connection per
+annotator). Every acknowledged save's answer is checked against the database at the end: a
+save answered 200 whose text is not stored counts as lost.
+
+Then a closed loop (no think time, ``--closed-clients`` clients, ``--closed-seconds``) gives
+requests/s for each ``--workers`` count, alternating databases in one run.
+
+The load generator runs in this process on the same machine, so it takes CPU from the server:
+figures are a floor for a server with its own cores.
+
+    python benchmarks/team_load.py [--home DIR] [--items 100000] [--docs 1000]
+        [--chunks-per-doc 1000] [--annotators 50] [--seconds 120] [--think 1.0]
+        [--workers 1,2,4] [--closed-clients 16] [--closed-seconds 20] [--rounds 1]
+        [--only sqlite|postgres]
+
+Goals (issue 13): autosave p95 <= 50 ms, editor p95 <= 150 ms, search-while-typing p95
+<= 50 ms, 0 errors, 0 lost saves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import sqlalchemy as sa
+
+sys.path.insert(0, str(Path(__file__).parent))
+from import_autosave import free_port, postgres_server
+from workbench import PROJECT, WORDS, seed
+
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
+
+PASSWORD = "team-load-password-1"
+LINK = re.compile(r'href="(/projects/[^"/]+/items/([0-9a-f-]{36})\?[^"]*)"')
+
+
+@dataclass
+class Figures:
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    saved: dict[str, str] = field(default_factory=dict)
+    """item id -> the answer of its last acknowledged save"""
+
+
+def prepare(kind: str, home: Path, url: str, args: argparse.Namespace) -> None:
+    """Seed (once), then accounts, members and team mode (idempotent)."""
+    from assay.errors import NotFound
+    from assay.people.accounts import create_account, get_account
+    from assay.people.members import set_role
+    from assay.people.mode import set_team_mode
+
+    ws = Workspace.open(Settings(home=home, database_url=url))
+    try:
+        project = seed(ws, args)
+        names = [f"annotator{n:02d}" for n in range(args.annotators)]
+        try:
+            get_account(ws, "lead")
+        except NotFound:
+            create_account(ws, "lead", PASSWORD, admin=True)
+        for name in names:
+            try:
+                get_account(ws, name)
+            except NotFound:
+                create_account(ws, name, PASSWORD)
+            set_role(ws, project.id, get_account(ws, name).id, "annotator")
+        hand_out_items(ws, project.id, names)
+        set_team_mode(ws, True)
+    finally:
+        ws.close()
+    print(f"[{kind}] prepared: {args.annotators} annotator accounts, team mode on", flush=True)
+
+
+def owner_of(item_id: str, count: int) -> int:
+    """Which annotator an item belongs to: the items are split among them by a hash."""
+    return int(hashlib.sha1(item_id.encode()).hexdigest(), 16) % count
+
+
+def hand_out_items(ws: Workspace, project_id: int, names: list[str]) -> None:
+    """Make every item one annotator's own, so each works on their own list, as annotators
+    do (their lists show only their items)."""
+    from assay.store.schema import items
+
+    with ws.engine.begin() as conn:
+        ids = conn.scalars(sa.select(items.c.id).where(items.c.project_id == project_id)).all()
+        shares: dict[int, list[str]] = defaultdict(list)
+        for item_id in ids:
+            shares[owner_of(item_id, len(names))].append(item_id)
+        for number, share in shares.items():
+            for first in range(0, len(share), 5000):
+                conn.execute(
+                    items.update()
+                    .where(items.c.id.in_(share[first : first + 5000]))
+                    .values(author=names[number])
+                )
+
+
+@contextmanager
+def server(home: Path, url: str, workers: int) -> Iterator[str]:
+    port = free_port()
+    env = {**os.environ, "ASSAY_HOME": str(home), "ASSAY_DATABASE_URL": url}
+    command = [sys.executable, "-m", "assay", "serve", "--port", str(port)]
+    if workers > 1:
+        command += ["--workers", str(workers)]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(base + "/api/session", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"the server did not start (exit code {process.poll()})")
+            time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+async def signed_in(base: str, username: str) -> httpx.AsyncClient:
+    client = httpx.AsyncClient(base_url=base, timeout=30)
+    await client.get("/login")
+    csrf = client.cookies.get("assay_csrf", "")
+    client.headers["X-CSRF-Token"] = csrf
+    reply = await client.post("/api/session", json={"username": username, "password": PASSWORD})
+    reply.raise_for_status()
+    return client
+
+
+async def timed(figures: Figures, label: str, call: Any) -> httpx.Response | None:
+    began = time.perf_counter()
+    try:
+        reply: httpx.Response = await call
+    except httpx.HTTPError:
+        figures.errors[label] += 1
+        return None
+    figures.latencies[label].append((time.perf_counter() - began) * 1000)
+    if reply.status_code >= 400:
+        figures.errors[label] += 1
+        return None
+    return reply
+
+
+async def annotator(
+    base: str, number: int, count: int, until: float, think: float, figures: Figures
+) -> None:
+    rng = random.Random(number)
+    client = await signed_in(base, f"annotator{number:02d}")
+    items = f"/projects/{PROJECT}/items"
+    api = f"/api/projects/{PROJECT}"
+
+    async def pause() -> None:
+        await asyncio.sleep(rng.expovariate(1 / think) if think else 0)
+
+    try:
+        while time.monotonic() < until:
+            await pause()
+            page = await timed(
+                figures, "list page", client.get(items, params={"page": rng.randint(1, 20)})
+            )
+            if page is None:
+                continue
+            links = [
+                (url, item_id)
+                for url, item_id in LINK.findall(page.text)
+                if owner_of(item_id, count) == number
+            ]
+            if not links:
+                continue
+            url, item_id = rng.choice(links)
+            await pause()
+            if await timed(figures, "editor page", client.get(url.replace("&amp;", "&"))) is None:
+                continue
+            reply = await timed(figures, "item JSON", client.get(f"{api}/items/{item_id}"))
+            if reply is None:
+                continue
+            payload = reply.json()
+            words = [rng.choice(WORDS) for _ in range(3)]
+            for typed in range(1, 4):
+                await pause()
+                query = " ".join(words[:typed])
+                await timed(
+                    figures,
+                    "search while typing",
+                    client.get(f"{api}/editor/search", params={"q": query}),
+                )
+            version, body = payload["item"]["version"], payload["input"]
+            first_answer = body["turns"][0]["answer"]
+            for edit in range(3):
+                await pause()
+                answer = f"{first_answer} (annotator {number}, edit {edit}, {time.time():.3f})"
+                body["turns"][0]["answer"] = answer
+                saved = await timed(
+                    figures,
+                    "autosave",
+                    client.put(f"{api}/items/{item_id}", json={"version": version, "item": body}),
+                )
+                if saved is None:
+                    break
+                version = saved.json()["item"]["version"]
+                figures.saved[item_id] = answer
+    finally:
+        await client.aclose()
+
+
+def lost_saves(url: str, home: Path, saved: dict[str, str]) -> int:
+    from assay.store.schema import turns
+
+    ws = Workspace.open(Settings(home=home, database_url=url))
+    try:
+        with ws.engine.connect() as conn:
+            stored = dict(
+                conn.execute(
+                    sa.select(turns.c.item_id, turns.c.answer).where(
+                        turns.c.item_id.in_(list(saved)), turns.c.ordinal == 0
+                    )
+                ).all()
+            )
+    finally:
+        ws.close()
+    return sum(1 for item_id, answer in saved.items() if stored.get(item_id) != answer)
+
+
+def report(kind: str, label: str, figures: Figures, seconds: float) -> None:
+    total = sum(len(values) for values in figures.latencies.values())
+    print(f"[{kind}] {label}: {total} requests in {seconds:.0f} s ({total / seconds:.1f}/s), "
+          f"errors {dict(figures.errors) or 0}, load {os.getloadavg()[0]:.1f}")  # fmt: skip
+    for name, values in sorted(figures.latencies.items()):
+        ordered = sorted(values)
+        p95 = ordered[max(0, int(len(ordered) * 0.95) - 1)]
+        print(f"    {name:<22} n={len(ordered):<6} p50 {statistics.median(ordered):7.1f} ms   "
+              f"p95 {p95:7.1f} ms   max {ordered[-1]:7.1f} ms")  # fmt: skip
+
+
+def team_round(kind: str, home: Path, url: str, args: argparse.Namespace) -> None:
+    figures = Figures()
+    with server(home, url, args.workers[0]) as base:
+        until = time.monotonic() + args.seconds
+
+        async def everyone() -> None:
+            await asyncio.gather(
+                *(
+                    annotator(base, n, args.annotators, until, args.think, figures)
+                    for n in range(args.annotators)
+                )
+            )
+
+        began = time.monotonic()
+        asyncio.run(everyone())
+        elapsed = time.monotonic() - began
+    report(
+        kind,
+        f"{args.annotators} annotators, think {args.think} s, {args.workers[0]} worker(s)",
+        figures,
+        elapsed,
+    )
+    lost = lost_saves(url, home, figures.saved)
+    print(f"[{kind}]     acknowledged saves {len(figures.saved)}, lost {lost}")
+
+
+def closed_round(kind: str, home: Path, url: str, workers: int, args: argparse.Namespace) -> float:
+    figures = Figures()
+    with server(home, url, workers) as base:
+        until = time.monotonic() + args.closed_seconds
+
+        async def everyone() -> None:
+            await asyncio.gather(
+                *(
+                    annotator(base, n, args.annotators, until, 0.0, figures)
+                    for n in range(args.closed_clients)
+                )
+            )
+
+        began = time.monotonic()
+        asyncio.run(everyone())
+        elapsed = time.monotonic() - began
+    total = sum(len(values) for values in figures.latencies.values())
+    errors = sum(figures.errors.values())
+    print(
+        f"[{kind}] closed loop, {workers} worker(s), {args.closed_clients} clients: "
+        f"{total / elapsed:.1f} requests/s, errors {errors}, load {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    return total / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--home", default="/tmp/assay-bench-team")
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--docs", type=int, default=1000)
+    parser.add_argument("--chunks-per-doc", type=int, default=1000)
+    parser.add_argument("--annotators", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=120)
+    parser.add_argument("--think", type=float, default=1.0, help="mean think time, seconds")
+    parser.add_argument("--workers", default="1,2,4", help="worker counts for the closed loop")
+    parser.add_argument("--closed-clients", type=int, default=16)
+    parser.add_argument("--closed-seconds", type=float, default=20)
+    parser.add_argument("--rounds", type=int, default=1, help="closed-loop rounds per worker count")
+    parser.add_argument("--only", choices=["sqlite", "postgres"])
+    args = parser.parse_args()
+    args.workers = [int(n) for n in args.workers.split(",")]
+    kinds = [args.only] if args.only else ["sqlite", "postgres"]
+    print(f"{os.cpu_count()} CPUs, load {os.getloadavg()}", flush=True)
+    with postgres_server() as pg_url:
+        targets: dict[str, tuple[Path, str]] = {}
+        for kind in kinds:
+            home = Path(args.home) / kind
+            home.mkdir(parents=True, exist_ok=True)
+            if kind == "sqlite":
+                targets[kind] = (home, f"sqlite:///{home / 'assay.db'}")
+            elif pg_url is None:
+                print("[postgres] no PostgreSQL server: skipped")
+            else:
+                targets[kind] = (home, database(pg_url, "assay_team_load"))
+        for kind, (home, url) in targets.items():
+            args.home = str(home)  # seed() reports where it reuses a project
+            prepare(kind, home, url, args)
+        for kind, (home, url) in targets.items():
+            team_round(kind, home, url, args)
+        rates: dict[tuple[str, int], list[float]] = defaultdict(list)
+        for _ in range(args.rounds):
+            for workers in args.workers:
+                for kind, (home, url) in targets.items():  # databases alternate
+                    rates[kind, workers].append(closed_round(kind, home, url, workers, args))
+        for (kind, workers), values in sorted(rates.items()):
+            print(
+                f"[{kind}] closed loop {workers} worker(s): min {min(values):.1f}, median "
+                f"{statistics.median(values):.1f} requests/s over {len(values)} round(s)"
+            )
+
+
+def database(server_url: str, name: str) -> str:
+    """The benchmark's database on the server (created once, kept for reuse)."""
+    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        if (
+            conn.scalar(sa.text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": name})
+            is None
+        ):
+            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return sa.make_url(server_url).set(database=name).render_as_string(hide_password=False)
+
+
+if __name__ == "__main__":
+    main()
