@@ -377,3 +377,23 @@ workspace_settings = sa.Table(
     sa.Column("value", sa.JSON, nullable=False),
     sa.Column("updated_at", Timestamp, nullable=False),
 )
+
+# the in-process job queue of a SQLite workspace (assay.jobs.sqlite_queue); on PostgreSQL the
+# table stays empty: procrastinate keeps its own (procrastinate_jobs, created by migration 0010)
+jobs = sa.Table(
+    "jobs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("kind", sa.String(40), nullable=False),
+    # at most one job per key is queued or running (an experiment has one run at a time)
+    sa.Column("key", sa.String(200), nullable=False),
+    sa.Column("payload", sa.JSON, nullable=False),
+    # todo, doing or failed; a finished or cancelled job's row is deleted
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("worker", sa.String(300), nullable=True),  # host:pid of the process running it
+    sa.Column("heartbeat_at", Timestamp, nullable=True),
+    sa.Column("message", sa.Text, nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+    sa.Index(None, "status", "key"),
+)

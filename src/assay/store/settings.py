@@ -97,6 +97,26 @@ class Settings(BaseSettings):
         description="Whether outgoing requests may go to loopback addresses (127.0.0.0/8, ::1).",
     )
 
+    server_runs_jobs: bool = Field(
+        default=True,
+        description=(
+            "Whether `assay serve` runs background jobs (experiment runs) in its own "
+            "process; turn off when `assay worker` processes run them instead."
+        ),
+    )
+    job_heartbeat_seconds: float = Field(
+        default=10.0,
+        ge=0.2,
+        description=(
+            "How often a process running jobs says it is alive; a job whose process missed "
+            "three of these is put back in the queue and resumed by another."
+        ),
+    )
+    job_concurrency: int = Field(
+        default=4,
+        ge=1,
+        description="How many jobs one server or `assay worker` process runs at once.",
+    )
     session_idle_minutes: int = Field(
         default=480,
         ge=1,

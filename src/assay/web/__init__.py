@@ -31,6 +31,7 @@ from assay.errors import (
     NotAuthenticated,
     NotFound,
 )
+from assay.jobs import open_jobs
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
 from assay.transfer.files import clean_upload_folders
@@ -38,7 +39,6 @@ from assay.web import apidocs
 from assay.web.actors import guard
 from assay.web.bodylimit import BodyLimitMiddleware
 from assay.web.csrf import CSRFMiddleware
-from assay.web.experiment_jobs import ExperimentJobs
 from assay.web.headers import SecurityHeadersMiddleware
 from assay.web.hosts import HostMiddleware
 from assay.web.i18n import load_catalogs
@@ -81,12 +81,21 @@ STATUS = {
 
 
 def create_app(ws: Workspace) -> FastAPI:
+    jobs = open_jobs(ws)
+
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        """While serving, a worker thread runs background jobs (ASSAY_SERVER_RUNS_JOBS),
+        resuming those a dead process left behind."""
         # sync routes run in anyio's default pool (40 threads); sized to the settings instead,
         # so it matches the database connection pool (store.db.create_engine)
         anyio.to_thread.current_default_thread_limiter().total_tokens = ws.settings.threads
-        yield
+        if ws.settings.server_runs_jobs:
+            jobs.start()
+        try:
+            yield
+        finally:
+            jobs.stop()
 
     app = FastAPI(
         title="Assay",
@@ -101,7 +110,7 @@ def create_app(ws: Workspace) -> FastAPI:
     app.state.catalogs = load_catalogs()
     app.state.transfer_jobs = JobRegistry(folder=ws.settings.home / "jobs")
     clean_upload_folders(ws)  # what a killed server's imports left behind
-    app.state.experiment_jobs = ExperimentJobs()
+    app.state.jobs = jobs
     app.state.login_limiter = LoginLimiter()
     # outermost last: a trusted proxy's client address and scheme, headers on every answer,
     # then Host, CSRF, body size, strict JSON
