@@ -239,6 +239,10 @@ def test_list_filters_sorts_and_pages(ws: Workspace, project: Project, doc: Docu
     ]
     total, _ = list_items(ws, project, text="TRAINS")
     assert total == 10
+    uncounted, same = list_items(
+        ws, project, query_type="summary", author="bob", sort="query", count=False
+    )
+    assert uncounted == 0 and same == page  # the rows without the count
     total, _ = list_items(ws, project, text="140 euros")  # matches answers too
     assert total == 30
     with pytest.raises(InvalidInput, match="unknown sort 'size'"):

@@ -302,12 +302,15 @@ def list_items(
     sort: str = "-updated",
     offset: int = 0,
     limit: int = 50,
+    count: bool = True,
     conn: sa.Connection | None = None,
 ) -> tuple[int, list[ItemSummary]]:
     """One page of a project's items and the total matching the filters; ``review``: only
     items that need review (evidence that cannot be used as gold, see
     ``assay.corpus.anchoring``). ``author`` keeps to the items of the accounts with that
-    user name or shown name; ``author_id`` to one account's (an annotator's own items)."""
+    user name or shown name; ``author_id`` to one account's (an annotator's own items).
+    ``count=False`` skips counting (the total is then 0): for callers that only look at a
+    few rows, such as "next in list"."""
     key = sort.lstrip("-")
     if key not in SORTS:
         raise InvalidInput(f"unknown sort {sort!r}; choose one of: {', '.join(SORTS)}")
@@ -334,7 +337,11 @@ def list_items(
     with reading(ws.engine, conn) as conn:
         with_authors = items.join(accounts, accounts.c.id == items.c.author_id)
         counted = with_authors if author else items  # the join only when it filters
-        total = conn.scalar(sa.select(sa.func.count()).select_from(counted).where(*where))
+        total = (
+            conn.scalar(sa.select(sa.func.count()).select_from(counted).where(*where))
+            if count
+            else 0
+        )
         rows = conn.execute(
             sa.select(
                 items.c.id,

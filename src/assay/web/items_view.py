@@ -98,9 +98,10 @@ def find_items(
     limit: int,
     *,
     only_author: int | None = None,
+    count: bool = True,
 ) -> tuple[int, list[Any]]:
     """A page of the list; ``only_author`` (an account id: an annotator's own items) wins
-    over the author filter."""
+    over the author filter; ``count=False``: no total (0), see ``list_items``."""
     return list_items(
         ws,
         project,
@@ -114,6 +115,7 @@ def find_items(
         sort=filters.get("sort") or "-updated",
         offset=offset,
         limit=limit,
+        count=count,
     )
 
 
@@ -144,14 +146,14 @@ def next_url(
         return new
     filters = clean_filters(dict(parse_qsl(list_query)))
     start = max(0, pos - 2)
-    _, window = find_items(ws, project, filters, start, 5, only_author=only_author)
+    _, window = find_items(ws, project, filters, start, 5, only_author=only_author, count=False)
     ids = [s.id for s in window]
     if item_id in ids:
         at = ids.index(item_id) + 1
         following = window[at] if at < len(window) else None
         position = start + at
     else:
-        _, rest = find_items(ws, project, filters, pos, 1, only_author=only_author)
+        _, rest = find_items(ws, project, filters, pos, 1, only_author=only_author, count=False)
         following = rest[0] if rest else None
         position = pos
     if following is None:
