@@ -10,16 +10,18 @@ are anchored) is in ``assay.gold.item_rows``.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
+from assay.corpus.anchoring import DocumentTexts
 from assay.errors import Conflict, InvalidInput
 from assay.gold.checks import check_item, errors
 from assay.gold.item_inputs import Status, editable_json
 from assay.gold.item_reads import get_item
-from assay.gold.item_rows import check_storable, write_turns
+from assay.gold.item_rows import ItemRows, check_storable, insert_turns, item_rows, write_turns
 from assay.records import STATUSES, Item, Project, to_json
 from assay.store.db import transaction, utcnow
 from assay.store.import_lock import check_writable
@@ -38,8 +40,7 @@ class StaleItem(Conflict):
         self.current = current
 
 
-def _event(
-    conn: sa.Connection,
+def _event_row(
     project: Project,
     item_id: str,
     actor: str,
@@ -48,19 +49,21 @@ def _event(
     after: Any,
     *,
     at: datetime | None = None,
-) -> None:
-    conn.execute(
-        events.insert(),
-        {
-            "project_id": project.id,
-            "item_id": item_id,
-            "actor": actor,
-            "action": action,
-            "before": before,
-            "after": after,
-            "at": at or utcnow(),
-        },
-    )
+) -> dict[str, Any]:
+    return {
+        "project_id": project.id,
+        "item_id": item_id,
+        "actor": actor,
+        "action": action,
+        "before": before,
+        "after": after,
+        "at": at or utcnow(),
+    }
+
+
+def _event(conn: sa.Connection, *fields: Any) -> None:
+    """Write one event of an item's history (fields as :func:`_event_row` takes them)."""
+    conn.execute(events.insert(), _event_row(*fields))
 
 
 def _next_version(
@@ -117,49 +120,82 @@ def insert_item(
     keep_history: bool = False,
     conn: sa.Connection | None = None,
 ) -> Created:
-    """:func:`create_item` without reading the item back (an import stores thousands);
-    ``keep_history`` (imports) keeps the item's dates, version and status changes, so a round
-    trip loses nothing; otherwise the item starts now at version 1."""
+    """:func:`create_item` without reading the item back; ``keep_history`` (imports) keeps
+    the item's dates, version and status changes, so a round trip loses nothing; otherwise
+    the item starts now at version 1."""
     author = author if author is not None else ws.settings.author
     item_id = item_id or str(uuid.uuid4())
     check_storable(data)
-    now = utcnow()
-    created = (data.created_at if keep_history else None) or now
-    updated = (data.updated_at if keep_history else None) or created
-    changes = data.status_history if keep_history else []
     with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
         if conn.scalar(sa.select(items.c.id).where(items.c.id == item_id)):
             raise Conflict(f"an item with id {item_id!r} already exists")
-        conn.execute(
-            items.insert(),  # parameters, not .values(): no statement to build per item
-            {
-                "id": item_id,
-                "project_id": project.id,
-                "kind": data.kind,
-                "status": status,
-                "origin": data.origin,
-                "query": "",
-                "query_type": "",
-                "turn_count": 0,
-                "evidence_count": 0,
-                "notes": data.notes,
-                "extra": data.extra,
-                "author": author,
-                "version": data.version if keep_history else 1,
-                "created_at": created,
-                "updated_at": updated,
-            },
+        made = new_item(
+            DocumentTexts(conn, project.id), project, data, author=author, status=status,
+            item_id=item_id, keep_history=keep_history,
+        )  # fmt: skip
+        insert_items(conn, project, [made])
+    return Created(item_id, made.rows.unlocated)
+
+
+class NewItem(NamedTuple):
+    """The rows of one new item, checked and anchored, not yet written."""
+
+    id: str
+    row: dict[str, Any]
+    rows: ItemRows
+    events: list[dict[str, Any]]
+
+
+def new_item(
+    texts: DocumentTexts,
+    project: Project,
+    data: Item,
+    *,
+    author: str,
+    status: Status,
+    item_id: str,
+    keep_history: bool,
+) -> NewItem:
+    """The rows :func:`insert_items` writes for ``data``: refused here, before anything is
+    written, when the item cannot be stored (its evidence is anchored in ``texts``)."""
+    check_storable(data)
+    now = utcnow()
+    created = (data.created_at if keep_history else None) or now
+    updated = (data.updated_at if keep_history else None) or created
+    rows = item_rows(texts, item_id, data, author)
+    row = {
+        "id": item_id,
+        "project_id": project.id,
+        "kind": data.kind,
+        "status": status,
+        "origin": data.origin,
+        **rows.listing,
+        "notes": data.notes,
+        "extra": data.extra,
+        "author": author,
+        "version": data.version if keep_history else 1,
+        "created_at": created,
+        "updated_at": updated,
+    }
+    history = [_event_row(project, item_id, author, "create", None, editable_json(data))]
+    for change in data.status_history if keep_history else []:
+        after = {"status": change.status}
+        history.append(
+            _event_row(project, item_id, change.actor, "status", None, after, at=change.at)
         )
-        listing, unlocated = write_turns(conn, project, item_id, data, author)
-        conn.execute(items.update().where(items.c.id == item_id), listing)
-        _event(conn, project, item_id, author, "create", None, editable_json(data))
-        for change in changes:
-            _event(
-                conn, project, item_id, change.actor, "status", None, {"status": change.status},
-                at=change.at,
-            )  # fmt: skip
-    return Created(item_id, unlocated)
+    return NewItem(item_id, row, rows, history)
+
+
+def insert_items(conn: sa.Connection, project: Project, made: Sequence[NewItem]) -> None:
+    """Write new items built by :func:`new_item` in a few statements for all of them (an
+    import writes hundreds at once); their ids must be free."""
+    if not made:
+        return
+    check_writable(conn, project.id)
+    conn.execute(items.insert(), [m.row for m in made])  # parameters: one statement for all
+    insert_turns(conn, [m.rows for m in made])
+    conn.execute(events.insert(), [event for m in made for event in m.events])
 
 
 def save_item(
@@ -182,7 +218,7 @@ def save_item(
         content: dict[str, Any] = {"kind": data.kind, "origin": data.origin}
         content.update(notes=data.notes, extra=data.extra)
         before = _next_version(ws, conn, project, item_id, base_version, content)
-        listing, _ = write_turns(conn, project, item_id, data, author)
+        listing = write_turns(conn, project, item_id, data, author).listing
         conn.execute(items.update().where(items.c.id == item_id).values(**listing))
         _event(conn, project, item_id, author, action, to_json(before), editable_json(data))
         return get_item(ws, project, item_id, conn=conn)
