@@ -43,6 +43,7 @@ WORDS = (
 def seed(home: Path, n_items: int, n_docs: int, per_doc: int) -> None:
     import sqlalchemy as sa
 
+    from assay.people.actors import account_for
     from assay.store.projects import create_project
     from assay.store.schema import chunkings, chunks, documents, evidence, items, turns
     from assay.store.settings import Settings
@@ -55,6 +56,7 @@ def seed(home: Path, n_items: int, n_docs: int, per_doc: int) -> None:
     chunk_len = 100
     doc_ids: list[str] = []
     doc_texts: list[str] = []  # evidence quotes its document (exports check the invariant)
+    author = account_for(ws, "bench")
     with ws.engine.begin() as conn:
         chunking_id = conn.execute(
             chunkings.insert().values(
@@ -86,7 +88,7 @@ def seed(home: Path, n_items: int, n_docs: int, per_doc: int) -> None:
                     parse_info={"parser": "text"},
                     notes="",
                     metadata={"path": f"docs/doc-{d:05d}.txt"},
-                    author="bench",
+                    author_id=author,
                     created_at=now + timedelta(microseconds=d),
                     updated_at=now,
                 )
@@ -123,7 +125,7 @@ def seed(home: Path, n_items: int, n_docs: int, per_doc: int) -> None:
                         "evidence_count": 2,
                         "notes": "",
                         "extra": {},
-                        "author": "bench",
+                        "author_id": author,
                         "version": 1,
                         "created_at": now + timedelta(microseconds=first + offset),
                         "updated_at": now,
@@ -167,7 +169,7 @@ def seed(home: Path, n_items: int, n_docs: int, per_doc: int) -> None:
                             "group_no": ordinal + 1,
                             "origin": "selected",
                             "anchor": "ok",
-                            "author": "bench",
+                            "author_id": author,
                             "created_at": now,
                         }
                     )

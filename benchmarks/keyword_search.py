@@ -4,9 +4,21 @@ rank_bm25.
     python benchmarks/keyword_search.py [--chunks 100000] [--with-1m] [--queries 200]
     python benchmarks/keyword_search.py --overhead [--with-1m]
 
-``--overhead`` measures only what Assay adds on top of tantivy: KeywordIndex.search against
-bare tantivy (the same term queries on the same index, fetching each hit's chunk_id, no
-snippets) at 10k and 100k chunks (and 1M), alternating the two per query, 3 rounds.
+``--overhead`` measures only what Assay adds on top of tantivy, at 10k and 100k chunks (and
+1M), on one index and the same 200 queries, 3 rounds, the sides taking turns on each query:
+
+- assay: ``KeywordIndex.search(query, 10)``: ten Hit records with ids, offsets, score, rank,
+  chunk text, a snippet of at most 240 characters and its highlights; it also checks that the
+  reader is on the newest commit (one stat of tantivy's meta.json).
+- bare: plain tantivy returning the same information: the query analysed with the same
+  analyzer and its terms OR-ed, the best 10, each hit's stored fields, and tantivy's own
+  SnippetGenerator (made once per query, 240 characters) for the snippet and highlighted
+  ranges. The ratio assay / bare is the figure to judge.
+- bare ids: the best 10 chunk ids only, no text, no snippets: what tantivy alone costs.
+
+The synthetic vocabulary holds no stop word, so Assay's stop-word rule changes no query and
+both sides run the very same term queries. Each row prints the p50 of every round and the
+ratio of p50s (min / median over the rounds) with the load average.
 
 The corpus is seeded and synthetic: chunks of 30-90 pseudo-words drawn from a Zipf-like law
 over a 30k-word vocabulary, ten chunks per document. Each query is 3-5 distinct words sampled
@@ -34,13 +46,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from assay.records import ChunkText, Hit, IndexedDocument
-from assay.search.analysis import query_terms
-from assay.search.keyword import CHUNK_ID, TEXT, KeywordIndex
+from assay.search.analysis import SNIPPET_CHARS, query_terms
+from assay.search.keyword import CHUNK_ID, DOC_ID, END, START, TEXT, KeywordIndex
 
 SEED = 20261122
 VOCABULARY = 30_000
 CHUNKS_PER_DOC = 10
 BATCH_DOCS = 2_000
+ROUNDS = 3
 SYLLABLES = [c + v for c in "bcdfghjklmnprstvwz" for v in ("a", "e", "i", "o", "u", "ai", "ou")]
 
 
@@ -340,8 +353,11 @@ def bench_large(chunks: int, queries_count: int, workdir: str, out: dict[str, st
     )
 
 
-def bare_search(index: KeywordIndex) -> Callable[[str], list[str]]:
-    """Plain tantivy on the same folder: analyse, OR the terms, fetch chunk ids."""
+def bare_search(index: KeywordIndex, *, snippets: bool) -> Callable[[str], list[object]]:
+    """Plain tantivy on the same folder, with the same analyzer: analyse the query, OR its
+    terms, take the best 10. With `snippets`, it returns what a Hit holds: each hit's doc id,
+    chunk id, offsets, score, text, and tantivy's own snippet (SnippetGenerator, made once per
+    query, as long as Assay's) with the highlighted ranges; without, chunk ids only."""
     import tantivy
 
     raw = tantivy.Index.open(str(index.path))
@@ -349,50 +365,81 @@ def bare_search(index: KeywordIndex) -> Callable[[str], list[str]]:
     schema, analyzer = index._schema, index._analyzer
     searcher = raw.searcher()
 
-    def search(query: str) -> list[str]:
+    def search(query: str) -> list[object]:
         terms = query_terms(analyzer, query)
         clauses = [
             (tantivy.Occur.Should, tantivy.Query.term_query(schema, TEXT, term, "freq"))
             for term in terms
         ]
-        found = searcher.search(tantivy.Query.boolean_query(clauses), 10, count=False)
-        return [searcher.doc(address).get_first(CHUNK_ID) for _score, address in found.hits]
+        parsed = tantivy.Query.boolean_query(clauses)
+        found = searcher.search(parsed, 10, count=False)
+        if not snippets:
+            return [searcher.doc(address).get_first(CHUNK_ID) for _score, address in found.hits]
+        generator = tantivy.SnippetGenerator.create(searcher, parsed, schema, TEXT)
+        generator.set_max_num_chars(SNIPPET_CHARS)
+        hits: list[object] = []
+        for score, address in found.hits:
+            fields = searcher.doc(address)
+            snippet = generator.snippet_from_doc(fields)
+            hits.append(
+                (
+                    fields.get_first(DOC_ID),
+                    fields.get_first(CHUNK_ID),
+                    fields.get_first(START),
+                    fields.get_first(END),
+                    score,
+                    fields.get_first(TEXT),
+                    snippet.fragment(),
+                    [(mark.start, mark.end) for mark in snippet.highlighted()],
+                )
+            )
+        return hits
 
     return search
 
 
+SIDES = ("assay", "bare", "bare ids")
+
+
 def bench_overhead(chunks: int, queries_count: int, workdir: str, out: dict[str, str]) -> None:
-    """Assay / bare tantivy p50 on one index; runs in a child process like bench_large."""
+    """Assay / bare tantivy p50 on one index; runs in a child process like bench_large.
+
+    The three sides run one after the other on each query, their order rotating from query
+    to query and round to round, so a burst of load on the shared machine hits them alike.
+    """
     corpus = Corpus(chunks)
     queries = make_queries(corpus, queries_count)
     index = KeywordIndex(Path(workdir) / f"overhead-{chunks}", "en")
     for batch in corpus.batches():
         index.update(batch)
-    bare = bare_search(index)
     sides: dict[str, Callable[[str], object]] = {
         "assay": lambda q: index.search(q, 10),
-        "bare": bare,
+        "bare": bare_search(index, snippets=True),
+        "bare ids": bare_search(index, snippets=False),
     }
     for query, _ in queries[:20]:
         for run in sides.values():
             run(query)
-    ratios: list[float] = []
-    medians: dict[str, list[float]] = {"assay": [], "bare": []}
-    for round_no in range(3):
-        seconds: dict[str, list[float]] = {"assay": [], "bare": []}
+    medians: dict[str, list[float]] = {side: [] for side in SIDES}
+    ratios: dict[str, list[float]] = {"bare": [], "bare ids": []}
+    for round_no in range(ROUNDS):
+        seconds: dict[str, list[float]] = {side: [] for side in SIDES}
         for number, (query, _) in enumerate(queries):
-            order = ["assay", "bare"] if (number + round_no) % 2 == 0 else ["bare", "assay"]
-            for side in order:
+            shift = (number + round_no) % len(SIDES)
+            for side in SIDES[shift:] + SIDES[:shift]:
                 seconds[side].append(timed(lambda s=side, q=query: sides[s](q)))
         for side, values in seconds.items():
             medians[side].append(statistics.median(values) * 1000)
-        ratios.append(medians["assay"][-1] / medians["bare"][-1])
+        for side in ratios:
+            ratios[side].append(medians["assay"][-1] / medians[side][-1])
     out.update(
         {
             "chunks": f"{chunks:,}",
-            "assay p50 ms": " ".join(f"{v:.3f}" for v in medians["assay"]),
-            "bare p50 ms": " ".join(f"{v:.3f}" for v in medians["bare"]),
-            "ratio min/median": f"{min(ratios):.2f} / {statistics.median(ratios):.2f}",
+            **{f"{side} p50 ms": " ".join(f"{v:.3f}" for v in medians[side]) for side in SIDES},
+            **{
+                f"assay/{side} min/median": f"{min(r):.2f} / {statistics.median(r):.2f}"
+                for side, r in ratios.items()
+            },
             "load avg": " ".join(f"{v:.2f}" for v in os.getloadavg()),
         }
     )

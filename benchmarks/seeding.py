@@ -10,6 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from assay.people.actors import account_ids
 from assay.store.db import utcnow
 from assay.store.schema import chunkings, chunks, documents
 
@@ -27,8 +28,9 @@ def seed_documents(
         chunking_id = conn.scalar(
             sa.select(chunkings.c.id).where(chunkings.c.project_id == project_id)
         )
+        author = account_ids(conn, ["seed"])["seed"]
         while batch := list(islice(texts, BATCH)):
-            rows = list(_rows(project_id, batch, now))
+            rows = list(_rows(project_id, author, batch, now))
             conn.execute(documents.insert(), rows)
             conn.execute(
                 chunks.insert(),
@@ -46,7 +48,9 @@ def seed_documents(
             )
 
 
-def _rows(project_id: int, batch: list[tuple[str, str]], now: Any) -> Iterator[dict[str, Any]]:
+def _rows(
+    project_id: int, author: int, batch: list[tuple[str, str]], now: Any
+) -> Iterator[dict[str, Any]]:
     for name, text in batch:
         yield {
             "id": str(uuid.uuid4()),
@@ -59,7 +63,7 @@ def _rows(project_id: int, batch: list[tuple[str, str]], now: Any) -> Iterator[d
             "parse_info": {},
             "notes": "",
             "metadata": {},
-            "author": "seed",
+            "author_id": author,
             "created_at": now,
             "updated_at": now,
         }

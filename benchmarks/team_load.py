@@ -93,7 +93,7 @@ def prepare(kind: str, home: Path, url: str, args: argparse.Namespace) -> None:
             except NotFound:
                 create_account(ws, name, PASSWORD)
             set_role(ws, project.id, get_account(ws, name).id, "annotator")
-        hand_out_items(ws, project.id, names)
+        hand_out_items(ws, project.id, [get_account(ws, name).id for name in names])
         set_team_mode(ws, True)
     finally:
         ws.close()
@@ -105,7 +105,7 @@ def owner_of(item_id: str, count: int) -> int:
     return int(hashlib.sha1(item_id.encode()).hexdigest(), 16) % count
 
 
-def hand_out_items(ws: Workspace, project_id: int, names: list[str]) -> None:
+def hand_out_items(ws: Workspace, project_id: int, account_ids: list[int]) -> None:
     """Make every item one annotator's own, so each works on their own list, as annotators
     do (their lists show only their items)."""
     from assay.store.schema import items
@@ -114,13 +114,13 @@ def hand_out_items(ws: Workspace, project_id: int, names: list[str]) -> None:
         ids = conn.scalars(sa.select(items.c.id).where(items.c.project_id == project_id)).all()
         shares: dict[int, list[str]] = defaultdict(list)
         for item_id in ids:
-            shares[owner_of(item_id, len(names))].append(item_id)
+            shares[owner_of(item_id, len(account_ids))].append(item_id)
         for number, share in shares.items():
             for first in range(0, len(share), 5000):
                 conn.execute(
                     items.update()
                     .where(items.c.id.in_(share[first : first + 5000]))
-                    .values(author=names[number])
+                    .values(author_id=account_ids[number])
                 )
 
 

@@ -39,6 +39,7 @@ from assay.gold.checks import check_item
 from assay.gold.item_inputs import editable_copy, editable_json
 from assay.gold.item_reads import get_item
 from assay.gold.item_rows import search_text
+from assay.people.actors import account_for
 from assay.records import Project
 from assay.store.projects import create_project, get_project
 from assay.store.schema import documents, events, evidence, items, turns
@@ -65,7 +66,9 @@ def seed_documents(ws: Workspace, project: Project, docs: int, per_doc: int) -> 
     for d in range(docs):
         parts = [sentence(rng) for _ in range(per_doc)]
         text = "\n".join(parts) + "\n"
-        doc = ingest_bytes(ws, project, f"doc{d:05d}.txt", text.encode(), author="bench")
+        doc = ingest_bytes(
+            ws, project, f"doc{d:05d}.txt", text.encode(), author=account_for(ws, "bench")
+        )
         stored = get_document(ws, project, doc.id).text
         cursor = 0
         for n, part in enumerate(parts):
@@ -78,6 +81,7 @@ def seed_documents(ws: Workspace, project: Project, docs: int, per_doc: int) -> 
 
 
 def seed_items(ws: Workspace, project: Project, count: int) -> None:
+    author_ids = [account_for(ws, name) for name in AUTHORS]
     rng = random.Random(11)
     with ws.engine.connect() as conn:
         doc_rows = conn.execute(
@@ -114,7 +118,7 @@ def seed_items(ws: Workspace, project: Project, count: int) -> None:
                         "group_no": e + 1 if label == "relevant" else 0,
                         "origin": "searched",
                         "anchor": "ok",
-                        "author": AUTHORS[n % 5],
+                        "author_id": author_ids[n % 5],
                         "created_at": created,
                     }
                 )
@@ -133,7 +137,7 @@ def seed_items(ws: Workspace, project: Project, count: int) -> None:
                     "evidence_count": len(evs),
                     "notes": "",
                     "extra": {},
-                    "author": AUTHORS[n % 5],
+                    "author_id": author_ids[n % 5],
                     "version": 1,
                     "created_at": created,
                     "updated_at": updated,
@@ -160,7 +164,7 @@ def seed_items(ws: Workspace, project: Project, count: int) -> None:
                 {
                     "project_id": project.id,
                     "item_id": item_id,
-                    "actor": AUTHORS[n % 5],
+                    "actor_id": author_ids[n % 5],
                     "action": "create",
                     "before": None,
                     "after": {"seeded": True},

@@ -19,6 +19,7 @@ import contextlib
 import os
 import shutil
 import socket
+import subprocess
 import threading
 import time
 import uuid
@@ -229,6 +230,16 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
     if path is None:
         missing("Chromium not found (Debian package chromium; make test installs it)")
     return {**browser_type_launch_args, "executable_path": path, "args": CHROMIUM_ARGS}
+
+
+def stop_process(process: subprocess.Popen[Any], timeout: float = 15) -> None:
+    """Ask a server subprocess to stop (SIGTERM), and kill it if it has not within ``timeout``."""
+    process.terminate()
+    try:
+        process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate(timeout=timeout)
 
 
 def free_port() -> int:

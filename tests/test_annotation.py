@@ -19,6 +19,7 @@ from assay.gold.item_writes import (
     set_status,
     submit_item,
 )
+from assay.people.actors import account_for
 from assay.records import Document, Evidence, Item, Project
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
@@ -70,7 +71,7 @@ def test_evidence_is_anchored_by_text_or_offsets(
                 },
             ],
         ),
-        author="ann",
+        author=account_for(ws, "ann"),
     )
     ev = item.turns[0].evidence
     for e in ev:
@@ -226,7 +227,7 @@ def test_list_filters_sorts_and_pages(ws: Workspace, project: Project, doc: Docu
                 query=f"question {i:02d} about hotels" if i % 3 else f"question {i:02d} trains",
                 query_type="summary" if i % 2 else "fact_single",
             ),
-            author="ann" if i < 10 else "bob",
+            author=account_for(ws, "ann" if i < 10 else "bob"),
         )
     total, page = list_items(ws, project, limit=10)
     assert total == 30 and len(page) == 10
@@ -297,12 +298,16 @@ def test_replacing_a_cited_document_puts_the_item_in_needs_review_until_fixed(
 ) -> None:
     project = create_project(any_ws, "review")
     doc = ingest_bytes(any_ws, project, "policy.txt", POLICY.encode())
-    cited = create_item(any_ws, project, qa(doc), status="accepted", author="ann")
+    cited = create_item(
+        any_ws, project, qa(doc), status="accepted", author=account_for(any_ws, "ann")
+    )
     other = create_item(
         any_ws, project, qa(doc, evidence=[{"doc_id": doc.id, "text": "Travel policy 2025."}])
     )
     new_text = POLICY.replace("140", "150")
-    replace_document(any_ws, project, doc, "policy.txt", new_text.encode(), actor="lead")
+    replace_document(
+        any_ws, project, doc, "policy.txt", new_text.encode(), actor=account_for(any_ws, "lead")
+    )
     total, rows = list_items(any_ws, project, review=True)
     assert (total, [r.id for r in rows]) == (1, [cited.id])
     assert rows[0].needs_review and rows[0].status == "accepted"  # the status is not rewritten
@@ -320,9 +325,11 @@ def test_replacing_a_cited_document_puts_the_item_in_needs_review_until_fixed(
     fixed.turns[0].evidence = [
         Evidence(doc_id=doc.id, text="Hotels are refunded up to 150 euros per night.")
     ]
-    saved = save_item(any_ws, project, cited.id, fixed, 1, author="ann")
+    saved = save_item(any_ws, project, cited.id, fixed, 1, author=account_for(any_ws, "ann"))
     assert [e.anchor for e in saved.turns[0].evidence] == ["ok"]
     assert list_items(any_ws, project, review=True) == (0, [])
     # the same file again makes nothing stale and records nothing more
-    replace_document(any_ws, project, doc, "policy.txt", new_text.encode(), actor="lead")
+    replace_document(
+        any_ws, project, doc, "policy.txt", new_text.encode(), actor=account_for(any_ws, "lead")
+    )
     assert [e["action"] for e in item_events(any_ws, project, cited.id)][-1] == "save"

@@ -175,6 +175,21 @@ def test_experiments_commands(cli, handbook: list[Any]) -> None:  # type: ignore
     assert bad.exit_code == 1 and "unknown pipeline preset 'bm25'" in bad.output
 
 
+def test_a_background_run_is_queued_and_guarded(cli, handbook: list[Any]) -> None:  # type: ignore[no-untyped-def]
+    assert cli("experiments", "create", "queued", "--pipeline", "keyword").exit_code == 0
+    queued = cli("experiments", "run", "queued", "--background")
+    assert queued.exit_code == 0, queued.output
+    assert "is queued" in queued.output
+    again = cli("experiments", "run", "queued", "--background")
+    assert again.exit_code == 1 and "already queued or running" in again.output
+    here = cli("experiments", "run", "queued")  # would run the tasks a worker will run
+    assert here.exit_code == 1 and "queued or running in the background" in here.output
+    assert cli("experiments", "cancel", "queued").exit_code == 0  # drops the queued job
+    ran = cli("experiments", "run", "queued", "--json")
+    assert ran.exit_code == 0, ran.output
+    assert json.loads(ran.output)["status"] == "done"
+
+
 def test_experiments_create_reads_the_local_run_file(  # type: ignore[no-untyped-def]
     cli, handbook: list[Any], home: Path, tmp_path: Path
 ) -> None:

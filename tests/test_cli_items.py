@@ -16,6 +16,7 @@ from assay.corpus.ingest import replace_document
 from assay.formats import get_format
 from assay.gold.item_reads import list_items
 from assay.gold.item_writes import create_item
+from assay.people.actors import account_for
 from assay.records import Evidence, Item, Turn, to_json
 from assay.store.projects import get_project
 from assay.store.settings import Settings
@@ -63,11 +64,14 @@ def ids(home: Path) -> dict[str, str]:
                     )
                 ],
             ),
-            author="ana",
+            author=account_for(ws, "ana"),
             status="accepted",
         )
         draft = create_item(
-            ws, project, Item(turns=[Turn(query="Who approves travel?")]), author="ben"
+            ws,
+            project,
+            Item(turns=[Turn(query="Who approves travel?")]),
+            author=account_for(ws, "ben"),
         )
         chat = create_item(
             ws,
@@ -76,7 +80,7 @@ def ids(home: Path) -> dict[str, str]:
                 kind="conversation",
                 turns=[Turn(query="Leave?", answer="30 days."), Turn(query="And travel?")],
             ),
-            author="ana",
+            author=account_for(ws, "ana"),
             status="submitted",
         )
         return {"leave": leave.id, "draft": draft.id, "chat": chat.id}

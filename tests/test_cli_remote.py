@@ -162,6 +162,10 @@ def test_import_export_eval_and_experiments_against_a_server(
     assert "baseline" in ran.out and "done, 5/5 done" in ran.out and "nDCG@10" in ran.out
     shown = team.assay("experiments", "show", "baseline", "--json")
     assert json.loads(shown.out)["status"] == "done"
+    team.assay("experiments", "create", "later", "--pipeline", "keyword")
+    queued = team.assay("experiments", "run", "later", "--background")
+    assert queued.code == 0, queued.err
+    assert "'later' is queued" in queued.out  # the server runs it
 
 
 def test_an_import_into_a_new_project_creates_it(team: Team, handbook_file: Path) -> None:

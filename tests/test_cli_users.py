@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -130,6 +132,52 @@ def test_serve_refuses_beyond_loopback_without_team_mode(cli) -> None:  # type: 
     ok(cli("users", "add", "alice", "--owner", "--password-stdin", input=PASSWORD + "\n"))
     message = failed(cli("serve", "--host", "0.0.0.0", "--port", "0"))
     assert "turn team mode on with `assay team on`" in message and "--owner" not in message
+
+
+def serve_team_until_serving(home: Path) -> list[str]:
+    """What ``assay serve --team`` prints up to the line saying where it serves."""
+    command = [sys.executable, "-m", "assay", "--home", str(home), "serve", "--team"]
+    with subprocess.Popen(
+        [*command, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as server:
+        assert server.stdout is not None and server.stderr is not None
+        try:
+            lines: list[str] = []
+            while not lines or not lines[-1].startswith("Assay is serving on"):
+                line = server.stdout.readline()
+                assert line, server.stderr.read()  # the server ended before serving
+                lines.append(line.rstrip("\n"))
+            return lines
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+def test_serve_team_creates_the_first_owner_once(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    first = serve_team_until_serving(home)
+    assert "Created the first workspace admin 'admin'" in first[0]
+    password = first[2].strip()
+    assert len(password) == 24 and first[1] == "" and first[3] == ""
+    assert "assay users reset-password admin" in first[4]
+    second = serve_team_until_serving(home)
+    assert len(second) == 1 and second[0].startswith("Assay is serving on")  # no password again
+    assert "Team mode is on; 1 account(s) can sign in" in ok(cli("team", "status"))
+    with workspace(home) as ws:
+        assert authenticate(ws, "admin", password).is_admin
+
+
+def test_serve_team_keeps_the_admins_there_are(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    ok(cli("users", "add", "alice", "--owner", "--password-stdin", input=PASSWORD + "\n"))
+    assert len(serve_team_until_serving(home)) == 1  # no password: alice can sign in
+    assert "Team mode is on; 1 account(s) can sign in" in ok(cli("team", "status"))
+
+
+def test_serve_team_refuses_when_the_name_admin_is_taken(cli) -> None:  # type: ignore[no-untyped-def]
+    ok(cli("users", "add", "admin", "--password-stdin", input=PASSWORD + "\n"))  # not an admin
+    message = failed(cli("serve", "--team", "--port", "0"))
+    assert "no workspace admin can sign in, and the account 'admin' exists" in message
+    assert "assay users add NAME --owner" in message
+    assert "Team mode is off" in ok(cli("team", "status"))
 
 
 def test_team_mode_stays_while_others_can_sign_in(cli) -> None:  # type: ignore[no-untyped-def]

@@ -18,6 +18,7 @@ from assay.formats import get_format
 from assay.formats.mtrag import read, split_task_id
 from assay.formats.mtrag_write import item_tasks
 from assay.gold.item_reads import get_item, list_items
+from assay.people.actors import account_for
 from assay.records import Item, Turn
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
@@ -311,7 +312,7 @@ def test_a_project_conversation_becomes_a_task_per_turn(ws: Workspace, tmp_path:
                 Turn(query="q2", answer="a2", enrichments={"answerability": ["PARTIAL"]}),
             ],
         ),
-        author="me",
+        author=account_for(ws, "me"),
     )
     out = tmp_path / "out.jsonl"
     get_format("mtrag").write(export_bundle(ws, project), out)

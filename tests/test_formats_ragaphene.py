@@ -19,6 +19,7 @@ from assay.formats.ragaphene import item_conversation, migrate_v1, read
 from assay.gold.item_inputs import editable_copy
 from assay.gold.item_reads import get_item, list_items
 from assay.gold.item_writes import save_item
+from assay.people.actors import account_for
 from assay.records import Evidence
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
@@ -301,7 +302,7 @@ def test_edits_in_the_project_are_written(ws: Workspace, tmp_path: Path) -> None
         )
     ]
     data.turns[0].evidence[1].label = "relevant"  # travel: no → yes
-    save_item(ws, project, item.id, data, base_version=item.version, author="ann")
+    save_item(ws, project, item.id, data, base_version=item.version, author=account_for(ws, "ann"))
     out = tmp_path / "out.json"
     get_format("ragaphene").write(export_bundle(ws, project), out)
     written = json.loads(out.read_text())
@@ -358,9 +359,15 @@ def test_status_changes_are_credited_to_who_made_them(any_ws: Workspace, tmp_pat
     import_bundle(any_ws, "p", read(source))
     project = get_project(any_ws, "p")
     item = get_item(any_ws, project, list_items(any_ws, project, limit=1)[1][0].id)
-    item = set_status(any_ws, project, item.id, "rejected", item.version, actor="rev")
-    item = set_status(any_ws, project, item.id, "accepted", item.version, actor="rev")
-    item = set_status(any_ws, project, item.id, "accepted", item.version, actor="lead")
+    item = set_status(
+        any_ws, project, item.id, "rejected", item.version, actor=account_for(any_ws, "rev")
+    )
+    item = set_status(
+        any_ws, project, item.id, "accepted", item.version, actor=account_for(any_ws, "rev")
+    )
+    item = set_status(
+        any_ws, project, item.id, "accepted", item.version, actor=account_for(any_ws, "lead")
+    )
     out = tmp_path / "out.json"
     get_format("ragaphene").write(export_bundle(any_ws, project), out)
     written = json.loads(out.read_text())

@@ -12,7 +12,13 @@ from hypothesis import strategies as st
 
 from assay.errors import Conflict, InvalidInput
 from assay.records import ChunkText, Hit, IndexedDocument
-from assay.search.analysis import SNIPPET_CHARS, make_snippet
+from assay.search.analysis import (
+    SNIPPET_CHARS,
+    build_analyzer,
+    make_snippet,
+    matched_spans,
+    query_terms,
+)
 from assay.search.keyword import KeywordIndex
 
 
@@ -310,13 +316,60 @@ def test_snippet_prefers_the_passage_with_most_distinct_terms(tmp_path: Path) ->
 
 
 def test_snippet_of_one_overlong_token_is_cut_by_characters() -> None:
-    from assay.search.analysis import build_analyzer
-
     analyzer = build_analyzer("en")
     text = "x" * 300 + "-needle-" + "y" * 300
     snippet, highlights = make_snippet(analyzer, text, {"needl"})
     assert len(snippet) <= SNIPPET_CHARS
     assert [snippet[s:e] for s, e in highlights] == ["needle"]
+
+
+LONG_FILLER = " ".join(f"Größe{n} naïve café 東京 🙂" for n in range(30))
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "query"),
+    [
+        ("en", "The cat (Cats!) sat on the mat, cat-like.", "cats"),
+        ("en", f"{LONG_FILLER} the quarterly revenue grew {LONG_FILLER}", "revenue growth"),
+        ("en", f"alpha {LONG_FILLER} beta gamma {LONG_FILLER} alpha", "alpha beta gamma"),
+        ("de", f"{LONG_FILLER} Fahrräder und Dienstreisen {LONG_FILLER} Fahrrad", "Fahrrad reise"),
+        ("de", "Über die Straße läuft der Bär zum Fluss.", "bär fluss"),
+    ],
+)
+def test_highlights_are_the_words_the_analyzer_matches_in_the_snippet(
+    tmp_path: Path, language: str, text: str, query: str
+) -> None:
+    """Tantivy marks a hit's matched words in UTF-8 bytes; they must be the very words the
+    analyzer matches, in characters, so non-ASCII text before a match shifts nothing."""
+    index = KeywordIndex(tmp_path / "kw", language)
+    index.update([doc("d", text)])
+    hit = index.search(query)[0]
+    analyzer = build_analyzer(language)
+    terms = set(query_terms(analyzer, query))
+    assert hit.highlights
+    assert list(hit.highlights) == matched_spans(analyzer, hit.snippet, terms)
+    assert len(hit.snippet) <= SNIPPET_CHARS
+    assert hit.snippet.removeprefix("…").removesuffix("…") in text
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    before=st.lists(st.sampled_from(["lorem", "Größe,", "a", "(x)", "verylongwordindeed"])),
+    after=st.lists(st.sampled_from(["ipsum", "東京", "b", "café.", "z" * 30])),
+    gap=st.sampled_from([" ", "  ", "\n", " \t", "\u00a0"]),
+)
+def test_snippet_is_whole_words_around_the_match(
+    before: list[str], after: list[str], gap: str
+) -> None:
+    text = gap.join([*before, "needle", *after])
+    snippet, highlights = make_snippet(build_analyzer("en"), text, {"needl"})
+    assert len(snippet) <= SNIPPET_CHARS
+    assert [snippet[s:e] for s, e in highlights] == ["needle"]
+    inner = snippet.removeprefix("…").removesuffix("…")
+    assert inner in text
+    assert snippet.startswith("…") == (not text.startswith(inner))
+    assert snippet.endswith("…") == (not text.endswith(inner))
+    assert set(inner.split()) <= set(text.split())
 
 
 def test_a_second_writer_gets_a_clear_conflict(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ STAGES = [
     "experiments",
     "transfer",
     "demo",
+    "jobs",  # background jobs (experiment runs) in a queue kept in the database
     "web",
     "cli",
 ]

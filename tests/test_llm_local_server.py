@@ -21,6 +21,7 @@ import pytest
 
 from assay.llm import GeneratorSettings, Message, generate_answer, make_generator
 from assay.llm.local import MODEL_ALIAS, local_model_path, server_command
+from tests.conftest import stop_process
 
 pytestmark = pytest.mark.slow
 
@@ -67,12 +68,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             _wait_until_ready(process, base_url, log_path)
             yield base_url
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=15)
+            stop_process(process)
 
 
 def _wait_until_ready(process: subprocess.Popen[bytes], base_url: str, log_path: Path) -> None:

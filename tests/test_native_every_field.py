@@ -20,6 +20,7 @@ from assay.corpus.ingest import ingest_bytes
 from assay.formats import Bundle, DocumentRecord, ProjectInfo, get_format
 from assay.gold.item_reads import get_item
 from assay.gold.item_writes import create_item, save_item, set_status
+from assay.people.actors import account_for
 from assay.records import Evidence, Item, StatusChange, Turn
 from assay.store.projects import create_project, delete_project, get_project
 from assay.store.workspace import Workspace
@@ -84,10 +85,10 @@ def _full_item(ws: Workspace) -> Item:
             Turn(query="And leave?", answer="30 days.", query_type="fact_single"),
         ],
     )
-    item = create_item(ws, project, data, author="rita")
-    item = save_item(ws, project, item.id, data, item.version, author="tom")
-    item = set_status(ws, project, item.id, "submitted", item.version, actor="tom")
-    return set_status(ws, project, item.id, "accepted", item.version, actor="lena")
+    item = create_item(ws, project, data, author=account_for(ws, "rita"))
+    item = save_item(ws, project, item.id, data, item.version, author=account_for(ws, "tom"))
+    item = set_status(ws, project, item.id, "submitted", item.version, actor=account_for(ws, "tom"))
+    return set_status(ws, project, item.id, "accepted", item.version, actor=account_for(ws, "lena"))
 
 
 def _comparable(value: object, names: dict[str, str]) -> object:

@@ -5,11 +5,17 @@ from __future__ import annotations
 import pytest
 
 from assay.errors import Conflict, Forbidden, InvalidInput
-from assay.people.access import Actor, check, decide, may
-from assay.people.accounts import create_account, local_account, set_disabled
+from assay.people.access import Actor, check, decide, may, permitted_actions
+from assay.people.accounts import create_account, get_account, local_account, set_disabled
 from assay.people.members import list_members, remove_member, role_of, set_role
-from assay.people.mode import check_serve_host, is_loopback, set_team_mode, team_mode
-from assay.people.roles import ACTIONS, ROLES
+from assay.people.mode import (
+    check_serve_host,
+    ensure_first_owner,
+    is_loopback,
+    set_team_mode,
+    team_mode,
+)
+from assay.people.roles import ACTIONS, ADMIN_ACTIONS, ROLES
 from assay.store.projects import create_project, update_project_settings
 from assay.store.workspace import Workspace
 
@@ -93,6 +99,36 @@ def test_access_reads_the_role_from_the_database(any_ws: Workspace) -> None:
     project = update_project_settings(any_ws, project, {"annotators_see_all": True})
     assert may(any_ws, actor, "item.read", project)
     assert may(any_ws, Actor.of(local_account(any_ws)), "project.delete", project)
+
+
+def test_permitted_actions_are_what_a_page_may_offer(any_ws: Workspace) -> None:
+    project = create_project(any_ws, "p", "en")
+    anna = create_account(any_ws, "anna", PASSWORD)
+    admin = create_account(any_ws, "root", PASSWORD, admin=True)
+    set_role(any_ws, project.id, anna.id, "annotator")
+    annotator = permitted_actions(any_ws, Actor.of(anna), project)
+    assert annotator == {"project.read", "experiment.read", "item.create", "comment.write"}
+    assert "item.read" in permitted_actions(  # every item, once the project says so
+        any_ws,
+        Actor.of(anna),
+        update_project_settings(any_ws, project, {"annotators_see_all": True}),
+    )
+    assert permitted_actions(any_ws, Actor.of(anna), None) == set()  # no workspace actions
+    everything = {*ACTIONS, *ADMIN_ACTIONS}
+    assert permitted_actions(any_ws, Actor.of(admin), None) == everything
+    assert permitted_actions(any_ws, Actor.of(local_account(any_ws)), project) == everything
+    reading = Actor.of(admin, scope="read")  # a read-only token offers no writes
+    reads = {"project.read", "item.read", "experiment.read", "export"}
+    assert permitted_actions(any_ws, reading, project) == reads
+
+
+def test_first_owner_once_then_team_mode(any_ws: Workspace) -> None:
+    password = ensure_first_owner(any_ws)
+    assert password is not None and len(password) >= 20
+    assert team_mode(any_ws) and get_account(any_ws, "admin").is_admin
+    assert ensure_first_owner(any_ws) is None  # an admin can sign in: nothing new
+    set_team_mode(any_ws, False)
+    assert ensure_first_owner(any_ws) is None and team_mode(any_ws)
 
 
 def test_members(any_ws: Workspace) -> None:

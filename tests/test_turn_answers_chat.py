@@ -14,6 +14,7 @@ from assay.gold.item_writes import create_item
 from assay.gold.project_config import generator_settings, update_settings
 from assay.gold.turn_answers import answer_events, answered_turn, retrieve
 from assay.llm import make_generator
+from assay.people.actors import acting_account
 from assay.records import Item, Project, Turn
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
@@ -35,7 +36,11 @@ def asked_on_the_web(ws: Workspace, project: Project, query: str) -> Item:
     retrieved, how = retrieve(ws, project, [query], "", {})
     turn = Turn(query=query, retrieved=retrieved, generation={"retrieval": how})
     item = create_item(ws, project, Item(kind="conversation", turns=[turn]))
-    events = list(answer_events(ws, project, item, 0, source="retrieved", actor="", first=True))
+    events = list(
+        answer_events(
+            ws, project, item, 0, source="retrieved", actor=acting_account(ws), first=True
+        )
+    )
     assert events[-1]["type"] in ("done", "error")
     return get_item(ws, project, item.id)
 

@@ -13,10 +13,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assay.experiments import create_experiment, get_experiment, iter_results, run_experiment
+from assay.jobs import EXPERIMENT, Jobs
 from assay.records import Project
 from assay.store.workspace import Workspace
 from assay.web import create_app
-from assay.web.experiment_jobs import ExperimentJobs
 from assay.web.experiment_task import word_diff
 from assay.web.experiments_view import histogram
 from tests.experiments_corpus import Corpus, build_corpus
@@ -38,10 +38,10 @@ def client(ws: Workspace) -> TestClient:
     return client
 
 
-def jobs(client: TestClient) -> ExperimentJobs:
-    registry = client.app.state.experiment_jobs  # type: ignore[attr-defined]
-    assert isinstance(registry, ExperimentJobs)
-    return registry
+def wait_for_run(client: TestClient, experiment_id: int) -> None:
+    registry = client.app.state.jobs  # type: ignore[attr-defined]
+    assert isinstance(registry, Jobs)
+    assert registry.wait(EXPERIMENT, {"experiment": experiment_id}, timeout=60)
 
 
 def events(client: TestClient, url: str) -> list[tuple[str, dict[str, Any]]]:
@@ -135,7 +135,7 @@ def test_cancel_then_resume_keeps_results(
 
     resumed = client.post("/api/projects/test/experiments/later/run")
     assert resumed.status_code == 202
-    jobs(client).join(created["id"], timeout=60)
+    wait_for_run(client, created["id"])
     done = get_experiment(ws, project, "later")
     assert done.status == "done" and done.done_count == done.total
     after = {(r.pipeline, r.task_id): r.created_at for r in iter_results(ws, project, "later")}
@@ -240,7 +240,7 @@ def test_upload_a_run_file_then_create_and_run(client: TestClient, corpus: Corpu
     assert created.json()["pipelines"][0]["run_file"] == pipeline["run_file"]
     started = client.post(f"/api/projects/test/experiments/{created.json()['id']}/run")
     assert started.status_code == 202
-    jobs(client).join(created.json()["id"], timeout=60)
+    wait_for_run(client, created.json()["id"])
     shown = client.get("/api/projects/test/experiments/uploaded").json()["experiment"]
     assert shown["status"] == "done", shown["message"]
     assert shown["aggregates"]["system-a"]["errors"] == 4  # one task is in the file

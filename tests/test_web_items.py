@@ -14,6 +14,7 @@ from assay.corpus.ingest import ingest_bytes
 from assay.gold.item_inputs import parse_item
 from assay.gold.item_reads import get_item
 from assay.gold.item_writes import create_item
+from assay.people.actors import account_for
 from assay.records import Document, Item, Project, Turn
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
@@ -154,7 +155,7 @@ def test_list_filters_sorting_and_pages(
                     Turn(query=f"question {n:03}", query_type="summary" if n % 3 else "reasoning")
                 ]
             ),
-            author="ana" if n % 2 else "ben",
+            author=account_for(ws, "ana" if n % 2 else "ben"),
             status="submitted" if n % 10 == 0 else "draft",
         )
     api = "/api/projects/test/items"

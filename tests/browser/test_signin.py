@@ -9,6 +9,7 @@ from assay.people.accounts import create_account, set_disabled
 from assay.people.members import set_role
 from assay.people.mode import set_team_mode
 from assay.records import Project
+from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from tests.conftest import LiveServer
 
@@ -103,3 +104,33 @@ def test_owners_manage_members_on_the_project_page(
     page.get_by_role("button", name="Sign in").click()
     expect(members.get_by_role("cell", name="viewer")).to_be_visible()  # a viewer sees the list
     expect(members.get_by_role("button")).to_have_count(0)  # but cannot change it
+
+
+def test_an_owner_lets_annotators_see_every_item(
+    page: Page, team: Workspace, project: Project, live_server: LiveServer
+) -> None:
+    """The members panel's switch stores the project setting; a viewer reads it, unswitchable."""
+    page.goto(live_server.url + "/login")
+    page.get_by_label("User name").fill("root")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_text("Signed in as root")).to_be_visible()
+    page.goto(live_server.url + "/projects/test")
+    switch = page.get_by_label("Annotators see every item of the project")
+    expect(switch).not_to_be_checked()
+    with page.expect_response(lambda r: r.url.endswith("/api/projects/test/settings")) as saved:
+        switch.check()
+    assert saved.value.ok
+    assert get_project(team, "test").settings["annotators_see_all"] is True
+    page.reload()
+    expect(page.get_by_label("Annotators see every item of the project")).to_be_checked()
+    page.get_by_role("button", name="Sign out").click()
+
+    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    page.get_by_label("User name").fill("bob")  # a viewer: told, not offered the switch
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_text("Signed in as bob")).to_be_visible()
+    page.goto(live_server.url + "/projects/test")
+    expect(page.get_by_text("Annotators see every item of the project.")).to_be_visible()
+    expect(page.get_by_role("checkbox")).to_have_count(0)

@@ -25,6 +25,7 @@ from assay.cli import (
     tokens,
     transfer,
     users,
+    worker,
 )
 from assay.cli.common import State
 
@@ -122,6 +123,7 @@ def make_app() -> typer.Typer:
     synthesize.register(app)
     users.register(app)
     tokens.register(app)
+    worker.register(app)
     return app
 
 

@@ -22,6 +22,7 @@ from assay.cli.common import (
     project_of,
     run,
 )
+from assay.cli.experiment_queue import drop_queued_run, print_queued, queue_run, refuse_if_queued
 
 if TYPE_CHECKING:
     from assay.store.workspace import Workspace
@@ -214,6 +215,12 @@ def run_command(
     ctx: typer.Context,
     name: str = typer.Argument(..., metavar="EXPERIMENT", help="Experiment name or id."),
     project: str = ProjectOption,
+    background: bool = typer.Option(
+        False,
+        "--background",
+        help="Queue the run and return at once: a server or `assay worker` runs it "
+        "(see docs/deploy.md), and it resumes by itself if that process dies.",
+    ),
     as_json: bool = JsonOption,
 ) -> None:
     """Run an experiment, or resume it: tasks with a stored result are skipped, failed
@@ -224,11 +231,20 @@ def run_command(
     if server is not None:
         from assay.cli import remote_experiments
 
+        if background:
+            data = remote_experiments.start(server, project, name)
+            print_queued(remote_experiments.experiment_of(data), data, as_json)
+            return
         data = remote_experiments.run(server, project, name, as_json)
         _ran(remote_experiments.experiment_of(data), data, as_json)
         return
+    if background:
+        queued = run(ctx, lambda ws: queue_run(ws, project_of(ws, project), name))
+        print_queued(queued, queued, as_json)
+        return
 
     def body(ws: Workspace) -> Any:
+        refuse_if_queued(ws, project_of(ws, project), name)
         with progress_bar(not as_json) as bar:
             job = bar.add_task(f"Running {name}", total=None)
             return run_experiment(
@@ -316,7 +332,9 @@ def cancel(
 
     def body(ws: Workspace) -> Any:
         with transaction(ws.engine, None) as conn:
-            return cancel_experiment(ws, project_of(ws, project), name, conn=conn)
+            cancelled = cancel_experiment(ws, project_of(ws, project), name, conn=conn)
+        drop_queued_run(ws, cancelled.id)
+        return cancelled
 
     server = remote.server(ctx)
     if server is not None:

@@ -81,6 +81,13 @@ def get(server: Server, project: str | None, ref: str) -> dict[str, Any]:
     return dict(found["experiment"])
 
 
+def start(server: Server, project: str | None, ref: str) -> dict[str, Any]:
+    """Start (or resume) the run on the server without following it."""
+    target = server.project(project)
+    found: dict[str, Any] = server.json("POST", project_path(target, "experiments", ref, "run"))
+    return found
+
+
 def run(server: Server, project: str | None, ref: str, quiet: bool) -> dict[str, Any]:
     """Start (or resume) the run on the server and follow it until it ends."""
     target = server.project(project)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import functools
 import socket
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,16 @@ PortOption = typer.Option(
     min=0,
     max=65535,
     help="Port to listen on (default ASSAY_PORT, 8765; 0 picks a free one).",
+    show_default=False,
+)
+WorkersOption = typer.Option(
+    None,
+    "--workers",
+    metavar="N",
+    min=1,
+    max=64,
+    help="Server processes sharing the port and the database (default ASSAY_WORKERS, 1). "
+    "Each keeps its own connection pool (ASSAY_THREADS connections); see docs/deploy.md.",
     show_default=False,
 )
 
@@ -82,13 +93,14 @@ def _bind_for(ws: Workspace, host: str | None, port: int | None) -> tuple[str, s
     return host, bind(host, port if port is not None else ws.settings.port)
 
 
-def _serve(ws: Workspace, host: str, sock: socket.socket) -> None:
+def _serve(ws: Workspace, host: str, sock: socket.socket, workers: int = 1) -> None:
     from assay.errors import BackendUnavailable, install_extra
 
     try:
         import uvicorn
+        from uvicorn.supervisors import Multiprocess
 
-        from assay.web import create_app
+        from assay.web import create_app, create_app_in_process
     except ImportError as exc:
         sock.close()
         raise BackendUnavailable(
@@ -99,27 +111,55 @@ def _serve(ws: Workspace, host: str, sock: socket.socket) -> None:
 
     scope = "this machine only" if is_loopback(host) else "reachable from other machines"
     shown = f"[{host}]" if ":" in host else host
+    processes = f", {workers} processes" if workers > 1 else ""
     console().print(
-        f"Assay is serving on http://{shown}:{bound_port}/ ({scope}); Ctrl+C stops it.",
+        f"Assay is serving on http://{shown}:{bound_port}/ ({scope}{processes}); Ctrl+C stops it.",
         markup=False,
     )
     if host != ws.settings.host:  # the app answers to the address it was told to bind
         ws = dataclasses.replace(ws, settings=ws.settings.model_copy(update={"host": host}))
     # the app reads X-Forwarded-* itself, only from ASSAY_TRUSTED_PROXIES (web/proxies.py)
-    config = uvicorn.Config(create_app(ws), log_level="warning", proxy_headers=False)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        if workers == 1:
+            config = uvicorn.Config(create_app(ws), log_level="warning", proxy_headers=False)
+            uvicorn.Server(config).run(sockets=[sock])
+            return
+        # every worker accepts on the socket bound here and opens the workspace itself
+        factory = functools.partial(create_app_in_process, ws.settings)
+        ws.engine.dispose()  # the parent serves nothing: no idle connections of its own
+        config = uvicorn.Config(
+            factory, factory=True, workers=workers, log_level="warning", proxy_headers=False
+        )
+        Multiprocess(config, sockets=[sock]).run()
     finally:
         sock.close()
 
 
-def serve(ctx: typer.Context, host: str = HostOption, port: int = PortOption) -> None:
+def serve(
+    ctx: typer.Context,
+    host: str = HostOption,
+    port: int = PortOption,
+    workers: int = WorkersOption,
+    team: bool = typer.Option(
+        False,
+        "--team",
+        help="Turn team mode on first; when no workspace admin can sign in yet, create one "
+        "named admin and print its random password once.",
+    ),
+) -> None:
     """Serve the web workbench (binds 127.0.0.1 unless told otherwise).
 
     Says where it serves once the port is bound; a port in use is an error naming
-    --port and ASSAY_PORT.
+    --port and ASSAY_PORT. With --workers N, N processes share the port.
     """
-    run(ctx, lambda ws: _serve(ws, *_bind_for(ws, host, port)))
+    from assay.cli.users import start_team
+
+    def body(ws: Workspace) -> None:
+        if team:
+            start_team(ws)
+        _serve(ws, *_bind_for(ws, host, port), workers or ws.settings.workers)
+
+    run(ctx, body)
 
 
 def demo(

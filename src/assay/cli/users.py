@@ -248,6 +248,23 @@ def team_on(ctx: typer.Context) -> None:
     console().print("Team mode is on: everyone signs in with their account.")
 
 
+def start_team(ws: Workspace) -> None:
+    """Team mode for ``assay serve --team``; prints the first owner's password when it was
+    just made (the only time it is shown)."""
+    from assay.people.mode import FIRST_OWNER, ensure_first_owner
+
+    password = ensure_first_owner(ws)
+    if password is None:
+        return
+    console().print(
+        f"Team mode is on. Created the first workspace admin {FIRST_OWNER!r} with the password\n"
+        f"\n    {password}\n\n"
+        "It is shown only this once: sign in with it, then set your own with "
+        f"`assay users reset-password {FIRST_OWNER}`.",
+        markup=False,
+    )
+
+
 def team_off(ctx: typer.Context) -> None:
     """Turn team mode off (personal mode): no sign-in, serving this machine only.
 

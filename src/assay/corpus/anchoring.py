@@ -271,12 +271,12 @@ def problems_json(problems: dict[str, list[EvidenceProblem]]) -> list[dict[str, 
 
 
 def flag_stale_evidence(
-    conn: sa.Connection, project_id: int, doc_id: str, doc_name: str, text: str, actor: str
+    conn: sa.Connection, project_id: int, doc_id: str, doc_name: str, text: str, actor: int
 ) -> int:
     """After a document's text changed: evidence whose passage no longer matches is marked
     ``stale`` (never moved), evidence that matches again is ``ok``. Each item that gains stale
-    evidence is put in the "needs review" state, recorded in its history as done by ``actor``.
-    Returns how many evidence rows are stale now."""
+    evidence is put in the "needs review" state, recorded in its history as done by ``actor``
+    (an account id). Returns how many evidence rows are stale now."""
     cited = conn.execute(
         sa.select(
             evidence.c.id,
@@ -309,7 +309,7 @@ def flag_stale_evidence(
             events.insert().values(
                 project_id=project_id,
                 item_id=item_id,
-                actor=actor,
+                actor_id=actor,
                 action="needs_review",
                 before={"anchor": "ok", "passages": passages},
                 after={

@@ -8,11 +8,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.errors import Conflict, InvalidInput, NotFound
+from assay.people.actors import AUTHOR_NAME
 from assay.records import Document, DocumentSummary, ParseInfo, Project
 from assay.store.db import as_utc, count_rows, reading, transaction
 from assay.store.import_lock import check_writable
 from assay.store.projects import bump_corpus_version, check_name
-from assay.store.schema import documents, evidence, items, turns
+from assay.store.schema import accounts, documents, evidence, items, turns
 from assay.store.workspace import Workspace
 
 
@@ -34,6 +35,13 @@ def parse_info_to_json(info: ParseInfo) -> dict[str, Any]:
     }
 
 
+def _select_documents() -> sa.Select[Any]:
+    """Whole documents with their author's shown name (``author_name``)."""
+    return sa.select(documents, AUTHOR_NAME.label("author_name")).join(
+        accounts, accounts.c.id == documents.c.author_id
+    )
+
+
 def _row_to_document(row: sa.Row[Any]) -> Document:
     return Document(
         id=row.id,
@@ -46,7 +54,7 @@ def _row_to_document(row: sa.Row[Any]) -> Document:
         parse_info=parse_info_from_json(row.parse_info or {}),
         notes=row.notes,
         metadata=dict(row.metadata or {}),
-        author=row.author,
+        author=row.author_name,
         created_at=as_utc(row.created_at),
         updated_at=as_utc(row.updated_at),
     )
@@ -136,7 +144,7 @@ def iter_documents(
         with reading(ws.engine, conn) as reader:
             rows = {
                 r.id: r
-                for r in reader.execute(sa.select(documents).where(documents.c.id.in_(batch)))
+                for r in reader.execute(_select_documents().where(documents.c.id.in_(batch)))
             }
         yield from (_row_to_document(rows[i]) for i in batch if i in rows)
 
@@ -148,13 +156,13 @@ def get_document(
     doc_id = doc_id.strip()
     with reading(ws.engine, conn) as conn:
         row = conn.execute(
-            sa.select(documents).where(
+            _select_documents().where(
                 documents.c.project_id == project.id, documents.c.id == doc_id
             )
         ).first()
         if row is None and len(doc_id) >= 4:
             rows = conn.execute(
-                sa.select(documents)
+                _select_documents()
                 .where(
                     documents.c.project_id == project.id,
                     documents.c.id.startswith(doc_id, autoescape=True),
@@ -174,7 +182,7 @@ def get_document_by_name(
 ) -> Document:
     with reading(ws.engine, conn) as conn:
         row = conn.execute(
-            sa.select(documents).where(
+            _select_documents().where(
                 documents.c.project_id == project.id, documents.c.name == name
             )
         ).first()
@@ -220,7 +228,7 @@ def update_document(
                 raise Conflict(f"another document is already named {values['name']!r}")
         # Metadata edits do not bump updated_at: it marks changes to text and chunks.
         conn.execute(documents.update().where(documents.c.id == document.id).values(**values))
-        row = conn.execute(sa.select(documents).where(documents.c.id == document.id)).one()
+        row = conn.execute(_select_documents().where(documents.c.id == document.id)).one()
     return _row_to_document(row)
 
 

@@ -24,6 +24,7 @@ from assay.corpus.chunkings import IMPORTED, chunk_document, project_chunkings
 from assay.corpus.documents import get_document, parse_info_to_json
 from assay.errors import AssayError, InvalidInput
 from assay.parsing import guess_media_type, parse
+from assay.people.actors import account_name, acting_account
 from assay.records import Document, ParseInfo, Project
 from assay.store.db import reading, transaction, utcnow
 from assay.store.import_lock import check_writable
@@ -114,7 +115,7 @@ def ingest_paths(
     project: Project,
     paths: Iterable[str | Path],
     *,
-    author: str | None = None,
+    author: int | None = None,
     progress: Callable[[Outcome], None] | None = None,
 ) -> IngestReport:
     """Ingest files and folders; every file gets an outcome, bad files never stop the rest."""
@@ -128,7 +129,7 @@ def ingest_paths(
 
 
 def ingest_source(
-    ws: Workspace, project: Project, source: Source, author: str | None = None
+    ws: Workspace, project: Project, source: Source, author: int | None = None
 ) -> Outcome:
     try:
         document, duplicate_of = _store(ws, project, source, author)
@@ -156,7 +157,7 @@ def ingest_bytes(
     data: bytes,
     *,
     metadata: dict[str, Any] | None = None,
-    author: str | None = None,
+    author: int | None = None,
     conn: sa.Connection | None = None,
 ) -> Document:
     """Store one file's bytes as a document (or return the existing one with the same bytes)."""
@@ -169,7 +170,7 @@ def _store(
     ws: Workspace,
     project: Project,
     source: Source,
-    author: str | None,
+    author: int | None,
     *,
     conn: sa.Connection | None = None,
 ) -> tuple[Document, Document | None]:
@@ -202,20 +203,25 @@ def _store(
         "text": parsed.text,
         "notes": "",
         "metadata": source.metadata,
-        "author": author if author is not None else ws.settings.author,
         "created_at": now,
         "updated_at": now,
     }
     with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
+        author = author if author is not None else acting_account(ws, conn=conn)
         values["name"] = unique_name(conn, project.id, _clean_name(source.name))
-        conn.execute(documents.insert().values(parse_info=parse_info_to_json(info), **values))
+        conn.execute(
+            documents.insert().values(
+                parse_info=parse_info_to_json(info), author_id=author, **values
+            )
+        )
         # Chunkings are read inside the transaction so a chunking created meanwhile either
         # sees this document or is seen here: every chunking covers every document.
         for chunking in project_chunkings(conn, project.id):
             chunk_document(conn, chunking, values["id"], parsed.text)
         bump_corpus_version(conn, project.id)
-    return Document(parse_info=info, **values), None
+        shown = account_name(ws, author, conn=conn)
+    return Document(parse_info=info, author=shown, **values), None
 
 
 def _over_limit(name: str, size: int, limit_mb: float) -> str:
@@ -289,14 +295,14 @@ def replace_document(
     name: str,
     data: bytes,
     *,
-    actor: str | None = None,
+    actor: int | None = None,
     conn: sa.Connection | None = None,
 ) -> ReplaceReport:
     """Replace a document's file: re-parse, re-chunk, and flag evidence that no longer matches.
 
     The document keeps its id and name; evidence is never moved to a new place. Items whose
     evidence went stale need review (:func:`assay.corpus.anchoring.flag_stale_evidence`); ``actor``
-    (default: the workspace author) is recorded in their history.
+    (an account id; default: :func:`acting_account`) is recorded in their history.
     """
     if len(data) > ws.settings.max_file_bytes:
         raise InvalidInput(_over_limit(name, len(data), ws.settings.max_file_mb))
@@ -336,6 +342,6 @@ def replace_document(
             document.id,
             document.name,
             parsed.text,
-            actor if actor is not None else ws.settings.author,
+            actor if actor is not None else acting_account(ws, conn=conn),
         )
         return ReplaceReport(get_document(ws, project, document.id, conn=conn), stale, dropped)

@@ -12,11 +12,14 @@ from assay.corpus.ingest import IngestReport, Source, ingest_source
 from assay.errors import NotFound
 from assay.gold.item_inputs import parse_item
 from assay.gold.item_writes import create_item, set_status
+from assay.people.actors import account_for
 from assay.records import Project
 from assay.store.projects import create_project, get_project
 from assay.store.workspace import Workspace
 
 DEMO_PROJECT = "demo"
+
+DEMO_AUTHOR = "assay-demo"
 
 
 def demo_files() -> list[Traversable]:
@@ -41,10 +44,11 @@ def open_demo(
         pass
     project = create_project(ws, name, "en")
     report = IngestReport()
+    author = account_for(ws, DEMO_AUTHOR)  # an imported account: it never signs in
     for file in demo_files():
         data = file.read_bytes()
         source = Source(file.name, file.read_bytes, len(data), {"path": file.name})
-        report.outcomes.append(ingest_source(ws, project, source, author="assay-demo"))
+        report.outcomes.append(ingest_source(ws, project, source, author=author))
     if with_items:
         add_gold_items(ws, project)
     return project, report
@@ -53,6 +57,7 @@ def open_demo(
 def add_gold_items(ws: Workspace, project: Project) -> int:
     """The demo gold set as accepted items, evidence located in the documents by its text."""
     doc_ids = {d.name: d.id for d in list_documents(ws, project)}
+    author = account_for(ws, DEMO_AUTHOR)  # an imported account: it never signs in
     for gold in gold_items():
         data = parse_item(
             {
@@ -76,6 +81,6 @@ def add_gold_items(ws: Workspace, project: Project) -> int:
             },
             f"demo item {gold['query_id']}",
         )
-        item = create_item(ws, project, data, author="assay-demo")
-        set_status(ws, project, item.id, "accepted", item.version, actor="assay-demo")
+        item = create_item(ws, project, data, author=author)
+        set_status(ws, project, item.id, "accepted", item.version, actor=author)
     return len(gold_items())

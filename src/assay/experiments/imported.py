@@ -65,7 +65,7 @@ def store_imported_experiment(
     imported: Mapping[str, Any],
     tasks: Sequence[Task],
     results: Sequence[Mapping[str, Any]],
-    author: str,
+    author: int,
 ) -> int:
     """Write a finished experiment with its tasks and results in the caller's transaction
     (``conn``: the import's, so items and experiment come in or stay out together); returns

@@ -35,10 +35,11 @@ from assay.experiments.tasks import (
     task_from_json,
     task_to_json,
 )
+from assay.people.actors import AUTHOR_NAME, acting_account
 from assay.records import Project
 from assay.store.db import as_utc, reading, record_from_row, transaction, utcnow
 from assay.store.projects import check_name
-from assay.store.schema import experiment_results, experiment_tasks, experiments
+from assay.store.schema import accounts, experiment_results, experiment_tasks, experiments
 from assay.store.workspace import Workspace
 
 STATES: tuple[str, ...] = ("pending", "running", "cancelled", "done", "failed")
@@ -116,7 +117,7 @@ def create_experiment(
     seed: int = 0,
     chunking: str | None = None,
     embedder: str = "minilm",
-    author: str | None = None,
+    author: int | None = None,
     tasks: Sequence[Task] | None = None,
     conn: sa.Connection | None = None,
 ) -> Experiment:
@@ -170,7 +171,7 @@ def create_experiment(
             pipelines=[s.model_dump(mode="json") for s in specs],
             metrics=plan.to_json(),
             tasks=tasks,
-            author=author if author is not None else ws.settings.author,
+            author=author if author is not None else acting_account(ws, conn=conn),
             at=now,
         )
         return get_experiment(ws, project, experiment_id, with_aggregates=False, conn=conn)
@@ -186,7 +187,7 @@ def insert_experiment(
     pipelines: list[dict[str, Any]],
     metrics: list[Any],
     tasks: Sequence[Task],
-    author: str,
+    author: int,
     at: datetime,
     done: int | None = None,
 ) -> int:
@@ -207,7 +208,7 @@ def insert_experiment(
             done_count=done or 0,
             error_count=0,
             message="",
-            author=author,
+            author_id=author,
             created_at=at,
             updated_at=at,
             started_at=finished,
@@ -248,8 +249,15 @@ def _where(project: Project, ref: int | str) -> Any:
     return sa.and_(experiments.c.project_id == project.id, experiments.c.name == str(ref))
 
 
+def _select_experiments() -> sa.Select[Any]:
+    """Experiments with their author's shown name (``author``)."""
+    return sa.select(experiments, AUTHOR_NAME.label("author")).join(
+        accounts, accounts.c.id == experiments.c.author_id
+    )
+
+
 def find_experiment(conn: sa.Connection, project: Project, ref: int | str) -> Any:
-    rows = conn.execute(sa.select(experiments).where(_where(project, ref))).all()
+    rows = conn.execute(_select_experiments().where(_where(project, ref))).all()
     if not rows:
         raise NotFound(f"project {project.name!r} has no experiment {ref!r}")
     # an id wins over a name that happens to be digits
@@ -262,7 +270,7 @@ def list_experiments(
     """The project's experiments, newest first (without aggregates)."""
     with reading(ws.engine, conn) as conn:
         rows = conn.execute(
-            sa.select(experiments)
+            _select_experiments()
             .where(experiments.c.project_id == project.id)
             .order_by(experiments.c.created_at.desc(), experiments.c.id.desc())
         ).all()

@@ -14,9 +14,10 @@ import sqlalchemy as sa
 from assay.corpus.anchoring import needing_review, needs_review
 from assay.errors import InvalidInput, NotFound
 from assay.gold.jsonvalues import finite
+from assay.people.actors import AUTHOR_NAME
 from assay.records import Evidence, Item, ItemSummary, Project, StatusChange, Turn
 from assay.store.db import as_utc, driver_rows, reading, record_from_row
-from assay.store.schema import events, evidence, items, turns
+from assay.store.schema import accounts, events, evidence, items, turns
 from assay.store.workspace import Workspace
 
 
@@ -131,11 +132,13 @@ def read_items(
             items.c.origin,
             items.c.notes,
             _text(items.c.extra),
-            items.c.author,
+            AUTHOR_NAME,
             items.c.created_at,
             items.c.updated_at,
             items.c.version,
-        ).where(*where),
+        )
+        .join(accounts, accounts.c.id == items.c.author_id)
+        .where(*where),
     )
     if not item_rows:
         return []
@@ -170,10 +173,11 @@ def read_items(
             evidence.c.group_no,
             evidence.c.origin,
             evidence.c.anchor,
-            evidence.c.author,
+            AUTHOR_NAME,
             evidence.c.created_at,
         )
         .join(turns, turns.c.id == evidence.c.turn_id)
+        .join(accounts, accounts.c.id == evidence.c.author_id)
         .where(turns.c.item_id.in_(ids))
         .order_by(evidence.c.turn_id, evidence.c.ordinal),
     )
@@ -244,12 +248,12 @@ def _status_history(
     stamps: dict[Any, datetime] = {}
     found = rows(
         conn,
-        sa.select(events.c.item_id, _text(events.c.after), events.c.actor, events.c.at)
+        sa.select(events.c.item_id, _text(events.c.after), AUTHOR_NAME, events.c.at)
         .select_from(
             events.join(
                 items,
                 sa.and_(items.c.project_id == events.c.project_id, items.c.id == events.c.item_id),
-            )
+            ).join(accounts, accounts.c.id == events.c.actor_id)
         )
         .where(items.c.id.in_(ids), events.c.action == "status")
         .order_by(events.c.item_id, events.c.at, events.c.id),
@@ -280,7 +284,7 @@ SORTS: dict[str, Any] = {
     "query": items.c.query,
     "status": items.c.status,
     "type": items.c.query_type,
-    "author": items.c.author,
+    "author": AUTHOR_NAME,
 }
 
 
@@ -291,6 +295,7 @@ def list_items(
     status: str | None = None,
     query_type: str | None = None,
     author: str | None = None,
+    author_id: int | None = None,
     kind: str | None = None,
     text: str = "",
     review: bool = False,
@@ -301,7 +306,8 @@ def list_items(
 ) -> tuple[int, list[ItemSummary]]:
     """One page of a project's items and the total matching the filters; ``review``: only
     items that need review (evidence that cannot be used as gold, see
-    ``assay.corpus.anchoring``)."""
+    ``assay.corpus.anchoring``). ``author`` keeps to the items of the accounts with that
+    user name or shown name; ``author_id`` to one account's (an annotator's own items)."""
     key = sort.lstrip("-")
     if key not in SORTS:
         raise InvalidInput(f"unknown sort {sort!r}; choose one of: {', '.join(SORTS)}")
@@ -311,7 +317,9 @@ def list_items(
     if query_type:
         where.append(items.c.query_type == query_type)
     if author:
-        where.append(items.c.author == author)
+        where.append(sa.or_(accounts.c.username == author, accounts.c.display_name == author))
+    if author_id is not None:
+        where.append(items.c.author_id == author_id)
     if kind:
         where.append(items.c.kind == kind)
     if text.strip():
@@ -324,7 +332,9 @@ def list_items(
     descending = sort.startswith("-")
     order = [c.desc() if descending else c.asc() for c in (column, items.c.id)]
     with reading(ws.engine, conn) as conn:
-        total = conn.scalar(sa.select(sa.func.count()).select_from(items).where(*where)) or 0
+        with_authors = items.join(accounts, accounts.c.id == items.c.author_id)
+        counted = with_authors if author else items  # the join only when it filters
+        total = conn.scalar(sa.select(sa.func.count()).select_from(counted).where(*where))
         rows = conn.execute(
             sa.select(
                 items.c.id,
@@ -335,17 +345,18 @@ def list_items(
                 items.c.query_type,
                 items.c.turn_count,
                 items.c.evidence_count,
-                items.c.author,
+                AUTHOR_NAME.label("author"),
                 items.c.version,
                 items.c.updated_at,
                 needs_review().label("needs_review"),
             )
+            .select_from(with_authors)
             .where(*where)
             .order_by(*order)
             .offset(offset)
             .limit(limit)
         ).all()
-    return int(total), [_summary(r) for r in rows]
+    return int(total or 0), [_summary(r) for r in rows]
 
 
 def item_events(
@@ -353,7 +364,8 @@ def item_events(
 ) -> list[dict[str, Any]]:
     with reading(ws.engine, conn) as conn:
         rows = conn.execute(
-            sa.select(events)
+            sa.select(events, AUTHOR_NAME.label("actor"))
+            .join(accounts, accounts.c.id == events.c.actor_id)
             .where(events.c.project_id == project.id, events.c.item_id == item_id)
             .order_by(events.c.at, events.c.id)
         ).all()

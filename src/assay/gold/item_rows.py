@@ -6,7 +6,7 @@ it, kept as ``stale``), and the items list's denormalised fields are computed on
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
@@ -33,7 +33,9 @@ class ItemRows(NamedTuple):
     """Passages kept unverified: imported text not found in its document."""
 
 
-def _turn_rows(texts: DocumentTexts, item_id: str, data: Item, author: str) -> Iterator[TurnRows]:
+def _turn_rows(
+    texts: DocumentTexts, item_id: str, data: Item, author: int, named: Mapping[str, int]
+) -> Iterator[TurnRows]:
     now = utcnow()
     for t_index, turn in enumerate(data.turns):
         rows: list[dict[str, Any]] = []
@@ -60,7 +62,7 @@ def _turn_rows(texts: DocumentTexts, item_id: str, data: Item, author: str) -> I
                     "group_no": group,
                     "origin": ev.origin,
                     "anchor": anchor,
-                    "author": ev.author or author,
+                    "author_id": named.get(ev.author, author) if ev.author else author,
                     "created_at": as_utc(ev.created_at) if ev.created_at else now,
                 }
             )
@@ -80,9 +82,12 @@ def _turn_rows(texts: DocumentTexts, item_id: str, data: Item, author: str) -> I
         yield turn_row, rows
 
 
-def item_rows(texts: DocumentTexts, item_id: str, data: Item, author: str) -> ItemRows:
-    """The item's turns and evidence as rows, every evidence anchored in ``texts``."""
-    found = list(_turn_rows(texts, item_id, data, author))
+def item_rows(
+    texts: DocumentTexts, item_id: str, data: Item, author: int, named: Mapping[str, int]
+) -> ItemRows:
+    """The item's turns and evidence as rows, every evidence anchored in ``texts``. Evidence
+    is ``author``'s (an account id) unless it names its author, found in ``named``."""
+    found = list(_turn_rows(texts, item_id, data, author, named))
     if not found:
         raise InvalidInput("an item needs at least one turn")
     if data.kind == "qa" and len(data.turns) != 1:
@@ -120,11 +125,16 @@ def insert_turns(conn: sa.Connection, written: Sequence[ItemRows]) -> None:
 
 
 def write_turns(
-    conn: sa.Connection, project: Project, item_id: str, data: Item, author: str
+    conn: sa.Connection,
+    project: Project,
+    item_id: str,
+    data: Item,
+    author: int,
+    named: Mapping[str, int],
 ) -> ItemRows:
     """Replace the item's turns and evidence; returns their rows (with the denormalised
     listing fields and how many passages are unlocated)."""
-    rows = item_rows(DocumentTexts(conn, project.id), item_id, data, author)
+    rows = item_rows(DocumentTexts(conn, project.id), item_id, data, author, named)
     conn.execute(turns.delete().where(turns.c.item_id == item_id))
     insert_turns(conn, [rows])
     return rows

@@ -10,7 +10,7 @@ are anchored) is in ``assay.gold.item_rows``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -22,6 +22,7 @@ from assay.gold.checks import check_item, errors
 from assay.gold.item_inputs import Status, editable_json
 from assay.gold.item_reads import get_item
 from assay.gold.item_rows import ItemRows, check_storable, insert_turns, item_rows, write_turns
+from assay.people.actors import account_ids, acting_account
 from assay.records import STATUSES, Item, Project, to_json
 from assay.store.db import transaction, utcnow
 from assay.store.import_lock import check_writable
@@ -43,7 +44,7 @@ class StaleItem(Conflict):
 def _event_row(
     project: Project,
     item_id: str,
-    actor: str,
+    actor: int,
     action: str,
     before: Any,
     after: Any,
@@ -53,7 +54,7 @@ def _event_row(
     return {
         "project_id": project.id,
         "item_id": item_id,
-        "actor": actor,
+        "actor_id": actor,
         "action": action,
         "before": before,
         "after": after,
@@ -98,7 +99,7 @@ def create_item(
     project: Project,
     data: Item,
     *,
-    author: str | None = None,
+    author: int | None = None,
     status: Status = "draft",
     item_id: str | None = None,
     conn: sa.Connection | None = None,
@@ -114,25 +115,32 @@ def insert_item(
     project: Project,
     data: Item,
     *,
-    author: str | None = None,
+    author: int | None = None,
     status: Status = "draft",
     item_id: str | None = None,
     keep_history: bool = False,
+    named: Mapping[str, int] | None = None,
     conn: sa.Connection | None = None,
 ) -> Created:
     """:func:`create_item` without reading the item back; ``keep_history`` (imports) keeps
     the item's dates, version and status changes, so a round trip loses nothing; otherwise
-    the item starts now at version 1."""
-    author = author if author is not None else ws.settings.author
+    the item starts now at version 1.
+
+    ``author`` is the acting account's id (None: :func:`acting_account`); names the item
+    brings (evidence authors, with ``keep_history`` its status changes' actors) are found in
+    ``named`` (an import resolves its names once) or looked up (:func:`_named`)."""
     item_id = item_id or str(uuid.uuid4())
     check_storable(data)
     with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
+        author = author if author is not None else acting_account(ws, conn=conn)
+        if named is None:
+            named = _named(conn, data, keep_history)
         if conn.scalar(sa.select(items.c.id).where(items.c.id == item_id)):
             raise Conflict(f"an item with id {item_id!r} already exists")
         made = new_item(
-            DocumentTexts(conn, project.id), project, data, author=author, status=status,
-            item_id=item_id, keep_history=keep_history,
+            DocumentTexts(conn, project.id), project, data, author=author, named=named,
+            status=status, item_id=item_id, keep_history=keep_history,
         )  # fmt: skip
         insert_items(conn, project, [made])
     return Created(item_id, made.rows.unlocated)
@@ -152,18 +160,20 @@ def new_item(
     project: Project,
     data: Item,
     *,
-    author: str,
+    author: int,
+    named: Mapping[str, int],
     status: Status,
     item_id: str,
     keep_history: bool,
 ) -> NewItem:
     """The rows :func:`insert_items` writes for ``data``: refused here, before anything is
-    written, when the item cannot be stored (its evidence is anchored in ``texts``)."""
+    written, when the item cannot be stored (its evidence is anchored in ``texts``).
+    ``author`` and ``named`` as :func:`insert_item` takes them."""
     check_storable(data)
     now = utcnow()
     created = (data.created_at if keep_history else None) or now
     updated = (data.updated_at if keep_history else None) or created
-    rows = item_rows(texts, item_id, data, author)
+    rows = item_rows(texts, item_id, data, author, named)
     row = {
         "id": item_id,
         "project_id": project.id,
@@ -173,17 +183,16 @@ def new_item(
         **rows.listing,
         "notes": data.notes,
         "extra": data.extra,
-        "author": author,
+        "author_id": author,
         "version": data.version if keep_history else 1,
         "created_at": created,
         "updated_at": updated,
     }
     history = [_event_row(project, item_id, author, "create", None, editable_json(data))]
     for change in data.status_history if keep_history else []:
+        actor = named.get(change.actor, author)
         after = {"status": change.status}
-        history.append(
-            _event_row(project, item_id, change.actor, "status", None, after, at=change.at)
-        )
+        history.append(_event_row(project, item_id, actor, "status", None, after, at=change.at))
     return NewItem(item_id, row, rows, history)
 
 
@@ -205,20 +214,22 @@ def save_item(
     data: Item,
     base_version: int,
     *,
-    author: str | None = None,
+    author: int | None = None,
     action: str = "save",
     conn: sa.Connection | None = None,
 ) -> Item:
     """Replace an item's content if it is still at ``base_version``; else raise StaleItem.
-    ``action`` names the change in the item's history (a plain save unless told)."""
-    author = author if author is not None else ws.settings.author
+    ``action`` names the change in the item's history (a plain save unless told); ``author``
+    is the acting account's id (None: :func:`acting_account`)."""
     check_storable(data)
     with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
+        author = author if author is not None else acting_account(ws, conn=conn)
         content: dict[str, Any] = {"kind": data.kind, "origin": data.origin}
         content.update(notes=data.notes, extra=data.extra)
         before = _next_version(ws, conn, project, item_id, base_version, content)
-        listing = write_turns(conn, project, item_id, data, author).listing
+        named = _named(conn, data, False)
+        listing = write_turns(conn, project, item_id, data, author, named).listing
         conn.execute(items.update().where(items.c.id == item_id).values(**listing))
         _event(conn, project, item_id, author, action, to_json(before), editable_json(data))
         return get_item(ws, project, item_id, conn=conn)
@@ -231,14 +242,14 @@ def set_status(
     status: str,
     base_version: int,
     *,
-    actor: str | None = None,
+    actor: int | None = None,
     conn: sa.Connection | None = None,
 ) -> Item:
     if status not in STATUSES:
         raise InvalidInput(f"unknown status {status!r}; choose one of: {', '.join(STATUSES)}")
-    actor = actor if actor is not None else ws.settings.author
     with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
+        actor = actor if actor is not None else acting_account(ws, conn=conn)
         before = _next_version(ws, conn, project, item_id, base_version, {"status": status})
         _event(
             conn, project, item_id, actor, "status", {"status": before.status}, {"status": status}
@@ -251,7 +262,7 @@ def delete_item(
     project: Project,
     item_id: str,
     *,
-    actor: str | None = None,
+    actor: int | None = None,
     conn: sa.Connection | None = None,
 ) -> None:
     with transaction(ws.engine, conn) as conn:
@@ -262,7 +273,7 @@ def delete_item(
             conn,
             project,
             item_id,
-            actor if actor is not None else ws.settings.author,
+            actor if actor is not None else acting_account(ws, conn=conn),
             "delete",
             to_json(before),
             None,
@@ -270,7 +281,7 @@ def delete_item(
 
 
 def submit_item(
-    ws: Workspace, project: Project, item_id: str, base_version: int, *, actor: str | None = None
+    ws: Workspace, project: Project, item_id: str, base_version: int, *, actor: int | None = None
 ) -> Item:
     """Mark an item as submitted for review, if it passes the completeness rules."""
     item = get_item(ws, project, item_id)
@@ -279,3 +290,12 @@ def submit_item(
         listed = "; ".join(p.message for p in problems)
         raise InvalidInput(f"item {item_id} cannot be submitted yet: {listed}")
     return set_status(ws, project, item_id, "submitted", base_version, actor=actor)
+
+
+def _named(conn: sa.Connection, data: Item, history: bool) -> dict[str, int]:
+    """Account ids for the names an item brings: its evidence authors and, with ``history``,
+    its status changes' actors (see :func:`assay.people.actors.account_ids`)."""
+    names = {ev.author or "" for turn in data.turns for ev in turn.evidence}
+    if history:
+        names.update(change.actor for change in data.status_history)
+    return account_ids(conn, names)

@@ -41,6 +41,7 @@ from assay.llm import (
 )
 from assay.llm.prompts import render_rag_prompt
 from assay.llm.records import prompt_hash
+from assay.people.actors import account_name
 from assay.records import Context, Hit, Item, Project, Turn
 from assay.search.embeddings import workspace_embedder
 from assay.search.indexes import search
@@ -230,7 +231,7 @@ def answer_events(
     index: int,
     *,
     source: str,
-    actor: str,
+    actor: int,
     first: bool,
 ) -> Iterator[dict[str, Any]]:
     """Answer turn ``index``: ``{"type": "delta", "text"}`` events while the generator
@@ -283,7 +284,7 @@ def _change_turn(
     item_id: str,
     index: int,
     change: Callable[[Turn], str | None],
-    actor: str,
+    actor: int,
 ) -> tuple[str | None, Item]:
     """Apply ``change`` (which returns the history action, or None to leave the turn alone)
     to turn ``index`` as stored now. A machine write only touches fields no person is
@@ -312,7 +313,7 @@ def _store_generated(
     index: int,
     text: str,
     record: dict[str, Any],
-    actor: str,
+    actor: int,
 ) -> tuple[str, Item]:
     def change(turn: Turn) -> str:
         if turn.answer.strip():
@@ -334,7 +335,7 @@ def _record_failure(
     index: int,
     record: dict[str, Any],
     error: str,
-    actor: str,
+    actor: int,
 ) -> Item:
     """A new turn whose first answer failed: no answer, the error and how it was asked."""
 
@@ -362,7 +363,7 @@ def _draft_turn(item: Item, number: int, base_version: int) -> tuple[Any, Turn, 
 
 
 def take_draft(
-    ws: Workspace, project: Project, item: Item, number: int, base_version: int, actor: str
+    ws: Workspace, project: Project, item: Item, number: int, base_version: int, actor: int
 ) -> Item:
     """Make turn ``number``'s draft its answer (and its original answer, with the draft's
     generation record). The answer it replaces stays in the item's history."""
@@ -370,12 +371,13 @@ def take_draft(
     retrieval = turn.generation.get("retrieval", {})
     turn.answer = turn.original_answer = draft["text"]
     turn.generation = {k: v for k, v in draft.items() if k != "text"}
-    turn.generation.update(retrieval=retrieval, taken_by=actor, taken_at=utcnow().isoformat())
+    taken_by = account_name(ws, actor)
+    turn.generation.update(retrieval=retrieval, taken_by=taken_by, taken_at=utcnow().isoformat())
     return save_item(ws, project, item.id, data, base_version, author=actor, action="take-draft")
 
 
 def discard_draft(
-    ws: Workspace, project: Project, item: Item, number: int, base_version: int, actor: str
+    ws: Workspace, project: Project, item: Item, number: int, base_version: int, actor: int
 ) -> Item:
     """Drop turn ``number``'s draft; the answer stays as it is."""
     data, turn, _draft = _draft_turn(item, number, base_version)

@@ -102,11 +102,34 @@ def may(
 ) -> Decision:
     """:func:`decide` with the actor's role in ``project`` read from the database (no
     project: a workspace action such as managing users)."""
-    role = None
-    if project is not None and not (actor.personal or actor.is_admin):
-        role = role_of(ws, project.id, actor.account_id, conn=conn)
     settings = project.settings if project is not None else None
+    role = _role(ws, actor, project, conn)
     return decide(actor, action, role, own=own, settings=settings)
+
+
+def permitted_actions(
+    ws: Workspace, actor: Actor, project: Project | None, *, conn: sa.Connection | None = None
+) -> frozenset[str]:
+    """Every action ``actor`` may do on any record of ``project`` (an annotator's rights on
+    their own items are not among them), and the workspace actions it may do: for pages
+    that show only the controls their reader may use."""
+    settings = project.settings if project is not None else None
+    role = _role(ws, actor, project, conn)
+    return frozenset(
+        action
+        for action in (*ACTIONS, *ADMIN_ACTIONS)
+        if decide(actor, action, role, settings=settings)
+    )
+
+
+def _role(
+    ws: Workspace, actor: Actor, project: Project | None, conn: sa.Connection | None
+) -> str | None:
+    """The actor's role in the project; None outside one, and for those whose role does not
+    matter (the local owner and workspace admins may do everything)."""
+    if project is None or actor.personal or actor.is_admin:
+        return None
+    return role_of(ws, project.id, actor.account_id, conn=conn)
 
 
 def check(

@@ -86,25 +86,40 @@ def create_account(
     if username == LOCAL:
         raise InvalidInput(f"the user name {LOCAL!r} is reserved for the local owner")
     hashed = hash_password(check_password(password, username))
-    now = utcnow()
     with transaction(ws.engine, conn) as conn:
         if conn.execute(sa.select(accounts.c.id).where(accounts.c.username == username)).first():
             raise Conflict(f"an account named {username!r} already exists")
-        conn.execute(
-            accounts.insert().values(
-                username=username,
-                display_name=display_name.strip()[:200] or username,
-                password_hash=hashed,
-                is_admin=admin,
-                disabled=False,
-                origin="created",
-                failed_logins=0,
-                locked_until=None,
-                created_at=now,
-                updated_at=now,
-            )
-        )
+        shown = display_name.strip()[:200] or username
+        insert_account(conn, username, shown, origin="created", password_hash=hashed, admin=admin)
         return get_account(ws, username, conn=conn)
+
+
+def insert_account(
+    conn: sa.Connection,
+    username: str,
+    display_name: str,
+    *,
+    origin: str,
+    password_hash: str | None = None,
+    admin: bool = False,
+) -> int:
+    """Write an account row as given (callers check the names); returns its id."""
+    now = utcnow()
+    inserted = conn.execute(
+        accounts.insert().values(
+            username=username,
+            display_name=display_name,
+            password_hash=password_hash,
+            is_admin=admin,
+            disabled=False,
+            origin=origin,
+            failed_logins=0,
+            locked_until=None,
+            created_at=now,
+            updated_at=now,
+        )
+    )
+    return int(inserted.inserted_primary_key[0])  # type: ignore[index]
 
 
 def get_account(ws: Workspace, username: str, *, conn: sa.Connection | None = None) -> Account:

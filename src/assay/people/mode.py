@@ -8,16 +8,19 @@ local owner. Team mode requires signing in; only it may serve beyond loopback.
 from __future__ import annotations
 
 import ipaddress
+import secrets
 
 import sqlalchemy as sa
 
 from assay.errors import Conflict, Forbidden
-from assay.people.accounts import list_accounts, signing_in_admins
+from assay.people.accounts import create_account, list_accounts, signing_in_admins
 from assay.store.db import reading, transaction, utcnow
 from assay.store.schema import workspace_settings
 from assay.store.workspace import Workspace
 
 KEY = "team_mode"
+FIRST_OWNER = "admin"
+"""User name of the workspace admin ``assay serve --team`` creates when nobody can sign in."""
 HOW_TO_TURN_ON = (
     "create the first owner with `assay users add NAME --owner`, then turn team mode on with "
     "`assay team on`"
@@ -57,6 +60,25 @@ def set_team_mode(ws: Workspace, on: bool, *, conn: sa.Connection | None = None)
             )
         else:
             conn.execute(workspace_settings.insert().values(key=KEY, **values))
+
+
+def ensure_first_owner(ws: Workspace, *, conn: sa.Connection | None = None) -> str | None:
+    """Turn team mode on for ``assay serve --team``. When no workspace admin can sign in yet,
+    first create one named ``admin`` with a random password and return that password (the
+    caller shows it once; only its hash is stored); else return None."""
+    with transaction(ws.engine, conn) as conn:
+        password = None
+        if not signing_in_admins(ws, conn=conn):
+            if FIRST_OWNER in {a.username for a in list_accounts(ws, conn=conn)}:
+                raise Conflict(
+                    f"no workspace admin can sign in, and the account {FIRST_OWNER!r} exists but "
+                    f"cannot sign in: {HOW_TO_TURN_ON}"
+                )
+            password = secrets.token_urlsafe(18)  # 24 characters, 144 random bits
+            create_account(ws, FIRST_OWNER, password, admin=True, conn=conn)
+        if not team_mode(ws, conn=conn):
+            set_team_mode(ws, True, conn=conn)
+        return password
 
 
 def is_loopback(host: str) -> bool:

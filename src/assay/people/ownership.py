@@ -1,8 +1,7 @@
 """Whose record is it: what the "own records" rules of the role table ask.
 
-Until items record the account that made them (issue 12, "every action carries its actor"),
-an item is its author's when the author name equals the account's user name; in team mode the
-web records exactly that name.
+An item is the account's that created it: items store that account's id (``author_id``),
+so renaming an account changes nothing about what it owns.
 """
 
 from __future__ import annotations
@@ -18,14 +17,16 @@ def owns_item(
     ws: Workspace,
     project_id: int,
     item_id: str,
-    username: str,
+    account_id: int,
     *,
     conn: sa.Connection | None = None,
 ) -> bool:
-    """Whether the item of the project was written by ``username`` (False: someone else's, or
-    no such item in the project)."""
+    """Whether the item of the project was written by the account ``account_id`` (False:
+    someone else's, or no such item in the project)."""
     with reading(ws.engine, conn) as reader:
-        author = reader.execute(
-            sa.select(items.c.author).where(items.c.id == item_id, items.c.project_id == project_id)
-        ).scalar()
-    return author is not None and author == username
+        author = reader.scalar(
+            sa.select(items.c.author_id).where(
+                items.c.id == item_id, items.c.project_id == project_id
+            )
+        )
+    return author is not None and author == account_id

@@ -6,9 +6,7 @@ snippet into highlightable tokens, so a word is highlighted exactly when the ind
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import tantivy
 
@@ -45,8 +43,6 @@ MAX_QUERY_TERMS = 1024
 
 SNIPPET_CHARS = 240
 ELLIPSIS = "…"
-
-_WORD = re.compile(r"\S+")
 
 
 def snowball_name(language: str) -> str:
@@ -111,24 +107,16 @@ def stop_terms(analyzer: tantivy.TextAnalyzer, language: str) -> frozenset[str]:
     )
 
 
-def highlight_terms(terms: list[str], stop: frozenset[str]) -> set[str]:
-    """The query terms worth marking in a snippet: stop words (from :func:`stop_terms`) are
-    left out, unless the query has nothing else."""
-    kept = {term for term in terms if term not in stop}
-    return kept or set(terms)
+def highlight_terms(terms: list[str], stop: frozenset[str]) -> list[str]:
+    """The query terms worth marking in a snippet, in query order: stop words (from
+    :func:`stop_terms`) are left out, unless the query has nothing else."""
+    return [term for term in terms if term not in stop] or terms
 
 
-@dataclass(frozen=True, slots=True)
-class _Match:
-    term: str
-    start: int
-    end: int
-
-
-def matched_spans(analyzer: tantivy.TextAnalyzer, text: str, terms: set[str]) -> list[_Match]:
-    """Every token of `text` whose analysed form is one of `terms`, with character offsets."""
+def matched_spans(analyzer: tantivy.TextAnalyzer, text: str, terms: set[str]) -> list[Span]:
+    """Character offsets of every token of `text` whose analysed form is one of `terms`."""
     return [
-        _Match(token.text, token.char_offset_from, token.char_offset_to)
+        (token.char_offset_from, token.char_offset_to)
         for token in analyzer.pre_tokenize(text).tokens
         if token.text in terms
     ]
@@ -140,22 +128,50 @@ def make_snippet(
     terms: set[str],
     max_chars: int = SNIPPET_CHARS,
 ) -> tuple[str, tuple[Span, ...]]:
-    """A short excerpt around the densest run of matches, cut between words, and the
-    ``(start, end)`` offsets of every matched token inside that excerpt."""
-    matches = matched_spans(analyzer, text, terms)
-    if len(text) <= max_chars:
-        return text, tuple((m.start, m.end) for m in matches)
+    """The snippet of `text` around the tokens that `analyzer` turns into one of `terms`."""
+    return Snippets(analyzer, max_chars).around(text, matched_spans(analyzer, text, terms))
 
-    budget = max_chars - 2 * len(ELLIPSIS)
-    first, last = _best_cluster(matches, budget)
-    start, end = _word_window(text, first, last, budget)
-    prefix = ELLIPSIS if start > 0 else ""
-    suffix = ELLIPSIS if end < len(text) else ""
-    shift = len(prefix) - start
-    highlights = tuple(
-        (m.start + shift, m.end + shift) for m in matches if m.start >= start and m.end <= end
-    )
-    return prefix + text[start:end] + suffix, highlights
+
+class Snippets:
+    """Builds the snippets of one search's hits.
+
+    Choosing where a snippet goes counts distinct terms, so it needs the term of each matched
+    word, but only when a hit's matches lie too far apart to fit; the terms are remembered for
+    the rest of the search, whose hits share their words.
+    """
+
+    def __init__(self, analyzer: tantivy.TextAnalyzer, max_chars: int = SNIPPET_CHARS) -> None:
+        self._analyzer = analyzer
+        self._max_chars = max_chars
+        self._budget = max_chars - 2 * len(ELLIPSIS)
+        self._terms: dict[str, str] = {}
+
+    def around(self, text: str, matches: list[Span]) -> tuple[str, tuple[Span, ...]]:
+        """A short excerpt of `text` around the densest run of `matches` (the character
+        offsets of matched tokens, in text order), cut between words, and the ``(start,
+        end)`` offsets of every match inside that excerpt."""
+        if len(text) <= self._max_chars:
+            return text, tuple(matches)
+        budget = self._budget
+        if matches and matches[-1][1] - matches[0][0] <= budget:
+            first, last = matches[0][0], matches[-1][1]  # all of them fit
+        else:
+            seen = self._terms
+            terms = [seen.get(text[a:b]) or self._term(text[a:b]) for a, b in matches]
+            first, last = _best_cluster(matches, terms, budget)
+        start, end = _word_window(text, first, last, budget)
+        prefix = ELLIPSIS if start > 0 else ""
+        suffix = ELLIPSIS if end < len(text) else ""
+        shift = len(prefix) - start
+        highlights = tuple([(a + shift, b + shift) for a, b in matches if a >= start and b <= end])
+        return prefix + text[start:end] + suffix, highlights
+
+    def _term(self, word: str) -> str:
+        term = self._terms.get(word)
+        if term is None:
+            analysed = self._analyzer.analyze(word)  # a matched word is one token
+            term = self._terms[word] = analysed[0] if analysed else word
+        return term
 
 
 def ranked_hits(
@@ -165,78 +181,87 @@ def ranked_hits(
 ) -> list[Hit]:
     """Hits ranked 1, 2 … in the order of ``found`` (``(doc_id, chunk_id, start, end, score,
     text)``, best first), each with a snippet around ``terms``."""
+    snippets = Snippets(analyzer)
     hits: list[Hit] = []
     for rank, (doc_id, chunk_id, start, end, score, text) in enumerate(found, start=1):
-        snippet, highlights = make_snippet(analyzer, text, terms)
+        matches = matched_spans(analyzer, text, terms)
+        snippet, highlights = snippets.around(text, matches)
         hits.append(Hit(doc_id, chunk_id, start, end, score, rank, text, snippet, highlights))
     return hits
 
 
-def _best_cluster(matches: list[_Match], budget: int) -> tuple[int, int]:
-    """Character range of the run of matches that fits `budget` and holds the most distinct
-    terms (then the most matches; the earliest wins ties)."""
+def _best_cluster(matches: list[Span], terms: list[str], budget: int) -> tuple[int, int]:
+    """Character range of the run of matches (``terms[i]`` is the term of ``matches[i]``)
+    that fits `budget` and holds the most distinct terms (then the most matches; the earliest
+    wins ties)."""
     if not matches:
         return 0, 0
     best = (0, 0)
-    best_range = (matches[0].start, matches[0].end)
+    best_range = matches[0]
     counts: dict[str, int] = {}
     left = 0
-    for right, match in enumerate(matches):
-        counts[match.term] = counts.get(match.term, 0) + 1
-        while match.end - matches[left].start > budget and left < right:
-            gone = matches[left].term
+    left_start = matches[0][0]
+    for right, (_start, end) in enumerate(matches):
+        counts[terms[right]] = counts.get(terms[right], 0) + 1
+        while end - left_start > budget and left < right:
+            gone = terms[left]
             counts[gone] -= 1
             if counts[gone] == 0:
                 del counts[gone]
             left += 1
+            left_start = matches[left][0]
         score = (len(counts), right - left + 1)
         if score > best:
             best = score
-            best_range = (matches[left].start, min(match.end, matches[left].start + budget))
+            best_range = (left_start, min(end, left_start + budget))
     return best_range
 
 
 def _word_window(text: str, first: int, last: int, budget: int) -> tuple[int, int]:
-    """Grow ``[first, last)`` by whole whitespace-separated words, alternately left and right,
-    while it fits `budget`; fall back to a plain character cut inside an overlong word.
+    """The whole words holding ``[first, last)``, widened by half of what `budget` leaves on
+    the left (more if the text ends sooner on the right) and by the rest on the right, words
+    cut at either edge left out; a character cut inside an overlong word.
 
-    Only words within `budget` + 1 characters of the matches are read: a word cut by that
-    bound could never fit, exactly as the whole word could not, so long chunks cost no more.
+    Only the characters within `budget` of ``[first, last)`` are read, with a few string
+    scans and no Python loop over words, so the cost stays small whatever the chunk.
     """
-    low, high = (max(0, first - budget - 1), min(len(text), last + budget + 1))
-    words = [m.span() for m in _WORD.finditer(text, low, high)] if last > first else []
-    if not words:
-        words = [m.span() for m in _WORD.finditer(text)]
-    if not words:
-        return 0, min(len(text), budget)
-    lo = _word_at(words, first)
-    hi = _word_at(words, max(first, last - 1))
-    start, end = words[lo][0], words[hi][1]
+    if last <= first:  # no match: the beginning of the text
+        first = last = len(text) - len(text.lstrip())
+        if first == len(text):
+            return 0, min(len(text), budget)
+    start, end = first, last
+    if start > 0 and not text[start - 1].isspace():  # inside a word: back to its start
+        start -= len(text[max(0, first - budget) : first].rsplit(None, 1)[-1])
+    if end < len(text) and not text[end].isspace():  # inside a word: on to its end
+        end += len(text[last : last + budget].split(None, 1)[0])
     if end - start > budget:
         # One token run longer than the budget (a URL, a table row without spaces).
         start = max(0, min(first, len(text) - budget))
-        return start, start + budget
-    grew = True
-    while grew:
-        grew = False
-        if lo > 0 and end - words[lo - 1][0] <= budget:
-            lo -= 1
-            start = words[lo][0]
-            grew = True
-        if hi + 1 < len(words) and words[hi + 1][1] - start <= budget:
-            hi += 1
-            end = words[hi][1]
-            grew = True
-    return start, end
+        return start, min(len(text), start + budget)
+    spare = budget - (end - start)
+    left = spare - (len(text) - end)  # what the right side cannot take
+    if left < spare // 2:
+        left = spare // 2
+    start = _first_word_start(text, start - left if left < start else 0, start)
+    right = start + budget
+    return start, _last_word_end(text, end, right if right < len(text) else len(text))
 
 
-def _word_at(words: list[tuple[int, int]], offset: int) -> int:
-    """Index of the word containing `offset`, or of the nearest word after it."""
-    lo, hi = 0, len(words) - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if words[mid][1] <= offset:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+def _first_word_start(text: str, offset: int, word_start: int) -> int:
+    """The first word start in ``[offset, word_start]`` (`word_start` is one): a word that
+    `offset` cuts is left out."""
+    between = text[offset:word_start]
+    if between and not between[0].isspace() and offset > 0 and not text[offset - 1].isspace():
+        parts = between.split(None, 1)
+        return word_start - len(parts[1]) if len(parts) == 2 else word_start
+    return word_start - len(between.lstrip())
+
+
+def _last_word_end(text: str, word_end: int, offset: int) -> int:
+    """The last word end in ``[word_end, offset]`` (`word_end` is one): a word that `offset`
+    cuts is left out."""
+    between = text[word_end:offset]
+    if between and not between[-1].isspace() and offset < len(text) and not text[offset].isspace():
+        parts = between.rsplit(None, 1)
+        return word_end + len(parts[0]) if len(parts) == 2 else word_end
+    return word_end + len(between.rstrip())

@@ -17,9 +17,8 @@ for the corpora of a gold dataset (figures in benchmarks/dense_search.py).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +47,7 @@ from assay.search.dense_storage import (
     write_segment,
 )
 from assay.search.embeddings import Embedder
-from assay.search.locking import wait_for_lock
+from assay.search.locking import file_lock
 
 LOCK_FILE = "assay-dense.lock"
 LOCK_TIMEOUT_SECONDS = 30.0
@@ -263,21 +262,11 @@ class DenseIndex:
                 with contextlib.suppress(FileNotFoundError):
                     entry.unlink()
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
         """An exclusive lock on the folder across processes, waiting up to lock_timeout."""
-        with (self.path / LOCK_FILE).open("a+b") as handle:
-            wait_for_lock(
-                lambda: fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB),
-                lambda error: isinstance(error, BlockingIOError),
-                timeout=self.lock_timeout,
-                index="dense",
-                path=self.path,
-            )
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        return file_lock(
+            self.path / LOCK_FILE, timeout=self.lock_timeout, index="dense", path=self.path
+        )
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -310,7 +299,7 @@ class DenseIndex:
                 (float(scores[row]), position, int(row)) for row in top if scores[row] > -np.inf
             )
         candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
-        terms = highlight_terms(query_terms(self._analyzer, query), self._stop)
+        terms = set(highlight_terms(query_terms(self._analyzer, query), self._stop))
         ranked = []
         for score, position, row in candidates[:k]:
             segment = self._segment(manifest.segments[position][0])

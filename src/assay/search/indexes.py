@@ -7,6 +7,14 @@ Searching compares that marker with the database, one row read whatever the corp
 resynchronises only when they differ: documents whose fingerprint changed are re-added,
 documents gone from the database are dropped. So a process killed between a database commit and
 an index commit loses nothing: the next search repairs the index.
+
+Several processes (``assay serve --workers N``, CLI commands) and threads share the index
+folders of a workspace, so one sync of a folder runs at a time: it holds a lock file next to the
+folder from reading the database to writing the marker. Without it, a sync that read the
+database before another process's write could finish after that process's sync and leave the
+older text in the index under the newer marker. Opening an index takes the same lock, since
+opening may create the folder or empty one of an older format. Waiting for the lock ends with
+Conflict after the index's lock timeout, as a busy writer lock does.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -27,6 +36,7 @@ from assay.search.dense import DenseIndex
 from assay.search.embeddings import Embedder, workspace_embedder
 from assay.search.hybrid import HybridIndex
 from assay.search.keyword import KeywordIndex
+from assay.search.locking import file_lock
 from assay.search.retriever import RetrieverSettings
 from assay.store.db import as_utc
 from assay.store.projects import corpus_version
@@ -34,6 +44,8 @@ from assay.store.schema import chunks, documents
 from assay.store.workspace import Workspace
 
 MARKER = "assay-sync.json"
+LOCK_SUFFIX = ".sync-lock"
+OPEN_LOCK_TIMEOUT_SECONDS = 30.0
 BATCH = 500
 
 
@@ -45,7 +57,9 @@ class SyncReport:
 
 
 def open_keyword_index(ws: Workspace, project: Project, chunking: Chunking) -> KeywordIndex:
-    return KeywordIndex(ws.index_path(project.id, chunking.id, "keyword"), project.language)
+    path = ws.index_path(project.id, chunking.id, "keyword")
+    with _folder_lock(path, "keyword", OPEN_LOCK_TIMEOUT_SECONDS):  # it may create the folder
+        return KeywordIndex(path, project.language)
 
 
 def open_dense_index(
@@ -57,7 +71,8 @@ def open_dense_index(
     built = workspace_embedder(ws, embedder) if isinstance(embedder, str) else embedder
     folder = "".join(c if c.isalnum() or c in "-_." else "_" for c in built.name)
     path = ws.index_path(project.id, chunking.id, f"dense-{folder}")
-    return DenseIndex(path, built, language=project.language)
+    with _folder_lock(path, "dense", OPEN_LOCK_TIMEOUT_SECONDS):
+        return DenseIndex(path, built, language=project.language)
 
 
 def _fingerprint(sha256: str, updated_at: datetime) -> str:
@@ -94,6 +109,30 @@ def sync_index(
 ) -> SyncReport:
     """Bring one index of a chunking (keyword unless given) in line with the database."""
     index = index or open_keyword_index(ws, project, chunking)
+    with _sync_lock(index):
+        return _sync(ws, project, chunking, index, progress)
+
+
+def _sync_lock(index: KeywordIndex | DenseIndex) -> AbstractContextManager[None]:
+    kind = "keyword" if isinstance(index, KeywordIndex) else "dense"
+    return _folder_lock(index.path, kind, index.lock_timeout)
+
+
+def _folder_lock(path: Path, kind: str, timeout: float) -> AbstractContextManager[None]:
+    """The lock on opening and syncing one index folder. Its file sits beside the folder, not
+    in it: an index opening a folder refuses or empties files it does not know."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_file = path.with_name(path.name + LOCK_SUFFIX)
+    return file_lock(lock_file, timeout=timeout, index=kind, path=path, lock="sync lock")
+
+
+def _sync(
+    ws: Workspace,
+    project: Project,
+    chunking: Chunking,
+    index: KeywordIndex | DenseIndex,
+    progress: Callable[[int, int], None] | None,
+) -> SyncReport:
     path = index.path
     marker = _database_marker(ws, project, chunking)
     with ws.engine.connect() as conn:
@@ -161,8 +200,12 @@ def sync_project(
 def _synced(
     ws: Workspace, project: Project, chunking: Chunking, index: KeywordIndex | DenseIndex
 ) -> KeywordIndex | DenseIndex:
+    """The index, synced first when its marker is behind the database. Another process may
+    be syncing it already: then this waits for it and syncs only if still behind."""
     if _read_marker(index.path) != _database_marker(ws, project, chunking):
-        sync_index(ws, project, chunking, index)
+        with _sync_lock(index):
+            if _read_marker(index.path) != _database_marker(ws, project, chunking):
+                _sync(ws, project, chunking, index, None)
     return index
 
 

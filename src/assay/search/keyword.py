@@ -20,13 +20,15 @@ from typing import Any
 import tantivy
 
 from assay.errors import InvalidInput
-from assay.records import Hit, IndexedDocument
+from assay.records import Hit, IndexedDocument, Span
 from assay.search import planned_update
 from assay.search.analysis import (
+    ELLIPSIS,
+    SNIPPET_CHARS,
+    Snippets,
     build_analyzer,
     highlight_terms,
     query_terms,
-    ranked_hits,
     snowball_name,
     stop_terms,
 )
@@ -38,6 +40,9 @@ FORMAT = 1
 META_FILE = "assay-keyword.json"
 WRITER_HEAP_BYTES = 128_000_000
 LOCK_TIMEOUT_SECONDS = 30.0
+WHOLE_TEXT = 1 << 40
+"""A passage length (bytes) beyond any chunk: tantivy then marks every match of a hit."""
+PASSAGE_BYTES = SNIPPET_CHARS - 2 * len(ELLIPSIS)
 
 # Field names.
 KIND = "kind"
@@ -86,6 +91,7 @@ class KeywordIndex:
         self._write_lock = threading.Lock()
         self._index = self._open()
         self._seen_commit: tuple[int, int, int] | None = None
+        self._meta_json = str(self.path / "meta.json")
 
     def __repr__(self) -> str:
         return f"KeywordIndex({str(self.path)!r}, language={self.language!r})"
@@ -183,7 +189,7 @@ class KeywordIndex:
             return []
         # Question words ("how", "is", "wie", "ist") would otherwise outvote the content words
         # in long chunks; they count only when the query has nothing else.
-        terms = sorted(highlight_terms(terms, self._stop), key=terms.index)
+        terms = highlight_terms(terms, self._stop)
         searcher = self._searcher()
         limit = min(k, searcher.num_docs)
         if limit == 0:
@@ -192,28 +198,58 @@ class KeywordIndex:
             (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, TEXT, term, "freq"))
             for term in terms
         ]
-        found = searcher.search(tantivy.Query.boolean_query(term_queries), limit, count=False)
-        ranked = []
-        for score, address in found.hits:
+        any_term = tantivy.Query.boolean_query(term_queries)
+        found = searcher.search(any_term, limit, count=False)
+        # Tantivy's own snippet generator picks each hit's passage and marks its matched words,
+        # in Rust and with the index's analyzer, so the snippets cost about what tantivy's do.
+        marker = tantivy.SnippetGenerator.create(searcher, any_term, self._schema, TEXT)
+        hits = []
+        for rank, (score, address) in enumerate(found.hits, start=1):
             fields = searcher.doc(address)
-            ranked.append(
-                (
-                    _first(fields, DOC_ID, ""),
-                    _first(fields, CHUNK_ID, ""),
-                    _first(fields, START, 0),
-                    _first(fields, END, 0),
-                    float(score),
-                    _first(fields, TEXT, ""),
+            text = fields.get_first(TEXT) or ""
+            snippet, highlights = self._snippet(marker, fields, text)
+            hits.append(
+                Hit(
+                    fields.get_first(DOC_ID) or "",
+                    fields.get_first(CHUNK_ID) or "",
+                    fields.get_first(START) or 0,
+                    fields.get_first(END) or 0,
+                    score,
+                    rank,
+                    text,
+                    snippet,
+                    highlights,
                 )
             )
-        return ranked_hits(self._analyzer, set(terms), ranked)
+        return hits
+
+    def _snippet(
+        self, marker: tantivy.SnippetGenerator, fields: tantivy.Document, text: str
+    ) -> tuple[str, tuple[Span, ...]]:
+        """A chunk of at most SNIPPET_CHARS characters is its own snippet; a longer one gets
+        tantivy's best passage (the run of whole tokens, at most SNIPPET_CHARS minus the two
+        ellipses long in UTF-8 bytes, whose matches weigh most, rarer terms weighing more),
+        with `…` where text was left out. Highlights are character offsets into the snippet."""
+        whole = len(text) <= SNIPPET_CHARS
+        marker.set_max_num_chars(WHOLE_TEXT if whole else PASSAGE_BYTES)
+        found = marker.snippet_from_doc(fields)
+        if whole:
+            return text, _char_spans(text, found.highlighted())
+        passage = found.fragment()
+        if not passage:  # no word of the query in it: not a hit, but never fail on it
+            return Snippets(self._analyzer).around(text, [])
+        where = found.fragment_range()
+        prefix = ELLIPSIS if where.start > 0 else ""
+        size = len(text) if text.isascii() else len(text.encode())
+        suffix = ELLIPSIS if where.end < size else ""
+        return prefix + passage + suffix, _char_spans(passage, found.highlighted(), len(prefix))
 
     def _searcher(self) -> tantivy.Searcher:
         """A searcher on the newest commit, from any process. Every commit replaces tantivy's
         meta.json, so reloading (~70 µs, as long as a small query) waits for that file to
         change instead of running before every search."""
         try:
-            meta = os.stat(self.path / "meta.json")
+            meta = os.stat(self._meta_json)
             commit: tuple[int, int, int] | None = (meta.st_ino, meta.st_mtime_ns, meta.st_size)
         except OSError:
             commit = None
@@ -235,6 +271,19 @@ class KeywordIndex:
             fields = searcher.doc(address)
             result[_first(fields, DOC_ID, "")] = _first(fields, FINGERPRINT, "")
         return result
+
+
+def _char_spans(text: str, ranges: list[tantivy.Range], shift: int = 0) -> tuple[Span, ...]:
+    """Tantivy's UTF-8 byte ranges in `text` as character offsets, plus `shift`."""
+    if text.isascii():
+        return tuple([(r.start + shift, r.end + shift) for r in ranges])
+    data = text.encode()
+    return tuple(
+        [
+            (len(data[: r.start].decode()) + shift, len(data[: r.end].decode()) + shift)
+            for r in ranges
+        ]
+    )
 
 
 def _first(fields: tantivy.Document, name: str, default: Any) -> Any:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -39,3 +41,24 @@ def wait_for_lock(
                 ) from error
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
+
+
+@contextlib.contextmanager
+def file_lock(
+    lock_file: Path, *, timeout: float, index: str, path: Path, lock: str = "lock"
+) -> Iterator[None]:
+    """An exclusive ``flock`` on ``lock_file``, which excludes other processes and other
+    threads of this one (each opens the file anew); waits as :func:`wait_for_lock` does."""
+    with lock_file.open("a+b") as handle:
+        wait_for_lock(
+            lambda: fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB),
+            lambda error: isinstance(error, BlockingIOError),
+            timeout=timeout,
+            index=index,
+            path=path,
+            lock=lock,
+        )
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

@@ -19,11 +19,21 @@ if TYPE_CHECKING:
 
 R = TypeVar("R")
 
+BACKGROUND_CONNECTIONS = 8
+"""Connections a process may open beyond one per request thread: background imports, exports
+and experiment runs (threads of their own), and a request that holds two at once."""
 
-def create_engine(url: str) -> sa.Engine:
-    """An engine with the settings Assay relies on (SQLite: WAL, foreign keys, busy timeout)."""
+
+def create_engine(url: str, threads: int = 16) -> sa.Engine:
+    """An engine with the settings Assay relies on (SQLite: WAL, foreign keys, busy timeout).
+
+    The pool keeps up to one connection per request thread (``threads``, ASSAY_THREADS) and
+    opens up to :data:`BACKGROUND_CONNECTIONS` more, so a request never waits for a connection
+    (SQLAlchemy's default, 5 + 10, let the 16th busy thread wait for another's).
+    """
+    pool = {"pool_size": threads, "max_overflow": BACKGROUND_CONNECTIONS}
     if url.startswith("sqlite"):
-        engine = sa.create_engine(url, connect_args={"timeout": 30})
+        engine = sa.create_engine(url, connect_args={"timeout": 30}, **pool)
         sa.event.listen(engine, "connect", _sqlite_pragmas)
         sa.event.listen(engine, "handle_error", _sqlite_busy)
         return engine
@@ -34,7 +44,7 @@ def create_engine(url: str) -> sa.Engine:
             raise BackendUnavailable(
                 f"PostgreSQL needs the psycopg driver: {install_extra('postgres')}"
             ) from exc
-        return sa.create_engine(url, pool_pre_ping=True)
+        return sa.create_engine(url, pool_pre_ping=True, **pool)
     raise BackendUnavailable(f"unsupported database URL {url!r}: use sqlite:/// or postgresql://")
 
 
@@ -80,11 +90,36 @@ def migrate(engine: sa.Engine) -> None:
     from alembic.runtime.migration import MigrationContext
     from alembic.script import ScriptDirectory
 
-    with engine.begin() as connection:
+    with (
+        engine.connect() as connection,
+        _sqlite_foreign_keys_off(connection),
+        connection.begin(),
+    ):
         config = _alembic_config(connection)
         head = ScriptDirectory.from_config(config).get_current_head()
         if MigrationContext.configure(connection).get_current_revision() != head:
             command.upgrade(config, "head")
+        if connection.dialect.name == "sqlite":
+            broken = connection.exec_driver_sql("PRAGMA foreign_key_check").all()
+            if broken:
+                raise RuntimeError(f"the migration left broken references: {broken[:5]}")
+
+
+@contextmanager
+def _sqlite_foreign_keys_off(connection: sa.Connection) -> Iterator[None]:
+    """SQLite changes a column by copying its table and dropping the old one; with foreign
+    keys on, that drop would delete the rows referring to it (turns of items). SQLite's own
+    recipe: keys off outside the transaction, then ``foreign_key_check`` before committing."""
+    if connection.dialect.name != "sqlite":
+        yield
+        return
+    connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+    connection.commit()
+    try:
+        yield
+    finally:
+        connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+        connection.commit()
 
 
 def head_revision() -> str | None:

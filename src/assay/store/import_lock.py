@@ -58,8 +58,7 @@ class Lock:
         now = now or utcnow()
         if now - self.heartbeat_at > EXPIRES:
             return True
-        host, _, pid = self.holder.rpartition(":")
-        return host == socket.gethostname() and pid.isdigit() and not process_running(int(pid))
+        return holder_gone(self.holder)
 
     def message(self) -> str:
         since = self.started_at.strftime("%Y-%m-%d %H:%M:%S")
@@ -71,6 +70,13 @@ class Lock:
 
 def holder_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def holder_gone(holder: str) -> bool:
+    """Whether ``host:pid`` names a process of this host that no longer runs (a process of
+    another host is only known gone by its missing heartbeat)."""
+    host, _, pid = holder.rpartition(":")
+    return host == socket.gethostname() and pid.isdigit() and not process_running(int(pid))
 
 
 def process_running(pid: int) -> bool:

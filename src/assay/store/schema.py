@@ -70,7 +70,8 @@ documents = sa.Table(
     sa.Column("parse_info", sa.JSON, nullable=False),
     sa.Column("notes", sa.Text, nullable=False),
     sa.Column("metadata", sa.JSON, nullable=False),
-    sa.Column("author", sa.String(200), nullable=False),
+    # who made it (issue 12: every action carries its actor); names are read from accounts
+    sa.Column("author_id", sa.Integer, sa.ForeignKey("accounts.id"), nullable=False),
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Column("updated_at", Timestamp, nullable=False),
     sa.UniqueConstraint("project_id", "name"),
@@ -136,7 +137,7 @@ items = sa.Table(
     sa.Column("evidence_count", sa.Integer, nullable=False),
     sa.Column("notes", sa.Text, nullable=False),
     sa.Column("extra", sa.JSON, nullable=False),
-    sa.Column("author", sa.String(200), nullable=False),
+    sa.Column("author_id", sa.Integer, sa.ForeignKey("accounts.id"), nullable=False),
     sa.Column("version", sa.Integer, nullable=False),
     # questions, answers and notes in lower case, for the list's free-text filter
     sa.Column("search_text", sa.Text, nullable=False, server_default=""),
@@ -148,7 +149,7 @@ items = sa.Table(
     sa.Index(None, "project_id", "status", "updated_at", "id"),
     # type filter, type+status filter (and their counts), and sorting those by question
     sa.Index(None, "project_id", "query_type", "status", "query", "id"),
-    sa.Index(None, "project_id", "author"),
+    sa.Index(None, "project_id", "author_id"),
 )
 
 turns = sa.Table(
@@ -193,7 +194,7 @@ evidence = sa.Table(
     sa.Column("group_no", sa.Integer, nullable=False),
     sa.Column("origin", sa.String(40), nullable=False),
     sa.Column("anchor", sa.String(20), nullable=False),
-    sa.Column("author", sa.String(200), nullable=False),
+    sa.Column("author_id", sa.Integer, sa.ForeignKey("accounts.id"), nullable=False),
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Index(None, "doc_id"),
     sa.Index(None, "turn_id", "ordinal"),
@@ -210,7 +211,7 @@ events = sa.Table(
         nullable=False,
     ),
     sa.Column("item_id", sa.String(36), nullable=True),
-    sa.Column("actor", sa.String(200), nullable=False),
+    sa.Column("actor_id", sa.Integer, sa.ForeignKey("accounts.id"), nullable=False),
     sa.Column("action", sa.String(60), nullable=False),
     sa.Column("before", sa.JSON, nullable=True),
     sa.Column("after", sa.JSON, nullable=True),
@@ -240,7 +241,7 @@ experiments = sa.Table(
     sa.Column("done_count", sa.Integer, nullable=False),
     sa.Column("error_count", sa.Integer, nullable=False),
     sa.Column("message", sa.Text, nullable=False),
-    sa.Column("author", sa.String(200), nullable=False),
+    sa.Column("author_id", sa.Integer, sa.ForeignKey("accounts.id"), nullable=False),
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Column("updated_at", Timestamp, nullable=False),
     sa.Column("started_at", Timestamp, nullable=True),
@@ -375,4 +376,24 @@ workspace_settings = sa.Table(
     sa.Column("key", sa.String(100), primary_key=True),
     sa.Column("value", sa.JSON, nullable=False),
     sa.Column("updated_at", Timestamp, nullable=False),
+)
+
+# the in-process job queue of a SQLite workspace (assay.jobs.sqlite_queue); on PostgreSQL the
+# table stays empty: procrastinate keeps its own (procrastinate_jobs, created by migration 0010)
+jobs = sa.Table(
+    "jobs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("kind", sa.String(40), nullable=False),
+    # at most one job per key is queued or running (an experiment has one run at a time)
+    sa.Column("key", sa.String(200), nullable=False),
+    sa.Column("payload", sa.JSON, nullable=False),
+    # todo, doing or failed; a finished or cancelled job's row is deleted
+    sa.Column("status", sa.String(20), nullable=False),
+    sa.Column("worker", sa.String(300), nullable=True),  # host:pid of the process running it
+    sa.Column("heartbeat_at", Timestamp, nullable=True),
+    sa.Column("message", sa.Text, nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
+    sa.Index(None, "status", "key"),
 )

@@ -43,6 +43,21 @@ class Settings(BaseSettings):
     )
     host: str = Field(default="127.0.0.1", description="Address `assay serve` binds to.")
     port: int = Field(default=8765, ge=0, le=65535, description="Port `assay serve` listens on.")
+    workers: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Server processes `assay serve` starts; they share its port and database.",
+    )
+    threads: int = Field(
+        default=16,
+        ge=1,
+        le=256,
+        description=(
+            "Requests one server process handles at once (its thread pool), and so the size "
+            "of its database connection pool."
+        ),
+    )
     contact_info: str = Field(
         default="",
         description=(
@@ -52,7 +67,10 @@ class Settings(BaseSettings):
     )
     author: str = Field(
         default="",
-        description="Name recorded as the author of what the CLI and Python API create.",
+        description=(
+            "Who the CLI and Python API act as: the account with this user or display name "
+            "(made, without sign-in, when none has it); empty: the local owner."
+        ),
     )
     allowed_hosts: str = Field(
         default="",
@@ -79,6 +97,26 @@ class Settings(BaseSettings):
         description="Whether outgoing requests may go to loopback addresses (127.0.0.0/8, ::1).",
     )
 
+    server_runs_jobs: bool = Field(
+        default=True,
+        description=(
+            "Whether `assay serve` runs background jobs (experiment runs) in its own "
+            "process; turn off when `assay worker` processes run them instead."
+        ),
+    )
+    job_heartbeat_seconds: float = Field(
+        default=10.0,
+        ge=0.2,
+        description=(
+            "How often a process running jobs says it is alive; a job whose process missed "
+            "three of these is put back in the queue and resumed by another."
+        ),
+    )
+    job_concurrency: int = Field(
+        default=4,
+        ge=1,
+        description="How many jobs one server or `assay worker` process runs at once.",
+    )
     session_idle_minutes: int = Field(
         default=480,
         ge=1,

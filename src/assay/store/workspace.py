@@ -39,7 +39,7 @@ class Workspace:
         if not create and not workspace_exists(settings):
             raise NotFound(f"no Assay workspace in {home.resolve()}")
         home.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(settings.resolved_database_url())
+        engine = create_engine(settings.resolved_database_url(), settings.threads)
         migrate(engine)
         recover_interrupted_imports(engine)  # undo what a killed import left half-written
         return cls(

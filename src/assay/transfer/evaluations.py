@@ -49,7 +49,7 @@ def store_evaluation(
     documents: Mapping[str, str],
     items: Mapping[str, tuple[str, str]],
     report: ImportReport,
-    author: str,
+    author: int,
 ) -> int:
     """Store the evaluation as an experiment in the import's transaction (``conn``); returns
     its id. ``documents`` maps Bundle document refs to stored document ids, ``items`` Bundle

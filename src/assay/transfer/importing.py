@@ -42,6 +42,7 @@ from assay.errors import AssayError, Conflict, InvalidInput, NotFound
 from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, EvaluationRecord
 from assay.formats.common import is_uuid
 from assay.gold.item_writes import NewItem, insert_items, new_item
+from assay.people.actors import account_ids
 from assay.records import STATUSES, Item, Project
 from assay.store.import_lock import rekey_items
 from assay.store.projects import (
@@ -54,6 +55,12 @@ from assay.store.schema import items as item_rows
 from assay.store.workspace import Workspace
 from assay.transfer.batches import Batches, BatchPolicy, batched
 from assay.transfer.evaluations import store_evaluation
+from assay.transfer.import_actors import (
+    ImportAuthors,
+    author_names,
+    bundle_authors,
+    record_import,
+)
 from assay.transfer.item_input import Placed, item_input
 from assay.transfer.report import ImportReport
 from assay.transfer.target import target_project
@@ -80,11 +87,18 @@ def import_bundle(
     progress: Progress | None = None,
     batching: BatchPolicy | None = None,
     status: str | None = None,
+    actor: int | None = None,
 ) -> ImportReport:
     """Put a Bundle into a project (created when a name is given that does not exist).
 
     ``status`` gives every imported item that review status, for gold sets reviewed
     elsewhere; by default items keep the file's status (``draft`` where the format has none).
+    ``actor`` (an account id; default :func:`acting_account`) is who imports: the author of
+    what the file names no author for, and of the project's ``import`` event. The file's
+    author names become accounts first, in one transaction of their own (see
+    :mod:`assay.people.actors`); they stay when the import is undone. Streamed items
+    (:meth:`assay.formats.FormatSpec.stream`) bring their names as they come, each new set
+    in a transaction of its own too.
     """
     if status is not None and status not in STATUSES:
         raise InvalidInput(f"unknown status {status!r}; choose one of: {', '.join(STATUSES)}")
@@ -95,6 +109,8 @@ def import_bundle(
     documents = list(bundle.documents)
     items = (with_fields(i, status=status) if status else i for i in bundle.items)
     total = len(bundle.items) if isinstance(bundle.items, Sized) else None
+    listed = bundle.items if isinstance(bundle.items, list) else []
+    authors = bundle_authors(ws, documents, listed, actor)
     with batched(ws, batching or BatchPolicy()) as batches:
         target, fresh, replaced = target_project(ws, batches, name, bundle.project, replace)
         report.project = replaced.name if replaced else target.name
@@ -106,7 +122,7 @@ def import_bundle(
                 "flagged",
                 f"language {asked!r} unknown; using {target.language!r}",
             )
-        importer = _Importer(ws, batches, target, report, lenient, progress, fresh)
+        importer = _Importer(ws, batches, target, report, lenient, progress, fresh, authors)
         importer.replaced = replaced
         importer.generated_chunkings(bundle.chunkings)
         importer.documents(documents)
@@ -114,7 +130,7 @@ def import_bundle(
         importer.items(items, total)
         report.take_issues(bundle.issues[known_issues:], lenient=lenient)  # found while streaming
         importer.evaluations(bundle.evaluations)
-        batches.open()
+        record_import(batches.current, target, authors.acting, report, replace)
         if replaced is not None:  # the swap: the old content goes, the new takes its name
             delete_project(ws, replaced, conn=batches.current)
             batches.flush()
@@ -135,8 +151,10 @@ class _Importer:
         lenient: bool,
         progress: Progress | None,
         fresh: bool,
+        authors: ImportAuthors,
     ) -> None:
         self.ws = ws
+        self.authors = authors
         self.fresh = fresh
         """Created by this import: the Bundle's default chunking may become the default."""
         self.batches = batches
@@ -217,7 +235,7 @@ class _Importer:
             record.name,
             data,
             metadata=record.metadata,
-            author=record.author or None,
+            author=self.authors.of(record.author),
             conn=self.conn,
         )
         notes: list[str] = []
@@ -297,6 +315,7 @@ class _Importer:
         stream = iter(records)
         done = 0
         while group := list(islice(stream, ITEM_GROUP)):
+            self.new_authors(group)
             taken = self.taken_ids(group)
             for record in group:
                 made = self.checked(record, texts, taken)
@@ -307,6 +326,16 @@ class _Importer:
                 self.tick("items", done, total)
             self.write_items()
         self.batches.before_commit.remove(self.write_items)
+
+    def new_authors(self, group: list[Item]) -> None:
+        """Author names of streamed items not met yet become accounts, in a transaction of
+        their own as :func:`bundle_authors` makes them (the batch commits first: SQLite has
+        one writer)."""
+        names = {n for n in author_names([], group) if n.strip()} - self.authors.named.keys()
+        if names:
+            self.batches.commit()
+            with self.ws.engine.begin() as conn:
+                self.authors.named.update(account_ids(conn, names))
 
     def write_items(self) -> None:
         insert_items(self.conn, self.project, self.unwritten)
@@ -346,7 +375,7 @@ class _Importer:
                 "nothing was overwritten (use --replace to replace the project)"
             )
         data = item_input(record, extra, notes, self)
-        author = record.author or self.ws.settings.author
+        author = self.authors.of(record.author)
         if item_id in taken:  # the id is used by an item of another project
             if self.replaced is not None and taken[item_id] == self.replaced.id:
                 stored, item_id = item_id, str(uuid.uuid4())  # a stand-in until the old goes
@@ -355,8 +384,8 @@ class _Importer:
                 item_id = str(uuid.uuid4())
                 renamed = f"its id is used in another project; stored as {item_id}"
         made = new_item(
-            texts, self.project, data, author=author, status=cast(Any, record.status),
-            item_id=item_id, keep_history=True,
+            texts, self.project, data, author=author, named=self.authors.named,
+            status=cast(Any, record.status), item_id=item_id, keep_history=True,
         )  # fmt: skip
         taken[item_id] = self.project.id
         if stored:
@@ -385,7 +414,7 @@ class _Importer:
                 documents={ref: placed.doc_id for ref, placed in self.docs.items()},
                 items=self.placed_items,
                 report=self.report,
-                author=self.ws.settings.author,
+                author=self.authors.acting,
             )
 
     def find(self, ref: str) -> Placed | None:

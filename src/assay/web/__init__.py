@@ -8,9 +8,12 @@ SQL and no business rules.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from importlib import resources
 from urllib.parse import quote
 
+import anyio.to_thread
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
@@ -28,13 +31,14 @@ from assay.errors import (
     NotAuthenticated,
     NotFound,
 )
+from assay.jobs import open_jobs
+from assay.store.settings import Settings
 from assay.store.workspace import Workspace
 from assay.transfer.files import clean_upload_folders
 from assay.web import apidocs
 from assay.web.actors import guard
 from assay.web.bodylimit import BodyLimitMiddleware
 from assay.web.csrf import CSRFMiddleware
-from assay.web.experiment_jobs import ExperimentJobs
 from assay.web.headers import SecurityHeadersMiddleware
 from assay.web.hosts import HostMiddleware
 from assay.web.i18n import load_catalogs
@@ -77,19 +81,36 @@ STATUS = {
 
 
 def create_app(ws: Workspace) -> FastAPI:
+    jobs = open_jobs(ws)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        """While serving, a worker thread runs background jobs (ASSAY_SERVER_RUNS_JOBS),
+        resuming those a dead process left behind."""
+        # sync routes run in anyio's default pool (40 threads); sized to the settings instead,
+        # so it matches the database connection pool (store.db.create_engine)
+        anyio.to_thread.current_default_thread_limiter().total_tokens = ws.settings.threads
+        if ws.settings.server_runs_jobs:
+            jobs.start()
+        try:
+            yield
+        finally:
+            jobs.stop()
+
     app = FastAPI(
         title="Assay",
         version=__version__,
         docs_url=None,
         openapi_url="/api/openapi.json",
         redoc_url=None,
+        lifespan=lifespan,
     )
     app.state.ws = ws
     app.state.templates = make_templates()
     app.state.catalogs = load_catalogs()
-    app.state.transfer_jobs = JobRegistry()
+    app.state.transfer_jobs = JobRegistry(folder=ws.settings.home / "jobs")
     clean_upload_folders(ws)  # what a killed server's imports left behind
-    app.state.experiment_jobs = ExperimentJobs()
+    app.state.jobs = jobs
     app.state.login_limiter = LoginLimiter()
     # outermost last: a trusted proxy's client address and scheme, headers on every answer,
     # then Host, CSRF, body size, strict JSON
@@ -174,3 +195,9 @@ def create_app(ws: Workspace) -> FastAPI:
     ):
         app.include_router(module.router, dependencies=signed)
     return app
+
+
+def create_app_in_process(settings: Settings) -> FastAPI:
+    """The app of one worker process of ``assay serve --workers N``: each opens the workspace
+    itself (an engine and its connection pool per process), after the parent has migrated it."""
+    return create_app(Workspace.open(settings, create=False))

@@ -9,12 +9,15 @@ nothing themselves; the project list only asks which projects the actor may see.
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 import sqlalchemy as sa
 from fastapi import Request
 
 from assay.errors import AssayError, NotAuthenticated, NotFound
-from assay.people.access import Actor, check, may
+from assay.people.access import Actor, Decision, check, may, permitted_actions
 from assay.people.accounts import account_by_id, get_account, local_account
+from assay.people.actors import account_for
 from assay.people.mode import team_mode
 from assay.people.ownership import owns_item
 from assay.people.sessions import touch_session
@@ -22,8 +25,8 @@ from assay.people.tokens import verify_token
 from assay.records import Item, Project
 from assay.store.projects import get_project
 from assay.web.proxies import proxy_user
-from assay.web.render import workspace
 from assay.web.route_actions import OWN_LISTS, action_for, is_public
+from assay.web.state import workspace
 
 SESSION_COOKIE = "assay_session"
 
@@ -61,7 +64,7 @@ def _check(request: Request, path: str, conn: sa.Connection) -> None:
     own = (
         project is not None
         and item_id is not None
-        and owns_item(ws, project.id, item_id, actor.username, conn=conn)
+        and owns_item(ws, project.id, item_id, actor.account_id, conn=conn)
     )
     own_list = request.method in ("GET", "HEAD") and path in OWN_LISTS and project is not None
     if own_list and may(ws, actor, action, project, own=True, conn=conn):
@@ -69,14 +72,29 @@ def _check(request: Request, path: str, conn: sa.Connection) -> None:
     check(ws, actor, action, project, own=own, conn=conn)
 
 
-def own_items_only(request: Request, project: Project) -> str | None:
-    """The author the caller's lists of items keep to: their user name when their role may
+def own_items_only(request: Request, project: Project) -> int | None:
+    """The author the caller's lists of items keep to: their account id when their role may
     read only their own items (annotators, unless the project lets them see all), else None.
     Lists, their pages and "next in list" all ask here."""
     actor = request_actor(request)
     if actor.personal:
         return None
-    return None if may(workspace(request), actor, "item.read", project) else actor.username
+    return None if may(workspace(request), actor, "item.read", project) else actor.account_id
+
+
+AUTHOR_COOKIE = "assay_author"
+
+
+def actor_id(request: Request) -> int:
+    """Who is working, as the account id writes record: in team mode the signed-in account;
+    in personal mode the account of the name the annotator gave (cookie, percent-encoded by
+    static/author.js so that any name survives; found or made as in
+    :mod:`assay.people.actors`), else ASSAY_AUTHOR's, else the local owner."""
+    actor = request_actor(request)
+    if not actor.personal:
+        return actor.account_id
+    name = unquote(request.cookies.get(AUTHOR_COOKIE, "")).strip()[:200]
+    return account_for(workspace(request), name)
 
 
 def check_question_edit(request: Request, project: Project, stored: Item, new: Item) -> None:
@@ -89,8 +107,38 @@ def check_question_edit(request: Request, project: Project, stored: Item, new: I
     if actor.personal:
         return
     ws = workspace(request)
-    own = owns_item(ws, project.id, stored.id, actor.username)
+    own = owns_item(ws, project.id, stored.id, actor.account_id)
     check(ws, actor, "item.edit_query", project, own=own)
+
+
+def may_edit_question(request: Request, project: Project, item: Item) -> Decision:
+    """Whether the caller may change the item's questions (:func:`check_question_edit`
+    refuses such a save otherwise): the editor shows a question read-only when not."""
+    actor = request_actor(request)
+    ws = workspace(request)
+    own = not actor.personal and owns_item(ws, project.id, item.id, actor.account_id)
+    return may(ws, actor, "item.edit_query", project, own=own)
+
+
+def allowed_actions(request: Request) -> frozenset[str]:
+    """What the caller may do in the project the path names (outside one: the workspace
+    actions), for pages that show only the controls their reader may use; the guard still
+    decides every request. Worked out once per request, and only when a page asks."""
+    known = getattr(request.state, "allowed_actions", None)
+    if isinstance(known, frozenset):
+        return known
+    allowed: frozenset[str] = frozenset()
+    actor = signed_in_actor(request)
+    if actor is not None:
+        ws = workspace(request)
+        name = request.path_params.get("name")
+        try:
+            project = get_project(ws, name) if name is not None else None
+        except NotFound:  # the error page of an unknown project
+            project = None
+        allowed = permitted_actions(ws, actor, project)
+    request.state.allowed_actions = allowed
+    return allowed
 
 
 def request_actor(request: Request, *, conn: sa.Connection | None = None) -> Actor:

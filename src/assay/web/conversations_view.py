@@ -69,7 +69,7 @@ def _line(event: dict[str, Any]) -> bytes:
 
 
 def answer_stream(
-    ws: Workspace, project: Project, item: Item, index: int, source: str, actor: str, *, first: bool
+    ws: Workspace, project: Project, item: Item, index: int, source: str, actor: int, *, first: bool
 ) -> Iterator[bytes]:
     """NDJSON events: ``saved`` (the turn as stored before generating), the text deltas,
     then ``done`` or ``error`` with the stored conversation (see :mod:`assay.gold.turn_answers`)."""
@@ -99,7 +99,7 @@ def listed_conversations(
         ws,
         project,
         kind="conversation",
-        author=own_items_only(request, project),
+        author_id=own_items_only(request, project),
         offset=offset,
         limit=limit,
     )

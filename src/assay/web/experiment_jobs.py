@@ -1,77 +1,46 @@
-"""Experiment runs in the background of this server process, and the progress they show.
+"""Experiment runs as background jobs (``assay.jobs``), and the progress they show.
 
-:class:`ExperimentJobs` is the one piece of process state: ``create_app`` makes one and keeps
-it on ``app.state`` (nothing at import).
+A run is a job in the workspace's queue, so it survives this process: any server process
+(or ``assay worker``) runs it, and every server process reads its progress from the
+experiment's row and whether it is queued or running from the queue. ``create_app`` keeps
+the ``Jobs`` on ``app.state`` (nothing at import).
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from fastapi import Request
 
-from assay.experiments import Experiment, run_experiment
-from assay.records import Project, to_json
+from assay.experiments import Experiment
+from assay.jobs import EXPERIMENT, Jobs
+from assay.jobs.kinds import experiment_payload, submit_experiment
+from assay.records import to_json
 from assay.store.workspace import Workspace
 
 
-class ExperimentJobs:
-    """Experiment runs in threads of this server process, one per experiment at most."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._threads: dict[int, threading.Thread] = {}
-        self._stops: dict[int, threading.Event] = {}
-        self._errors: dict[int, str] = {}
-
-    def alive(self, experiment_id: int) -> bool:
-        with self._lock:
-            thread = self._threads.get(experiment_id)
-            return thread is not None and thread.is_alive()
-
-    def start(self, ws: Workspace, project: Project, experiment_id: int) -> bool:
-        """Run (or resume) in a new thread; False when a run of it is already going."""
-        with self._lock:
-            thread = self._threads.get(experiment_id)
-            if thread is not None and thread.is_alive():
-                return False
-            stop = threading.Event()
-            thread = threading.Thread(
-                target=self._run,
-                args=(ws, project, experiment_id, stop),
-                name=f"experiment-{experiment_id}",
-                daemon=True,
-            )
-            self._threads[experiment_id] = thread
-            self._stops[experiment_id] = stop
-            self._errors.pop(experiment_id, None)
-        thread.start()
-        return True
-
-    def _run(
-        self, ws: Workspace, project: Project, experiment_id: int, stop: threading.Event
-    ) -> None:
-        try:
-            run_experiment(ws, project, experiment_id, should_stop=stop.is_set)
-        except Exception as exc:  # stored as the experiment's message by run_experiment
-            with self._lock:
-                self._errors[experiment_id] = f"{exc.__class__.__name__}: {exc}"
-
-    def stop(self, experiment_id: int) -> None:
-        with self._lock:
-            event = self._stops.get(experiment_id)
-        if event is not None:
-            event.set()
-
-    def join(self, experiment_id: int, timeout: float | None = None) -> None:
-        with self._lock:
-            thread = self._threads.get(experiment_id)
-        if thread is not None:
-            thread.join(timeout)
+def jobs(request: Request) -> Jobs:
+    registry = request.app.state.jobs
+    assert isinstance(registry, Jobs)
+    return registry
 
 
-def progress_json(experiment: Experiment, running: bool) -> dict[str, Any]:
+def running(request: Request, experiment_id: int) -> bool:
+    """Whether a run of the experiment is queued or running, in whatever process."""
+    return jobs(request).active(EXPERIMENT, experiment_payload(experiment_id))
+
+
+def start_run(request: Request, ws: Workspace, experiment_id: int) -> bool:
+    """Queue a run (or resume); False when one is already queued or running."""
+    return submit_experiment(jobs(request), ws, experiment_id)
+
+
+def drop_queued_run(request: Request, experiment_id: int) -> None:
+    """A cancelled experiment's queued run goes (a running one stops at its stop flag)."""
+    jobs(request).cancel(EXPERIMENT, experiment_payload(experiment_id))
+
+
+def progress_json(experiment: Experiment, going: bool) -> dict[str, Any]:
     """The state a progress bar needs."""
     total = experiment.total
     finished = experiment.done_count + experiment.error_count
@@ -79,7 +48,7 @@ def progress_json(experiment: Experiment, running: bool) -> dict[str, Any]:
         "id": experiment.id,
         "name": experiment.name,
         "status": experiment.status,
-        "running": running,
+        "running": going,
         "done": experiment.done_count,
         "errors": experiment.error_count,
         "total": total,
@@ -88,15 +57,9 @@ def progress_json(experiment: Experiment, running: bool) -> dict[str, Any]:
     }
 
 
-def jobs(request: Request) -> ExperimentJobs:
-    registry = request.app.state.experiment_jobs
-    assert isinstance(registry, ExperimentJobs)
-    return registry
-
-
 def summary(request: Request, experiment: Experiment) -> dict[str, Any]:
-    """The experiment as JSON with its progress (and whether this server is running it)."""
+    """The experiment as JSON with its progress (and whether a run is queued or running)."""
     return {
         **to_json(experiment),
-        "progress": progress_json(experiment, jobs(request).alive(experiment.id)),
+        "progress": progress_json(experiment, running(request, experiment.id)),
     }

@@ -97,15 +97,17 @@ def find_items(
     offset: int,
     limit: int,
     *,
-    only_author: str | None = None,
+    only_author: int | None = None,
 ) -> tuple[int, list[Any]]:
-    """A page of the list; ``only_author`` (an annotator's own items) wins over the filter."""
+    """A page of the list; ``only_author`` (an account id: an annotator's own items) wins
+    over the author filter."""
     return list_items(
         ws,
         project,
         status=filters.get("status") or None,
         query_type=filters.get("query_type") or None,
-        author=only_author or filters.get("author") or None,
+        author=None if only_author is not None else filters.get("author") or None,
+        author_id=only_author,
         kind=filters.get("kind") or None,
         text=filters.get("text", ""),
         review=filters.get("review") == "needed",
@@ -128,7 +130,7 @@ def next_url(
     item_id: str | None,
     list_query: str,
     pos: int | None,
-    only_author: str | None = None,
+    only_author: int | None = None,
 ) -> str:
     """Where "save and next" goes: the item after this one in the list the annotator came from
     (same filters and sort, as it is now); a new item when there is no list or it has ended.

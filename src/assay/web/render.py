@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from importlib import resources
 from typing import Any
-from urllib.parse import unquote
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse
@@ -13,19 +12,15 @@ from fastapi.templating import Jinja2Templates
 from assay.records import Project
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
+from assay.web.actors import allowed_actions
 from assay.web.i18n import COOKIE, LANGUAGES, Translator, negotiate
+from assay.web.state import workspace
 
 
 def make_templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=str(resources.files("assay.web") / "templates"))
     templates.env.globals["LANGUAGES"] = LANGUAGES
     return templates
-
-
-def workspace(request: Request) -> Workspace:
-    ws = request.app.state.ws
-    assert isinstance(ws, Workspace)
-    return ws
 
 
 def open_project(request: Request, name: str) -> tuple[Workspace, Project]:
@@ -47,7 +42,10 @@ def translator(request: Request) -> Translator:
 def render(
     request: Request, template: str, *, status_code: int = 200, **context: Any
 ) -> HTMLResponse:
-    """Render a page; every template gets ``_`` (translate), ``lang`` and ``csrf_token``."""
+    """Render a page; every template gets ``_`` (translate), ``lang``, ``csrf_token`` and
+    ``can(action)``: whether the reader may do that here, to show only the controls they may
+    use (the guard still decides every request)."""
+
     t = translator(request)
     return request.app.state.templates.TemplateResponse(  # type: ignore[no-any-return]
         request,
@@ -58,21 +56,8 @@ def render(
             "csrf_token": request.scope.get("state", {}).get("csrf_token", ""),
             "contact_info": workspace(request).settings.contact_info,
             "actor": getattr(request.state, "actor", None),
+            "can": lambda action: action in allowed_actions(request),
             **context,
         },
         status_code=status_code,
     )
-
-
-AUTHOR_COOKIE = "assay_author"
-
-
-def author(request: Request) -> str:
-    """Who is working: in team mode the signed-in account; in personal mode the name the
-    annotator gave (cookie, percent-encoded by static/author.js so that any name survives),
-    else ASSAY_AUTHOR."""
-    actor = getattr(request.state, "actor", None)
-    if actor is not None and not actor.personal:
-        return str(actor.username)
-    name = unquote(request.cookies.get(AUTHOR_COOKIE, "")).strip()
-    return name[:200] or workspace(request).settings.author

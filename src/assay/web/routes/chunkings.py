@@ -12,8 +12,8 @@ from assay.corpus.chunkings import count_chunks, create_chunking, list_chunkings
 from assay.records import Chunking
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
-from assay.web.render import workspace
 from assay.web.routes.documents import sync_quietly
+from assay.web.state import workspace
 
 router = APIRouter()
 

@@ -12,6 +12,7 @@ from assay.gold.project_config import generator_settings, settings_view
 from assay.gold.turn_answers import model_label
 from assay.records import Item, Project
 from assay.store.workspace import Workspace
+from assay.web.actors import may_edit_question
 from assay.web.bounds import Offset
 from assay.web.conversations_view import get_conversation, listed_conversations, payload
 from assay.web.render import open_project, render, translator
@@ -58,8 +59,10 @@ def _workbench(
     t = translator(request)
     shown = payload(ws, project, item) if item else {"findings": [], "documents": {}}
     settings = settings_view(project)
+    question_locked = item is not None and not may_edit_question(request, project, item)
     data = {
         "project": project.name,
+        "question_locked": question_locked,
         "item": shown.get("item"),
         "input": shown.get("input"),
         "findings": shown["findings"],
@@ -80,4 +83,5 @@ def _workbench(
         item=item,
         data=data,
         settings=settings,
+        question_locked=question_locked,
     )

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from assay.gold.project_config import generator_settings, settings_view, update_settings
 from assay.store.projects import get_project
-from assay.web.render import workspace
+from assay.web.state import workspace
 
 router = APIRouter()
 

@@ -29,7 +29,7 @@ from assay.gold.turn_answers import discard_draft, question_text, retrieve, take
 from assay.metrics.overlap import covered_spans, passage_score, sentence_overlaps
 from assay.metrics.support import annotate_support
 from assay.records import Item, Turn, to_json
-from assay.web.actors import check_question_edit
+from assay.web.actors import actor_id, check_question_edit
 from assay.web.bounds import Offset
 from assay.web.conversations_view import (
     answer_stream,
@@ -39,7 +39,7 @@ from assay.web.conversations_view import (
     ndjson,
     payload,
 )
-from assay.web.render import author, open_project
+from assay.web.render import open_project
 
 router = APIRouter()
 
@@ -115,8 +115,8 @@ def api_start_conversation(request: Request, name: str, body: TurnSend) -> Respo
     retrieved, how = retrieve(ws, project, [query], rewrite, overrides)
     turn = Turn(query=query, rewrite=rewrite, retrieved=retrieved, generation={"retrieval": how})
     data = Item(kind="conversation", extra={"retriever": overrides}, turns=[turn])
-    item = create_item(ws, project, data, author=author(request))
-    return ndjson(answer_stream(ws, project, item, 0, "retrieved", author(request), first=True))
+    item = create_item(ws, project, data, author=actor_id(request))
+    return ndjson(answer_stream(ws, project, item, 0, "retrieved", actor_id(request), first=True))
 
 
 @router.post("/api/projects/{name}/conversations/overlap", tags=["conversations"])
@@ -178,7 +178,7 @@ def api_save_conversation(request: Request, name: str, item_id: str, body: Conve
     if body.item.kind != "conversation":
         raise InvalidInput("a conversation stays a conversation: kind must be 'conversation'")
     try:
-        item = save_item(ws, project, item_id, body.item, body.version, author=author(request))
+        item = save_item(ws, project, item_id, body.item, body.version, author=actor_id(request))
     except StaleItem as exc:
         return conflict(ws, project, exc)
     return payload(ws, project, item)
@@ -203,11 +203,13 @@ def api_send_turn(request: Request, name: str, item_id: str, body: TurnSend) -> 
         Turn(query=query, rewrite=rewrite, retrieved=retrieved, generation={"retrieval": how})
     )
     try:
-        item = save_item(ws, project, item_id, data, body.version, author=author(request))
+        item = save_item(ws, project, item_id, data, body.version, author=actor_id(request))
     except StaleItem as exc:
         return conflict(ws, project, exc)
     index = len(item.turns) - 1
-    return ndjson(answer_stream(ws, project, item, index, "retrieved", author(request), first=True))
+    return ndjson(
+        answer_stream(ws, project, item, index, "retrieved", actor_id(request), first=True)
+    )
 
 
 @router.post(
@@ -234,7 +236,7 @@ def api_regenerate(
     if body.source == "retrieved" and not turn.retrieved:
         raise InvalidInput(f"turn {number}: nothing was retrieved for this turn")
     return ndjson(
-        answer_stream(ws, project, item, number - 1, body.source, author(request), first=False)
+        answer_stream(ws, project, item, number - 1, body.source, actor_id(request), first=False)
     )
 
 
@@ -256,7 +258,7 @@ def api_draft(
     item = get_conversation(ws, project, item_id)
     change = take_draft if action == "take" else discard_draft
     try:
-        stored = change(ws, project, item, number, body.version, author(request))
+        stored = change(ws, project, item, number, body.version, actor_id(request))
     except StaleItem as exc:
         return conflict(ws, project, exc)
     return payload(ws, project, stored)

@@ -32,8 +32,10 @@ from assay.search.indexes import search as search_chunks
 from assay.search.indexes import sync_project
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
+from assay.web.actors import actor_id
 from assay.web.bounds import Offset, PageNumber
-from assay.web.render import author, open_project, render, translator, workspace
+from assay.web.render import open_project, render, translator
+from assay.web.state import workspace
 from assay.web.uploads import read_upload, too_large, upload_body
 
 router = APIRouter()
@@ -107,7 +109,7 @@ async def api_upload(request: Request, name: str) -> Response:
     if upload.fields.get("last_modified"):
         metadata["last_modified"] = upload.fields["last_modified"]
     source = Source(upload.filename or "unnamed", lambda: data, len(data), metadata)
-    outcome = await run_in_threadpool(ingest_source, ws, project, source, author(request))
+    outcome = await run_in_threadpool(ingest_source, ws, project, source, actor_id(request))
     if outcome.status == "error":
         return JSONResponse({"detail": outcome.message}, status_code=422)
     if outcome.status == "duplicate":
@@ -151,7 +153,7 @@ async def api_replace(request: Request, name: str, doc_id: str) -> Response:
     filename = upload.filename or document.name
     report = await run_in_threadpool(
         lambda: replace_document(
-            ws, project, document, filename, bytes(upload.data), actor=author(request)
+            ws, project, document, filename, bytes(upload.data), actor=actor_id(request)
         )
     )
     await run_in_threadpool(sync_quietly, ws, project)

@@ -32,8 +32,16 @@ from assay.gold.project_config import retriever_settings
 from assay.store.db import transaction
 from assay.store.projects import get_project
 from assay.web import experiments_view as view
-from assay.web.experiment_jobs import jobs, progress_json, summary
-from assay.web.render import author, open_project, workspace
+from assay.web.actors import actor_id
+from assay.web.experiment_jobs import (
+    drop_queued_run,
+    progress_json,
+    running,
+    start_run,
+    summary,
+)
+from assay.web.render import open_project
+from assay.web.state import workspace
 from assay.web.uploads import read_upload, too_large, upload_body
 
 router = APIRouter()
@@ -83,11 +91,11 @@ def api_create(request: Request, name: str, body: ExperimentIn) -> Any:
             seed=body.seed,
             chunking=body.chunking,
             embedder=retriever_settings(project).embedder,
-            author=author(request),
+            author=actor_id(request),
             conn=conn,
         )
     if body.start:  # after the commit: the run reads the experiment in its own transactions
-        jobs(request).start(ws, project, experiment.id)
+        start_run(request, ws, experiment.id)
     return summary(request, experiment)
 
 
@@ -144,7 +152,7 @@ def api_delete(request: Request, name: str, ref: str) -> Response:
     ws, project = open_project(request, name)
     with transaction(ws.engine, None) as conn:
         experiment = get_experiment(ws, project, ref, with_aggregates=False, conn=conn)
-        if jobs(request).alive(experiment.id):
+        if running(request, experiment.id):
             raise Conflict(f"experiment {experiment.name!r} is running; cancel it first")
         delete_experiment(ws, project, experiment.id, conn=conn)
     return Response(status_code=204)
@@ -156,7 +164,7 @@ def api_run(request: Request, name: str, ref: str) -> Any:
     ws, project = open_project(request, name)
     experiment = get_experiment(ws, project, ref, with_aggregates=False)
     refuse_run(experiment.name, experiment.selection)
-    if not jobs(request).start(ws, project, experiment.id):
+    if not start_run(request, ws, experiment.id):
         raise Conflict(f"experiment {experiment.name!r} is already running")
     return summary(request, get_experiment(ws, project, experiment.id, with_aggregates=False))
 
@@ -167,7 +175,7 @@ def api_cancel(request: Request, name: str, ref: str) -> Any:
     ws, project = open_project(request, name)
     with transaction(ws.engine, None) as conn:
         experiment = cancel_experiment(ws, project, ref, conn=conn)
-    jobs(request).stop(experiment.id)
+    drop_queued_run(request, experiment.id)
     return summary(request, experiment)
 
 
@@ -178,7 +186,6 @@ async def api_events(request: Request, name: str, ref: str) -> StreamingResponse
     ws = workspace(request)
     project = await run_in_threadpool(get_project, ws, name)
     first = await run_in_threadpool(get_experiment, ws, project, ref, with_aggregates=False)
-    registry = jobs(request)
 
     async def stream() -> AsyncIterator[str]:
         last = ""
@@ -188,12 +195,12 @@ async def api_events(request: Request, name: str, ref: str) -> StreamingResponse
             experiment = await run_in_threadpool(
                 get_experiment, ws, project, first.id, with_aggregates=False
             )
-            running = registry.alive(first.id)
-            data = json.dumps(progress_json(experiment, running))
+            going = await run_in_threadpool(running, request, first.id)
+            data = json.dumps(progress_json(experiment, going))
             if data != last:
                 yield f"event: progress\ndata: {data}\n\n"
                 last = data
-            if not running and experiment.status != "running":
+            if not going and experiment.status != "running":
                 yield f"event: end\ndata: {data}\n\n"
                 return
             now = time.monotonic()

@@ -27,7 +27,7 @@ from assay.transfer import (
 )
 from assay.transfer.files import safe_stem, write_file
 from assay.web.jobs import Job
-from assay.web.render import workspace
+from assay.web.state import workspace
 from assay.web.transfer_jobs import SHOWN, job_json, registry
 
 router = APIRouter()

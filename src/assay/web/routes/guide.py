@@ -17,7 +17,8 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
 from assay.gold.taxonomy import DEFAULT_QUERY_TYPES, QueryType
-from assay.web.render import language, render, workspace
+from assay.web.render import language, render
+from assay.web.state import workspace
 
 router = APIRouter()
 QUERY_TYPES_MARKER = "[[query-types]]"

@@ -23,11 +23,11 @@ from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.transfer import STATUSES, ImportReport, import_bundle
 from assay.transfer.files import clean_upload_folders, input_path, safe_stem
-from assay.web.actors import request_actor
+from assay.web.actors import actor_id, request_actor
 from assay.web.jobs import Job
 from assay.web.paths import upload_paths
-from assay.web.render import workspace
 from assay.web.routes.documents import sync_quietly
+from assay.web.state import workspace
 from assay.web.transfer_jobs import SHOWN, job_json, registry
 from assay.web.uploads import read_upload, too_large, upload_body
 
@@ -80,6 +80,7 @@ def import_work(
     replace: bool,
     lenient: bool,
     status: str | None = None,
+    actor: int | None = None,
 ) -> Callable[[Job], None]:
     def work(job: Job) -> None:
         try:
@@ -93,6 +94,7 @@ def import_work(
                 lenient=lenient,
                 progress=job.progress,
                 status=status,
+                actor=actor,
             )
             job.progress("indexing", 0, None)
             sync_quietly(ws, get_project(ws, report.project))
@@ -161,7 +163,7 @@ async def api_import(request: Request, name: str) -> Response:
         "import",
         project.name,
         spec.name,
-        import_work(ws, spec, stored, target, replace, lenient, status),
+        import_work(ws, spec, stored, target, replace, lenient, status, actor_id(request)),
         paths=shown,
     )
     return JSONResponse(job_json(job), status_code=202)

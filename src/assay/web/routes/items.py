@@ -27,7 +27,7 @@ from assay.gold.item_writes import (
 from assay.records import INT32, Item, Project, to_json
 from assay.search.indexes import search
 from assay.store.workspace import Workspace
-from assay.web.actors import check_question_edit, own_items_only
+from assay.web.actors import actor_id, check_question_edit, may_edit_question, own_items_only
 from assay.web.bounds import Offset, PageNumber, Position
 from assay.web.items_view import (
     PAGE_SIZE,
@@ -42,7 +42,7 @@ from assay.web.items_view import (
     paginate,
     type_options,
 )
-from assay.web.render import author, language, open_project, render, translator
+from assay.web.render import language, open_project, render, translator
 
 router = APIRouter()
 
@@ -101,7 +101,7 @@ def api_items(
 @router.post("/api/projects/{name}/items", status_code=201, tags=["items"])
 def api_create_item(request: Request, name: str, body: ItemBody) -> Any:
     ws, project = open_project(request, name)
-    item = create_item(ws, project, body, author=author(request))
+    item = create_item(ws, project, body, author=actor_id(request))
     return item_payload(ws, project, item)
 
 
@@ -118,7 +118,7 @@ def api_save_item(request: Request, name: str, item_id: str, body: ItemSave) -> 
     ws, project = open_project(request, name)
     check_question_edit(request, project, get_item(ws, project, item_id), body.item)
     try:
-        item = save_item(ws, project, item_id, body.item, body.version, author=author(request))
+        item = save_item(ws, project, item_id, body.item, body.version, author=actor_id(request))
     except StaleItem as exc:
         return _conflict(ws, project, exc)
     return item_payload(ws, project, item)
@@ -130,10 +130,10 @@ def api_item_status(request: Request, name: str, item_id: str, body: StatusChang
     ws, project = open_project(request, name)
     try:
         if body.status == "submitted":
-            item = submit_item(ws, project, item_id, body.version, actor=author(request))
+            item = submit_item(ws, project, item_id, body.version, actor=actor_id(request))
         else:
             item = set_status(
-                ws, project, item_id, body.status, body.version, actor=author(request)
+                ws, project, item_id, body.status, body.version, actor=actor_id(request)
             )
     except StaleItem as exc:
         return _conflict(ws, project, exc)
@@ -143,7 +143,7 @@ def api_item_status(request: Request, name: str, item_id: str, body: StatusChang
 @router.delete("/api/projects/{name}/items/{item_id}", status_code=204, tags=["items"])
 def api_delete_item(request: Request, name: str, item_id: str) -> Response:
     ws, project = open_project(request, name)
-    delete_item(ws, project, item_id, actor=author(request))
+    delete_item(ws, project, item_id, actor=actor_id(request))
     return Response(status_code=204)
 
 
@@ -257,4 +257,5 @@ def _editor(
         item=item,
         types=types,
         data=data,
+        question_locked=item is not None and not may_edit_question(request, project, item),
     )

@@ -19,7 +19,8 @@ from assay.people.mode import team_mode
 from assay.people.roles import ROLES
 from assay.records import Project
 from assay.web.actors import request_actor
-from assay.web.render import open_project, workspace
+from assay.web.render import open_project
+from assay.web.state import workspace
 
 router = APIRouter()
 
@@ -62,13 +63,19 @@ def api_remove_member(request: Request, name: str, username: str) -> Response:
 
 def members_panel(request: Request, project: Project) -> dict[str, Any] | None:
     """What the project page shows about members: None in personal mode (nobody but the
-    local owner); else the members, and whether this actor may change them."""
+    local owner); else the members, whether this actor may change them, and whether
+    annotators see every item (owners and leads may switch it)."""
     ws = workspace(request)
     if not team_mode(ws):
         return None
+    actor = request_actor(request)
+    quoted = quote(project.name, safe="")
     return {
         "members": api_members(request, project.name),
         "roles": list(ROLES),
-        "can_manage": bool(may(ws, request_actor(request), "project.members", project)),
-        "api": f"/api/projects/{quote(project.name, safe='')}/members/",
+        "can_manage": bool(may(ws, actor, "project.members", project)),
+        "api": f"/api/projects/{quoted}/members/",
+        "can_settings": bool(may(ws, actor, "project.settings", project)),
+        "settings_api": f"/api/projects/{quoted}/settings",
+        "see_all": bool(project.settings.get("annotators_see_all")),
     }

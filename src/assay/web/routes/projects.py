@@ -19,10 +19,11 @@ from assay.people.access import visible_projects
 from assay.records import to_json
 from assay.store.projects import LANGUAGES as PROJECT_LANGUAGES
 from assay.store.projects import create_project, get_project, list_projects
-from assay.web.actors import request_actor
+from assay.web.actors import own_items_only, request_actor
 from assay.web.i18n import COOKIE, LANGUAGES
-from assay.web.render import render, workspace
+from assay.web.render import render
 from assay.web.routes.members import members_panel
+from assay.web.state import workspace
 
 router = APIRouter()
 
@@ -51,10 +52,13 @@ def query_types_json(entries: Any) -> list[dict[str, Any]]:
 
 
 def project_overview(request: Request, name: str) -> dict[str, Any]:
+    """The project's counts; items counted are those the caller's lists show (an annotator's
+    own, see ``own_items_only``)."""
     ws = workspace(request)
     project = get_project(ws, name)
+    mine = own_items_only(request, project)
     by_status = {
-        status: list_items(ws, project, status=status, limit=0)[0]
+        status: list_items(ws, project, status=status, author_id=mine, limit=0)[0]
         for status in ("draft", "submitted", "accepted", "rejected")
     }
     return {
@@ -74,7 +78,8 @@ def project_overview(request: Request, name: str) -> dict[str, Any]:
 
 @router.get("/api/projects", tags=["projects"])
 def api_projects(request: Request) -> Any:
-    """The projects the signed-in account may see (all of them in personal mode)."""
+    """The projects the signed-in account may see (all of them in personal mode), with the
+    number of items it may read there."""
     ws = workspace(request)
     return to_json(
         [
@@ -83,7 +88,7 @@ def api_projects(request: Request) -> Any:
                 "language": p.language,
                 "importing_since": p.importing_since,
                 "documents": count_documents(ws, p),
-                "items": list_items(ws, p, limit=0)[0],
+                "items": list_items(ws, p, author_id=own_items_only(request, p), limit=0)[0],
             }
             for p in visible_projects(ws, request_actor(request), list_projects(ws))
         ]

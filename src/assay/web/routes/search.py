@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 from assay.records import to_json
 from assay.search.indexes import search
 from assay.store.projects import get_project
-from assay.web.render import workspace
+from assay.web.state import workspace
 
 router = APIRouter()
 

@@ -20,8 +20,9 @@ from assay.people.mode import team_mode
 from assay.people.sessions import create_session, end_expired_sessions, end_session
 from assay.web.actors import SESSION_COOKIE, signed_in_actor
 from assay.web.proxies import client_address
-from assay.web.render import render, workspace
+from assay.web.render import render
 from assay.web.routes.projects import local_path
+from assay.web.state import workspace
 
 router = APIRouter()
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.gold.synthesis import DEFAULT_TYPES, synthesize
 from assay.records import to_json
 from assay.store.projects import get_project
-from assay.web.render import workspace
+from assay.web.state import workspace
 
 router = APIRouter()
 

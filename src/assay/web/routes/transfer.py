@@ -16,13 +16,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, StreamingResponse
 
 from assay.corpus.chunkings import list_chunkings
-from assay.errors import Conflict
+from assay.errors import Conflict, NotFound
 from assay.formats import formats
 from assay.store.projects import get_project
 from assay.transfer import DEFAULT_STATUSES, STATUSES
 from assay.web.jobs import DONE, RUNNING
-from assay.web.render import render, workspace
+from assay.web.render import render
 from assay.web.routes.imports import UPLOAD_FACTOR
+from assay.web.state import workspace
 from assay.web.transfer_jobs import format_json, job_json, registry
 
 router = APIRouter()
@@ -59,12 +60,16 @@ def api_job(request: Request, name: str, job_id: str) -> dict[str, Any]:
 )
 async def api_job_events(request: Request, name: str, job_id: str) -> StreamingResponse:
     """Server-sent events: the job as JSON (``data:``) on every change, until it ends."""
-    job = registry(request).get(job_id, name)
+    jobs = registry(request)
+    jobs.get(job_id, name)  # 404 before the stream starts
 
     async def stream() -> AsyncIterator[str]:
         seen, quiet = -1, 0.0
         while True:
-            data = job_json(job)
+            try:
+                data = job_json(jobs.get(job_id, name))  # another process's job: read anew
+            except NotFound:  # forgotten meanwhile (the registry keeps the newest jobs)
+                return
             if data["version"] != seen:
                 seen, quiet = data["version"], 0.0
                 yield f"data: {json.dumps(data)}\n\n"

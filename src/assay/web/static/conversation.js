@@ -363,6 +363,16 @@
       input.addEventListener("input", (e) => oninput(e.target.value));
       return el("div", { class: "field" }, el("label", { for: id, text: t("conv.turn." + key) }), input);
     };
+    // A role that may not change questions (reviewers) sees them read-only, with a note why.
+    function questionField() {
+      if (!cfg.question_locked) {
+        return field("question", "textarea", tr.query, (v) => { tr.query = v; changed(); }, { rows: "2" });
+      }
+      const note = "t" + index + "-question-locked";
+      const box = field("question", "textarea", tr.query, () => {}, { rows: "2", readonly: "", "aria-describedby": note });
+      box.append(el("p", { class: "help", id: note, text: t("conv.turn.question_locked") }));
+      return box;
+    }
     const gen = tr.generation || {};
     const genInfo = el("p", { class: "muted gen-info" },
       gen.model ? t("conv.answer.by", { model: gen.kind === "offline" ? t("conv.generator.offline") : gen.model }) : "",
@@ -378,7 +388,7 @@
         el("button", { type: "button", class: "secondary small", text: t("conv.turn.search_here"),
           onclick: () => activate(index, true) })),
       el("div", { class: "bubble user" },
-        field("question", "textarea", tr.query, (v) => { tr.query = v; changed(); }, { rows: "2" }),
+        questionField(),
         field("rewrite", "input", tr.rewrite, (v) => { tr.rewrite = v; changed(); }, { type: "text" })),
       el("section", { class: "turn-passages", "aria-label": t("conv.turn.passages", { n }) },
         el("h4", { text: t("conv.turn.passages_title") }),
@@ -462,6 +472,7 @@
     const ticked = (state.data.extra && state.data.extra.checklist) || {};
     const ready = Boolean(state.id) && CHECKS.every((k) => ticked[k]);
     const link = $("export-link");
+    if (!link) return;  // the reader's role may not export
     link.setAttribute("aria-disabled", String(!ready));
     link.classList.toggle("disabled", !ready);
     $("export-help").textContent = t(ready ? "conv.check.export_ready" : "conv.check.export_help");
@@ -473,7 +484,7 @@
     updateExport();
     changed();
   }));
-  $("export-link").addEventListener("click", async (e) => {
+  if ($("export-link")) $("export-link").addEventListener("click", async (e) => {
     if ($("export-link").getAttribute("aria-disabled") === "true") { e.preventDefault(); window.assay.toast(t("conv.check.export_help"), "error"); return; }
     e.preventDefault();
     if (await flush()) window.location.assign($("export-link").href);

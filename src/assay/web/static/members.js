@@ -1,5 +1,6 @@
 // The project page's members panel (team mode): owners and admins add a member, change a role
-// or remove a member through /api/projects/NAME/members/USER; the page then reloads. The
+// or remove a member through /api/projects/NAME/members/USER; the page then reloads. Owners
+// and leads switch whether annotators see every item (PUT /api/projects/NAME/settings). The
 // server decides who may; its message is shown as is.
 (function () {
   "use strict";
@@ -22,6 +23,18 @@
       form.addEventListener("submit", (event) => {
         event.preventDefault();
         call("PUT", form.elements.username.value.trim(), { role: form.elements.role.value });
+      });
+    }
+    const seeAll = document.getElementById("see-all");
+    if (seeAll) {
+      seeAll.addEventListener("change", async () => {
+        error.textContent = "";
+        try {
+          await window.assay.api("PUT", seeAll.dataset.api, { annotators_see_all: seeAll.checked });
+        } catch (e) {
+          seeAll.checked = !seeAll.checked;
+          error.textContent = e.message;
+        }
       });
     }
     panel.querySelectorAll("button[data-remove]").forEach((button) => {

@@ -1,0 +1,98 @@
+"""Who did it: every item, evidence, document, experiment and event stores the id of the
+account that made it (issue 12, "every action carries its actor").
+
+Writers that receive names instead (an import keeping its file's authors, ``ASSAY_AUTHOR``,
+the personal-mode name box) turn them into accounts here: a name equal to a user name is that
+account, else a name equal to a display name, else a new account of origin ``imported`` with
+that display name and no password (it never signs in). Readers show an account as
+:data:`AUTHOR_NAME`: its display name, or its user name when that is empty.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import sqlalchemy as sa
+
+from assay.people.accounts import LOCAL, USERNAME, insert_account
+from assay.store.db import reading, transaction
+from assay.store.schema import accounts
+from assay.store.workspace import Workspace
+
+AUTHOR_NAME: sa.ColumnElement[str] = sa.case(
+    (accounts.c.display_name == "", accounts.c.username), else_=accounts.c.display_name
+)
+"""The name an account is shown and exported under (join ``accounts`` to use it)."""
+
+
+def account_ids(conn: sa.Connection, names: Iterable[str]) -> dict[str, int]:
+    """Account ids for author ``names``, all looked up in one read of the accounts (an import
+    of 100k items asks once, not per item); names nobody has become ``imported`` accounts.
+    Empty names are left out (the caller's acting account stands for them)."""
+    wanted = {name for name in names if name and name.strip()}
+    if not wanted:
+        return {}
+    rows = conn.execute(
+        sa.select(accounts.c.id, accounts.c.username, accounts.c.display_name).order_by(
+            accounts.c.id
+        )
+    ).all()
+    by_username = {row.username: row.id for row in rows}
+    by_display: dict[str, int] = {}
+    for row in rows:
+        by_display.setdefault(row.display_name, row.id)
+    found: dict[str, int] = {}
+    for name in sorted(wanted):
+        known = by_username.get(name, by_display.get(name[:200]))  # display names: 200 chars
+        if known is None:
+            username = derived_username(name, by_username)
+            known = by_username[username] = insert_account(
+                conn, username, name[:200], origin="imported"
+            )
+            by_display.setdefault(name[:200], known)
+        found[name] = known
+    return found
+
+
+def derived_username(name: str, taken: Mapping[str, Any] | set[str]) -> str:
+    """A valid user name (``accounts.USERNAME``) for an author name, not in ``taken``:
+    accents dropped, other characters as ``-``, at most 64 characters, ``-2``, ``-3``... on
+    a clash; ``author`` when nothing is left (a name in another script)."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    base = re.sub(r"[^a-z0-9._@-]+", "-", ascii_name.lower()).strip("-._@")[:56]
+    base = base.rstrip("-._@") or "author"
+    candidate, number = base, 2
+    while candidate in taken or candidate == LOCAL:
+        candidate, number = f"{base}-{number}", number + 1
+    assert USERNAME.match(candidate), candidate
+    return candidate
+
+
+def acting_account(ws: Workspace, *, conn: sa.Connection | None = None) -> int:
+    """The account the CLI and the Python API act as: the one ``ASSAY_AUTHOR`` names (found
+    or made as in :func:`account_ids`), else the local owner."""
+    name = ws.settings.author.strip()
+    if name:
+        return account_for(ws, name, conn=conn)
+    with reading(ws.engine, conn) as reader:
+        local = sa.select(accounts.c.id).where(accounts.c.username == LOCAL)
+        return int(reader.execute(local).scalar_one())
+
+
+def account_for(ws: Workspace, name: str, *, conn: sa.Connection | None = None) -> int:
+    """The account id for one author name, found or made as in :func:`account_ids` (the
+    empty name: :func:`acting_account`)."""
+    if not name.strip():
+        return acting_account(ws, conn=conn)
+    with transaction(ws.engine, conn) as writer:
+        return account_ids(writer, [name])[name]
+
+
+def account_name(ws: Workspace, account_id: int, *, conn: sa.Connection | None = None) -> str:
+    """The name :data:`AUTHOR_NAME` shows for one account."""
+    with reading(ws.engine, conn) as reader:
+        name = reader.scalar(sa.select(AUTHOR_NAME).where(accounts.c.id == account_id))
+    return str(name or "")
