@@ -49,13 +49,14 @@ six minutes at this load, and the third round did not fit the session)
     SQLite csv         558 → 262                 49.9                    1,105 → 158
     SQLite native      494 → 321                 51.2                    761 → 158
     PostgreSQL csv     > 1,544 (stopped) → 237   49.2                    > 1,115 → 167
+    PostgreSQL native  not run → 225             47.6                    168
 
 Label Studio 1.23.2 (its own virtual environment, SQLite, same machine and load) imported the
 same tasks in 8.6 s (10,000) and 93.0 s (100,000). The issue's goal, 100,000 items in 20 s,
 is not reached: per item what remains is reading and checking the record (CSV or JSON, the
 evidence check), building its rows, SQLAlchemy's parameter processing of the bulk inserts,
 the JSON copy of the item in its ``create`` event and SQLite's commits, each 10–25 % of the
-time in a profile (``--profile``). Memory is bounded: 100,000 items take 158–167 MB.
+time in a profile (``--profile``). Memory is bounded: 100,000 items take 158–168 MB.
 """
 
 from __future__ import annotations
