@@ -31,32 +31,30 @@ reference.
 PostgreSQL comes from ``ASSAY_TEST_POSTGRES_URL`` or a throwaway server on loopback, as in
 import_autosave.py; without either, the PostgreSQL runs are skipped with a note.
 
-Recorded on the shared 2-core development machine while other helpers ran their tests (load
-average 6–9, so wall times mostly measure the queue for a core; CPU seconds are steadier),
-200 documents of 40,000 characters, before = 6191251 (one item at a time, every passage's
-document read per item, the whole file in memory), after = the batched import:
+Recorded on the shared 2-core development machine, 200 documents of 40,000 characters,
+before = 6191251 (one item at a time, every passage's document read per item, the whole file
+in memory), after = the batched import. At load 2.3–5.7, three alternating rounds, medians:
 
-    10,000 items       wall s before → after     CPU s before → after    peak MB before → after
-    SQLite csv         59.2, 75.9 → 24.6, 27.9   15.8, 16.5 → 5.6, 5.1   180 → 99
-    SQLite native      45.2, 72.3 → 32.5, 24.5   14.9, 15.4 → 5.3, 5.1   146 → 99
-    PostgreSQL csv     367.7 → 24.1              41.9 → 6.1              190 → 107
-    PostgreSQL native  173.3 → 22.9              31.6 → 5.6              155 → 107
+    10,000 items       wall s before → after   CPU s before → after   peak MB before → after
+    SQLite csv         12.86 → 4.56            11.94 → 4.19           180 → 99
+    SQLite native      12.79 → 4.43            11.72 → 3.99           146 → 99
+    PostgreSQL csv     39.14 → 7.49            24.28 → 5.20           190 → 108
+    PostgreSQL native  36.34 → 7.79            23.17 → 4.90           156 → 108
 
-(two alternating rounds on SQLite, one on PostgreSQL: a PostgreSQL "before" run takes up to
-six minutes at this load, and the third round did not fit the session)
+100,000 items, SQLite, CSV, at load 2.3: 48.5 s (CPU 40.0 s), peak 159 MB. Label Studio 1.23.2
+(its own virtual environment, SQLite) right after, same tasks: 2.16 s for 10,000 and 20.2 s
+for 100,000, close to the issue's 1.8 s and 16.6 s.
 
-    100,000 items      wall s before → after     CPU s after             peak MB before → after
-    SQLite csv         558 → 262                 49.9                    1,105 → 158
-    SQLite native      494 → 321                 51.2                    761 → 158
-    PostgreSQL csv     > 1,544 (stopped) → 237   49.2                    > 1,115 → 167
-    PostgreSQL native  not run → 225             47.6                    168
+Earlier the same session at load 6–9 (wall times there mostly measure the queue for a core):
+100,000 items before → after, SQLite CSV 558 s, 1,105 MB → 262 s (CPU 49.9 s), 158 MB; SQLite
+native 494 s, 761 MB → 321 s (CPU 51.2 s), 158 MB; PostgreSQL CSV stopped after 1,544 s at
+1,115 MB → 237 s (CPU 49.2 s), 167 MB; PostgreSQL native after 225 s (CPU 47.6 s), 168 MB.
 
-Label Studio 1.23.2 (its own virtual environment, SQLite, same machine and load) imported the
-same tasks in 8.6 s (10,000) and 93.0 s (100,000). The issue's goal, 100,000 items in 20 s,
-is not reached: per item what remains is reading and checking the record (CSV or JSON, the
+The issue's goal, 100,000 items in 20 s, is not reached (48.5 s; memory is: 159–168 MB
+against 500). What remains per item is reading and checking the record (CSV or JSON, the
 evidence check), building its rows, SQLAlchemy's parameter processing of the bulk inserts,
 the JSON copy of the item in its ``create`` event and SQLite's commits, each 10–25 % of the
-time in a profile (``--profile``). Memory is bounded: 100,000 items take 158–168 MB.
+time in a profile (``--profile``).
 """
 
 from __future__ import annotations
