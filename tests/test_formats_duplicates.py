@@ -15,7 +15,7 @@ import pytest
 from assay.errors import InvalidInput
 from assay.formats import formats, get_format
 from assay.gold.item_reads import iter_items
-from assay.store.projects import get_project
+from assay.store.projects import get_project, list_projects
 from assay.store.workspace import Workspace
 from assay.transfer import import_bundle
 from tests.test_formats_malformed import BODY, DOC, SEEDS, SHA, zipped
@@ -147,16 +147,22 @@ def test_every_format_has_a_case() -> None:
     assert set(CASES) == set(formats())
 
 
+@pytest.mark.parametrize("how", ["read", "stream"])
 @pytest.mark.parametrize("fmt", sorted(CASES))
-def test_a_repeated_id_is_refused_or_skipped(fmt: str, any_ws: Workspace, tmp_path: Path) -> None:
+def test_a_repeated_id_is_refused_or_skipped(
+    fmt: str, how: str, any_ws: Workspace, tmp_path: Path
+) -> None:
+    """Also when the items are streamed: the repeat is found after the first was written."""
     make, message, first_query = CASES[fmt]
     folder = tmp_path / "in"
     folder.mkdir()
     path = make(folder)
+    read = getattr(get_format(fmt), how)
     with pytest.raises(InvalidInput, match=message) as refused:
-        import_bundle(any_ws, "dup", get_format(fmt).read(path))
+        import_bundle(any_ws, "dup", read(path))
     assert "nothing was imported" in str(refused.value)
-    report = import_bundle(any_ws, "dup", get_format(fmt).read(path), lenient=True)
+    assert "dup" not in [p.name for p in list_projects(any_ws)]
+    report = import_bundle(any_ws, "dup", read(path), lenient=True)
     skipped = [o for o in report.outcomes if o.status == "skipped"]
     assert len(skipped) == 1 and "repeats the one at" in skipped[0].message
     items = list(iter_items(any_ws, get_project(any_ws, "dup")))

@@ -12,18 +12,24 @@ from assay.errors import InvalidInput
 from assay.formats import get_format
 from assay.gold.item_reads import list_items
 from assay.records import Project
-from assay.store.projects import get_project
+from assay.store.projects import get_project, list_projects
 from assay.store.workspace import Workspace
 from assay.transfer import export_bundle, import_bundle
 from tests.test_transfer import counts, rich_project
 
 
-def test_csv_round_trip_into_the_same_documents(
-    ws: Workspace, project: Project, tmp_path: Path
-) -> None:
+def exported_csv(ws: Workspace, project: Project, tmp_path: Path) -> Path:
+    """The rich project's items as CSV."""
     rich_project(ws, project)
     path = tmp_path / "items.csv"
     get_format("csv").write(export_bundle(ws, project), path)
+    return path
+
+
+def test_csv_round_trip_into_the_same_documents(
+    ws: Workspace, project: Project, tmp_path: Path
+) -> None:
+    path = exported_csv(ws, project, tmp_path)
     with open(path, newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 3
@@ -157,3 +163,20 @@ def test_hf_document_without_text_comes_back(
     assert report.count("skipped") == 0
     names = {d.name: d.chars for d in list_documents(ws, get_project(ws, "from-hf"))}
     assert names.get("scan.pdf") == 0 and len(names) == 3
+
+
+def test_a_streamed_csv_is_read_as_it_is_imported(
+    ws: Workspace, project: Project, tmp_path: Path
+) -> None:
+    path = exported_csv(ws, project, tmp_path)
+    bundle = get_format("csv").stream(path)
+    assert not isinstance(bundle.items, list)  # nothing read yet
+    assert list(bundle.items) == get_format("csv").read(path).items
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(path.read_bytes() + b'x,qa,draft,fact_single,"\xff"\n')
+    streamed = get_format("csv").stream(bad)
+    with pytest.raises(InvalidInput, match=r"not UTF-8 text \(line 5, byte \d+\)"):
+        import_bundle(ws, "copy", streamed)
+    with pytest.raises(InvalidInput, match=r"not UTF-8 text \(line 5, byte \d+\)"):
+        get_format("csv").read(bad)
+    assert [p.name for p in list_projects(ws)] == ["test"]

@@ -149,6 +149,16 @@ def test_native_import_keeps_file_authors_without_duplicates(any_ws: Workspace, 
     assert authors == {made["Vera V."].id}
     local = acting_account(any_ws)
     assert sorted(imports) == sorted([(project.id, local), (copy.id, local)])
+    # streamed (as assay import reads it): the names come with the items, found, not made
+    import_bundle(any_ws, "streamed", get_format("native").stream(out))
+    assert len(list_accounts(any_ws)) == counted
+    streamed = get_project(any_ws, "streamed")
+    found = get_item(any_ws, streamed, list_items(any_ws, streamed)[1][0].id)
+    assert found.author == "Nadia N." and found.turns[0].evidence[0].author == "Vera V."
+    table = tmp_path / "new.csv"  # a name met only while streaming becomes an account
+    table.write_text("id,query,author\na,q,Zoe Z.\n", encoding="utf-8")
+    import_bundle(any_ws, "streamed", get_format("csv").stream(table))
+    assert "Zoe Z." in {a.display_name for a in list_accounts(any_ws) if a.origin == "imported"}
 
 
 def test_the_demo_author_is_an_account(any_ws: Workspace) -> None:

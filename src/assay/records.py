@@ -302,6 +302,8 @@ class ItemSummary:
 
 def to_json(value: Any) -> Any:
     """Records (and containers of them) as JSON-ready values; datetimes in ISO 8601."""
+    if value is None or isinstance(value, str | int | float):  # most values: at once
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, dict):

@@ -107,7 +107,7 @@ def import_command(
         spec = get_format(format_name)
         with progress_bar() as bar:
             task = bar.add_task(f"Reading {path.name}", total=None)
-            bundle = spec.read(path)
+            bundle = spec.stream(path)
             target = project or bundle.project.name or _only_project(ws)
 
             def advance(stage: str, done: int, total: int | None) -> None:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
+from assay.corpus.text_index import TextIndex
 from assay.errors import InvalidInput
 from assay.records import Evidence, Span
 from assay.store.db import utcnow
@@ -29,12 +30,13 @@ DOC_BATCH = 200
 """Documents whose texts are read at once when checking evidence against them."""
 
 
-def locate(haystack: str, needle: str) -> Span | None:
+def locate(haystack: str, needle: str, index: TextIndex | None = None) -> Span | None:
     """Where ``needle`` occurs in ``haystack``: exactly, else ignoring differences in white
-    space (PDF line breaks, doubled spaces). The first occurrence wins."""
+    space (PDF line breaks, doubled spaces). The first occurrence wins. ``index``: an index of
+    ``haystack`` that finds exact occurrences without reading all of it."""
     if not needle.strip():
         return None
-    start = haystack.find(needle)
+    start = index.find(needle) if index is not None else haystack.find(needle)
     if start >= 0:
         return start, start + len(needle)
     words = needle.split()
@@ -43,22 +45,61 @@ def locate(haystack: str, needle: str) -> Span | None:
     return (found.start(), found.end()) if found else None
 
 
-class DocumentTexts:
-    """Document texts of one project, loaded once per save."""
+INDEX_AFTER = 250
+"""Passages located in one document before it gets an index (:mod:`assay.corpus.text_index`):
+building one costs about as much as 250 searches of the document, each then costs a few
+microseconds however long the document is."""
+INDEX_CHARS = 16_000
+"""Shorter documents are searched directly: as fast as an index, with no index to build."""
 
-    def __init__(self, conn: sa.Connection, project_id: int) -> None:
+
+class DocumentTexts:
+    """Document texts of one project as evidence is anchored: read once per save, or once
+    per import for a whole import. A document often searched gets an index. At most
+    ``max_chars`` characters of the texts used last are kept (``None``: all), an index
+    counted as long as its text (it takes about as much memory)."""
+
+    def __init__(self, conn: sa.Connection, project_id: int, max_chars: int | None = None) -> None:
         self.conn = conn
         self.project_id = project_id
+        self.max_chars = max_chars
         self.cache: dict[str, str | None] = {}
+        self.indexes: dict[str, TextIndex] = {}
+        self.searched: dict[str, int] = {}
+        self.chars = 0
 
     def get(self, doc_id: str) -> str | None:
-        if doc_id not in self.cache:
-            self.cache[doc_id] = self.conn.scalar(
+        if doc_id in self.cache:
+            text = self.cache.pop(doc_id)  # put back below: the last used comes last
+        else:
+            text = self.conn.scalar(
                 sa.select(documents.c.text).where(
                     documents.c.id == doc_id, documents.c.project_id == self.project_id
                 )
             )
-        return self.cache[doc_id]
+            self._make_room(len(text or ""))
+        self.cache[doc_id] = text
+        return text
+
+    def locate(self, doc_id: str, text: str, needle: str) -> Span | None:
+        """:func:`locate` in the document ``doc_id`` whose text is ``text``."""
+        index = self.indexes.get(doc_id)
+        if index is None and len(text) >= INDEX_CHARS:
+            self.searched[doc_id] = searched = self.searched.get(doc_id, 0) + 1
+            fits = self.max_chars is None or 2 * len(text) <= self.max_chars
+            if searched >= INDEX_AFTER and fits and doc_id in self.cache:
+                self._make_room(len(text))  # drops others: this text was used last
+                index = self.indexes[doc_id] = TextIndex(text)
+        return locate(text, needle, index)
+
+    def _make_room(self, chars: int) -> None:
+        """Count ``chars`` more, dropping the texts (and indexes) used longest ago."""
+        self.chars += chars
+        while self.max_chars is not None and self.cache and self.chars > self.max_chars:
+            oldest = next(iter(self.cache))
+            text = self.cache.pop(oldest) or ""
+            self.chars -= len(text) * (2 if self.indexes.pop(oldest, None) else 1)
+            self.searched.pop(oldest, None)
 
 
 def anchor_evidence(
@@ -88,7 +129,7 @@ def anchor_evidence(
             f"{where}: the text does not match the document at {ev.start}..{ev.end} "
             f"(document has {passage[:60]!r}, evidence has {ev.text[:60]!r})"
         )
-    span = locate(text, ev.text)
+    span = texts.locate(ev.doc_id, text, ev.text)
     if span is not None:
         return ev.doc_id, span[0], span[1], text[span[0] : span[1]], "ok"
     if ev.origin == "imported" or ev.anchor in ("stale", "unlocated"):

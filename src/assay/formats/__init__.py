@@ -6,7 +6,8 @@ evidence's ``doc_id`` is the ``ref`` of a Bundle document),
 systems' results on those items (evaluations) and what a reader could not take in. Each format
 module offers ``read(path) -> Bundle`` and ``write(bundle, path, **options)`` and never touches
 the database; ``assay.transfer`` moves Bundles into and out of projects. Collections in a Bundle
-are iterables so an export can stream a million chunks; readers hand over lists.
+are iterables so an export can stream a million chunks; readers hand over lists, and a
+format that can also offers ``stream(path)``, whose items come as they are read (imports).
 """
 
 from __future__ import annotations
@@ -232,6 +233,17 @@ class FormatSpec:
         if not path.exists():
             raise InvalidInput(f"{path}: no such file or folder")
         bundle: Bundle = self._load().read(path)
+        return bundle
+
+    def stream(self, path: str | Path) -> Bundle:
+        """:meth:`read` for an import: where the format can (``stream`` in its module), the
+        items come as they are read, so the file is never held whole; a problem in an item
+        is raised while the import takes it (and the import is undone)."""
+        path = Path(path)
+        if not path.exists():
+            raise InvalidInput(f"{path}: no such file or folder")
+        module = self._load()
+        bundle: Bundle = getattr(module, "stream", module.read)(path)
         return bundle
 
     def write(self, bundle: Bundle, path: str | Path, **options: Any) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import uuid
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -206,31 +206,40 @@ class SafeZip:
     def has(self, name: str) -> bool:
         return name in self.entries
 
-    def read(self, name: str) -> bytes:
+    def entry(self, name: str) -> zipfile.ZipInfo:
         info = self.entries.get(name)
         if info is None:
             raise InvalidInput(f"{self.path}: the archive has no file {name!r}")
-        parts: list[bytes] = []
+        return info
+
+    def lines(self, name: str) -> Generator[bytes, None, None]:
+        """The entry's lines as they inflate (each ending at ``b"\\n"``), checked as
+        :meth:`read` checks the whole entry."""
+        return self._inflate(name, lines=True)
+
+    def read(self, name: str) -> bytes:
+        return b"".join(self._inflate(name, lines=False))
+
+    def _inflate(self, name: str, *, lines: bool) -> Generator[bytes, None, None]:
+        """The entry in lines or blocks of 1 MiB, refused when it inflates past its declared
+        size or is damaged."""
+        info = self.entry(name)
         size = 0
         try:
             with self.zip.open(info) as handle:
-                while True:
-                    block = handle.read(1 << 20)
-                    if not block:
-                        break
-                    size += len(block)
+                for part in handle if lines else iter(lambda: handle.read(1 << 20), b""):
+                    size += len(part)
                     if size > info.file_size or size > self.limits.max_entry_bytes:
                         raise InvalidInput(
                             f"{self.path}: entry {name!r} inflates past its declared size"
                         )
-                    parts.append(block)
+                    yield part
         except InvalidInput:
             raise
         except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
             raise InvalidInput(f"{self.path}: entry {name!r} is damaged ({exc})") from exc
         except Exception as exc:  # zlib.error and friends from a corrupt stream
             raise InvalidInput(f"{self.path}: entry {name!r} is damaged ({exc!r})") from exc
-        return b"".join(parts)
 
     def close(self) -> None:
         self.zip.close()

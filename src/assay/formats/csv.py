@@ -11,8 +11,9 @@ and is empty for single questions. Only ``query`` is required when reading.
 from __future__ import annotations
 
 import csv
-import io
 import json
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from assay.formats.common import (
 )
 from assay.formats.groups import source_id
 from assay.formats.jsonrec import evidence_from_json, evidence_to_json, turn_from_json, turn_to_json
-from assay.formats.jsontext import loads, read_text
+from assay.formats.jsontext import loads, text_lines
 from assay.records import KINDS, STATUSES, Evidence, Item, Turn
 
 COLUMNS = (
@@ -46,6 +47,7 @@ COLUMNS = (
 )
 PASSAGE_KEYS = ("doc", "start", "end", "text", "group", "grade")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+LONE_CR = re.compile(r"(?<=\r)(?!\n)")
 
 
 def guard(cell: str) -> str:
@@ -62,27 +64,58 @@ def unguard(cell: str) -> str:
 
 
 def read(path: Path) -> Bundle:
-    text = read_text(path)
-    try:
-        rows = list(csv.DictReader(io.StringIO(text, newline="")))
-    except csv.Error as exc:
-        raise InvalidInput(f"{path}: malformed CSV ({exc})") from exc
-    if not rows:
-        return Bundle(provenance={"format": "csv", "path": str(path)})
-    header = [h for h in rows[0] if h is not None]
-    if "query" not in header:
-        raise InvalidInput(f"{path}: column 'query' is missing (found: {', '.join(header)})")
-    items: list[Item] = []
+    bundle = stream(path)
+    bundle.items = list(bundle.items)
+    return bundle
+
+
+def stream(path: Path) -> Bundle:
+    """:func:`read` with the rows read as the items are taken: the file is never held whole
+    (an import of 100,000 items)."""
     issues: list[Issue] = []
-    seen = FirstSeen("field 'id'", issues)
-    for number, row in enumerate(rows, 2):
-        where = f"{path.name} line {number}"
-        if None in row:
-            raise InvalidInput(f"{where}: more cells than columns")
-        item = _item(row, where, number)
-        if seen.first(item.id, where):
-            items.append(item)
-    return Bundle(items=items, provenance={"format": "csv", "path": str(path)}, issues=issues)
+    provenance = {"format": "csv", "path": str(path)}
+    return Bundle(items=_items(path, issues), provenance=provenance, issues=issues)
+
+
+def _items(path: Path, issues: list[Issue]) -> Iterator[Item]:
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 (closed when the rows end)
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    with handle:
+        lines = text_lines(handle, str(path), path.read_bytes)
+        seen = FirstSeen("field 'id'", issues)
+        for number, row in enumerate(_rows(_csv_lines(lines), path), 2):
+            if number == 2:
+                header = [h for h in row if h is not None]
+                if "query" not in header:
+                    found = ", ".join(header)
+                    raise InvalidInput(f"{path}: column 'query' is missing (found: {found})")
+            where = f"{path.name} line {number}"
+            if None in row:
+                raise InvalidInput(f"{where}: more cells than columns")
+            item = _item(row, where, number)
+            if seen.first(item.id, where):
+                yield item
+
+
+def _csv_lines(lines: Iterable[str]) -> Iterator[str]:
+    """Lines as a text file opened with ``newline=""`` gives them to the csv module: a lone
+    carriage return ends a line too."""
+    for line in lines:
+        yield from (part for part in LONE_CR.split(line) if part)
+
+
+def _rows(lines: Iterable[str], path: Path) -> Iterator[dict[str, str | None]]:
+    reader = csv.DictReader(lines)
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InvalidInput(f"{path}: malformed CSV ({exc})") from exc
+        yield row
 
 
 def _cell(row: dict[str, str | None], key: str) -> str:

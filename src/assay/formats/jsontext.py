@@ -18,10 +18,11 @@ that could be a surrogate or NUL, or there are enough brackets to nest that deep
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,21 @@ def decode_text(data: bytes, where: str) -> str:
     if at >= 0:
         raise InvalidInput(f"{where}: line {text.count(chr(10), 0, at) + 1} holds a NUL character")
     return text
+
+
+def text_lines(lines: Iterable[bytes], where: str, whole: Callable[[], bytes]) -> Iterator[str]:
+    """The lines of a UTF-8 text read line by line (each ending at ``b"\\n"``), checked as
+    :func:`decode_text` checks a whole text: at a problem the whole text (``whole()``) is
+    checked, so the error names the same line and byte."""
+    for number, raw in enumerate(lines):
+        try:
+            line = (raw.removeprefix(codecs.BOM_UTF8) if number == 0 else raw).decode("utf-8")
+        except UnicodeDecodeError:
+            line = "\x00"
+        if "\x00" in line:
+            decode_text(whole(), where)
+            raise InvalidInput(f"{where}: not UTF-8 text")  # decode_text has said where
+        yield line
 
 
 def read_text(path: Path, where: str | None = None) -> str:
@@ -168,8 +184,23 @@ def jsonl_lines(
     text: str, where: str, *, nan_as_null: bool = False
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for each non-blank line of a JSON Lines text."""
+    return _jsonl(text.splitlines(), where, nan_as_null)
+
+
+def jsonl_stream(
+    lines: Iterable[str], where: str, *, nan_as_null: bool = False
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """:func:`jsonl_lines` of a text read line by line (see :func:`text_lines`): the same
+    lines, numbered the same."""
+    pieces = (piece for line in lines for piece in line.splitlines())
+    return _jsonl(pieces, where, nan_as_null)
+
+
+def _jsonl(
+    lines: Iterable[str], where: str, nan_as_null: bool
+) -> Iterator[tuple[int, dict[str, Any]]]:
     parser = _Parser(nan_as_null, keyed=False)
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         here = f"{where} line {number}"

@@ -15,6 +15,7 @@ import hashlib
 import io
 import zipfile
 from collections.abc import Iterator
+from contextlib import closing
 from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,15 @@ from assay.formats.common import (
     zip_writer,
 )
 from assay.formats.jsonrec import item_from_json, item_to_json
-from assay.formats.jsontext import decode_text, dumps_line, jsonl_lines, loads
+from assay.formats.jsontext import (
+    decode_text,
+    dumps_line,
+    jsonl_lines,
+    jsonl_stream,
+    loads,
+    text_lines,
+)
+from assay.records import Item
 
 FORMAT = "assay"
 VERSION = 1
@@ -142,6 +151,14 @@ def _chunk_lines(chunking: ChunkingRecord, names: dict[str, str]) -> Iterator[st
 
 
 def read(path: Path, limits: ArchiveLimits | None = None) -> Bundle:
+    bundle = stream(path, limits)
+    bundle.items = list(bundle.items)
+    return bundle
+
+
+def stream(path: Path, limits: ArchiveLimits | None = None) -> Bundle:
+    """:func:`read` with the items read as they are taken: ``items.jsonl`` is inflated and
+    parsed line by line, never held whole (an import of 100,000 items)."""
     with SafeZip(path, limits) as zf:
         where = f"{path}: manifest.json"
         manifest = as_object(loads(zf.read("manifest.json"), where), where)
@@ -166,21 +183,27 @@ def read(path: Path, limits: ArchiveLimits | None = None) -> Bundle:
         issues: list[Issue] = []
         documents = _documents(zf, path, issues)
         chunkings = _chunkings(zf, path, {d.ref for d in documents}, issues)
-        items = []
-        seen = FirstSeen("field 'id'", issues)
-        for number, obj in jsonl_lines(_text(zf, "items.jsonl"), f"{path}: items.jsonl"):
-            item = item_from_json(obj, f"{path}: items.jsonl line {number}")
-            if seen.first(item.id, f"items.jsonl line {number}"):
-                items.append(item)
+        zf.entry("items.jsonl")
     return Bundle(
         project=project,
         documents=documents,
         chunkings=chunkings,
-        items=items,
+        items=_items(path, limits, issues),
         provenance={"format": FORMAT, "version": version, "path": str(path)},
         extra=field_dict(manifest, "extra", where),
         issues=issues,
     )
+
+
+def _items(path: Path, limits: ArchiveLimits | None, issues: list[Issue]) -> Iterator[Item]:
+    seen = FirstSeen("field 'id'", issues)
+    with SafeZip(path, limits) as zf, closing(zf.lines("items.jsonl")) as raw:
+        where = f"{path}: items.jsonl"
+        lines = text_lines(raw, where, lambda: zf.read("items.jsonl"))
+        for number, obj in jsonl_stream(lines, where):
+            item = item_from_json(obj, f"{path}: items.jsonl line {number}")
+            if seen.first(item.id, f"items.jsonl line {number}"):
+                yield item
 
 
 def _text(zf: SafeZip, name: str) -> str:

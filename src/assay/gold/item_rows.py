@@ -6,8 +6,8 @@ it, kept as ``stale``), and the items list's denormalised fields are computed on
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
@@ -19,16 +19,23 @@ from assay.records import Item, Project
 from assay.store.db import as_utc, utcnow
 from assay.store.schema import evidence, turns
 
+TurnRows = tuple[dict[str, Any], list[dict[str, Any]]]
+"""One turn's row and the rows of its evidence (without ``turn_id``: the turn has no id yet)."""
+
+
+class ItemRows(NamedTuple):
+    """An item's turns as rows, anchored and checked but not written."""
+
+    turns: list[TurnRows]
+    listing: dict[str, Any]
+    """The items list's denormalised fields."""
+    unlocated: int
+    """Passages kept unverified: imported text not found in its document."""
+
 
 def _turn_rows(
-    conn: sa.Connection,
-    project: Project,
-    item_id: str,
-    data: Item,
-    author: int,
-    named: Mapping[str, int],
-) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
-    texts = DocumentTexts(conn, project.id)
+    texts: DocumentTexts, item_id: str, data: Item, author: int, named: Mapping[str, int]
+) -> Iterator[TurnRows]:
     now = utcnow()
     for t_index, turn in enumerate(data.turns):
         rows: list[dict[str, Any]] = []
@@ -75,6 +82,48 @@ def _turn_rows(
         yield turn_row, rows
 
 
+def item_rows(
+    texts: DocumentTexts, item_id: str, data: Item, author: int, named: Mapping[str, int]
+) -> ItemRows:
+    """The item's turns and evidence as rows, every evidence anchored in ``texts``. Evidence
+    is ``author``'s (an account id) unless it names its author, found in ``named``."""
+    found = list(_turn_rows(texts, item_id, data, author, named))
+    if not found:
+        raise InvalidInput("an item needs at least one turn")
+    if data.kind == "qa" and len(data.turns) != 1:
+        raise InvalidInput(f"a single-turn item has exactly one turn, not {len(data.turns)}")
+    first = found[0][0]
+    evidence_rows = [row for _, rows in found for row in rows]
+    listing = {
+        "query": first["query"],
+        "query_type": first["query_type"],
+        "turn_count": len(data.turns),
+        "evidence_count": len(evidence_rows),
+        "search_text": search_text(data.notes, [(t.query, t.answer) for t in data.turns]),
+    }
+    return ItemRows(found, listing, sum(row["anchor"] == "unlocated" for row in evidence_rows))
+
+
+def insert_turns(conn: sa.Connection, written: Sequence[ItemRows]) -> None:
+    """Insert the turns and evidence of items whose rows are built: one statement for all
+    turns (their ids come back in order) and one for all evidence."""
+    found = [turn for rows in written for turn in rows.turns]
+    if not found:
+        return
+    if conn.dialect.insert_executemany_returning_sort_by_parameter_order:
+        inserted = turns.insert().returning(turns.c.id, sort_by_parameter_order=True)
+        ids = list(conn.execute(inserted, [row for row, _ in found]).scalars())
+    else:  # SQLite before 3.35 has no RETURNING
+        ids = [conn.execute(turns.insert(), row).inserted_primary_key[0] for row, _ in found]  # type: ignore[index]
+    passages = [
+        {**row, "turn_id": turn_id}
+        for turn_id, (_, rows) in zip(ids, found, strict=True)
+        for row in rows
+    ]
+    if passages:
+        conn.execute(evidence.insert(), passages)
+
+
 def write_turns(
     conn: sa.Connection,
     project: Project,
@@ -82,31 +131,13 @@ def write_turns(
     data: Item,
     author: int,
     named: Mapping[str, int],
-) -> tuple[dict[str, Any], int]:
-    """Replace the item's turns and evidence; returns the denormalised listing fields and how
-    many passages are unlocated. Evidence is ``author``'s (an account id) unless it names
-    its author, found in ``named``."""
+) -> ItemRows:
+    """Replace the item's turns and evidence; returns their rows (with the denormalised
+    listing fields and how many passages are unlocated)."""
+    rows = item_rows(DocumentTexts(conn, project.id), item_id, data, author, named)
     conn.execute(turns.delete().where(turns.c.item_id == item_id))
-    evidence_count = unlocated = 0
-    first: dict[str, Any] | None = None
-    for turn_row, evidence_rows in _turn_rows(conn, project, item_id, data, author, named):
-        turn_id = conn.execute(turns.insert(), turn_row).inserted_primary_key[0]  # type: ignore[index]
-        if evidence_rows:
-            conn.execute(evidence.insert(), [{**row, "turn_id": turn_id} for row in evidence_rows])
-        evidence_count += len(evidence_rows)
-        unlocated += sum(row["anchor"] == "unlocated" for row in evidence_rows)
-        first = first or turn_row
-    if first is None:
-        raise InvalidInput("an item needs at least one turn")
-    if data.kind == "qa" and len(data.turns) != 1:
-        raise InvalidInput(f"a single-turn item has exactly one turn, not {len(data.turns)}")
-    return {
-        "query": first["query"],
-        "query_type": first["query_type"],
-        "turn_count": len(data.turns),
-        "evidence_count": evidence_count,
-        "search_text": search_text(data.notes, [(t.query, t.answer) for t in data.turns]),
-    }, unlocated
+    insert_turns(conn, [rows])
+    return rows
 
 
 def check_storable(data: Item) -> None:

@@ -10,17 +10,18 @@ are anchored) is in ``assay.gold.item_rows``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
+from assay.corpus.anchoring import DocumentTexts
 from assay.errors import Conflict, InvalidInput
 from assay.gold.checks import check_item, errors
 from assay.gold.item_inputs import Status, editable_json
 from assay.gold.item_reads import get_item
-from assay.gold.item_rows import check_storable, write_turns
+from assay.gold.item_rows import ItemRows, check_storable, insert_turns, item_rows, write_turns
 from assay.people.actors import account_ids, acting_account
 from assay.records import STATUSES, Item, Project, to_json
 from assay.store.db import transaction, utcnow
@@ -40,8 +41,7 @@ class StaleItem(Conflict):
         self.current = current
 
 
-def _event(
-    conn: sa.Connection,
+def _event_row(
     project: Project,
     item_id: str,
     actor: int,
@@ -50,19 +50,21 @@ def _event(
     after: Any,
     *,
     at: datetime | None = None,
-) -> None:
-    conn.execute(
-        events.insert(),
-        {
-            "project_id": project.id,
-            "item_id": item_id,
-            "actor_id": actor,
-            "action": action,
-            "before": before,
-            "after": after,
-            "at": at or utcnow(),
-        },
-    )
+) -> dict[str, Any]:
+    return {
+        "project_id": project.id,
+        "item_id": item_id,
+        "actor_id": actor,
+        "action": action,
+        "before": before,
+        "after": after,
+        "at": at or utcnow(),
+    }
+
+
+def _event(conn: sa.Connection, *fields: Any) -> None:
+    """Write one event of an item's history (fields as :func:`_event_row` takes them)."""
+    conn.execute(events.insert(), _event_row(*fields))
 
 
 def _next_version(
@@ -120,19 +122,15 @@ def insert_item(
     named: Mapping[str, int] | None = None,
     conn: sa.Connection | None = None,
 ) -> Created:
-    """:func:`create_item` without reading the item back (an import stores thousands);
-    ``keep_history`` (imports) keeps the item's dates, version and status changes, so a round
-    trip loses nothing; otherwise the item starts now at version 1.
+    """:func:`create_item` without reading the item back; ``keep_history`` (imports) keeps
+    the item's dates, version and status changes, so a round trip loses nothing; otherwise
+    the item starts now at version 1.
 
     ``author`` is the acting account's id (None: :func:`acting_account`); names the item
     brings (evidence authors, with ``keep_history`` its status changes' actors) are found in
     ``named`` (an import resolves its names once) or looked up (:func:`_named`)."""
     item_id = item_id or str(uuid.uuid4())
     check_storable(data)
-    now = utcnow()
-    created = (data.created_at if keep_history else None) or now
-    updated = (data.updated_at if keep_history else None) or created
-    changes = data.status_history if keep_history else []
     with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
         author = author if author is not None else acting_account(ws, conn=conn)
@@ -140,36 +138,73 @@ def insert_item(
             named = _named(conn, data, keep_history)
         if conn.scalar(sa.select(items.c.id).where(items.c.id == item_id)):
             raise Conflict(f"an item with id {item_id!r} already exists")
-        conn.execute(
-            items.insert(),  # parameters, not .values(): no statement to build per item
-            {
-                "id": item_id,
-                "project_id": project.id,
-                "kind": data.kind,
-                "status": status,
-                "origin": data.origin,
-                "query": "",
-                "query_type": "",
-                "turn_count": 0,
-                "evidence_count": 0,
-                "notes": data.notes,
-                "extra": data.extra,
-                "author_id": author,
-                "version": data.version if keep_history else 1,
-                "created_at": created,
-                "updated_at": updated,
-            },
-        )
-        listing, unlocated = write_turns(conn, project, item_id, data, author, named)
-        conn.execute(items.update().where(items.c.id == item_id), listing)
-        _event(conn, project, item_id, author, "create", None, editable_json(data))
-        for change in changes:
-            actor = named.get(change.actor, author)
-            _event(
-                conn, project, item_id, actor, "status", None, {"status": change.status},
-                at=change.at,
-            )  # fmt: skip
-    return Created(item_id, unlocated)
+        made = new_item(
+            DocumentTexts(conn, project.id), project, data, author=author, named=named,
+            status=status, item_id=item_id, keep_history=keep_history,
+        )  # fmt: skip
+        insert_items(conn, project, [made])
+    return Created(item_id, made.rows.unlocated)
+
+
+class NewItem(NamedTuple):
+    """The rows of one new item, checked and anchored, not yet written."""
+
+    id: str
+    row: dict[str, Any]
+    rows: ItemRows
+    events: list[dict[str, Any]]
+
+
+def new_item(
+    texts: DocumentTexts,
+    project: Project,
+    data: Item,
+    *,
+    author: int,
+    named: Mapping[str, int],
+    status: Status,
+    item_id: str,
+    keep_history: bool,
+) -> NewItem:
+    """The rows :func:`insert_items` writes for ``data``: refused here, before anything is
+    written, when the item cannot be stored (its evidence is anchored in ``texts``).
+    ``author`` and ``named`` as :func:`insert_item` takes them."""
+    check_storable(data)
+    now = utcnow()
+    created = (data.created_at if keep_history else None) or now
+    updated = (data.updated_at if keep_history else None) or created
+    rows = item_rows(texts, item_id, data, author, named)
+    row = {
+        "id": item_id,
+        "project_id": project.id,
+        "kind": data.kind,
+        "status": status,
+        "origin": data.origin,
+        **rows.listing,
+        "notes": data.notes,
+        "extra": data.extra,
+        "author_id": author,
+        "version": data.version if keep_history else 1,
+        "created_at": created,
+        "updated_at": updated,
+    }
+    history = [_event_row(project, item_id, author, "create", None, editable_json(data))]
+    for change in data.status_history if keep_history else []:
+        actor = named.get(change.actor, author)
+        after = {"status": change.status}
+        history.append(_event_row(project, item_id, actor, "status", None, after, at=change.at))
+    return NewItem(item_id, row, rows, history)
+
+
+def insert_items(conn: sa.Connection, project: Project, made: Sequence[NewItem]) -> None:
+    """Write new items built by :func:`new_item` in a few statements for all of them (an
+    import writes hundreds at once); their ids must be free."""
+    if not made:
+        return
+    check_writable(conn, project.id)
+    conn.execute(items.insert(), [m.row for m in made])  # parameters: one statement for all
+    insert_turns(conn, [m.rows for m in made])
+    conn.execute(events.insert(), [event for m in made for event in m.events])
 
 
 def save_item(
@@ -194,7 +229,7 @@ def save_item(
         content.update(notes=data.notes, extra=data.extra)
         before = _next_version(ws, conn, project, item_id, base_version, content)
         named = _named(conn, data, False)
-        listing, _ = write_turns(conn, project, item_id, data, author, named)
+        listing = write_turns(conn, project, item_id, data, author, named).listing
         conn.execute(items.update().where(items.c.id == item_id).values(**listing))
         _event(conn, project, item_id, author, action, to_json(before), editable_json(data))
         return get_item(ws, project, item_id, conn=conn)

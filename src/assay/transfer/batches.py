@@ -101,6 +101,8 @@ class Batches:
         self.started = 0.0
         self.records = 0
         self.notes: list[dict[str, Any]] = []
+        self.before_commit: list[Callable[[], None]] = []
+        """Writes to make before each commit (an import writes its items a group at a time)."""
         self.commits = 0
         self.pauses = 0
         # SQLite: when the last pause ended, when others last asked or wrote
@@ -198,6 +200,8 @@ class Batches:
                 return
             self.open()
         assert self.trans is not None
+        for write in self.before_commit:
+            write()
         self.flush()
         if final:
             release(self.conn, self.token, keep_journal=True)

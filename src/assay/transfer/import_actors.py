@@ -34,13 +34,20 @@ def bundle_authors(
 ) -> ImportAuthors:
     """Every author name of the Bundle found or made as an account, in one read of the
     accounts, before the first batch (a batch undone would forget accounts it made)."""
+    names = author_names(documents, items)
+    with ws.engine.begin() as conn:
+        acting = actor if actor is not None else acting_account(ws, conn=conn)
+        return ImportAuthors(acting, account_ids(conn, names))
+
+
+def author_names(documents: Sequence[DocumentRecord], items: Sequence[Item]) -> set[str]:
+    """The author names ``documents`` and ``items`` bring (of items, evidence and status
+    changes)."""
     names = {d.author for d in documents} | {i.author for i in items}
     for item in items:
         names.update(c.actor for c in item.status_history)
         names.update(ev.author or "" for turn in item.turns for ev in turn.evidence)
-    with ws.engine.begin() as conn:
-        acting = actor if actor is not None else acting_account(ws, conn=conn)
-        return ImportAuthors(acting, account_ids(conn, names))
+    return names
 
 
 def record_import(

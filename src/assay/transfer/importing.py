@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Sized
 from contextlib import AbstractContextManager
 from dataclasses import replace as with_fields
+from itertools import islice
 from typing import Any, cast
 
 import sqlalchemy as sa
 
+from assay.corpus.anchoring import DocumentTexts
 from assay.corpus.chunkings import (
     IMPORTED,
     create_chunking,
@@ -36,11 +38,11 @@ from assay.corpus.documents import (
     update_document,
 )
 from assay.corpus.ingest import ingest_bytes
-from assay.errors import Conflict, InvalidInput, NotFound
+from assay.errors import AssayError, Conflict, InvalidInput, NotFound
 from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, EvaluationRecord
 from assay.formats.common import is_uuid
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import Created, insert_item
+from assay.gold.item_writes import NewItem, insert_items, new_item
+from assay.people.actors import account_ids
 from assay.records import STATUSES, Item, Project
 from assay.store.import_lock import rekey_items
 from assay.store.projects import (
@@ -49,16 +51,27 @@ from assay.store.projects import (
     delete_unused_blobs,
     rename_project,
 )
+from assay.store.schema import items as item_rows
 from assay.store.workspace import Workspace
 from assay.transfer.batches import Batches, BatchPolicy, batched
 from assay.transfer.evaluations import store_evaluation
-from assay.transfer.import_actors import ImportAuthors, bundle_authors, record_import
+from assay.transfer.import_actors import (
+    ImportAuthors,
+    author_names,
+    bundle_authors,
+    record_import,
+)
 from assay.transfer.item_input import Placed, item_input
 from assay.transfer.report import ImportReport
 from assay.transfer.target import target_project
 
 Progress = Callable[[str, int, int | None], None]
 """Called as ``progress(stage, done, total)``."""
+
+ITEM_GROUP = 100
+"""Items anchored one by one and then written together, in a few statements for all."""
+TEXT_CHARS = 64 * 1024 * 1024
+"""Characters of document text an import keeps in memory to anchor evidence."""
 
 
 # ---------------------------------------------------------------- import
@@ -83,16 +96,21 @@ def import_bundle(
     ``actor`` (an account id; default :func:`acting_account`) is who imports: the author of
     what the file names no author for, and of the project's ``import`` event. The file's
     author names become accounts first, in one transaction of their own (see
-    :mod:`assay.people.actors`); they stay when the import is undone.
+    :mod:`assay.people.actors`); they stay when the import is undone. Streamed items
+    (:meth:`assay.formats.FormatSpec.stream`) bring their names as they come, each new set
+    in a transaction of its own too.
     """
     if status is not None and status not in STATUSES:
         raise InvalidInput(f"unknown status {status!r}; choose one of: {', '.join(STATUSES)}")
     name = project.name if isinstance(project, Project) else project.strip()
     report = ImportReport(project=name)
     report.take_issues(bundle.issues, lenient=lenient)
+    known_issues = len(bundle.issues)
     documents = list(bundle.documents)
-    items = [with_fields(i, status=status) if status else i for i in bundle.items]
-    authors = bundle_authors(ws, documents, items, actor)
+    items = (with_fields(i, status=status) if status else i for i in bundle.items)
+    total = len(bundle.items) if isinstance(bundle.items, Sized) else None
+    listed = bundle.items if isinstance(bundle.items, list) else []
+    authors = bundle_authors(ws, documents, listed, actor)
     with batched(ws, batching or BatchPolicy()) as batches:
         target, fresh, replaced = target_project(ws, batches, name, bundle.project, replace)
         report.project = replaced.name if replaced else target.name
@@ -109,7 +127,8 @@ def import_bundle(
         importer.generated_chunkings(bundle.chunkings)
         importer.documents(documents)
         importer.imported_chunkings(bundle.chunkings)
-        importer.items(items)
+        importer.items(items, total)
+        report.take_issues(bundle.issues[known_issues:], lenient=lenient)  # found while streaming
         importer.evaluations(bundle.evaluations)
         record_import(batches.current, target, authors.acting, report, replace)
         if replaced is not None:  # the swap: the old content goes, the new takes its name
@@ -146,7 +165,11 @@ class _Importer:
         self.replaced: Project | None = None
         """The project this import replaces when it has finished (its item ids stay)."""
         self.docs: dict[str, Placed] = {}
+        self.missing: set[str] = set()
+        """References :meth:`find` looked for in vain."""
         self.chunks: dict[str, tuple[str, int, int]] = {}
+        self.unwritten: list[NewItem] = []
+        """Items checked and anchored, written a group at a time or before a commit."""
         self.placed_items: dict[str, tuple[str, str]] = {}
         """Bundle item id → (stored id now, id once the import has finished)."""
 
@@ -234,7 +257,9 @@ class _Importer:
             changed = True
             notes.append("its text differs from the exported text; passages are located again")
         known[sha256] = doc.name
-        self.docs[record.ref] = Placed(doc.id, doc.text, changed, record.text)
+        # texts are kept only to relocate passages, so only for a document that changed
+        placed = Placed(doc.id, doc.text, True, record.text) if changed else Placed(doc.id)
+        self.docs[record.ref] = placed
         status = "flagged" if notes else "imported"
         self.report.add("document", record.ref, status, "; ".join(notes), doc.id)
 
@@ -282,70 +307,99 @@ class _Importer:
             return None
         return chunk.chunk_id, placed.doc_id, span[0], span[1]
 
-    # -- items
+    # -- items: anchored one by one, written a group at a time
 
-    def items(self, records: list[Item]) -> None:
-        for done, record in enumerate(records, 1):
-            with self.record("item", record.id):
-                self.item(record)
-            self.tick("items", done, len(records))
+    def items(self, records: Iterable[Item], total: int | None) -> None:
+        texts = DocumentTexts(self.batches.conn, self.project.id, TEXT_CHARS)
+        self.batches.before_commit.append(self.write_items)
+        stream = iter(records)
+        done = 0
+        while group := list(islice(stream, ITEM_GROUP)):
+            self.new_authors(group)
+            taken = self.taken_ids(group)
+            for record in group:
+                made = self.checked(record, texts, taken)
+                if made is not None:
+                    self.unwritten.append(made)
+                done += 1
+                self.batches.tick()  # a commit writes the items so far first
+                self.tick("items", done, total)
+            self.write_items()
+        self.batches.before_commit.remove(self.write_items)
 
-    def item(self, record: Item) -> None:
+    def new_authors(self, group: list[Item]) -> None:
+        """Author names of streamed items not met yet become accounts, in a transaction of
+        their own as :func:`bundle_authors` makes them (the batch commits first: SQLite has
+        one writer)."""
+        names = {n for n in author_names([], group) if n.strip()} - self.authors.named.keys()
+        if names:
+            self.batches.commit()
+            with self.ws.engine.begin() as conn:
+                self.authors.named.update(account_ids(conn, names))
+
+    def write_items(self) -> None:
+        insert_items(self.conn, self.project, self.unwritten)
+        self.unwritten = []
+
+    def taken_ids(self, group: list[Item]) -> dict[str, int]:
+        """The ids of ``group`` that items already have, by project id."""
+        wanted = [record.id for record in group if is_uuid(record.id)]
+        found = self.conn.execute(
+            sa.select(item_rows.c.id, item_rows.c.project_id).where(item_rows.c.id.in_(wanted))
+        )
+        return {item_id: project_id for item_id, project_id in found}
+
+    def checked(self, record: Item, texts: DocumentTexts, taken: dict[str, int]) -> NewItem | None:
+        """The rows of one item, or None when it is bad and the import is lenient (the item
+        writes nothing itself, so there is nothing to undo)."""
+        self.batches.open()  # ``texts`` reads in the batch
+        try:
+            return self.item(record, texts, taken)
+        except AssayError as exc:
+            if not self.lenient:
+                raise
+            self.report.add("item", record.id, "skipped", str(exc))
+            return None
+
+    def item(self, record: Item, texts: DocumentTexts, taken: dict[str, int]) -> NewItem:
+        """``taken``: ids already used, by project id (the ones this import stored too)."""
         notes: list[str] = []
-        stored = ""
+        stored = renamed = ""
         extra = dict(record.extra)
         item_id = record.id if is_uuid(record.id) else str(uuid.uuid4())
         if item_id != record.id:
             extra["source_id"] = record.id
-        else:
-            try:
-                get_item(self.ws, self.project, item_id, conn=self.conn)
-            except NotFound:
-                pass
-            else:
-                raise Conflict(
-                    f"item {record.id!r} is already in project {self.project.name!r}; "
-                    "nothing was overwritten (use --replace to replace the project)"
-                )
+        elif taken.get(item_id) == self.project.id:
+            raise Conflict(
+                f"item {record.id!r} is already in project {self.project.name!r}; "
+                "nothing was overwritten (use --replace to replace the project)"
+            )
         data = item_input(record, extra, notes, self)
         author = self.authors.of(record.author)
-        status = cast(Any, record.status)
-
-        def store(wanted: str | None) -> Created:
-            return insert_item(
-                self.ws,
-                self.project,
-                data,
-                author=author,
-                status=status,
-                item_id=wanted,
-                keep_history=True,
-                named=self.authors.named,
-                conn=self.conn,
-            )
-
-        try:
-            item = store(item_id)
-        except Conflict:  # the id is used by an item of another project
-            if self.in_replaced(item_id):  # a stand-in id until the old project is gone
-                item = store(None)
-                self.batches.note("rekey", item.id, item_id)
-                renamed, stored = "", item_id
+        if item_id in taken:  # the id is used by an item of another project
+            if self.replaced is not None and taken[item_id] == self.replaced.id:
+                stored, item_id = item_id, str(uuid.uuid4())  # a stand-in until the old goes
             else:  # a note, not a warning
                 data.extra.setdefault("source_id", record.id)
-                item = store(None)
-                renamed = f"its id is used in another project; stored as {item.id}"
-        else:
-            renamed = ""
-        stored = stored or item.id
-        self.placed_items[record.id] = (item.id, stored)
-        self.batches.note("item", item.id)
-        if item.unlocated:
+                item_id = str(uuid.uuid4())
+                renamed = f"its id is used in another project; stored as {item_id}"
+        made = new_item(
+            texts, self.project, data, author=author, named=self.authors.named,
+            status=cast(Any, record.status), item_id=item_id, keep_history=True,
+        )  # fmt: skip
+        taken[item_id] = self.project.id
+        if stored:
+            self.batches.note("rekey", item_id, stored)
+        stored = stored or item_id
+        self.placed_items[record.id] = (item_id, stored)
+        self.batches.note("item", item_id)
+        if made.rows.unlocated:
             notes.append(
-                f"{item.unlocated} passage(s) not found in their documents, kept unverified"
+                f"{made.rows.unlocated} passage(s) not found in their documents, kept unverified"
             )
         message = "; ".join([*notes, renamed] if renamed else notes)
         self.report.add("item", record.id, "flagged" if notes else "imported", message, stored)
+        return made
 
     # -- evaluations (systems' results on the items): one experiment each, in one batch
 
@@ -363,28 +417,20 @@ class _Importer:
                 author=self.authors.acting,
             )
 
-    def in_replaced(self, item_id: str) -> bool:
-        if self.replaced is None:
-            return False
-        try:
-            get_item(self.ws, self.replaced, item_id, conn=self.conn)
-        except NotFound:
-            return False
-        return True
-
     def find(self, ref: str) -> Placed | None:
         """The Bundle document ``ref`` as placed, or a document already in the project that
         the reference names (by id or name)."""
-        if ref in self.docs:
-            return self.docs[ref]
+        if ref in self.docs or ref in self.missing:
+            return self.docs.get(ref)
         for lookup in (get_document, get_document_by_name):
             try:
                 doc = lookup(self.ws, self.project, ref, conn=self.conn)
             except (NotFound, InvalidInput):
                 continue
-            placed = Placed(doc.id, doc.text, False, None)
+            placed = Placed(doc.id)
             self.docs[ref] = placed
             return placed
+        self.missing.add(ref)
         return None
 
 

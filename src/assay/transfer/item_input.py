@@ -26,12 +26,14 @@ class DocumentFinder(Protocol):
 
 @dataclass
 class Placed:
-    """Where a Bundle document landed, and whether its text differs from what was expected."""
+    """Where a Bundle document landed, and whether its text differs from what was expected.
+    The texts are kept only for a document that changed (its passages are relocated): an
+    import of many documents does not hold them all."""
 
     doc_id: str
-    text: str
-    changed: bool
-    expected: str | None
+    text: str = ""
+    changed: bool = False
+    expected: str | None = None
 
     def relocate(
         self, start: int | None, end: int | None, text: str | None

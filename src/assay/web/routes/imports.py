@@ -85,7 +85,7 @@ def import_work(
     def work(job: Job) -> None:
         try:
             job.progress("reading", 0, None)
-            bundle = spec.read(input_path(spec, upload, upload.parent))
+            bundle = spec.stream(input_path(spec, upload, upload.parent))
             report = import_bundle(
                 ws,
                 target,

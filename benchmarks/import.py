@@ -1,0 +1,486 @@
+"""Bulk import through ``assay import``: seconds and peak memory for 10k and 100k items.
+
+The tasks are those of the import speed issue: each item has a question, an answer and 2–3
+passages of about 520 characters cut from documents that were ingested beforehand (not
+timed). The same items are written twice, as CSV (``relevant`` holds ``{"doc", "text"}``
+passages) and as Assay's native zip (an ``items.jsonl`` whose evidence names its document,
+no documents in the archive); neither carries offsets, so every passage is located in its
+document, the work Label Studio's import does not do. Each import runs as ``assay import``
+in its own process; its wall time and peak resident memory (``ru_maxrss`` of that process)
+are printed. Every import goes into a fresh workspace (SQLite) or a fresh database
+(PostgreSQL) holding only the documents.
+
+``--before COMMIT`` (or ``--before-src PATH``) also runs the source tree of that commit; each
+round runs every side once per database and format, alternating which side goes first.
+Printed: every run, then min / median seconds and the largest peak memory per side, and the
+load average before and after.
+
+Label Studio: with ``--label-studio BIN`` (the ``label-studio`` command of its own virtual
+environment, never Assay's) a throwaway Label Studio server on loopback is given the same
+tasks as one JSON list through its import API (``POST /api/projects/{id}/import``), timed from
+the request until every task is stored. Without it, the issue's figures are printed for
+reference.
+
+    python benchmarks/import.py [--items 10000,100000] [--rounds 1] [--docs 200]
+        [--formats csv,native] [--only sqlite|postgres] [--before COMMIT | --before-src PATH]
+        [--sides before,after] [--label-studio BIN] [--profile FILE]
+
+``--profile FILE`` runs one CSV import of the first ``--items`` size on SQLite under cProfile
+(this checkout) and writes the statistics to FILE (``python -m pstats FILE``).
+
+PostgreSQL comes from ``ASSAY_TEST_POSTGRES_URL`` or a throwaway server on loopback, as in
+import_autosave.py; without either, the PostgreSQL runs are skipped with a note.
+
+Recorded on the shared 2-core development machine, 200 documents of 40,000 characters,
+before = 6191251 (one item at a time, every passage's document read per item, the whole file
+in memory), after = the batched import. At load 2.3–5.7, three alternating rounds, medians:
+
+    10,000 items       wall s before → after   CPU s before → after   peak MB before → after
+    SQLite csv         12.86 → 4.56            11.94 → 4.19           180 → 99
+    SQLite native      12.79 → 4.43            11.72 → 3.99           146 → 99
+    PostgreSQL csv     39.14 → 7.49            24.28 → 5.20           190 → 108
+    PostgreSQL native  36.34 → 7.79            23.17 → 4.90           156 → 108
+
+100,000 items, SQLite, CSV, at load 2.3: 48.5 s (CPU 40.0 s), peak 159 MB. Label Studio 1.23.2
+(its own virtual environment, SQLite) right after, same tasks: 2.16 s for 10,000 and 20.2 s
+for 100,000, close to the issue's 1.8 s and 16.6 s.
+
+Earlier the same session at load 6–9 (wall times there mostly measure the queue for a core):
+100,000 items before → after, SQLite CSV 558 s, 1,105 MB → 262 s (CPU 49.9 s), 158 MB; SQLite
+native 494 s, 761 MB → 321 s (CPU 51.2 s), 158 MB; PostgreSQL CSV stopped after 1,544 s at
+1,115 MB → 237 s (CPU 49.2 s), 167 MB; PostgreSQL native after 225 s (CPU 47.6 s), 168 MB.
+
+The issue's goal, 100,000 items in 20 s, is not reached (48.5 s; memory is: 159–168 MB
+against 500). What remains per item is reading and checking the record (CSV or JSON, the
+evidence check), building its rows, SQLAlchemy's parameter processing of the bulk inserts,
+the JSON copy of the item in its ``create`` event and SQLite's commits, each 10–25 % of the
+time in a profile (``--profile``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+
+from import_autosave import fresh_database, postgres_server
+from import_speed import source_tree
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = "bench"
+PASSAGE_CHARS = 520
+DOC_CHARS = 40_000
+ISSUE_FIGURES = """\
+the issue's figures (same kind of tasks, another machine):
+  assay import csv      10k items 24.8 s    100k items 261 s, peak 1.1 GiB
+  Label Studio import   10k items  1.8 s    100k items 16.6 s"""
+
+SETUP = """
+import sys
+from pathlib import Path
+from assay.corpus.ingest import ingest_paths
+from assay.store.projects import create_project
+from assay.store.settings import Settings
+from assay.store.workspace import Workspace
+from assay.search.indexes import sync_project
+ws = Workspace.open(Settings(home=sys.argv[1], database_url=sys.argv[2]))
+project = create_project(ws, sys.argv[3])
+ingest_paths(ws, project, sorted(Path(sys.argv[4]).iterdir()))
+sync_project(ws, project)
+ws.close()
+"""
+
+COUNT = """
+import sys
+import sqlalchemy as sa
+engine = sa.create_engine(sys.argv[1])
+with engine.connect() as conn:
+    print(conn.exec_driver_sql("SELECT count(*) FROM items").scalar(),
+          conn.exec_driver_sql("SELECT count(*) FROM evidence WHERE anchor = 'ok'").scalar())
+"""
+
+
+# ---------------------------------------------------------------- the tasks
+
+
+def vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
+    syllables = ["ka", "ro", "mi", "ten", "su", "lo", "var", "en", "di", "pa", "qu", "est"]
+    words = {"".join(rng.choice(syllables) for _ in range(rng.randint(1, 4))) for _ in range(size)}
+    return sorted(words)
+
+
+def make_documents(folder: Path, count: int, rng: random.Random) -> dict[str, str]:
+    """``count`` text files of about DOC_CHARS characters: ``{name: text}``."""
+    words = vocabulary(rng)
+    texts: dict[str, str] = {}
+    for number in range(count):
+        sentences: list[str] = []
+        size = 0
+        while size < DOC_CHARS:
+            sentence = " ".join(rng.choice(words) for _ in range(rng.randint(6, 18)))
+            sentences.append(sentence.capitalize() + ".")
+            size += len(sentences[-1]) + 1
+        paragraphs = [" ".join(sentences[i : i + 6]) for i in range(0, len(sentences), 6)]
+        text = "\n\n".join(paragraphs) + "\n"
+        name = f"doc{number:04d}.txt"
+        (folder / name).write_text(text, encoding="utf-8")
+        texts[name] = text
+    return texts
+
+
+def passage(text: str, rng: random.Random) -> str:
+    """About PASSAGE_CHARS characters of ``text`` from a word start to a word end."""
+    start = rng.randrange(0, len(text) - 2 * PASSAGE_CHARS)
+    start = text.index(" ", start) + 1
+    end = text.rindex(" ", start, start + PASSAGE_CHARS + 40)
+    return text[start:end]
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    question: str
+    answer: str
+    passages: list[tuple[str, str]]
+    """``(document name, passage text)``."""
+
+
+def make_tasks(texts: dict[str, str], count: int, seed: int) -> Iterator[Task]:
+    rng = random.Random(seed)
+    names = sorted(texts)
+    for number in range(count):
+        cited = [rng.choice(names) for _ in range(rng.randint(2, 3))]
+        yield Task(
+            id=f"task-{number}",
+            question=f"What does passage set {number} say about {rng.choice(names)[:-4]}?",
+            answer=f"Answer {number}: " + passage(texts[cited[0]], rng)[:120],
+            passages=[(name, passage(texts[name], rng)) for name in cited],
+        )
+
+
+def write_csv(tasks: Iterator[Task], path: Path) -> None:
+    with open(path, "w", encoding="utf-8", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(["id", "query", "answer", "relevant"])
+        for task in tasks:
+            relevant = [{"doc": name, "text": text} for name, text in task.passages]
+            out.writerow([task.id, task.question, task.answer, json.dumps(relevant)])
+
+
+def write_native(tasks: Iterator[Task], path: Path) -> None:
+    manifest = {"format": "assay", "version": 1, "project": {"name": PROJECT}}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        zf.writestr("manifest.json", json.dumps(manifest) + "\n")
+        zf.writestr("documents.jsonl", "")
+        zf.writestr("chunkings.jsonl", "")
+        with zf.open("items.jsonl", "w", force_zip64=True) as raw:
+            for task in tasks:
+                turn = {
+                    "query": task.question,
+                    "answer": task.answer,
+                    "evidence": [{"doc": name, "text": text} for name, text in task.passages],
+                }
+                line = {"id": task.id, "kind": "qa", "status": "draft", "turns": [turn]}
+                raw.write((json.dumps(line) + "\n").encode("utf-8"))
+
+
+def write_label_studio(tasks: Iterator[Task], path: Path) -> None:
+    """The same tasks as Label Studio's import takes them: one JSON list of ``{"data"}``."""
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("[")
+        for number, task in enumerate(tasks):
+            data: dict[str, str] = {"id": task.id, "question": task.question}
+            data["answer"] = task.answer
+            for index, (name, text) in enumerate(task.passages, 1):
+                data[f"doc_{index}"] = name
+                data[f"passage_{index}"] = text
+            handle.write(("," if number else "") + json.dumps({"data": data}))
+        handle.write("]")
+
+
+# ---------------------------------------------------------------- running imports
+
+
+@dataclass(frozen=True)
+class Files:
+    documents: Path
+    files: dict[tuple[str, int], Path]
+    """``(format, items)`` → the file to import."""
+
+
+def prepare(folder: Path, sizes: list[int], docs: int, label_studio: bool) -> Files:
+    rng = random.Random(13)
+    documents = folder / "documents"
+    documents.mkdir()
+    texts = make_documents(documents, docs, rng)
+    files: dict[tuple[str, int], Path] = {}
+    for items in sizes:
+        files["csv", items] = folder / f"items-{items}.csv"
+        write_csv(make_tasks(texts, items, items), files["csv", items])
+        files["native", items] = folder / f"items-{items}.zip"
+        write_native(make_tasks(texts, items, items), files["native", items])
+        if label_studio:
+            files["label-studio", items] = folder / f"tasks-{items}.json"
+            write_label_studio(make_tasks(texts, items, items), files["label-studio", items])
+    return Files(documents, files)
+
+
+WRAPPER = """
+import os, resource, subprocess, sys, time
+started = time.perf_counter()
+proc = subprocess.Popen(sys.argv[1:])
+_, status, usage = os.wait4(proc.pid, 0)
+took = time.perf_counter() - started
+code = os.waitstatus_to_exitcode(status)
+cpu = usage.ru_utime + usage.ru_stime
+print(f"{took:.3f} {usage.ru_maxrss / 1024:.1f} {cpu:.3f} {code}", file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def measured(command: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """Seconds, peak resident MB and CPU seconds of one process (its own ``rusage`` from
+    ``wait4``; CPU seconds say more than wall time on a loaded machine)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", WRAPPER, *command],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
+    fields = last.split()
+    if proc.returncode != 0 or len(fields) != 4:
+        raise SystemExit(f"{' '.join(command[:6])} … failed:\n{proc.stderr[-3000:]}")
+    return float(fields[0]), float(fields[1]), float(fields[2])
+
+
+def one_import(
+    src: Path, kind: str, fmt: str, items: int, files: Files, pg_url: str | None, profile: str = ""
+) -> tuple[float, float, float]:
+    """Seconds, peak MB and CPU seconds of one ``assay import`` of ``items`` items, run by
+    ``src``."""
+    home = Path(tempfile.mkdtemp(prefix="assay-import-"))
+    env = {**os.environ, "PYTHONPATH": str(src), "ASSAY_HOME": str(home)}
+    try:
+        with fresh_database(kind, home, pg_url) as url:
+            env["ASSAY_DATABASE_URL"] = "" if kind == "sqlite" else url
+            setup = [sys.executable, "-c", SETUP, str(home), url, PROJECT, str(files.documents)]
+            subprocess.run(setup, env=env, check=True)
+            path = files.files[fmt, items]
+            command = ["-m", "assay", "import", fmt, str(path), "-p", PROJECT, "--json"]
+            if profile:
+                command = ["-m", "cProfile", "-o", profile, *command]
+            measures = measured([sys.executable, *command], env)
+            counted = subprocess.run(
+                [sys.executable, "-c", COUNT, url], env=env, capture_output=True, text=True
+            ).stdout.split()
+            stored, located = int(counted[0]), int(counted[1])
+            assert stored == items, f"{fmt}: stored {stored} of {items} items"
+            assert located >= 2 * items, f"{fmt}: only {located} passages located"
+            return measures
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- Label Studio
+
+
+@contextmanager
+def label_studio_server(binary: Path) -> Iterator[tuple[str, tuple[str, str]]]:
+    """A throwaway Label Studio on loopback: ``(base URL, (user, password))``."""
+    import httpx
+    from import_autosave import free_port
+
+    folder = Path(tempfile.mkdtemp(prefix="label-studio-"))
+    port = free_port()
+    env = {
+        **os.environ,
+        "LABEL_STUDIO_BASE_DATA_DIR": str(folder),
+        "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "false",
+        "LATEST_VERSION_CHECK": "false",
+        "COLLECT_ANALYTICS": "false",
+        "LABEL_STUDIO_USERNAME": "bench@example.org",
+        "LABEL_STUDIO_PASSWORD": "bench-password-1",
+    }
+    env.pop("PYTHONPATH", None)
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    with open(folder / "server.log", "w") as log:
+        server = subprocess.Popen(
+            [str(binary), "start", "--no-browser", "--port", str(port), "--host", "127.0.0.1"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            if server.poll() is not None:
+                raise SystemExit(f"Label Studio stopped:\n{(folder / 'server.log').read_text()}")
+            try:
+                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.5)
+        else:
+            raise SystemExit("Label Studio did not answer within 5 minutes")
+        yield base, (env["LABEL_STUDIO_USERNAME"], env["LABEL_STUDIO_PASSWORD"])
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+LABEL_CONFIG = """<View>
+  <Text name="question" value="$question"/>
+  <Text name="answer" value="$answer"/>
+  <Text name="passage_1" value="$passage_1"/>
+  <Text name="passage_2" value="$passage_2"/>
+  <Choices name="ok" toName="question"><Choice value="yes"/><Choice value="no"/></Choices>
+</View>"""
+
+
+def label_studio_import(base: str, login: tuple[str, str], path: Path, items: int) -> float:
+    """Seconds from sending the JSON list to Label Studio until it holds every task."""
+    import httpx
+
+    with httpx.Client(base_url=base, timeout=3600, follow_redirects=True) as client:
+        client.get("/user/login/")
+        csrf = client.cookies["csrftoken"]
+        email, password = login
+        signed_in = client.post(
+            "/user/login/",
+            data={"email": email, "password": password, "csrfmiddlewaretoken": csrf},
+            headers={"Referer": f"{base}/user/login/"},
+        )
+        signed_in.raise_for_status()
+        client.headers["X-CSRFToken"] = client.cookies["csrftoken"]
+        client.headers["Referer"] = f"{base}/"
+        made = client.post(
+            "/api/projects", json={"title": f"bench {items}", "label_config": LABEL_CONFIG}
+        )
+        made.raise_for_status()
+        project = made.json()["id"]
+        body = path.read_bytes()
+        started = time.perf_counter()
+        answer = client.post(
+            f"/api/projects/{project}/import",
+            content=body,
+            headers={"Content-Type": "application/json"},
+        )
+        answer.raise_for_status()
+        while True:  # the import may finish in the background
+            count = client.get(f"/api/projects/{project}").json().get("task_number", 0)
+            if count >= items:
+                break
+            time.sleep(0.2)
+        took = time.perf_counter() - started
+        client.delete(f"/api/projects/{project}")
+    return took
+
+
+# ---------------------------------------------------------------- main
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", default="10000,100000", help="comma-separated sizes")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--docs", type=int, default=200, help="documents ingested beforehand")
+    parser.add_argument("--formats", default="csv,native")
+    parser.add_argument("--only", choices=["sqlite", "postgres"])
+    parser.add_argument("--before", help="commit of a 'before' side")
+    parser.add_argument("--before-src", type=Path, help="a 'src' folder to use as 'before'")
+    parser.add_argument(
+        "--sides", default="before,after", help="which sides to run (after: this checkout)"
+    )
+    parser.add_argument("--label-studio", type=Path, help="the label-studio command to compare")
+    parser.add_argument("--profile", help="profile one CSV import on SQLite into this file")
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.items.split(",")]
+    formats = args.formats.split(",")
+    folder = Path(tempfile.mkdtemp(prefix="assay-import-bench-"))
+    try:
+        files = prepare(folder, sizes, args.docs, args.label_studio is not None)
+        if args.profile:
+            took, peak, _ = one_import(
+                ROOT / "src", "sqlite", "csv", sizes[0], files, None, args.profile
+            )
+            print(f"profiled import of {sizes[0]} items: {took:.2f} s, {peak:.0f} MB")
+            return
+        run_all(args, sizes, formats, files)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_all(args: argparse.Namespace, sizes: list[int], formats: list[str], files: Files) -> None:
+    print(f"load average before: {os.getloadavg()}")
+    old: AbstractContextManager[Path | None] = nullcontext(None)
+    if args.before_src is not None:
+        old = nullcontext(args.before_src.resolve())
+    elif args.before:
+        old = source_tree(args.before)
+    with postgres_server() as pg_url, old as before:
+        kinds = [k for k in ("sqlite", "postgres") if args.only in (None, k)]
+        if "postgres" in kinds and pg_url is None:
+            print("note: no PostgreSQL (set ASSAY_TEST_POSTGRES_URL or install it): skipped")
+            kinds.remove("postgres")
+        found = {"before": before, "after": ROOT / "src"}
+        sides = {k: v for k, v in found.items() if v is not None and k in args.sides.split(",")}
+        took: dict[tuple[str, str, str, int], list[tuple[float, float, float]]] = {}
+        for number in range(1, args.rounds + 1):
+            order = list(sides) if number % 2 else list(sides)[::-1]
+            for items in sizes:
+                for kind in kinds:
+                    for fmt in formats:
+                        for side in order:
+                            run = one_import(sides[side], kind, fmt, items, files, pg_url)
+                            took.setdefault((kind, fmt, side, items), []).append(run)
+                            seconds, peak, cpu = run
+                            print(
+                                f"round {number} {kind:8} {fmt:6} {side:6} {items:>7} items "
+                                f"{seconds:7.2f} s  cpu {cpu:7.2f} s  peak {peak:6.0f} MB  "
+                                f"load {os.getloadavg()[0]:.2f}",
+                                flush=True,
+                            )
+        for (kind, fmt, side, items), runs in took.items():
+            seconds = [s for s, _, _ in runs]
+            cpu = [c for _, _, c in runs]
+            print(
+                f"{kind:8} {fmt:6} {side:6} {items:>7} items  min {min(seconds):7.2f} / "
+                f"median {statistics.median(seconds):7.2f} s  cpu median "
+                f"{statistics.median(cpu):7.2f} s  peak {max(p for _, p, _ in runs):.0f} MB"
+            )
+    if args.label_studio is None:
+        print(ISSUE_FIGURES)
+    else:
+        with label_studio_server(args.label_studio) as (base, login):
+            for items in sizes:
+                seconds = label_studio_import(
+                    base, login, files.files["label-studio", items], items
+                )
+                print(f"Label Studio import {items:>7} items {seconds:7.2f} s", flush=True)
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
