@@ -149,7 +149,6 @@ items = sa.Table(
     sa.Index(None, "project_id", "status", "updated_at", "id"),
     # type filter, type+status filter (and their counts), and sorting those by question
     sa.Index(None, "project_id", "query_type", "status", "query", "id"),
-    # one author's list (an annotator's own items) in list order: see migration 0011
     sa.Index(None, "project_id", "author_id", "updated_at", "id"),
     sa.Index(None, "project_id", "author_id", "created_at", "id"),
 )

@@ -14,16 +14,12 @@ overwritten (an item id already in the project is a conflict).
 from __future__ import annotations
 
 import hashlib
-import uuid
 from collections.abc import Callable, Iterable, Sequence, Sized
 from contextlib import AbstractContextManager
 from dataclasses import replace as with_fields
-from itertools import islice
-from typing import Any, cast
 
 import sqlalchemy as sa
 
-from assay.corpus.anchoring import DocumentTexts
 from assay.corpus.chunkings import (
     IMPORTED,
     create_chunking,
@@ -38,11 +34,8 @@ from assay.corpus.documents import (
     update_document,
 )
 from assay.corpus.ingest import ingest_bytes
-from assay.errors import AssayError, Conflict, InvalidInput, NotFound
+from assay.errors import Conflict, InvalidInput, NotFound
 from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, EvaluationRecord
-from assay.formats.common import is_uuid
-from assay.gold.item_writes import NewItem, insert_items, new_item
-from assay.people.actors import account_ids
 from assay.records import STATUSES, Item, Project
 from assay.store.import_lock import rekey_items
 from assay.store.projects import (
@@ -51,27 +44,21 @@ from assay.store.projects import (
     delete_unused_blobs,
     rename_project,
 )
-from assay.store.schema import items as item_rows
 from assay.store.workspace import Workspace
 from assay.transfer.batches import Batches, BatchPolicy, batched
 from assay.transfer.evaluations import store_evaluation
 from assay.transfer.import_actors import (
     ImportAuthors,
-    author_names,
     bundle_authors,
     record_import,
 )
-from assay.transfer.item_input import Placed, item_input
+from assay.transfer.item_import import ItemStage
+from assay.transfer.item_input import Placed
 from assay.transfer.report import ImportReport
 from assay.transfer.target import target_project
 
 Progress = Callable[[str, int, int | None], None]
 """Called as ``progress(stage, done, total)``."""
-
-ITEM_GROUP = 100
-"""Items anchored one by one and then written together, in a few statements for all."""
-TEXT_CHARS = 64 * 1024 * 1024
-"""Characters of document text an import keeps in memory to anchor evidence."""
 
 
 # ---------------------------------------------------------------- import
@@ -168,8 +155,6 @@ class _Importer:
         self.missing: set[str] = set()
         """References :meth:`find` looked for in vain."""
         self.chunks: dict[str, tuple[str, int, int]] = {}
-        self.unwritten: list[NewItem] = []
-        """Items checked and anchored, written a group at a time or before a commit."""
         self.placed_items: dict[str, tuple[str, str]] = {}
         """Bundle item id → (stored id now, id once the import has finished)."""
 
@@ -307,99 +292,15 @@ class _Importer:
             return None
         return chunk.chunk_id, placed.doc_id, span[0], span[1]
 
-    # -- items: anchored one by one, written a group at a time
+    # -- items: see assay.transfer.item_import
 
     def items(self, records: Iterable[Item], total: int | None) -> None:
-        texts = DocumentTexts(self.batches.conn, self.project.id, TEXT_CHARS)
-        self.batches.before_commit.append(self.write_items)
-        stream = iter(records)
-        done = 0
-        while group := list(islice(stream, ITEM_GROUP)):
-            self.new_authors(group)
-            taken = self.taken_ids(group)
-            for record in group:
-                made = self.checked(record, texts, taken)
-                if made is not None:
-                    self.unwritten.append(made)
-                done += 1
-                self.batches.tick()  # a commit writes the items so far first
-                self.tick("items", done, total)
-            self.write_items()
-        self.batches.before_commit.remove(self.write_items)
-
-    def new_authors(self, group: list[Item]) -> None:
-        """Author names of streamed items not met yet become accounts, in a transaction of
-        their own as :func:`bundle_authors` makes them (the batch commits first: SQLite has
-        one writer)."""
-        names = {n for n in author_names([], group) if n.strip()} - self.authors.named.keys()
-        if names:
-            self.batches.commit()
-            with self.ws.engine.begin() as conn:
-                self.authors.named.update(account_ids(conn, names))
-
-    def write_items(self) -> None:
-        insert_items(self.conn, self.project, self.unwritten)
-        self.unwritten = []
-
-    def taken_ids(self, group: list[Item]) -> dict[str, int]:
-        """The ids of ``group`` that items already have, by project id."""
-        wanted = [record.id for record in group if is_uuid(record.id)]
-        found = self.conn.execute(
-            sa.select(item_rows.c.id, item_rows.c.project_id).where(item_rows.c.id.in_(wanted))
-        )
-        return {item_id: project_id for item_id, project_id in found}
-
-    def checked(self, record: Item, texts: DocumentTexts, taken: dict[str, int]) -> NewItem | None:
-        """The rows of one item, or None when it is bad and the import is lenient (the item
-        writes nothing itself, so there is nothing to undo)."""
-        self.batches.open()  # ``texts`` reads in the batch
-        try:
-            return self.item(record, texts, taken)
-        except AssayError as exc:
-            if not self.lenient:
-                raise
-            self.report.add("item", record.id, "skipped", str(exc))
-            return None
-
-    def item(self, record: Item, texts: DocumentTexts, taken: dict[str, int]) -> NewItem:
-        """``taken``: ids already used, by project id (the ones this import stored too)."""
-        notes: list[str] = []
-        stored = renamed = ""
-        extra = dict(record.extra)
-        item_id = record.id if is_uuid(record.id) else str(uuid.uuid4())
-        if item_id != record.id:
-            extra["source_id"] = record.id
-        elif taken.get(item_id) == self.project.id:
-            raise Conflict(
-                f"item {record.id!r} is already in project {self.project.name!r}; "
-                "nothing was overwritten (use --replace to replace the project)"
-            )
-        data = item_input(record, extra, notes, self)
-        author = self.authors.of(record.author)
-        if item_id in taken:  # the id is used by an item of another project
-            if self.replaced is not None and taken[item_id] == self.replaced.id:
-                stored, item_id = item_id, str(uuid.uuid4())  # a stand-in until the old goes
-            else:  # a note, not a warning
-                data.extra.setdefault("source_id", record.id)
-                item_id = str(uuid.uuid4())
-                renamed = f"its id is used in another project; stored as {item_id}"
-        made = new_item(
-            texts, self.project, data, author=author, named=self.authors.named,
-            status=cast(Any, record.status), item_id=item_id, keep_history=True,
+        stage = ItemStage(
+            self.ws, self.batches, self.project, self.report, self.lenient, self.authors,
+            docs=self, tick=self.tick, replaced=self.replaced,
         )  # fmt: skip
-        taken[item_id] = self.project.id
-        if stored:
-            self.batches.note("rekey", item_id, stored)
-        stored = stored or item_id
-        self.placed_items[record.id] = (item_id, stored)
-        self.batches.note("item", item_id)
-        if made.rows.unlocated:
-            notes.append(
-                f"{made.rows.unlocated} passage(s) not found in their documents, kept unverified"
-            )
-        message = "; ".join([*notes, renamed] if renamed else notes)
-        self.report.add("item", record.id, "flagged" if notes else "imported", message, stored)
-        return made
+        stage.run(records, total)
+        self.placed_items = stage.placed_items
 
     # -- evaluations (systems' results on the items): one experiment each, in one batch
 
