@@ -1,10 +1,12 @@
 """A team at work: 50 signed-in annotators on one server, on SQLite and on PostgreSQL.
 
 The workspace holds the project of benchmarks/workbench.py (by default 100k items and 1M
-sentence chunks over 1,000 documents), seeded once per ``--home`` and database and reused. Team
-mode is on; every simulated annotator has an account, is an annotator of the project and signs
-in through the API as the sign-in page does. The items are split among the annotators (by a
-hash of the id), so each one's list holds their own items, as in a team.
+sentence chunks over 1,000 documents). SQLite's is seeded once per ``--home`` and reused;
+PostgreSQL's is seeded in every run on a throwaway server (or kept on the server
+``ASSAY_TEST_POSTGRES_URL`` names). Team mode is on; every simulated annotator has an
+account, is an annotator of the project and signs in through the API as the sign-in page
+does. The items are split among the annotators (by a hash of the id), so each one's list holds
+their own items, as in a team.
 
 Each annotator repeats what a person at the workbench does, with a think time drawn from an
 exponential distribution (mean ``--think`` seconds) before every request:
@@ -287,48 +289,37 @@ def report(kind: str, label: str, figures: Figures, seconds: float) -> None:
               f"p95 {p95:7.1f} ms   max {ordered[-1]:7.1f} ms")  # fmt: skip
 
 
-def team_round(kind: str, home: Path, url: str, args: argparse.Namespace) -> None:
+def run_clients(
+    home: Path, url: str, workers: int, clients: int, seconds: float, think: float, count: int
+) -> tuple[Figures, float]:
+    """``clients`` annotators (numbers 0.., items split ``count`` ways) against a fresh
+    server for ``seconds``; the figures and the time it took."""
     figures = Figures()
-    with server(home, url, args.workers[0]) as base:
-        until = time.monotonic() + args.seconds
+    with server(home, url, workers) as base:
+        until = time.monotonic() + seconds
 
         async def everyone() -> None:
             await asyncio.gather(
-                *(
-                    annotator(base, n, args.annotators, until, args.think, figures)
-                    for n in range(args.annotators)
-                )
+                *(annotator(base, n, count, until, think, figures) for n in range(clients))
             )
 
         began = time.monotonic()
         asyncio.run(everyone())
-        elapsed = time.monotonic() - began
-    report(
-        kind,
-        f"{args.annotators} annotators, think {args.think} s, {args.workers[0]} worker(s)",
-        figures,
-        elapsed,
-    )
+    return figures, time.monotonic() - began
+
+
+def team_round(kind: str, home: Path, url: str, args: argparse.Namespace) -> None:
+    workers, count = args.workers[0], args.annotators
+    figures, elapsed = run_clients(home, url, workers, count, args.seconds, args.think, count)
+    report(kind, f"{count} annotators, think {args.think} s, {workers} worker(s)", figures, elapsed)
     lost = lost_saves(url, home, figures.saved)
     print(f"[{kind}]     acknowledged saves {len(figures.saved)}, lost {lost}")
 
 
 def closed_round(kind: str, home: Path, url: str, workers: int, args: argparse.Namespace) -> float:
-    figures = Figures()
-    with server(home, url, workers) as base:
-        until = time.monotonic() + args.closed_seconds
-
-        async def everyone() -> None:
-            await asyncio.gather(
-                *(
-                    annotator(base, n, args.annotators, until, 0.0, figures)
-                    for n in range(args.closed_clients)
-                )
-            )
-
-        began = time.monotonic()
-        asyncio.run(everyone())
-        elapsed = time.monotonic() - began
+    figures, elapsed = run_clients(
+        home, url, workers, args.closed_clients, args.closed_seconds, 0.0, args.annotators
+    )
     total = sum(len(values) for values in figures.latencies.values())
     errors = sum(figures.errors.values())
     print(
