@@ -24,9 +24,9 @@ from assay.jobs.kinds import submit_experiment
 from assay.jobs.sqlite_queue import SqliteQueue
 from assay.records import Project
 from assay.store.db import utcnow
+from assay.store.jobs_schema import jobs as jobs_table
 from assay.store.projects import create_project
 from assay.store.schema import experiment_results
-from assay.store.schema import jobs as jobs_table
 from assay.store.workspace import Workspace
 from tests.experiments_corpus import build_corpus
 from tests.fakes.rag_service import FakeRag

@@ -21,6 +21,7 @@ STAGES = [
     "llm",
     "search",
     "gold",  # items, conversations, checks, taxonomy, synthesis
+    "review",  # assignments and queues, reviews, comments, history, agreement, versions
     "experiments",
     "transfer",
     "demo",

@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from assay.jobs.kinds import job_key, run_job
 from assay.store.db import as_utc, utcnow
 from assay.store.import_lock import holder_gone, holder_id
-from assay.store.schema import jobs
+from assay.store.jobs_schema import jobs
 from assay.store.workspace import Workspace
 
 log = logging.getLogger(__name__)

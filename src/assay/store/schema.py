@@ -138,6 +138,8 @@ items = sa.Table(
     sa.Column("notes", sa.Text, nullable=False),
     sa.Column("extra", sa.JSON, nullable=False),
     sa.Column("author_id", sa.Integer, sa.ForeignKey("accounts.id"), nullable=False),
+    # an annotator's own copy of the item under overlap (review.assignments); gold has none
+    sa.Column("copy_of", sa.String(36), sa.ForeignKey("items.id", ondelete="CASCADE")),
     sa.Column("version", sa.Integer, nullable=False),
     # questions, answers and notes in lower case, for the list's free-text filter
     sa.Column("search_text", sa.Text, nullable=False, server_default=""),
@@ -151,6 +153,7 @@ items = sa.Table(
     sa.Index(None, "project_id", "query_type", "status", "query", "id"),
     sa.Index(None, "project_id", "author_id", "updated_at", "id"),
     sa.Index(None, "project_id", "author_id", "created_at", "id"),
+    sa.Index(None, "copy_of"),
 )
 
 turns = sa.Table(
@@ -247,6 +250,8 @@ experiments = sa.Table(
     sa.Column("updated_at", Timestamp, nullable=False),
     sa.Column("started_at", Timestamp, nullable=True),
     sa.Column("finished_at", Timestamp, nullable=True),
+    # the frozen dataset version the tasks were taken from (None: the live items)
+    sa.Column("dataset_version_id", sa.Integer, sa.ForeignKey("dataset_versions.id")),
     sa.UniqueConstraint("project_id", "name"),
 )
 
@@ -377,24 +382,4 @@ workspace_settings = sa.Table(
     sa.Column("key", sa.String(100), primary_key=True),
     sa.Column("value", sa.JSON, nullable=False),
     sa.Column("updated_at", Timestamp, nullable=False),
-)
-
-# the in-process job queue of a SQLite workspace (assay.jobs.sqlite_queue); on PostgreSQL the
-# table stays empty: procrastinate keeps its own (procrastinate_jobs, created by migration 0010)
-jobs = sa.Table(
-    "jobs",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("kind", sa.String(40), nullable=False),
-    # at most one job per key is queued or running (an experiment has one run at a time)
-    sa.Column("key", sa.String(200), nullable=False),
-    sa.Column("payload", sa.JSON, nullable=False),
-    # todo, doing or failed; a finished or cancelled job's row is deleted
-    sa.Column("status", sa.String(20), nullable=False),
-    sa.Column("worker", sa.String(300), nullable=True),  # host:pid of the process running it
-    sa.Column("heartbeat_at", Timestamp, nullable=True),
-    sa.Column("message", sa.Text, nullable=False),
-    sa.Column("created_at", Timestamp, nullable=False),
-    sa.Column("updated_at", Timestamp, nullable=False),
-    sa.Index(None, "status", "key"),
 )

@@ -1,0 +1,2 @@
+"""The team workflow: assignments and queues, reviews, comments, an item's history, agreement
+between annotators, and frozen dataset versions."""
