@@ -152,7 +152,8 @@ def content_changes(before: dict[str, Any], after: dict[str, Any]) -> list[Chang
     for index in range(max(len(old_turns), len(new_turns))):
         number = index + 1
         if index >= len(old_turns):
-            found.append(Change("turn", None, new_turns[index].get("query"), number, "added"))
+            if old_turns:  # a new item's first turns are its creation, not additions
+                found.append(Change("turn", None, new_turns[index].get("query"), number, "added"))
             found.extend(_turn_changes(number, {}, new_turns[index]))
         elif index >= len(new_turns):
             found.append(Change("turn", old_turns[index].get("query"), None, number, "removed"))
