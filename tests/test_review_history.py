@@ -142,3 +142,24 @@ def test_bad_restores_say_what_is_wrong(any_ws: Workspace) -> None:
         item_history(any_ws, project, "nope")
     delete_item(any_ws, project, item.id)
     assert item_history(any_ws, project, item.id)[-1].changes[0].field == "item"
+
+
+def test_a_passage_sent_without_offsets_is_the_same_passage_once_placed(
+    any_ws: Workspace,
+) -> None:
+    project = create_project(any_ws, "p")
+    doc = ingest_bytes(any_ws, project, "t.txt", TEXT.encode())
+    sent = Item(turns=[Turn(query="q", evidence=[Evidence(doc_id=doc.id, text=TEXT[:32])])])
+    item = create_item(any_ws, project, sent)  # stored with offsets found in the document
+    edited = editable_copy(item)
+    edited.turns[0].answer = "22:40"
+    save_item(any_ws, project, item.id, edited, 1)
+
+    restored = restore_version(
+        any_ws, project, item.id, item_history(any_ws, project, item.id)[0].event, 2
+    )
+
+    assert _changes(item_history(any_ws, project, item.id)[-1]) == [
+        ("answer", "changed", "22:40", "")
+    ]
+    assert restored.turns[0].evidence[0].start == 0

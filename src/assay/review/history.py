@@ -88,11 +88,25 @@ def _content(value: Any) -> dict[str, Any]:
     return {key: value[key] for key in EDITABLE if key in value}
 
 
-def _evidence_key(ev: dict[str, Any]) -> tuple[Any, ...]:
-    """The same passage across versions: its document and span (its text when unplaced)."""
-    if ev.get("start") is not None:
-        return (ev.get("doc_id"), ev.get("start"), ev.get("end"))
-    return (ev.get("doc_id"), ev.get("text", ""))
+def _pairs(old: list[Any], new: list[Any]) -> tuple[list[tuple[Any, Any]], list[Any], list[Any]]:
+    """The same passages across two versions, and the ones only before and only after. A
+    passage is the same when its document and span are (or, for one sent without offsets,
+    such as an import or a restored draft, its document and text)."""
+    before = [e for e in old if isinstance(e, dict)]
+    after = [e for e in new if isinstance(e, dict)]
+    pairs: list[tuple[Any, Any]] = []
+    for key in (
+        lambda e: (e.get("doc_id"), e.get("start"), e.get("end")),
+        lambda e: (e.get("doc_id"), e.get("text", "")),
+    ):
+        left = {key(e): e for e in before}
+        for ev in list(after):
+            match = left.pop(key(ev), None)
+            if match is not None and key(ev)[1] is not None:
+                pairs.append((match, ev))
+                before.remove(match)
+                after.remove(ev)
+    return pairs, before, after
 
 
 def _passage(ev: dict[str, Any]) -> dict[str, Any]:
@@ -107,23 +121,16 @@ def _relabelled(old: Any, new: Any, key: str) -> bool:
 
 
 def _evidence_changes(number: int, old: list[Any], new: list[Any]) -> list[Change]:
-    before = {_evidence_key(e): e for e in old if isinstance(e, dict)}
-    after = {_evidence_key(e): e for e in new if isinstance(e, dict)}
-    found: list[Change] = []
-    for key, ev in after.items():
-        if key not in before:
-            found.append(Change("evidence", None, _passage(ev), number, "added"))
-            continue
-        was = before[key]
+    pairs, removed, added = _pairs(old, new)
+    found = [Change("evidence", None, _passage(ev), number, "added") for ev in added]
+    for was, ev in pairs:
         if any(_relabelled(was.get(k), ev.get(k), k) for k in RELABEL):
             shown = (
                 {k: was.get(k) for k in RELABEL},
                 {"text": ev.get("text"), **{k: ev.get(k) for k in RELABEL}},
             )
             found.append(Change("evidence", shown[0], shown[1], number, "relabelled"))
-    for key, ev in before.items():
-        if key not in after:
-            found.append(Change("evidence", _passage(ev), None, number, "removed"))
+    found.extend(Change("evidence", _passage(ev), None, number, "removed") for ev in removed)
     return found
 
 
