@@ -21,6 +21,7 @@ when an edit meets one.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import socket
 import time
@@ -111,8 +112,14 @@ _LOCK_COLUMNS = (
 )
 
 
+@functools.cache
+def _lock_read() -> sa.Select[Any]:
+    """Read before every write: built once per process (bound parameter)."""
+    return sa.select(*_LOCK_COLUMNS).where(projects.c.id == sa.bindparam("project_id"))
+
+
 def current_lock(conn: sa.Connection, project_id: int) -> Lock | None:
-    row = conn.execute(sa.select(*_LOCK_COLUMNS).where(projects.c.id == project_id)).first()
+    row = conn.execute(_lock_read(), {"project_id": project_id}).first()
     return _lock_of(row)
 
 

@@ -116,9 +116,20 @@ def api_item(request: Request, name: str, item_id: str) -> Any:
 @router.put("/api/projects/{name}/items/{item_id}", tags=["items"])
 def api_save_item(request: Request, name: str, item_id: str, body: ItemSave) -> Any:
     ws, project = open_project(request, name)
-    check_question_edit(request, project, get_item(ws, project, item_id), body.item)
+
+    def question_rule(stored: Item) -> None:
+        check_question_edit(request, project, stored, body.item)
+
     try:
-        item = save_item(ws, project, item_id, body.item, body.version, author=actor_id(request))
+        item = save_item(
+            ws,
+            project,
+            item_id,
+            body.item,
+            body.version,
+            author=actor_id(request),
+            check=question_rule,
+        )
     except StaleItem as exc:
         return _conflict(ws, project, exc)
     return item_payload(ws, project, item)
