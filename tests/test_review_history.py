@@ -87,6 +87,12 @@ def test_removed_evidence_and_a_conversations_new_turn(any_ws: Workspace) -> Non
     assert ("answer", "changed", None, "Free on weekdays.") in [
         (f, c, b or None, a) for f, c, b, a in changes
     ]
+    first = item_history(any_ws, project, conv.id)[0].event
+    restored = restore_version(any_ws, project, conv.id, first, 2)
+    assert (restored.kind, len(restored.turns)) == ("conversation", 1)
+    assert ("turn", "removed", "And bikes?", None) in _changes(
+        item_history(any_ws, project, conv.id)[-1]
+    )
 
 
 def test_restore_brings_back_an_earlier_version_as_a_new_one(any_ws: Workspace) -> None:

@@ -5,6 +5,15 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from assay.corpus.ingest import ingest_bytes
+from assay.gold.item_inputs import editable_copy
+from assay.gold.item_reads import get_item
+from assay.gold.item_writes import create_item, save_item
+from assay.people.accounts import create_account
+from assay.people.members import set_role
+from assay.people.mode import set_team_mode
+from assay.people.sessions import create_session
+from assay.records import Item, Turn
+from assay.review.history import item_history
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
 from assay.web import create_app
@@ -88,3 +97,27 @@ def test_versions_pages_and_api(any_ws: Workspace) -> None:
     assert v1.json()["hash"][:12] in page and 'id="version-form"' in page
     assert "22:40" in client.get("/projects/p/version-diff?a=v1&b=v2").text
     assert v1.json()["hash"] in client.get("/projects/p/versions/v1").text
+
+
+def test_a_reviewer_may_not_restore_an_earlier_question(any_ws: Workspace) -> None:
+    project = create_project(any_ws, "p")
+    item = create_item(any_ws, project, Item(turns=[Turn(query="Q1", answer="a1")]))
+    edited = editable_copy(item)
+    edited.turns[0].query = "Q2"
+    edited.turns[0].answer = "a2"
+    saved = save_item(any_ws, project, item.id, edited, 1)
+    reviewer = create_account(any_ws, "rita", "a long password 1")
+    set_role(any_ws, project.id, reviewer.id, "reviewer")
+    create_account(any_ws, "root", "a long password 2", admin=True)
+    set_team_mode(any_ws, True)
+    client = _client(any_ws)
+    client.cookies.set("assay_session", create_session(any_ws, reviewer.id)[0])
+    first, second = (e.event for e in item_history(any_ws, project, item.id))
+    url = f"/api/projects/p/items/{item.id}/restore"
+
+    refused = client.post(url, json={"event": first, "version": saved.version})
+
+    assert refused.status_code == 403 and "item.edit_query" in refused.json()["detail"]
+    assert get_item(any_ws, project, item.id).version == saved.version
+    allowed = client.post(url, json={"event": second, "version": saved.version})
+    assert allowed.status_code == 200

@@ -11,6 +11,7 @@ as every save.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -261,13 +262,25 @@ def restore_version(
     base_version: int,
     *,
     author: int | None = None,
+    check: Callable[[Item, Item], None] | None = None,
     conn: sa.Connection | None = None,
 ) -> Item:
     """Save the content event ``event`` left as the item's next version (action
     ``restore``). ``base_version`` is the version the caller read: a stale one raises
-    :class:`assay.gold.item_writes.StaleItem` (409), as any save. The status stays."""
+    :class:`assay.gold.item_writes.StaleItem` (409), as any save. The status stays.
+    ``check(stored, restored)`` may refuse before anything is written (the web's
+    question-edit rule)."""
     data = version_content(ws, project, item_id, event, conn=conn)
     get_item(ws, project, item_id, conn=conn)  # a deleted item cannot be restored here
+    rule = (lambda stored: check(stored, data)) if check is not None else None
     return save_item(
-        ws, project, item_id, data, base_version, author=author, action="restore", conn=conn
+        ws,
+        project,
+        item_id,
+        data,
+        base_version,
+        author=author,
+        action="restore",
+        check=rule,
+        conn=conn,
     )

@@ -25,7 +25,6 @@ from assay.review.history import (
     item_history,
     restore_version,
     status_history,
-    version_content,
 )
 from assay.web.actors import actor_id, check_question_edit
 from assay.web.items_view import conflict_response, item_payload
@@ -56,12 +55,19 @@ def api_restore(request: Request, name: str, item_id: str, body: Restore) -> Any
     """Save the content of an earlier event as the item's next version (action
     ``restore``); the status stays. 409 with the stored item when ``version`` is stale."""
     ws, project = open_project(request, name)
-    stored = get_item(ws, project, item_id)
-    restored = version_content(ws, project, item_id, body.event)
-    check_question_edit(request, project, stored, restored)
+
+    def question_rule(stored: Item, restored: Item) -> None:
+        check_question_edit(request, project, stored, restored)
+
     try:
         item = restore_version(
-            ws, project, item_id, body.event, body.version, author=actor_id(request)
+            ws,
+            project,
+            item_id,
+            body.event,
+            body.version,
+            author=actor_id(request),
+            check=question_rule,
         )
     except StaleItem as exc:
         return conflict_response(exc, item_payload(ws, project, exc.current))
