@@ -93,6 +93,15 @@ def test_versions_pages_and_api(any_ws: Workspace) -> None:
     unknown = client.get("/api/projects/p/version-diff", params={"a": "v1", "b": "v9"})
     assert unknown.status_code == 404 and "'v9'" in unknown.json()["detail"]
 
+    experiment = client.post(
+        "/api/projects/p/experiments",
+        json={"name": "e1", "pipelines": ["keyword"], "version": "v1", "start": False},
+    )
+    assert experiment.status_code == 201, experiment.text
+    shown_experiment = client.get(f"/projects/p/experiments/{experiment.json()['id']}").text
+    assert 'id="experiment-version"' in shown_experiment and v1.json()["hash"] in shown_experiment
+    assert 'id="exp-version"' in client.get("/projects/p/experiments").text
+
     page = client.get("/projects/p/versions").text
     assert v1.json()["hash"][:12] in page and 'id="version-form"' in page
     assert "22:40" in client.get("/projects/p/version-diff?a=v1&b=v2").text
