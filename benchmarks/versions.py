@@ -21,7 +21,7 @@ create 9.05 / 9.15 s wall, 2.16 / 2.23 s CPU, 124 MB; diff of two versions (1 % 
 changed) 13.55 / 13.66 s wall, 3.45 / 3.48 s CPU, 151 MB; export of the version to native
 6.65 / 8.73 s wall, 2.29 / 2.35 s CPU, 118 MB, against the live export of the same items
 5.50 / 7.27 s wall, 1.82 / 1.89 s CPU, 101 MB. A version's zip is 1.46 MB here; versions of
-the same content share one blob (the zip's bytes depend on the content only). A version is
+the same content share one blob (freezing unchanged gold again writes the same bytes). A version is
 built in memory (its items as records): memory grows with the items frozen.
 """
 

@@ -65,6 +65,12 @@ def test_history_page_json_and_restore(any_ws: Workspace) -> None:
     assert done.json()["item"]["turns"][0]["answer"] == "At 22:40."
     assert client.get(url + "/history").json()["events"][-1]["action"] == "restore"
     assert client.get("/api/projects/p/items/nope/history").status_code == 404
+    conversation = Item(kind="conversation", turns=[Turn(query="Hello?")])
+    conv_id = create_item(any_ws, project, conversation).id
+    workbench = client.get(f"/projects/p/conversations/{conv_id}").text
+    assert f"/projects/p/items/{conv_id}/history" in workbench
+    conv_history = client.get(f"/projects/p/items/{conv_id}/history").text
+    assert f'href="/projects/p/conversations/{conv_id}"' in conv_history
 
 
 def test_versions_pages_and_api(any_ws: Workspace) -> None:
