@@ -23,7 +23,7 @@ from assay.review.version_diff import diff_versions
 from assay.review.version_export import export_bundle_of
 from assay.review.versions import create_version, get_version, list_versions, read_snapshot
 from assay.store.projects import create_project
-from assay.store.schema import experiments
+from assay.store.schema import experiments, items
 from assay.store.workspace import Workspace
 
 TRAIN = "The night train leaves at 22:40. Bikes travel free on weekdays."
@@ -157,3 +157,19 @@ def test_experiments_run_on_a_versions_items(any_ws: Workspace) -> None:
     replace_document(any_ws, project, doc, "train.txt", b"Another text entirely.")
     with pytest.raises(InvalidInput, match=r"cites documents that were changed .*: train\.txt"):
         create_experiment(any_ws, project, "e3", pipelines=["keyword"], version="v1")
+
+
+def test_a_version_is_read_at_one_moment(any_ws: Workspace) -> None:
+    """A save committed while a version is being read is not half in it: the version's reads
+    all see the gold as it was when the first of them ran."""
+    from assay.review.versions import _one_moment
+
+    project = create_project(any_ws, "p")
+    create_item(any_ws, project, Item(turns=[Turn(query="first")]))
+    count = sa.select(sa.func.count()).select_from(items)
+    with _one_moment(any_ws.engine) as conn:
+        before = conn.scalar(count)
+        create_item(any_ws, project, Item(turns=[Turn(query="saved meanwhile")]))
+        assert conn.scalar(count) == before == 1
+    with any_ws.engine.connect() as conn:
+        assert conn.scalar(count) == 2

@@ -18,7 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -174,7 +175,7 @@ def create_version(
     used is a Conflict; no gold to freeze is refused (an empty version cites nothing)."""
     name = check_name(name, "dataset version")
     chosen = check_statuses(statuses)
-    with ws.engine.connect() as conn:
+    with _one_moment(ws.engine) as conn:
         _refuse_taken(conn, project, name)
         frozen = get_chunking(ws, project, chunking, conn=conn)
         held = items_needing_review(conn, project.id, chosen)
@@ -226,6 +227,20 @@ def create_version(
             )
         )
     return get_version(ws, project, name)
+
+
+@contextmanager
+def _one_moment(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """A connection whose reads all see the gold as it was at one moment (a save committed
+    while a version is read is either wholly in it or not at all): a repeatable-read
+    transaction on PostgreSQL, an explicit read transaction on SQLite (its driver opens none
+    for reads)."""
+    with engine.connect() as conn:
+        if conn.dialect.name == "postgresql":
+            yield conn.execution_options(isolation_level="REPEATABLE READ")
+        else:
+            conn.exec_driver_sql("BEGIN")
+            yield conn
 
 
 def _tally(values: Iterable[str]) -> dict[str, int]:

@@ -28,6 +28,8 @@ from assay.web.render import open_project, render
 from assay.web.routes.history import shown_change
 
 router = APIRouter()
+SHOWN = 500
+"""Items a page lists at most (of a version, or per list of a diff); the JSON has them all."""
 
 
 class VersionIn(BaseModel):
@@ -130,6 +132,7 @@ def version_page(request: Request, name: str, version: str) -> HTMLResponse:
         section="versions",
         version=found,
         items=_items(ws, found),
+        shown=SHOWN,
         base_url=_base(project),
         items_url=f"/projects/{quote(project.name)}/items",
     )
@@ -145,7 +148,7 @@ def version_diff_page(request: Request, name: str, a: str, b: str) -> HTMLRespon
             "query": entry.query,
             "changes": [shown_change(c) for c in entry.changes],
         }
-        for entry in diff.changed
+        for entry in diff.changed[:SHOWN]
     ]
     return render(
         request,
@@ -154,6 +157,7 @@ def version_diff_page(request: Request, name: str, a: str, b: str) -> HTMLRespon
         section="versions",
         diff=diff,
         changed=changed,
+        shown=SHOWN,
         base_url=_base(project),
         versions=[v.name for v in list_versions(ws, project)],
     )
