@@ -108,3 +108,5 @@ def test_versions_commands(home: Path, tmp_path: Path) -> None:
     assert experiment.exit_code == 0, experiment.output
     assert "1 tasks" in experiment.output
     assert f"On dataset version 'v1', sha256 {made['hash']}" in experiment.output
+    shown = invoke(home, "experiments", "show", "e1")
+    assert f"On dataset version 'v1', sha256 {made['hash']}" in shown.output

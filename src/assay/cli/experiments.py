@@ -202,7 +202,11 @@ def _created(created: Any, data: Any, as_json: bool) -> None:
         f"Created experiment {created.name!r} (id {created.id}): {created.task_count} tasks × "
         f"{len(created.pipelines)} pipeline(s). Run it: assay experiments run {created.name}"
     )
-    frozen = created.selection.get("version")
+    _print_version(created)
+
+
+def _print_version(experiment: Any) -> None:
+    frozen = experiment.selection.get("version")
     if frozen:
         console().print(f"On dataset version {frozen['name']!r}, sha256 {frozen['hash']}")
 
@@ -375,6 +379,7 @@ def _print_experiment(experiment: Any) -> None:
     )
     if experiment.message:
         out.print(experiment.message, markup=False)
+    _print_version(experiment)
     if not experiment.aggregates:
         return
     from rich.table import Table
