@@ -22,7 +22,7 @@ from assay.review.copies import copy_item
 from assay.review.version_diff import diff_versions
 from assay.review.version_export import export_bundle_of
 from assay.review.versions import create_version, get_version, list_versions, read_snapshot
-from assay.store.projects import create_project
+from assay.store.projects import create_project, get_project
 from assay.store.schema import experiments, items
 from assay.store.workspace import Workspace
 
@@ -173,3 +173,24 @@ def test_a_version_is_read_at_one_moment(any_ws: Workspace) -> None:
         assert conn.scalar(count) == before == 1
     with any_ws.engine.connect() as conn:
         assert conn.scalar(count) == 2
+
+
+def test_a_versions_native_export_imports_back_to_the_same_hash(
+    any_ws: Workspace, tmp_path: Path
+) -> None:
+    """Frozen here, exported, imported into another workspace (SQLite) and frozen there:
+    the same content, so the same hash, whichever database each workspace uses."""
+    from assay.store.settings import Settings
+    from assay.transfer import import_bundle
+
+    project, _, _ = _setup(any_ws)
+    v1 = create_version(any_ws, project, "v1")
+    native = get_format("native")
+    native.write(export_bundle_of(any_ws, project, read_snapshot(any_ws, v1)), tmp_path / "v1.zip")
+
+    with Workspace.open(Settings(home=tmp_path / "other")) as other:
+        import_bundle(other, "p", native.read(tmp_path / "v1.zip"))
+        again = create_version(other, get_project(other, "p"), "v1")
+
+    assert (again.item_count, again.evidence_count) == (v1.item_count, v1.evidence_count)
+    assert again.hash == v1.hash
