@@ -43,6 +43,7 @@ SAMPLE = {
     "job_id": "no-such-job",
     "username": "nobody",
     "code": "en",
+    "version": "no-such-version",
 }
 
 

@@ -25,6 +25,7 @@ from assay.cli import (
     tokens,
     transfer,
     users,
+    versions,
     worker,
 )
 from assay.cli.common import State
@@ -123,6 +124,7 @@ def make_app() -> typer.Typer:
     synthesize.register(app)
     users.register(app)
     tokens.register(app)
+    versions.register(app)
     worker.register(app)
     return app
 

@@ -20,15 +20,14 @@ from itertools import accumulate
 
 from assay.corpus.anchoring import EvidenceProblem, gold_span, items_needing_review
 from assay.corpus.chunkings import get_chunking, list_chunkings
-from assay.corpus.documents import iter_documents
+from assay.corpus.documents import document_record, iter_documents
 from assay.corpus.evidence_mapping import chunks_for_span
 from assay.errors import ImportRunning, InvalidInput, NotFound
-from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, Lazy, ProjectInfo
+from assay.formats import Bundle, ChunkingRecord, ChunkRecord, Lazy, ProjectInfo
 from assay.gold.item_reads import item_ids
 from assay.records import (
     STATUSES,
     Chunking,
-    Document,
     Item,
     Project,
     Span,
@@ -163,7 +162,7 @@ def export_bundle(
             created_at=project.created_at.isoformat(),
             updated_at=project.updated_at.isoformat(),
         ),
-        documents=Lazy(lambda: (_document_record(ws, d) for d in iter_documents(ws, project))),
+        documents=Lazy(lambda: (document_record(ws, d) for d in iter_documents(ws, project))),
         chunkings=[
             ChunkingRecord(
                 name=c.name,
@@ -218,23 +217,6 @@ def _target_chunking(ws: Workspace, project: Project, name: str | None) -> Chunk
         if name is not None:
             raise
         return None
-
-
-def _document_record(ws: Workspace, doc: Document) -> DocumentRecord:
-    sha256 = doc.sha256
-    return DocumentRecord(
-        ref=doc.id,
-        name=doc.name,
-        media_type=doc.media_type,
-        text=doc.text,
-        metadata=doc.metadata,
-        notes=doc.notes,
-        author=doc.author,
-        sha256=sha256,
-        created_at=doc.created_at.isoformat(),
-        updated_at=doc.updated_at.isoformat(),
-        load=lambda: ws.blobs.get(sha256),
-    )
 
 
 def _chunk_factory(

@@ -58,6 +58,7 @@ from assay.web.routes import (
     experiments,
     exports,
     guide,
+    history,
     imports,
     items,
     members,
@@ -66,6 +67,7 @@ from assay.web.routes import (
     signin,
     synthesis,
     transfer,
+    versions,
 )
 from assay.web.strictjson import StrictJSONMiddleware
 
@@ -192,6 +194,8 @@ def create_app(ws: Workspace) -> FastAPI:
         transfer,
         exports,
         imports,
+        history,
+        versions,
     ):
         app.include_router(module.router, dependencies=signed)
     return app

@@ -27,6 +27,9 @@ WRITES: dict[tuple[str, str], str] = {
     ("DELETE", f"{P}/items/{{item_id}}"): "item.delete",
     # submit (annotators), accept and reject (reviewers) share the route
     ("POST", f"{P}/items/{{item_id}}/status"): "item.edit",
+    # restoring an earlier version is a save (a changed question also needs item.edit_query)
+    ("POST", f"{P}/items/{{item_id}}/restore"): "item.edit",
+    ("POST", f"{P}/versions"): "version.create",
     ("POST", f"{P}/synthesize"): "item.create",
     ("POST", f"{P}/experiments"): "experiment.run",
     ("POST", f"{P}/experiment-files"): "experiment.run",
@@ -68,6 +71,7 @@ PUBLIC = frozenset(
 READ_SECTIONS = (
     ("/transfer", "export"),
     ("/items", "item.read"),
+    ("/version", "item.read"),  # a frozen version's items (its page, show and diff)
     ("/conversations", "item.read"),
     ("/experiments", "experiment.read"),
 )
