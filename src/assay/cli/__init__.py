@@ -12,6 +12,7 @@ import sys
 import typer
 
 from assay.cli import (
+    agreement,
     conversation,
     corpus,
     evaluate,
@@ -124,6 +125,7 @@ def make_app() -> typer.Typer:
     users.register(app)
     tokens.register(app)
     worker.register(app)
+    agreement.register(app)
     return app
 
 
