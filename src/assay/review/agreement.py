@@ -201,12 +201,17 @@ class _Unit:
         return min(counts, key=lambda t: (-counts[t], t))
 
 
-def _copies(conn: sa.Connection, project: Project) -> list[Any]:
+def copy_rows(conn: sa.Connection, project: Project, original: str | None = None) -> list[Any]:
+    """Id, ``copy_of``, status and author name of the project's copies (of ``original``
+    only, when given), oldest first."""
+    where = [items.c.project_id == project.id, items.c.copy_of.is_not(None)]
+    if original is not None:
+        where.append(items.c.copy_of == original)
     return list(
         conn.execute(
             sa.select(items.c.id, items.c.copy_of, items.c.status, AUTHOR_NAME)
             .join(accounts, accounts.c.id == items.c.author_id)
-            .where(items.c.project_id == project.id, items.c.copy_of.is_not(None))
+            .where(*where)
             .order_by(items.c.created_at, items.c.id)
         )
     )
@@ -234,7 +239,7 @@ def agreement_report(
     with reading(ws.engine, conn) as conn:
         mapping = get_chunking(ws, project, chunking, conn=conn) if chunking else None
         passages = _Passages(ws, mapping, conn)
-        rows = _copies(conn, project)
+        rows = copy_rows(conn, project)
         counted = [r for r in rows if r.status in HANDED_IN]
         author = {r.id: r[3] for r in counted}
         original = {r.id: r.copy_of for r in counted}
