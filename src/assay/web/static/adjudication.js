@@ -68,7 +68,8 @@
       const input = el("input", { type: "radio", name, value: v.id, "aria-label": `${sideName(v)}: ${passage.text.slice(0, 60)}` });
       input.checked = v.id === take;
       input.dataset.index = String(mark.index);
-      const group = mark.group === null ? "" : t("adjudication.group_n", { n: mark.group });
+      const grouped = mark.label === "relevant" && mark.group !== null;
+      const group = grouped ? t("adjudication.group_n", { n: mark.group }) : "";
       row.append(el("td", { class: "pick" }, el("label", { class: "choice" }, input,
         el("span", { class: "badge label-" + mark.label, text: t("adjudication.label." + mark.label) }),
         el("span", { class: "muted", text: group }))));
@@ -77,7 +78,7 @@
     out.checked = take === "";
     row.append(el("td", { class: "pick" }, el("label", { class: "choice" }, out, t("adjudication.leave_out"))));
     row.append(el("td", {}, el("input", {
-      type: "number", min: "0", class: "group", "data-group": name,
+      type: "number", min: "0", class: "adj-group", "data-group": name,
       placeholder: t("adjudication.group_auto"), "aria-label": t("adjudication.group"),
     })));
     return row;
