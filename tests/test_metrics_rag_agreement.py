@@ -6,13 +6,14 @@ import pytest
 
 from assay.metrics.rag_agreement import (
     TurnAnnotation,
+    annotate,
     answer_agreement,
     compare_turns,
     group_f1,
     labelled_span_f1,
     set_agreement,
+    span_agreement,
     span_f1,
-    span_jaccard,
 )
 
 
@@ -28,7 +29,7 @@ def test_span_f1_counts_characters() -> None:
     # a: 0-10 (10 chars), b: 5-20 (15 chars), shared 5: F1 = 10/25, Jaccard 5/20
     a, b = [("d", 0, 10)], [("d", 5, 20)]
     assert span_f1(a, b) == pytest.approx(0.4)
-    assert span_jaccard(a, b) == pytest.approx(0.25)
+    assert span_agreement(a, b) == (0.25, pytest.approx(0.4))
     # the same offsets in another document share nothing
     assert span_f1([("d", 0, 10)], [("e", 0, 10)]) == 0.0
     # a side's overlapping spans count once: a = 0-15 (15), b = 0-10 + 20-30 (20), shared 10
@@ -81,8 +82,7 @@ def annotation(
     groups: tuple[frozenset[object], ...] = (),
     answer: str = "",
 ) -> TurnAnnotation:
-    keys = frozenset().union(*groups) if groups else frozenset()
-    return TurnAnnotation(query_type, keys, groups, spans, {"relevant": spans}, answer)
+    return annotate(query_type, groups, spans, {"relevant": spans}, answer)
 
 
 def test_compare_turns_on_chunks_and_on_characters() -> None:

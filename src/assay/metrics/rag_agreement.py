@@ -8,8 +8,8 @@ measures that RAG gold needs, each symmetric in its two sides and in [0, 1]:
   sets of relevant passages, as chunk ids or any hashable passage key. Two empty sets agree
   fully (both say nothing is relevant): 1.0 and 1.0.
 - ``span_f1(a, b)``: character-level F1 of two lists of ``(doc_id, start, end)`` spans; a
-  side's overlapping spans count their characters once. ``span_jaccard`` likewise. Both
-  empty: 1.0.
+  side's overlapping spans count their characters once (both empty: 1.0).
+  ``span_agreement`` gives the characters' Jaccard and F1 together.
 - ``labelled_span_f1(a, b)``: character-level F1 where a character counts as shared only
   when both sides gave it the same label (relevant, distracting, …): shared characters
   summed over labels, divided by the two sides' labelled characters.
@@ -21,7 +21,7 @@ measures that RAG gold needs, each symmetric in its two sides and in [0, 1]:
   pairs any shared passages (both say: every shared passage is needed) it is 1.0; with
   fewer than two shared passages there is no structure to compare: None.
 - ``answer_agreement(a, b)``: token F1 (SQuAD normalisation) and ROUGE-L of two reference
-  answers (:mod:`assay.metrics.generation`); None when both are empty.
+  answers (:mod:`assay.metrics.generation`); None when neither has a word.
 """
 
 from __future__ import annotations
@@ -30,10 +30,17 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from itertools import combinations
 from typing import NamedTuple
 
-from assay.metrics.generation import rouge_l, token_f1
+from assay.metrics.generation import (
+    normalize_answer,
+    rouge_l_of,
+    rouge_tokens,
+    token_f1_of,
+)
 
 DocSpan = tuple[str, int, int]
 """``(doc_id, start, end)``: a half-open character range of one document."""
+Ranges = dict[str, list[tuple[int, int]]]
+"""Per document, sorted disjoint character ranges (a side's spans merged)."""
 
 
 class SetAgreement(NamedTuple):
@@ -55,14 +62,15 @@ def set_agreement(a: Iterable[Hashable], b: Iterable[Hashable]) -> SetAgreement:
     return SetAgreement(shared / len(first | second), 2 * shared / (len(first) + len(second)))
 
 
-def _merged(spans: Iterable[DocSpan]) -> dict[str, list[tuple[int, int]]]:
+def _merged(spans: Iterable[DocSpan]) -> Ranges:
     """Per document, the spans' union as sorted, disjoint ranges."""
     by_doc: dict[str, list[tuple[int, int]]] = {}
     for doc_id, start, end in spans:
         if end > start:
             by_doc.setdefault(doc_id, []).append((start, end))
-    merged: dict[str, list[tuple[int, int]]] = {}
     for doc_id, ranges in by_doc.items():
+        if len(ranges) == 1:  # the common case: one passage in a document
+            continue
         ranges.sort()
         out = [ranges[0]]
         for start, end in ranges[1:]:
@@ -70,17 +78,15 @@ def _merged(spans: Iterable[DocSpan]) -> dict[str, list[tuple[int, int]]]:
                 out[-1] = (out[-1][0], max(out[-1][1], end))
             else:
                 out.append((start, end))
-        merged[doc_id] = out
-    return merged
+        by_doc[doc_id] = out
+    return by_doc
 
 
-def _length(ranges: Mapping[str, list[tuple[int, int]]]) -> int:
+def _length(ranges: Ranges) -> int:
     return sum(end - start for spans in ranges.values() for start, end in spans)
 
 
-def _shared(
-    first: Mapping[str, list[tuple[int, int]]], second: Mapping[str, list[tuple[int, int]]]
-) -> int:
+def _shared(first: Ranges, second: Ranges) -> int:
     """Characters in both unions (two pointers over each document's sorted ranges)."""
     total = 0
     for doc_id, ours in first.items():
@@ -96,22 +102,22 @@ def _shared(
     return total
 
 
-def _span_counts(a: Iterable[DocSpan], b: Iterable[DocSpan]) -> tuple[int, int, int]:
-    first, second = _merged(a), _merged(b)
-    return _shared(first, second), _length(first), _length(second)
+def _ranges_agreement(first: Ranges, second: Ranges) -> SetAgreement:
+    shared, one, other = _shared(first, second), _length(first), _length(second)
+    if one + other == 0:
+        return SetAgreement(1.0, 1.0)
+    return SetAgreement(shared / (one + other - shared), 2 * shared / (one + other))
+
+
+def span_agreement(a: Iterable[DocSpan], b: Iterable[DocSpan]) -> SetAgreement:
+    """Jaccard (characters in both / in either) and F1 of two span lists, by characters
+    (both empty: full agreement)."""
+    return _ranges_agreement(_merged(a), _merged(b))
 
 
 def span_f1(a: Iterable[DocSpan], b: Iterable[DocSpan]) -> float:
     """Character-level F1 of two span lists (both empty: 1.0)."""
-    shared, first, second = _span_counts(a, b)
-    return 1.0 if first + second == 0 else 2 * shared / (first + second)
-
-
-def span_jaccard(a: Iterable[DocSpan], b: Iterable[DocSpan]) -> float:
-    """Characters in both / characters in either (both empty: 1.0)."""
-    shared, first, second = _span_counts(a, b)
-    union = first + second - shared
-    return 1.0 if union == 0 else shared / union
+    return span_agreement(a, b).f1
 
 
 def labelled_span_f1(
@@ -119,11 +125,19 @@ def labelled_span_f1(
 ) -> float:
     """Character-level F1 counting a character as shared only under the same label on both
     sides; ``a`` and ``b`` map a label to its spans (both empty: 1.0)."""
+    return _labelled_f1(_labelled(a), _labelled(b))
+
+
+def _labelled(spans: Mapping[str, Iterable[DocSpan]]) -> dict[str, Ranges]:
+    return {label: _merged(found) for label, found in spans.items()}
+
+
+def _labelled_f1(a: Mapping[str, Ranges], b: Mapping[str, Ranges]) -> float:
     shared = marked = 0
     for label in set(a) | set(b):
-        both, first, second = _span_counts(a.get(label, ()), b.get(label, ()))
-        shared += both
-        marked += first + second
+        first, second = a.get(label, {}), b.get(label, {})
+        shared += _shared(first, second)
+        marked += _length(first) + _length(second)
     return 1.0 if marked == 0 else 2 * shared / marked
 
 
@@ -152,24 +166,47 @@ def group_f1(a: Sequence[Iterable[Hashable]], b: Sequence[Iterable[Hashable]]) -
 
 
 def answer_agreement(a: str, b: str) -> AnswerAgreement | None:
-    """Token F1 and ROUGE-L of two reference answers; None when both are empty."""
-    if not a.strip() and not b.strip():
+    """Token F1 and ROUGE-L of two reference answers; None when neither has a word."""
+    first, second = rouge_tokens(a), rouge_tokens(b)
+    if not first and not second:
         return None
-    return AnswerAgreement(token_f1(a, b, strip_think=False), rouge_l(a, b, strip_think=False))
+    tokens = normalize_answer(a).split(), normalize_answer(b).split()
+    return AnswerAgreement(token_f1_of(*tokens), rouge_l_of(first, second))
 
 
 class TurnAnnotation(NamedTuple):
-    """One annotator's version of one question, as the measures see it. ``passages`` are
-    the relevant passages' keys (chunk ids, or ``(doc_id, start, end)`` on characters) and
-    ``groups`` the same keys in their AND/OR groups; ``labelled`` maps each label to the
-    spans marked with it (every label, not only relevant)."""
+    """One annotator's version of one question, prepared once for many comparisons (make
+    it with :func:`annotate`)."""
 
     query_type: str
     passages: frozenset[Hashable]
     groups: tuple[frozenset[Hashable], ...]
-    relevant_spans: tuple[DocSpan, ...]
-    labelled: Mapping[str, tuple[DocSpan, ...]]
-    answer: str
+    relevant: Ranges
+    labelled: dict[str, Ranges]
+    answer_tokens: tuple[str, ...]
+    rouge_tokens: tuple[str, ...]
+
+
+def annotate(
+    query_type: str,
+    groups: Iterable[Iterable[Hashable]],
+    relevant: Iterable[DocSpan],
+    labelled: Mapping[str, Iterable[DocSpan]],
+    answer: str,
+) -> TurnAnnotation:
+    """A version of a question: ``groups`` holds the relevant passages' keys (chunk ids, or
+    ``(doc_id, start, end)`` by characters) in their AND/OR groups, ``relevant`` their
+    spans, ``labelled`` each label's spans (every label, not only relevant)."""
+    frozen = tuple(frozenset(g) for g in groups)
+    return TurnAnnotation(
+        query_type,
+        frozenset().union(*frozen),
+        tuple(g for g in frozen if g),
+        _merged(relevant),
+        _labelled(labelled),
+        tuple(normalize_answer(answer).split()),
+        tuple(rouge_tokens(answer)),
+    )
 
 
 class TurnScores(NamedTuple):
@@ -185,20 +222,24 @@ class TurnScores(NamedTuple):
 
 def compare_turns(a: TurnAnnotation, b: TurnAnnotation, *, on_chunks: bool) -> TurnScores:
     """Every per-question measure of two versions. Passage sets are compared as sets of
-    chunk ids ``on_chunks``, else by characters (Jaccard and F1 of the relevant spans)."""
+    chunk ids ``on_chunks``, else by characters (Jaccard and F1 of the relevant spans);
+    answers are not compared when neither has a word."""
     if on_chunks:
         passages = set_agreement(a.passages, b.passages)
     else:
-        passages = SetAgreement(
-            span_jaccard(a.relevant_spans, b.relevant_spans),
-            span_f1(a.relevant_spans, b.relevant_spans),
+        passages = _ranges_agreement(a.relevant, b.relevant)
+    answers: tuple[float | None, float | None] = (None, None)
+    if a.rouge_tokens == b.rouge_tokens and a.answer_tokens == b.answer_tokens:
+        answers = (1.0, 1.0) if a.rouge_tokens else answers  # the same words: no LCS to run
+    else:
+        answers = (
+            token_f1_of(a.answer_tokens, b.answer_tokens),
+            rouge_l_of(a.rouge_tokens, b.rouge_tokens),
         )
-    answers = answer_agreement(a.answer, b.answer)
     return TurnScores(
         passages.jaccard,
         passages.f1,
-        labelled_span_f1(a.labelled, b.labelled),
+        _labelled_f1(a.labelled, b.labelled),
         group_f1(a.groups, b.groups),
-        answers.token_f1 if answers else None,
-        answers.rouge_l if answers else None,
+        *answers,
     )

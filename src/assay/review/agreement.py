@@ -23,21 +23,26 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from statistics import fmean
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
 from assay.corpus.anchoring import gold_span
 from assay.corpus.chunkings import document_chunks, get_chunking
 from assay.corpus.evidence_mapping import chunks_for_span
-from assay.gold.item_reads import read_items
 from assay.gold.taxonomy import UNANSWERABLE
 from assay.metrics.agreement import category_counts, cohen_kappa, fleiss_kappa, krippendorff_alpha
-from assay.metrics.rag_agreement import DocSpan, TurnAnnotation, TurnScores, compare_turns
+from assay.metrics.rag_agreement import (
+    DocSpan,
+    TurnAnnotation,
+    TurnScores,
+    annotate,
+    compare_turns,
+)
 from assay.people.actors import AUTHOR_NAME
-from assay.records import Chunking, Project, Turn
-from assay.store.db import reading
-from assay.store.schema import accounts, events, items
+from assay.records import Chunking, Project
+from assay.store.db import driver_rows, reading
+from assay.store.schema import accounts, events, evidence, items, turns
 from assay.store.workspace import Workspace
 
 HANDED_IN = ("submitted", "accepted")
@@ -105,11 +110,10 @@ class _Tally:
     ratings: list[dict[str, str]] = field(default_factory=list)
     scores: list[TurnScores] = field(default_factory=list)
 
-    def add(self, versions: dict[str, TurnAnnotation], on_chunks: bool) -> None:
-        self.ratings.append({name: v.query_type for name, v in versions.items()})
-        for first, second in combinations(sorted(versions), 2):
-            scores = compare_turns(versions[first], versions[second], on_chunks=on_chunks)
-            self.scores.append(scores)
+    def add(self, ratings: dict[str, str], scores: Iterable[TurnScores]) -> None:
+        """One unit: each rater's query type, and the scores of its version pairs."""
+        self.ratings.append(ratings)
+        self.scores.extend(scores)
 
     def measures(self) -> Measures:
         def mean(values: Iterable[float | None]) -> float | None:
@@ -162,31 +166,24 @@ class _Passages:
             self.chunks[doc_id] = [(c.chunk_id, c.start, c.end) for c in found]
         return chunks_for_span(span[1], span[2], self.chunks[doc_id])
 
-    def annotation(self, turn: Turn) -> TurnAnnotation:
+    def annotation(self, turn: _Compared) -> TurnAnnotation:
         """A turn as the measures see it; evidence that is not anchored (unlocated or stale)
         has no reliable offsets and is left out."""
         labelled: dict[str, list[DocSpan]] = {}
         groups: dict[object, set[Hashable]] = {}
         relevant: list[DocSpan] = []
-        for index, ev in enumerate(turn.evidence):
-            span = gold_span(ev.anchor, ev.start, ev.end)
-            if span is None or ev.doc_id is None:
+        for index, (doc_id, start, end, label, group, anchor) in enumerate(turn.evidence):
+            span = gold_span(anchor, start, end)
+            if span is None or doc_id is None:
                 continue
-            doc_span = (ev.doc_id, *span)
-            labelled.setdefault(ev.label, []).append(doc_span)
-            if ev.label != "relevant" or turn.query_type == UNANSWERABLE:
+            doc_span = (doc_id, *span)
+            labelled.setdefault(label, []).append(doc_span)
+            if label != "relevant" or turn.query_type == UNANSWERABLE:
                 continue
             relevant.append(doc_span)
-            key: object = ev.group if ev.group is not None else ("own", index)
+            key: object = group if group is not None else ("own", index)
             groups.setdefault(key, set()).update(self.keys(doc_span))
-        return TurnAnnotation(
-            turn.query_type,
-            frozenset().union(*groups.values()),
-            tuple(frozenset(g) for g in groups.values() if g),
-            tuple(relevant),
-            {label: tuple(spans) for label, spans in labelled.items()},
-            turn.answer,
-        )
+        return annotate(turn.query_type, groups.values(), relevant, labelled, turn.answer)
 
 
 @dataclass
@@ -215,6 +212,42 @@ def copy_rows(conn: sa.Connection, project: Project, original: str | None = None
             .order_by(items.c.created_at, items.c.id)
         )
     )
+
+
+class _Compared(NamedTuple):
+    """What agreement reads of a turn: its evidence as ``(doc_id, start, end, label, group,
+    anchor)``."""
+
+    query_type: str
+    answer: str
+    evidence: list[tuple[Any, ...]]
+
+
+def _compared_turns(conn: sa.Connection, ids: list[str]) -> dict[str, list[_Compared]]:
+    """Per item of ``ids``, its turns with only what agreement compares: query type,
+    answer and evidence (a full read also parses retrieved contexts and generation
+    settings, most of what a turn holds, and builds records). Two queries per batch."""
+    found: dict[str, list[_Compared]] = {i: [] for i in ids}
+    by_id: dict[int, _Compared] = {}
+    for turn_id, item_id, query_type, answer in driver_rows(
+        conn,
+        sa.select(turns.c.id, turns.c.item_id, turns.c.query_type, turns.c.answer)
+        .where(turns.c.item_id.in_(ids))
+        .order_by(turns.c.item_id, turns.c.ordinal),
+    ):
+        by_id[turn_id] = turn = _Compared(query_type, answer, [])
+        found[item_id].append(turn)
+    for turn_id, *passage in driver_rows(
+        conn,
+        sa.select(
+            evidence.c.turn_id, evidence.c.doc_id, evidence.c.start, evidence.c.end,
+            evidence.c.label, evidence.c.group_no, evidence.c.anchor,
+        )
+        .where(evidence.c.turn_id.in_(list(by_id)))
+        .order_by(evidence.c.turn_id, evidence.c.ordinal),
+    ):  # fmt: skip
+        by_id[turn_id].evidence.append(tuple(passage))
+    return found
 
 
 def adjudicated_originals(conn: sa.Connection, project: Project) -> set[str]:
@@ -247,14 +280,14 @@ def agreement_report(
         units: dict[tuple[str, int], _Unit] = {}
         ids = [r.id for r in counted] + sorted(adjudicated)
         for offset in range(0, len(ids), BATCH):
-            for item in read_items(conn, ids[offset : offset + BATCH], project_id=project.id):
-                for number, turn in enumerate(item.turns):
+            for item_id, found in _compared_turns(conn, ids[offset : offset + BATCH]).items():
+                for number, turn in enumerate(found):
                     annotation = passages.annotation(turn)
-                    if item.id in author:
-                        unit = units.setdefault((original[item.id], number), _Unit())
-                        unit.versions[author[item.id]] = annotation
-                    elif (item.id, number) in units:
-                        units[(item.id, number)].gold = annotation
+                    if item_id in author:
+                        unit = units.setdefault((original[item_id], number), _Unit())
+                        unit.versions[author[item_id]] = annotation
+                    elif (item_id, number) in units:
+                        units[(item_id, number)].gold = annotation
     return _report(project, chunking, rows, counted, adjudicated, list(units.values()))
 
 
@@ -271,16 +304,23 @@ def _report(
     pairs: dict[str, _Tally] = {}
     gold: dict[str, _Tally] = {}
     types: dict[str, _Tally] = {}
-    for unit in units:
-        if len(unit.versions) >= 2:
-            overall.add(unit.versions, on_chunks)
-            types.setdefault(unit.query_type(), _Tally()).add(unit.versions, on_chunks)
-            for first, second in combinations(sorted(unit.versions), 2):
-                pair = {first: unit.versions[first], second: unit.versions[second]}
-                pairs.setdefault(f"{first} / {second}", _Tally()).add(pair, on_chunks)
+    for unit in units:  # each pair of versions is compared once, then tallied where it counts
+        types_of = {name: v.query_type for name, v in unit.versions.items()}
+        scored = {
+            (a, b): compare_turns(unit.versions[a], unit.versions[b], on_chunks=on_chunks)
+            for a, b in combinations(sorted(unit.versions), 2)
+        }
+        if scored:
+            overall.add(types_of, scored.values())
+            types.setdefault(unit.query_type(), _Tally()).add(types_of, scored.values())
+        for (a, b), scores in scored.items():
+            pair = {a: types_of[a], b: types_of[b]}
+            pairs.setdefault(f"{a} / {b}", _Tally()).add(pair, [scores])
         if unit.gold is not None:
             for name, version in unit.versions.items():
-                gold.setdefault(name, _Tally()).add({name: version, GOLD: unit.gold}, on_chunks)
+                against = compare_turns(version, unit.gold, on_chunks=on_chunks)
+                ratings = {name: types_of[name], GOLD: unit.gold.query_type}
+                gold.setdefault(name, _Tally()).add(ratings, [against])
 
     def table(tallies: dict[str, _Tally]) -> list[Row]:
         return [Row(name, tallies[name].measures()) for name in sorted(tallies)]
