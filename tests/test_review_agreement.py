@@ -3,6 +3,8 @@ equal scikit-learn, statsmodels and krippendorff on the same data, and hand-made
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -160,3 +162,31 @@ def test_unknown_chunking_is_a_clear_error(any_ws: Workspace) -> None:
         agreement_report(any_ws, project, chunking="nope")
     empty = agreement_report(any_ws, project)
     assert (empty.originals, empty.pairs, empty.overall.passages_f1) == (0, [], None)
+
+
+def test_the_agreement_command(ws: Workspace) -> None:
+    from typer.testing import CliRunner
+
+    from assay.cli import make_app
+
+    project, doc, who = setup(ws, ["ada", "bob"])
+    original = create_item(ws, project, Item(turns=[Turn(query="What is refunded?")]))
+    for name, label in (("ada", "fact_single"), ("bob", "summary")):
+        copy_id = copy_item(ws, project, original.id, who[name])
+        hand_in(ws, project, copy_id, turn(doc, label, {0: None}, "Yes."), who[name])
+    home = str(ws.settings.home)
+
+    def run(*args: str):  # type: ignore[no-untyped-def]
+        return CliRunner().invoke(make_app(), ["--home", home, "agreement", *args])
+
+    table = run("p", "--chunking", "sent")
+    assert table.exit_code == 0, table.output
+    assert "per annotator pair" in table.output and "ada / bob" in table.output
+    assert "passages compared by chunks of sent" in table.output
+    as_json = run("--json")  # the only project
+    assert as_json.exit_code == 0
+    report = json.loads(as_json.output)
+    assert report["pairs"][0]["measures"]["query_type"]["observed"] == 0.0
+    assert report["chunking"] is None
+    unknown = run("p", "--chunking", "nope")
+    assert unknown.exit_code != 0 and "no chunking named 'nope'" in unknown.output
