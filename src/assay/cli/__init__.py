@@ -12,6 +12,7 @@ import sys
 import typer
 
 from assay.cli import (
+    agreement,
     conversation,
     corpus,
     evaluate,
@@ -126,6 +127,7 @@ def make_app() -> typer.Typer:
     tokens.register(app)
     versions.register(app)
     worker.register(app)
+    agreement.register(app)
     return app
 
 

@@ -48,6 +48,8 @@ from assay.web.paths import hide_paths, workspace_paths
 from assay.web.proxies import ProxyHeadersMiddleware
 from assay.web.render import make_templates, render, translator
 from assay.web.routes import (
+    adjudication,
+    agreement,
     chunkings,
     conversation_pages,
     conversation_settings,
@@ -196,6 +198,8 @@ def create_app(ws: Workspace) -> FastAPI:
         imports,
         history,
         versions,
+        agreement,
+        adjudication,
     ):
         app.include_router(module.router, dependencies=signed)
     return app

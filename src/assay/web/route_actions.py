@@ -46,6 +46,7 @@ WRITES: dict[tuple[str, str], str] = {
     ("POST", f"{P}/transfer/exports"): "export",
     ("POST", f"{P}/transfer/imports"): "import",
     ("PUT", f"{P}/members/{{username}}"): "project.members",
+    ("POST", f"{P}/adjudication/{{item_id}}"): "item.review",
     ("DELETE", f"{P}/members/{{username}}"): "project.members",
 }
 
@@ -53,6 +54,13 @@ READS: dict[tuple[str, str], str] = {
     # the editors' pages for a new item are where items are created
     ("GET", "/projects/{name}/items/new"): "item.create",
     ("GET", "/projects/{name}/conversations/new"): "item.create",
+    # agreement compares everyone's items; adjudication is a reviewer's work
+    ("GET", "/projects/{name}/agreement"): "item.read",
+    ("GET", f"{P}/agreement"): "item.read",
+    ("GET", "/projects/{name}/adjudication"): "item.review",
+    ("GET", f"{P}/adjudication"): "item.review",
+    ("GET", "/projects/{name}/adjudication/{item_id}"): "item.review",
+    ("GET", f"{P}/adjudication/{{item_id}}"): "item.review",
 }
 """Reading routes whose action is not the one their path suggests (see READ_SECTIONS)."""
 
