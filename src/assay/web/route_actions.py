@@ -50,6 +50,9 @@ READS: dict[tuple[str, str], str] = {
     # the editors' pages for a new item are where items are created
     ("GET", "/projects/{name}/items/new"): "item.create",
     ("GET", "/projects/{name}/conversations/new"): "item.create",
+    # the dashboard counts every item of the project: those who read them all
+    ("GET", "/projects/{name}/dashboard"): "item.read",
+    ("GET", "/api/projects/{name}/dashboard"): "item.read",
 }
 """Reading routes whose action is not the one their path suggests (see READ_SECTIONS)."""
 
