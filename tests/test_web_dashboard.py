@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 from fastapi.testclient import TestClient
+from typer.testing import CliRunner
 
+from assay.cli import make_app
 from assay.records import to_json
 from assay.review.dashboard import dashboard
 from assay.store.projects import create_project
@@ -69,3 +72,19 @@ def test_the_project_page_links_the_dashboard(ws: Workspace) -> None:
     create_project(ws, "p")
     html = TestClient(create_app(ws)).get("/projects/p").text
     assert 'href="/projects/p/dashboard"' in html
+
+
+def test_the_cli_prints_the_figures_or_their_json(ws: Workspace) -> None:
+    _seed(ws)
+    home = str(ws.settings.home)
+    runner = CliRunner()
+    as_json = runner.invoke(make_app(), ["--home", home, "dashboard", "-p", "dash", "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    body = json.loads(as_json.output)
+    assert body["funnel"]["copies"] == 4 and body["coverage"]["uncovered"] == 1
+    shown = runner.invoke(make_app(), ["--home", home, "dashboard", "-p", "dash"])
+    assert shown.exit_code == 0, shown.output
+    assert "created 6 → submitted 4 → accepted 2 / rejected 1" in shown.output
+    assert "no questions: d3.txt" in shown.output
+    refused = runner.invoke(make_app(), ["--home", home, "dashboard", "-p", "dash", "--days", "0"])
+    assert refused.exit_code == 2 and "--days" in refused.output

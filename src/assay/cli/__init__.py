@@ -14,6 +14,7 @@ import typer
 from assay.cli import (
     conversation,
     corpus,
+    dashboard,
     evaluate,
     experiments,
     items,
@@ -117,6 +118,7 @@ def make_app() -> typer.Typer:
     serve.register(app)
     transfer.register(app)
     items.register(app)
+    dashboard.register(app)
     evaluate.register(app)
     experiments.register(app)
     conversation.register(app)

@@ -266,14 +266,26 @@ def _throughput(conn: sa.Connection, project: Project, today: date, days: int) -
 def _time_per_item(conn: sa.Connection, project: Project) -> list[dict[str, Any]]:
     """Per annotator: items timed and the median seconds from their first change of an item
     to their first submit of it (see the module's docstring)."""
-    started = sa.func.min(sa.case((events.c.action != "status", events.c.at)))
-    submitted = sa.func.min(sa.case((_submitted(), events.c.at)))
-    spans = (
-        sa.select(events.c.actor_id, started.label("started"), submitted.label("submitted"))
-        .where(events.c.project_id == project.id, events.c.item_id.is_not(None))
+    firsts = (  # each annotator's first submit of each item
+        sa.select(events.c.item_id, events.c.actor_id, sa.func.min(events.c.at).label("at"))
+        .where(events.c.project_id == project.id, _submitted())
         .group_by(events.c.item_id, events.c.actor_id)
         .subquery()
     )
+    change = events.alias("change")
+    started = (  # their first change of it: found through the index (project, item, at)
+        sa.select(sa.func.min(change.c.at))
+        .where(
+            change.c.project_id == project.id,
+            change.c.item_id == firsts.c.item_id,
+            change.c.actor_id == firsts.c.actor_id,
+            change.c.action != "status",
+        )
+        .scalar_subquery()
+    )
+    spans = sa.select(
+        firsts.c.actor_id, started.label("started"), firsts.c.at.label("submitted")
+    ).subquery()
     seconds = _seconds_between(conn, spans.c.started, spans.c.submitted)
     ranked = (
         sa.select(
