@@ -38,15 +38,15 @@ def dashboard_command(
         min=1,
         max=366,
         metavar="N",
-        help="Throughput over the last N days (UTC), today included.",
+        help="Throughput and time per item over the last N days (UTC), today included.",
     ),
     as_json: bool = JsonOption,
 ) -> None:
     """Show how far a project's gold is and how the work goes.
 
     The status funnel, items per query type, documents no question cites, submissions per
-    annotator in the last --days days, the median time per item, agreement per week (same
-    query type on overlapped items; reviews accepting unchanged) and LLM drafts. Copies
+    annotator and the median time per item in the last --days days, agreement per week
+    (same query type on overlapped items; reviews accepting unchanged) and LLM drafts. Copies
     made for overlap are not gold: they count only in throughput and time per item (see
     docs/team-workflow.md). With --json, prints what GET /api/projects/NAME/dashboard
     returns.
@@ -84,7 +84,7 @@ def _print(figures: dict[str, Any]) -> None:
     out.print(f"  submitted in the last {len(tp['days'])} days: {sum(tp['per_day'])}")
     for person in tp["annotators"]:
         out.print(f"    {person['name']}: {person['total']}", markup=False)
-    out.print("  median time per item (first change → first submit):")
+    out.print(f"  median time per item first submitted in those {len(tp['days'])} days:")
     for p in figures["time_per_item"]:
         minutes = p["median_seconds"] / 60
         out.print(f"    {p['name']}: {minutes:.1f} min over {p['items']} items", markup=False)
