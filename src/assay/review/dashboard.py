@@ -7,7 +7,7 @@ items themselves, so it stays quick at 100k items. What each figure means:
   annotators' copies under overlap (``copy_of`` set) are counted apart (``funnel.copies``);
 - throughput: submissions (``status`` events to ``submitted``) per annotator and UTC day,
   copies included (submitting a copy is work done), in the last ``days`` days; items deleted
-  since are left out (their events stay, but the query finds submits through the items);
+  since are left out (see :mod:`assay.review.activity`, which counts these two);
 - time per item: for each item an annotator first submitted in those days, the time from
   their first recorded change of it (creating it or their first save) to that submit;
   reading before the first save is not counted, and submitting with no change of one's own
@@ -21,7 +21,7 @@ items themselves, so it stays quick at 100k items. What each figure means:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -30,9 +30,10 @@ import sqlalchemy as sa
 from assay.errors import InvalidInput
 from assay.gold.taxonomy import query_types
 from assay.records import STATUSES, Project
+from assay.review.activity import throughput, time_per_item, utc_day
 from assay.store.db import reading, utcnow
 from assay.store.review_schema import reviews
-from assay.store.schema import accounts, documents, events, evidence, items, turns
+from assay.store.schema import documents, evidence, items, turns
 from assay.store.workspace import Workspace
 
 MAX_DAYS = 366
@@ -68,8 +69,8 @@ def dashboard(
             "funnel": _funnel(counts, _copies(conn, project)),
             "query_types": _by_query_type(project, counts),
             "coverage": _coverage(conn, project),
-            "throughput": _throughput(conn, project, today, days),
-            "time_per_item": _time_per_item(conn, project, today, days),
+            "throughput": throughput(conn, project, today, days),
+            "time_per_item": time_per_item(conn, project, today, days),
             "agreement": _agreement(conn, project, today),
             "llm_drafts": _llm_drafts(conn, project, counts),
         }
@@ -213,143 +214,6 @@ def _coverage(conn: sa.Connection, project: Project) -> dict[str, Any]:
     }
 
 
-# --- events: throughput and time per item ----------------------------------------------------
-
-
-def _day(conn: sa.Connection, column: Any) -> Any:
-    """The UTC calendar day of a timestamp column, as ``YYYY-MM-DD`` text."""
-    if conn.dialect.name == "postgresql":
-        return sa.func.to_char(sa.func.timezone("UTC", column), "YYYY-MM-DD")
-    return sa.func.substr(column, 1, 10)  # SQLite keeps UTC as 'YYYY-MM-DD HH:MM:SS...'
-
-
-def _seconds_between(conn: sa.Connection, start: Any, end: Any) -> Any:
-    if conn.dialect.name == "postgresql":
-        return sa.extract("epoch", end - start)
-    return (sa.func.julianday(end) - sa.func.julianday(start)) * 86400.0
-
-
-def _submitted() -> Any:
-    """Events that submitted an item for review."""
-    return sa.and_(events.c.action == "status", events.c.after["status"].as_string() == "submitted")
-
-
-def _who() -> list[Any]:
-    name = sa.func.coalesce(sa.func.nullif(accounts.c.display_name, ""), accounts.c.username)
-    return [accounts.c.username, name.label("name")]
-
-
-def _changed_since(project: Project, since: datetime) -> Any:
-    """The ids of the items changed since ``since``. A submit changes its item, so every
-    submit since then is an event of one of these: found through the indexes (project,
-    updated_at) and (project, item, at) instead of reading the project's whole history
-    (a project's events outgrow its items many times over)."""
-    return sa.select(items.c.id).where(
-        items.c.project_id == project.id, items.c.updated_at >= since
-    )
-
-
-def _first_day(today: date, days: int) -> tuple[date, datetime]:
-    first = today - timedelta(days=days - 1)
-    return first, datetime(first.year, first.month, first.day)
-
-
-def _throughput(conn: sa.Connection, project: Project, today: date, days: int) -> dict[str, Any]:
-    """Submissions per annotator per UTC day over the ``days`` days up to ``today``."""
-    first, since = _first_day(today, days)
-    day = _day(conn, events.c.at).label("day")
-    per_day = (
-        sa.select(events.c.actor_id, day, sa.func.count().label("n"))
-        .where(
-            events.c.project_id == project.id,
-            events.c.item_id.in_(_changed_since(project, since)),
-            events.c.at >= since,
-            _submitted(),
-        )
-        .group_by(events.c.actor_id, day)
-        .subquery()
-    )
-    rows: Sequence[Any] = conn.execute(
-        sa.select(*_who(), per_day.c.day, per_day.c.n).join_from(
-            per_day, accounts, accounts.c.id == per_day.c.actor_id
-        )
-    ).all()
-    labels = [(first + timedelta(days=i)).isoformat() for i in range(days)]
-    position = {label: i for i, label in enumerate(labels)}
-    people: dict[str, dict[str, Any]] = {}
-    for username, name, day_text, n in rows:
-        if day_text not in position:
-            continue  # a timestamp stored ahead of the clock
-        person = people.setdefault(
-            username, {"username": username, "name": name, "per_day": [0] * days}
-        )
-        person["per_day"][position[day_text]] += n
-    annotators = sorted(people.values(), key=lambda p: (-sum(p["per_day"]), p["username"]))
-    for person in annotators:
-        person["total"] = sum(person["per_day"])
-    return {
-        "days": labels,
-        "annotators": annotators,
-        "per_day": [sum(p["per_day"][i] for p in annotators) for i in range(days)],
-    }
-
-
-def _time_per_item(
-    conn: sa.Connection, project: Project, today: date, days: int
-) -> list[dict[str, Any]]:
-    """Per annotator: the items they first submitted in the ``days`` days up to ``today``
-    and the median seconds from their first change of each to that submit (see the
-    module's docstring)."""
-    _first, since = _first_day(today, days)
-    first_submit = sa.func.min(events.c.at)
-    firsts = (  # each annotator's first submit of each item, when it falls in the window
-        sa.select(events.c.item_id, events.c.actor_id, first_submit.label("at"))
-        .where(
-            events.c.project_id == project.id,
-            events.c.item_id.in_(_changed_since(project, since)),
-            _submitted(),
-        )
-        .group_by(events.c.item_id, events.c.actor_id)
-        .having(first_submit >= since)
-        .subquery()
-    )
-    change = events.alias("change")
-    started = (  # their first change of it before then, through the index (project, item, at)
-        sa.select(sa.func.min(change.c.at))
-        .where(
-            change.c.project_id == project.id,
-            change.c.item_id == firsts.c.item_id,
-            change.c.actor_id == firsts.c.actor_id,
-            change.c.action != "status",
-            change.c.at <= firsts.c.at,
-        )
-        .scalar_subquery()
-    )
-    # named once (no second use for the database to evaluate again): no change, no time
-    seconds = _seconds_between(conn, sa.func.coalesce(started, firsts.c.at), firsts.c.at)
-    spans = sa.select(firsts.c.actor_id, seconds.label("seconds")).subquery()
-    ranked = sa.select(
-        spans.c.actor_id,
-        spans.c.seconds,
-        sa.func.row_number()
-        .over(partition_by=spans.c.actor_id, order_by=spans.c.seconds)
-        .label("rank"),
-        sa.func.count().over(partition_by=spans.c.actor_id).label("n"),
-    ).subquery()
-    middle = sa.or_(ranked.c.rank == (ranked.c.n + 1) // 2, ranked.c.rank == (ranked.c.n + 2) // 2)
-    rows: Sequence[Any] = conn.execute(
-        sa.select(*_who(), ranked.c.n, sa.func.avg(ranked.c.seconds))
-        .join_from(ranked, accounts, accounts.c.id == ranked.c.actor_id)
-        .where(middle)
-        .group_by(accounts.c.username, accounts.c.display_name, ranked.c.n)
-        .order_by(accounts.c.username)
-    ).all()
-    return [
-        {"username": u, "name": name, "items": n, "median_seconds": round(float(m), 1)}
-        for u, name, n, m in rows
-    ]
-
-
 # --- agreement -------------------------------------------------------------------------------
 
 
@@ -376,14 +240,14 @@ def _agreement(conn: sa.Connection, project: Project, today: date) -> dict[str, 
         .having(sa.func.count() >= 2)
         .subquery()
     )
-    overlap_day = _day(conn, groups.c.finished).label("day")
+    overlap_day = utc_day(conn, groups.c.finished).label("day")
     same = sa.func.sum(sa.case((groups.c.types == 1, 1), else_=0))
     overlap = conn.execute(
         sa.select(overlap_day, sa.func.count(), same)
         .where(groups.c.finished >= since)
         .group_by(overlap_day)
     ).all()
-    review_day = _day(conn, reviews.c.at).label("day")
+    review_day = utc_day(conn, reviews.c.at).label("day")
     verdicts = conn.execute(
         sa.select(review_day, reviews.c.verdict, sa.func.count())
         .where(_of_project(conn, reviews, project), reviews.c.at >= since)
