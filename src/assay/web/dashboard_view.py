@@ -25,6 +25,12 @@ def duration(seconds: float, t: Translator) -> str:
     return t("dash.days", n=_decimal(seconds / 86400, t))
 
 
+def count(value: int, language: str) -> str:
+    """``12,345`` in English, ``12.345`` in German."""
+    text = f"{value:,}"
+    return text.replace(",", ".") if language == "de" else text
+
+
 def _decimal(value: float, t: Translator) -> str:
     text = f"{value:.1f}"
     return text.replace(".", ",") if t.language == "de" else text
@@ -41,7 +47,7 @@ def _status_bar(label: str, counts: dict[str, int], t: Translator) -> Bar:
         Segment(counts.get(s, 0), f"st-{s}", f"{label} · {t('status.' + s)}: {counts.get(s, 0)}")
         for s in STATUS_ORDER
     ]
-    return Bar(label, segments, str(sum(counts.values())))
+    return Bar(label, segments, count(sum(counts.values()), t.language))
 
 
 def _single(label: str, value: float, cls: str, shown: str) -> Bar:
@@ -51,17 +57,18 @@ def _single(label: str, value: float, cls: str, shown: str) -> Bar:
 
 def funnel(data: dict[str, Any], t: Translator) -> Figure:
     f = data["funnel"]
+    n = {key: count(value, t.language) for key, value in f.items()}
     created, submitted, reviewed = t("dash.created"), t("dash.submitted"), t("dash.reviewed")
     bars = [
-        _single(created, f["total"], "st-all", str(f["total"])),
-        _single(submitted, f["reached_submitted"], "st-submitted", str(f["reached_submitted"])),
+        _single(created, f["total"], "st-all", n["total"]),
+        _single(submitted, f["reached_submitted"], "st-submitted", n["reached_submitted"]),
         Bar(
             reviewed,
             [
                 Segment(f["accepted"], "st-accepted", f"{t('status.accepted')}: {f['accepted']}"),
                 Segment(f["rejected"], "st-rejected", f"{t('status.rejected')}: {f['rejected']}"),
             ],
-            f"{f['accepted']} / {f['rejected']}",
+            f"{n['accepted']} / {n['rejected']}",
         ),
     ]
     description = t(
@@ -120,7 +127,7 @@ def llm_drafts(data: dict[str, Any], labels: dict[str, str], t: Translator) -> F
             Segment(row[key], f"st-{key}", f"{label} · {t('dash.llm_' + key)}: {row[key]}")
             for key in ("accepted", "open", "rejected")
         ]
-        return Bar(label, segments, str(row["total"]))
+        return Bar(label, segments, count(row["total"], t.language))
 
     bars = [bar(t("dash.all_types"), llm["items"])]
     bars += [bar(labels.get(r["query_type"], r["query_type"]), r) for r in llm["by_query_type"]]
@@ -141,7 +148,7 @@ def coverage(data: dict[str, Any], t: Translator) -> Figure:
             Segment(c["covered"], "st-covered", f"{covered}: {c['covered']}"),
             Segment(c["uncovered"], "st-uncovered", f"{uncovered}: {c['uncovered']}"),
         ],
-        f"{c['covered']} / {c['documents']}",
+        f"{count(c['covered'], t.language)} / {count(c['documents'], t.language)}",
     )
     description = t("dash.coverage_desc", covered=c["covered"], documents=c["documents"])
     return hbars("dash-coverage", t("dash.coverage"), description, [bar])
@@ -152,6 +159,7 @@ def figures(data: dict[str, Any], project: Project, t: Translator) -> dict[str, 
     labels = type_labels(project, t.language, t)
     timed = data["time_per_item"]
     return {
+        "count": lambda value: count(value, t.language),
         "labels": labels,
         "funnel": funnel(data, t),
         "types": by_type(data, labels, t),
