@@ -15,6 +15,7 @@ from assay.cli import (
     agreement,
     conversation,
     corpus,
+    dashboard,
     evaluate,
     experiments,
     items,
@@ -119,6 +120,7 @@ def make_app() -> typer.Typer:
     serve.register(app)
     transfer.register(app)
     items.register(app)
+    dashboard.register(app)
     evaluate.register(app)
     experiments.register(app)
     conversation.register(app)

@@ -61,6 +61,9 @@ READS: dict[tuple[str, str], str] = {
     ("GET", f"{P}/adjudication"): "item.review",
     ("GET", "/projects/{name}/adjudication/{item_id}"): "item.review",
     ("GET", f"{P}/adjudication/{{item_id}}"): "item.review",
+    # the dashboard counts every item of the project: those who read them all
+    ("GET", "/projects/{name}/dashboard"): "item.read",
+    ("GET", "/api/projects/{name}/dashboard"): "item.read",
 }
 """Reading routes whose action is not the one their path suggests (see READ_SECTIONS)."""
 
