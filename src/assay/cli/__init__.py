@@ -12,6 +12,7 @@ import sys
 import typer
 
 from assay.cli import (
+    comments,
     conversation,
     corpus,
     evaluate,
@@ -117,6 +118,7 @@ def make_app() -> typer.Typer:
     serve.register(app)
     transfer.register(app)
     items.register(app)
+    comments.register(app)
     evaluate.register(app)
     experiments.register(app)
     conversation.register(app)

@@ -49,6 +49,7 @@ from assay.web.proxies import ProxyHeadersMiddleware
 from assay.web.render import make_templates, render, translator
 from assay.web.routes import (
     chunkings,
+    comments,
     conversation_pages,
     conversation_settings,
     conversations,
@@ -180,6 +181,7 @@ def create_app(ws: Workspace) -> FastAPI:
         documents,
         chunkings,
         items,
+        comments,
         synthesis,
         search,
         guide,

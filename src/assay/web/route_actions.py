@@ -27,6 +27,9 @@ WRITES: dict[tuple[str, str], str] = {
     ("DELETE", f"{P}/items/{{item_id}}"): "item.delete",
     # submit (annotators), accept and reject (reviewers) share the route
     ("POST", f"{P}/items/{{item_id}}/status"): "item.edit",
+    ("POST", f"{P}/items/{{item_id}}/comments"): "comment.write",
+    ("PATCH", f"{P}/items/{{item_id}}/comments/{{comment_id}}"): "comment.write",
+    ("DELETE", f"{P}/items/{{item_id}}/comments/{{comment_id}}"): "comment.write",
     ("POST", f"{P}/synthesize"): "item.create",
     ("POST", f"{P}/experiments"): "experiment.run",
     ("POST", f"{P}/experiment-files"): "experiment.run",
