@@ -85,7 +85,7 @@
     floating.style.top = y + 12 + window.scrollY + "px";
   }
   document.addEventListener("mouseup", (e) => {
-    if (floating.contains(e.target)) return;
+    if (floating.contains(e.target) || $("comments-panel").contains(e.target)) return;
     setTimeout(() => placeButton(e.clientX, e.clientY), 0);
   });
   document.addEventListener("keyup", (e) => {
@@ -181,6 +181,7 @@
   const panel = $("comments-panel");
   function openPanel(open) {
     panel.hidden = !open;
+    document.body.classList.toggle("comments-open", open);
     $("comments-toggle").setAttribute("aria-expanded", String(open));
     if (open && itemId() && state.loaded !== itemId()) load();
   }
@@ -233,7 +234,7 @@
     const when = new Date(c.created_at);
     const edited = c.updated_at !== c.created_at && !c.resolved;
     const body = el("p", { class: "comment-body", text: c.body });
-    const actions = el("span", { class: "comment-actions" });
+    const actions = el("div", { class: "comment-actions" });
     if (c.mine && state.canWrite) {
       actions.append(
         el("button", { type: "button", class: "link small", text: t("comments.edit"), onclick: () => editInPlace(c, body) }),
@@ -243,9 +244,8 @@
       el("div", { class: "comment-head" },
         el("strong", { text: c.author }),
         el("time", { datetime: c.created_at, text: when.toLocaleString(document.documentElement.lang || undefined, { dateStyle: "short", timeStyle: "short" }) }),
-        edited ? el("span", { class: "muted", text: t("comments.edited") }) : null,
-        actions),
-      body);
+        edited ? el("span", { class: "muted", text: t("comments.edited") }) : null),
+      body, actions.childNodes.length ? actions : null);
   }
 
   function threadNode(th) {
@@ -338,12 +338,12 @@
     if (c.target === "item" || c.anchor === "outdated") return;
     const field = fieldFor(c);
     if (field) {
-      field.classList.add("comment-focus");
-      if (select) {
+      if (select) {  // focus first: the thread losing focus clears the outline
         field.focus();
         field.setSelectionRange(units(field.value, c.start), units(field.value, c.end));
-        field.scrollIntoView({ block: "nearest" });
+        field.scrollIntoView({ block: "center" });
       }
+      field.classList.add("comment-focus");
       return;
     }
     const passage = passageFor(c);
