@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from assay.errors import Forbidden, InvalidInput, NotFound
+from assay.formats import Bundle, get_format
 from assay.gold.item_reads import get_item
 from assay.gold.item_writes import create_item, save_item
 from assay.people.accounts import create_account
@@ -21,8 +23,9 @@ from assay.review.comments import (
     open_comment_counts,
     resolve_comment,
 )
-from assay.store.projects import create_project
+from assay.store.projects import create_project, get_project
 from assay.store.workspace import Workspace
+from assay.transfer import export_bundle, import_bundle
 
 ANSWER = "Hotels are refunded up to 140 euros per night."
 
@@ -164,3 +167,39 @@ def test_re_anchoring_picks_the_nearest_occurrence() -> None:
     assert with_anchor(comment, item).anchor == "ok"
     reply = Comment(parent_id=1, target="item")
     assert with_anchor(reply, item).anchor == "ok"
+
+
+def test_comments_survive_an_import_that_replaces_the_project(
+    any_ws: Workspace, tmp_path: Path
+) -> None:
+    project, ada, bob, item = _setup(any_ws)
+    first = add_comment(any_ws, project, item.id, "Source?", author=ada)
+    add_comment(any_ws, project, item.id, "Policy 4.2", author=bob, parent_id=first.id)
+    native = get_format("native")
+    native.write(export_bundle(any_ws, project, statuses=None), tmp_path / "p.zip")
+    import_bundle(any_ws, "p", native.read(tmp_path / "p.zip"), replace=True)
+    again = get_project(any_ws, "p")
+    found = list_comments(any_ws, again, item.id)  # the same item id, its comments kept
+    assert [(c.body, c.author, c.parent_id is None) for c in found] == [
+        ("Source?", "ada", True),
+        ("Policy 4.2", "bob", False),
+    ]
+
+
+def test_a_comment_on_an_item_the_import_does_not_have(any_ws: Workspace) -> None:
+    bundle = Bundle(
+        items=[Item(id="q1", turns=[Turn(query="Why?")])],
+        comments=[
+            Comment(id=1, item_id="q1", author="ann", body="ok"),
+            Comment(id=2, item_id="nope", author="ann", body="lost?"),
+            Comment(id=3, item_id="q1", author="ben", body="reply", parent_id=2),
+        ],
+    )
+    with pytest.raises(InvalidInput, match="comment 2 on item 'nope': its item was not imported"):
+        import_bundle(any_ws, "strict", bundle)
+    report = import_bundle(any_ws, "lenient", bundle, lenient=True)
+    assert [(o.ref, o.status) for o in report.outcomes if o.kind == "comment"] == [
+        ("q1#1", "imported"),
+        ("nope#2", "skipped"),
+        ("q1#3", "skipped"),
+    ]
