@@ -89,6 +89,8 @@ def test_anchors_are_checked_and_bad_ones_refused(any_ws: Workspace) -> None:
         add_comment(any_ws, project, item.id, "x", author=ada, target="notes")
     with pytest.raises(InvalidInput, match="needs some text"):
         add_comment(any_ws, project, item.id, "   ", author=ada)
+    with pytest.raises(InvalidInput, match="NUL"):
+        add_comment(any_ws, project, item.id, "a\x00b", author=ada)
     with pytest.raises(NotFound):
         add_comment(any_ws, project, "no-such-item", "x", author=ada)
     assert list_comments(any_ws, project, item.id) == []

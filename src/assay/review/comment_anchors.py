@@ -90,6 +90,8 @@ def checked_body(body: str) -> str:
     body = body.strip()
     if not body:
         raise InvalidInput("a comment needs some text")
+    if "\x00" in body:
+        raise InvalidInput("a comment cannot hold a NUL character (no database stores it)")
     if len(body) > MAX_BODY:
         raise InvalidInput(f"a comment holds at most {MAX_BODY} characters, not {len(body)}")
     return body

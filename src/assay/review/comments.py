@@ -60,29 +60,49 @@ def add_comment(
             anchor: tuple[Any, ...] = (None, None, None, None, "")
         else:
             anchor = checked_anchor(item, target, turn, evidence, start, end, quote)
-        now = utcnow()
-        new_id = conn.execute(
+        turn, evidence, start, end, quote = anchor
+        made = Comment(
+            item_id=item_id, parent_id=parent_id, body=text, target=target, turn=turn,
+            evidence=evidence, start=start, end=end, quote=quote,
+        )  # fmt: skip
+        return _one(conn, item, insert_comment(conn, project, made, author=author))
+
+
+def insert_comment(
+    conn: sa.Connection,
+    project: Project,
+    comment: Comment,
+    *,
+    author: int,
+    resolved_by: int | None = None,
+) -> int:
+    """Write one comment row as given (checked by the caller: :func:`add_comment`, or an
+    import that keeps a file's anchors, times and resolution); returns its id."""
+    now = utcnow()
+    created = comment.created_at or now
+    return int(
+        conn.execute(
             comments.insert()
             .values(
                 project_id=project.id,
-                item_id=item_id,
-                parent_id=parent_id,
+                item_id=comment.item_id,
+                parent_id=comment.parent_id,
                 author_id=author,
-                body=text,
-                target=target,
-                turn=anchor[0],
-                evidence=anchor[1],
-                start=anchor[2],
-                end=anchor[3],
-                quote=anchor[4],
-                resolved=False,
-                resolved_by=None,
-                created_at=now,
-                updated_at=now,
+                body=comment.body,
+                target=comment.target,
+                turn=comment.turn,
+                evidence=comment.evidence,
+                start=comment.start,
+                end=comment.end,
+                quote=comment.quote,
+                resolved=comment.resolved,
+                resolved_by=resolved_by if comment.resolved else None,
+                created_at=created,
+                updated_at=comment.updated_at or created,
             )
             .returning(comments.c.id)
         ).scalar_one()
-        return _one(conn, item, new_id)
+    )
 
 
 def list_comments(

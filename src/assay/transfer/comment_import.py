@@ -12,8 +12,7 @@ from dataclasses import replace
 from assay.errors import InvalidInput
 from assay.people.actors import account_ids
 from assay.records import Comment, Project
-from assay.store.db import utcnow
-from assay.store.review_schema import comments
+from assay.review.comments import insert_comment
 from assay.store.workspace import Workspace
 from assay.transfer.batches import Batches
 from assay.transfer.import_actors import ImportAuthors
@@ -96,29 +95,9 @@ def _store(
         value = getattr(comment, name)
         if value is not None and value < 0:
             raise InvalidInput(f"{where}: field {name!r} must not be negative")
-    now = utcnow()
-    created = comment.created_at or now
     resolver = authors.of(comment.resolved_by) if comment.resolved else None
-    return int(
-        batches.current.execute(
-            comments.insert()
-            .values(
-                project_id=project.id,
-                item_id=placed[0],
-                parent_id=parent,
-                author_id=authors.of(comment.author),
-                body=comment.body,
-                target=comment.target,
-                turn=comment.turn,
-                evidence=comment.evidence,
-                start=comment.start,
-                end=comment.end,
-                quote=comment.quote,
-                resolved=comment.resolved,
-                resolved_by=resolver,
-                created_at=created,
-                updated_at=comment.updated_at or created,
-            )
-            .returning(comments.c.id)
-        ).scalar_one()
-    )
+    stored_comment = replace(comment, item_id=placed[0], parent_id=parent)
+    return insert_comment(
+        batches.current, project, stored_comment, author=authors.of(comment.author),
+        resolved_by=resolver,
+    )  # fmt: skip

@@ -206,6 +206,7 @@
       state.canWrite = payload.can_write;
       state.loaded = itemId();
       render();
+      if (payload.comments.some((c) => c.target === "evidence")) refreshItem();
     } catch (err) {
       toast(err.message, "error");
     }
