@@ -145,3 +145,17 @@ def test_the_cli_lists_adds_replies_and_resolves(tmp_path) -> None:  # type: ign
     assert invoke("handbook", "nope").exit_code != 0
     lone = invoke("handbook", item.id, "--reply-to", "1")
     assert lone.exit_code != 0 and "--reply-to needs --add" in lone.output
+
+
+def test_the_conversations_list_counts_open_threads(any_ws: Workspace) -> None:
+    project = create_project(any_ws, "p")
+    item = create_item(
+        any_ws, project, Item(kind="conversation", turns=[Turn(query="Hi?", answer="Hello.")])
+    )
+    client = _client(any_ws)
+    url = f"/api/projects/p/items/{item.id}/comments"
+    assert client.post(url, json={"body": "Greeting only", "target": "question", "start": 0,
+                                  "end": 2}).status_code == 201  # fmt: skip
+    listed = client.get("/api/projects/p/conversations").json()["items"]
+    assert [row["open_comments"] for row in listed] == [1]
+    assert 'class="num open-comments">1<' in client.get("/projects/p/conversations").text
