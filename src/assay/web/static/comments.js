@@ -354,7 +354,7 @@
       const range = rangeIn(passage, c.start, c.end);
       if (range) CSS.highlights.set(HIGHLIGHT, new Highlight(range));
     }
-    if (select) passage.scrollIntoView({ block: "nearest" });
+    if (select) passage.scrollIntoView({ block: "center" });
   }
 
   // A DOM range over code points start..end of a node's text (across nested elements).
