@@ -5,7 +5,7 @@ reopen; then the answer changes so that the quote moves (the comment follows it)
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from assay.corpus.ingest import ingest_bytes
 from assay.gold.item_writes import create_item
@@ -33,6 +33,23 @@ def select_range(page: Page, selector: str, needle: str) -> None:
             box.dispatchEvent(new MouseEvent("mouseup", up));
         }""",
         needle,
+    )
+
+
+def select_text(node: Locator, needle: str, *, release: bool = False) -> None:
+    """Select ``needle`` in a passage's text; ``release``: and let go of the mouse there."""
+    node.evaluate(
+        """(node, [needle, release]) => {
+            const at = node.textContent.indexOf(needle);
+            const range = document.createRange();
+            range.setStart(node.firstChild, at);
+            range.setEnd(node.firstChild, at + needle.length);
+            getSelection().removeAllRanges();
+            getSelection().addRange(range);
+            const up = { bubbles: true, clientX: 200, clientY: 200 };
+            if (release) node.dispatchEvent(new MouseEvent("mouseup", up));
+        }""",
+        [needle, release],
     )
 
 
@@ -113,17 +130,7 @@ def test_comment_on_a_passage_of_a_conversation_with_the_shortcut(
     page.goto(f"{live_server.url}/projects/test/conversations/{item.id}")
     passage = page.locator(".turn .passage-text").first
     expect(passage).to_have_text(PASSAGE)
-    passage.evaluate(
-        """(node) => {
-            const text = node.firstChild;
-            const at = node.textContent.indexOf("pier 3");
-            const range = document.createRange();
-            range.setStart(text, at);
-            range.setEnd(text, at + 6);
-            getSelection().removeAllRanges();
-            getSelection().addRange(range);
-        }"""
-    )
+    select_text(passage, "pier 3")
     page.keyboard.press("Control+Alt+m")
     expect(page.locator("#comment-draft-where")).to_have_text("Passage 1 · turn 1")
     page.locator("#comment-draft-body").fill("Which pier on Sundays?")
@@ -140,3 +147,33 @@ def test_comment_on_a_passage_of_a_conversation_with_the_shortcut(
     # the help overlay lists the shortcut
     page.locator("#help-button").click()
     expect(page.locator("#help-overlay")).to_contain_text("comment on the selected text")
+
+
+def test_comment_on_a_passage_in_the_item_editor(
+    page: Page, ws: Workspace, project: Project, live_server: LiveServer
+) -> None:
+    doc = ingest_bytes(ws, project, "ferry.txt", PASSAGE.encode())
+    turn = Turn(query="When?", answer="At 22:40.")
+    turn.evidence = [Evidence(doc_id=doc.id, text=PASSAGE, start=0, end=len(PASSAGE))]
+    item = create_item(ws, project, Item(turns=[turn]))
+    page.goto(f"{live_server.url}/projects/test/items/{item.id}")
+    passage = page.locator("#ev-list .ev-text").first
+    expect(passage).to_have_text(PASSAGE)
+    select_text(passage, "every day", release=True)
+    page.locator("#comment-selection").click()
+    expect(page.locator("#comment-draft-where")).to_have_text("Passage 1 · turn 1")
+    page.locator("#comment-draft-body").fill("Weekends too?")
+    page.keyboard.press("Escape")  # cancels the draft
+    expect(page.locator("#comment-draft")).to_be_hidden()
+    select_text(passage, "every day")
+    page.keyboard.press("Control+Alt+m")
+    page.locator("#comment-draft-body").fill("Weekends too?")
+    page.get_by_role("button", name="Add comment").first.click()
+    expect(page.locator("#comments-list .thread .thread-quote")).to_have_text("every day")
+    [stored] = list_comments(ws, project, item.id)
+    assert (stored.target, stored.evidence, stored.quote, stored.anchor) == (
+        "evidence",
+        0,
+        "every day",
+        "ok",
+    )
