@@ -178,6 +178,10 @@
 
   // ------------------------------------------------------------ the panel
 
+  // The toggle sits in the editor's bar, beside its other buttons, where there is one.
+  const bar = document.querySelector(".editor-bar #help-button");
+  if (bar) { bar.before($("comments-toggle")); $("comments-toggle").classList.add("in-bar"); }
+
   const panel = $("comments-panel");
   function openPanel(open) {
     panel.hidden = !open;
