@@ -284,6 +284,45 @@ class Item:
     status_history: list[StatusChange] = field(default_factory=list)
 
 
+COMMENT_TARGETS = ("item", "question", "answer", "evidence")
+COMMENT_ANCHORS = ("ok", "moved", "outdated")
+CommentTarget = Annotated[str, OneOf(COMMENT_TARGETS)]
+
+
+@dataclass(slots=True)
+class Comment:
+    """A remark on an item: general (``target`` ``item``) or anchored to a span of one turn's
+    question, answer or evidence passage: ``start``/``end`` are character offsets into that
+    text and ``quote`` the text they held when the comment was made. Replies name their
+    thread's first comment in ``parent_id`` and carry no anchor of their own.
+
+    ``anchor`` is worked out when comments are read against the item's current text: ``ok``
+    (the quote is at its offsets), ``moved`` (found elsewhere: ``start``/``end`` say where it
+    is now) or ``outdated`` (not found; the offsets stay as written). A comment is never
+    dropped because its text changed. In a Bundle, ``item_id`` is the Bundle item's id and
+    ``id``/``parent_id`` number the comments within the Bundle.
+    """
+
+    __pydantic_config__ = _FORBID
+
+    id: int = 0
+    item_id: str = ""
+    parent_id: int | None = None
+    author: str = ""
+    body: str = ""
+    target: CommentTarget = "item"
+    turn: Offset = None
+    evidence: Offset = None
+    start: Offset = None
+    end: Offset = None
+    quote: str = ""
+    resolved: bool = False
+    resolved_by: str = ""
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    anchor: str = "ok"
+
+
 @dataclass(frozen=True, slots=True)
 class ItemSummary:
     id: str

@@ -13,6 +13,7 @@ import typer
 
 from assay.cli import (
     agreement,
+    comments,
     conversation,
     corpus,
     dashboard,
@@ -121,6 +122,7 @@ def make_app() -> typer.Typer:
     transfer.register(app)
     items.register(app)
     dashboard.register(app)
+    comments.register(app)
     evaluate.register(app)
     experiments.register(app)
     conversation.register(app)

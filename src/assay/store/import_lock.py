@@ -35,6 +35,7 @@ import sqlalchemy as sa
 
 from assay.errors import ImportRunning
 from assay.store.db import as_utc, utcnow
+from assay.store.review_schema import comments
 from assay.store.schema import chunkings, documents, events, import_journal, items, projects, turns
 
 EXPIRES = timedelta(minutes=10)
@@ -249,8 +250,8 @@ def journal(
 
 def rekey_items(conn: sa.Connection, token: str) -> None:
     """Give the items of a finished ``import --replace`` their own ids back (the replaced
-    project, which held them, is deleted by now): copy each row under its id, move its turns
-    and history over, drop the stand-in. Four statements, however many items."""
+    project, which held them, is deleted by now): copy each row under its id, move its turns,
+    history and comments over, drop the stand-in. Five statements, however many items."""
     pending = sa.select(import_journal.c.ref).where(
         import_journal.c.token == token, import_journal.c.kind == "rekey"
     )
@@ -260,7 +261,7 @@ def rekey_items(conn: sa.Connection, token: str) -> None:
     ).join(import_journal, import_journal.c.ref == items.c.id)
     copy = copy.where(import_journal.c.token == token, import_journal.c.kind == "rekey")
     conn.execute(items.insert().from_select([c.name for c in items.c], copy))
-    for table in (turns, events):
+    for table in (turns, events, comments):
         conn.execute(
             table.update()
             .where(table.c.item_id.in_(pending))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from itertools import accumulate
 
 from assay.corpus.anchoring import EvidenceProblem, gold_span, items_needing_review
@@ -32,6 +33,7 @@ from assay.records import (
     Project,
     Span,
 )
+from assay.review.comments import iter_item_comments
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.transfer.evaluations import project_evaluations
@@ -154,6 +156,7 @@ def export_bundle(
     target = _target_chunking(ws, project, chunking)
     chosen = chosen_items(ws, project, items) if items is not None else None
     mapper = _ChunkMapper(ws, project, target)
+    gold = cache(lambda: _gold_ids(ws, project, statuses, chosen, needs_review))
     return Bundle(
         project=ProjectInfo(
             name=project.name,
@@ -173,15 +176,11 @@ def export_bundle(
             )
             for c in list_chunkings(ws, project)
         ],
-        items=Lazy(
-            lambda: (
-                _with_chunks(i, mapper)
-                for i in iter_item_rows(ws, _gold_ids(ws, project, statuses, chosen, needs_review))
-            )
-        ),
+        items=Lazy(lambda: (_with_chunks(i, mapper) for i in iter_item_rows(ws, gold()))),
         target_chunking=target.name if target else None,
         provenance={"tool": "assay", "project": project.name},
         evaluations=Lazy(lambda: project_evaluations(ws, project)),
+        comments=Lazy(lambda: iter_item_comments(ws, gold())),
     )
 
 

@@ -30,6 +30,9 @@ WRITES: dict[tuple[str, str], str] = {
     # restoring an earlier version is a save (a changed question also needs item.edit_query)
     ("POST", f"{P}/items/{{item_id}}/restore"): "item.edit",
     ("POST", f"{P}/versions"): "version.create",
+    ("POST", f"{P}/items/{{item_id}}/comments"): "comment.write",
+    ("PATCH", f"{P}/items/{{item_id}}/comments/{{comment_id}}"): "comment.write",
+    ("DELETE", f"{P}/items/{{item_id}}/comments/{{comment_id}}"): "comment.write",
     ("POST", f"{P}/synthesize"): "item.create",
     ("POST", f"{P}/experiments"): "experiment.run",
     ("POST", f"{P}/experiment-files"): "experiment.run",

@@ -29,6 +29,7 @@ from assay.gold.turn_answers import discard_draft, question_text, retrieve, take
 from assay.metrics.overlap import covered_spans, passage_score, sentence_overlaps
 from assay.metrics.support import annotate_support
 from assay.records import Item, Turn, to_json
+from assay.review.comments import open_comment_counts
 from assay.web.actors import actor_id, check_question_edit
 from assay.web.bounds import Offset
 from assay.web.conversations_view import (
@@ -103,7 +104,9 @@ def api_conversations(
     """One page of the project's conversations, newest change first."""
     ws, project = open_project(request, name)
     total, rows = listed_conversations(request, ws, project, offset, limit)
-    return {"total": total, "offset": offset, "limit": limit, "items": to_json(rows)}
+    counts = open_comment_counts(ws, project, [row.id for row in rows])
+    listed = [{**to_json(row), "open_comments": counts.get(row.id, 0)} for row in rows]
+    return {"total": total, "offset": offset, "limit": limit, "items": listed}
 
 
 @router.post("/api/projects/{name}/conversations", tags=["conversations"])

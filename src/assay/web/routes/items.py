@@ -25,6 +25,7 @@ from assay.gold.item_writes import (
     submit_item,
 )
 from assay.records import INT32, Item, Project, to_json
+from assay.review.comments import open_comment_counts
 from assay.search.indexes import search
 from assay.store.workspace import Workspace
 from assay.web.actors import actor_id, check_question_edit, may_edit_question, own_items_only
@@ -95,7 +96,9 @@ def api_items(
         limit,
         only_author=own_items_only(request, project),
     )
-    return {"total": total, "offset": offset, "limit": limit, "items": to_json(rows)}
+    counts = open_comment_counts(ws, project, [row.id for row in rows])
+    listed = [{**to_json(row), "open_comments": counts.get(row.id, 0)} for row in rows]
+    return {"total": total, "offset": offset, "limit": limit, "items": listed}
 
 
 @router.post("/api/projects/{name}/items", status_code=201, tags=["items"])
@@ -202,6 +205,7 @@ def items_page(request: Request, name: str, page: PageNumber = 1) -> HTMLRespons
             for i, row in enumerate(rows)
         ],
         page=at,
+        comment_counts=open_comment_counts(ws, project, [row.id for row in rows]),
         types=types,
         type_labels={t["id"]: t["label"] for t in types},
         sort_options=SORT_OPTIONS,

@@ -51,6 +51,7 @@
     findingParams: (f) => Object.assign({ turn: f.turn }, f.params),
   });
   const { changed, flush, saveNow, applySaved } = shell;
+  window.assay.flushEditor = flush;  // comments.js saves pending edits before a comment
 
   // ------------------------------------------------------------ passages of a turn
 

@@ -60,6 +60,7 @@
     summaryRows,
   });
   const { changed, flush, renderFindings } = shell;
+  window.assay.flushEditor = flush;  // comments.js saves pending edits before a comment
 
   // ------------------------------------------------------------ the form
 
