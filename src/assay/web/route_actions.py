@@ -27,6 +27,10 @@ WRITES: dict[tuple[str, str], str] = {
     ("DELETE", f"{P}/items/{{item_id}}"): "item.delete",
     # submit (annotators), accept and reject (reviewers) share the route
     ("POST", f"{P}/items/{{item_id}}/status"): "item.edit",
+    # verdicts and the review queue (assay.review)
+    ("POST", f"{P}/items/{{item_id}}/review"): "item.review",
+    ("POST", f"{P}/review-queue/next"): "item.review",
+    ("POST", f"{P}/review-queue/{{item_id}}/skip"): "item.review",
     ("POST", f"{P}/synthesize"): "item.create",
     ("POST", f"{P}/experiments"): "experiment.run",
     ("POST", f"{P}/experiment-files"): "experiment.run",
@@ -50,6 +54,9 @@ READS: dict[tuple[str, str], str] = {
     # the editors' pages for a new item are where items are created
     ("GET", "/projects/{name}/items/new"): "item.create",
     ("GET", "/projects/{name}/conversations/new"): "item.create",
+    # the review queue lists other people's items
+    ("GET", "/projects/{name}/review"): "item.read",
+    ("GET", f"{P}/review-queue"): "item.read",
 }
 """Reading routes whose action is not the one their path suggests (see READ_SECTIONS)."""
 

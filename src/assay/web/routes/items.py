@@ -20,11 +20,11 @@ from assay.gold.item_writes import (
     StaleItem,
     create_item,
     delete_item,
-    save_item,
     set_status,
     submit_item,
 )
 from assay.records import INT32, Item, Project, to_json
+from assay.review.reviews import save_edit
 from assay.search.indexes import search
 from assay.store.workspace import Workspace
 from assay.web.actors import actor_id, check_question_edit, may_edit_question, own_items_only
@@ -116,9 +116,10 @@ def api_item(request: Request, name: str, item_id: str) -> Any:
 @router.put("/api/projects/{name}/items/{item_id}", tags=["items"])
 def api_save_item(request: Request, name: str, item_id: str, body: ItemSave) -> Any:
     ws, project = open_project(request, name)
-    check_question_edit(request, project, get_item(ws, project, item_id), body.item)
+    stored = get_item(ws, project, item_id)
+    check_question_edit(request, project, stored, body.item)
     try:
-        item = save_item(ws, project, item_id, body.item, body.version, author=actor_id(request))
+        item = save_edit(ws, project, stored, body.item, body.version, author=actor_id(request))
     except StaleItem as exc:
         return _conflict(ws, project, exc)
     return item_payload(ws, project, item)
