@@ -159,7 +159,7 @@ def test_a_verdict_on_an_old_version_is_a_conflict(team: dict[str, Any]) -> None
     ws, project = team["ws"], team["project"]
     item = submitted(ws, project, team["ann"])
     review_item(ws, project, item.id, "accept", item.version, reviewer=team["rob"])
-    with pytest.raises(ReviewedMeanwhile, match=r"accept by rob at .* UTC") as caught:
+    with pytest.raises(ReviewedMeanwhile, match=r"accepted by rob at .* UTC") as caught:
         review_item(
             ws, project, item.id, "reject", item.version, reviewer=team["rita"], reason="late"
         )

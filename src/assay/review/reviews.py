@@ -48,6 +48,7 @@ from assay.store.schema import accounts, events, items
 from assay.store.workspace import Workspace
 
 VERDICTS = ("accept", "accept_edited", "reject")
+DONE = {"accept": "accepted", "accept_edited": "accepted with edits", "reject": "rejected"}
 REVIEW_OWN = frozenset({"owner", "lead"})
 """Roles that may review their own items (a reviewer may not)."""
 
@@ -73,7 +74,7 @@ class ReviewedMeanwhile(StaleItem):
     def __init__(self, current: Item, base_version: int, last: Review | None) -> None:
         what = f"it is now version {current.version}, {current.status}"
         if last is not None and current.status in ("accepted", "rejected"):
-            verdict = last.verdict.replace("_", " ")
+            verdict = DONE[last.verdict]
             what += f" ({verdict} by {last.reviewer} at {last.at:%Y-%m-%d %H:%M:%S} UTC)"
         StaleItem.__init__(self, current, base_version)
         self.args = (

@@ -20,7 +20,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.gold.item_inputs import ItemBody
 from assay.gold.item_reads import get_item
 from assay.records import INT32, Project, to_json
-from assay.review.review_queue import next_review, review_progress, skip_review, waiting_items
+from assay.review.review_queue import (
+    RESERVATION,
+    next_review,
+    review_progress,
+    skip_review,
+    waiting_items,
+)
 from assay.review.reviews import (
     ReviewedMeanwhile,
     check_reviewer,
@@ -61,11 +67,13 @@ def _editor_url(project: Project, item_id: str, kind: str) -> str:
 
 
 def _queue(request: Request, ws: Workspace, project: Project) -> dict[str, Any]:
-    """The queue as the page and its JSON twin show it: progress, then the waiting items."""
+    """The queue as the page and its JSON twin show it: progress, how long a reservation
+    lasts, then the waiting items."""
     progress = review_progress(ws, project, actor_id(request))
     rows = waiting_items(ws, project)
     return {
         "progress": to_json(progress),
+        "minutes": int(RESERVATION.total_seconds() // 60),
         "items": [{**to_json(r), "url": _editor_url(project, r.id, r.kind)} for r in rows],
     }
 

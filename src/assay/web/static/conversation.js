@@ -51,6 +51,7 @@
     findingParams: (f) => Object.assign({ turn: f.turn }, f.params),
   });
   const { changed, flush, saveNow, applySaved } = shell;
+  window.assay.editor = { state, flush, applySaved };  // for static/review.js
 
   // ------------------------------------------------------------ passages of a turn
 

@@ -60,6 +60,7 @@
     summaryRows,
   });
   const { changed, flush, renderFindings } = shell;
+  window.assay.editor = { state, flush, applySaved: shell.applySaved };  // for static/review.js
 
   // ------------------------------------------------------------ the form
 
