@@ -19,6 +19,7 @@ from assay.cli import (
     items,
     projects,
     remote,
+    review,
     search,
     serve,
     synthesize,
@@ -117,6 +118,7 @@ def make_app() -> typer.Typer:
     serve.register(app)
     transfer.register(app)
     items.register(app)
+    review.register(app)
     evaluate.register(app)
     experiments.register(app)
     conversation.register(app)
