@@ -70,6 +70,7 @@ def shoot(browser: Browser, base_url: str, out: Path, size: dict[str, int], lang
     answer = page.locator("#f-answer")
     answer.fill(answer.input_value() + " (checked against the source)")
     page.locator("#save-state.saved").wait_for()
+    page.evaluate("window.scrollTo(0, 0)")  # the question, with the dialog over the form
     page.locator("#review-accept-edited:enabled").click()
     page.locator("#review-diff table.changes").wait_for()
     page.screenshot(path=str(out / f"review{suffix}.png"))
