@@ -169,3 +169,14 @@ def test_team_roles_in_review(team: dict[str, Any]) -> None:
         f"/api/projects/p/items/{lead_own.id}/review", json={"verdict": "accept", "version": 2}
     )
     assert accepted.status_code == 200
+
+
+def test_the_status_route_leaves_verdicts_to_review(ws: Workspace, project: Project) -> None:
+    client = client_for(ws)
+    item = submitted(ws, project)
+    url = f"/api/projects/test/items/{item.id}"
+    for status in ("accepted", "rejected"):
+        refused = client.post(url + "/status", json={"version": item.version, "status": status})
+        assert refused.status_code == 422
+        assert refused.json()["detail"].startswith(f"status: {status} is a reviewer's verdict")
+    assert get_item(ws, project, item.id).status == "submitted"

@@ -25,7 +25,7 @@ WRITES: dict[tuple[str, str], str] = {
     # item.edit_query (web.actors.check_question_edit): reviewers edit answers and evidence
     ("PUT", f"{P}/items/{{item_id}}"): "item.edit",
     ("DELETE", f"{P}/items/{{item_id}}"): "item.delete",
-    # submit (annotators), accept and reject (reviewers) share the route
+    # submit, or back to draft; accepting and rejecting are verdicts (the review route)
     ("POST", f"{P}/items/{{item_id}}/status"): "item.edit",
     # verdicts and the review queue (assay.review)
     ("POST", f"{P}/items/{{item_id}}/review"): "item.review",

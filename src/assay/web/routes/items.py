@@ -14,6 +14,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.corpus.documents import document_names
+from assay.errors import InvalidInput
 from assay.gold.item_inputs import ItemBody
 from assay.gold.item_reads import get_item, item_events
 from assay.gold.item_writes import (
@@ -127,8 +128,14 @@ def api_save_item(request: Request, name: str, item_id: str, body: ItemSave) -> 
 
 @router.post("/api/projects/{name}/items/{item_id}/status", tags=["items"])
 def api_item_status(request: Request, name: str, item_id: str, body: StatusChange) -> Any:
-    """Change the status; ``submitted`` only when the item passes the completeness checks."""
+    """Change the status; ``submitted`` only when the item passes the completeness checks.
+    Accepting and rejecting are a reviewer's verdicts: ``POST .../review``."""
     ws, project = open_project(request, name)
+    if body.status in ("accepted", "rejected"):
+        raise InvalidInput(
+            f"status: {body.status} is a reviewer's verdict; send it to "
+            f"/api/projects/{project.name}/items/{item_id}/review (a reject with its reason)"
+        )
     try:
         if body.status == "submitted":
             item = submit_item(ws, project, item_id, body.version, actor=actor_id(request))
