@@ -9,6 +9,20 @@ of them submitted, written as an import writes them. Then, alternating the sides
 round, a reviewer reserves the next item (``next_review``), accepts it (``review_item``),
 and the queue page's reads are timed (``review_progress``, ``waiting_items`` of 100). Prints
 min and median per operation and side, and the load average (the machine is shared).
+
+Figures (30,000 items, 10,000 submitted, 20 rounds, load average 10 on two shared cores, so
+medians are noisy; min / median in ms):
+
+| | SQLite | PostgreSQL |
+|---|---|---|
+| next_review | 4.5 / 11.2 | 9.1 / 20.6 |
+| review_item accept | 8.1 / 15.0 | 16.5 / 39.1 |
+| review_progress | 10.2 / 17.3 | 10.5 / 23.8 |
+| waiting_items(100) | 1.9 / 5.0 | 3.5 / 7.9 |
+
+Before the queue's order went through the (project, status, updated_at) index (it sorted by
+"assigned to me first" over every submitted item), next_review took 28.2 / 68.4 ms on SQLite
+and 57.4 / 82.5 ms on PostgreSQL in the same run conditions.
 """
 
 from __future__ import annotations

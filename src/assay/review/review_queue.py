@@ -128,16 +128,17 @@ def next_review(
             _review_rows(project, assignments.c.state == "open"),
             assignments.c.account_id == reviewer,
         )
-        item_id = held or conn.scalar(
+        offered = (
             sa.select(items.c.id)
             .where(
                 items.c.project_id == project.id,
                 *_waiting(),
                 *_offered(project, reviewer, now, include_own),
             )
-            .order_by(sa.case((items.c.id.in_(mine), 0), else_=1), items.c.updated_at, items.c.id)
+            .order_by(items.c.updated_at, items.c.id)  # the (project, status, updated) index
             .limit(1)
         )
+        item_id = held or conn.scalar(offered.where(items.c.id.in_(mine))) or conn.scalar(offered)
         if item_id is None:
             return None
         _reserve(conn, project, item_id, reviewer, now, lease)
