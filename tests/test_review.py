@@ -151,6 +151,12 @@ def test_only_submitted_originals_are_reviewed(team: dict[str, Any]) -> None:
     copy = set_status(ws, project, copy.id, "submitted", copy.version, actor=team["ann"])
     with pytest.raises(InvalidInput, match="copies are merged in adjudication"):
         review_item(ws, project, copy.id, "accept", copy.version, reviewer=team["rita"])
+    other_kind = replace(editable_copy(original), kind="conversation")
+    with pytest.raises(InvalidInput, match=r"^edits: kind stays 'qa' in a review"):
+        review_item(
+            ws, project, original.id, "accept", original.version, reviewer=team["rita"],
+            edits=other_kind,
+        )  # fmt: skip
     with pytest.raises(InvalidInput, match=r"^verdict: unknown verdict 'approve'"):
         review_item(ws, project, original.id, "approve", original.version, reviewer=team["rita"])
 

@@ -133,6 +133,8 @@ def review_item(
             raise _meanwhile(ws, conn, project, item_id, version)
         _check_reviewable(conn, item)
         submitted = submitted_content(conn, project, item_id) or to_json(item)
+        if edits is not None and edits.kind != item.kind:
+            raise InvalidInput(f"edits: kind stays {item.kind!r} in a review")
         try:
             if edits is not None:
                 changed = keep_original_answers(item, edits)
