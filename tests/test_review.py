@@ -239,12 +239,18 @@ def test_a_reviewer_edit_of_a_conversation_keeps_the_submitted_answer(
     again.turns[1].answer = "Pier 3, 22:40."
     item = save_edit(ws, project, item, again, item.version, author=team["rita"])
     assert item.turns[1].original_answer == "At 22:40."  # the first edit's stays
+    stale = editable_copy(item)  # from a page that has not seen the original yet
+    stale.turns[1].original_answer = ""
+    stale.turns[1].answer = "Pier 3."
+    item = save_edit(ws, project, item, stale, item.version, author=team["rita"])
+    assert item.turns[1].original_answer == "At 22:40."
     # the author's own edits are plain saves, and keep no original
     own = editable_copy(item)
     own.turns[0].answer = "Hello!"
     item = save_edit(ws, project, item, own, item.version, author=team["ann"])
     assert item.turns[0].original_answer == ""
-    assert [e["action"] for e in item_events(ws, project, item.id)][-3:] == [
+    assert [e["action"] for e in item_events(ws, project, item.id)][-4:] == [
+        "review_edit",
         "review_edit",
         "review_edit",
         "save",

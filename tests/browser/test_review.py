@@ -102,3 +102,42 @@ def test_a_reviewer_accepts_with_edits_and_rejects_with_a_reason(
     ]
     [rejected] = item_reviews(ws, project, ids[1])
     assert rejected.reason == "Say which ferries: only the night ferry?"
+
+
+def test_a_reviewer_edits_an_agent_turn_and_the_submitted_text_is_kept(
+    browser: Browser, ws: Workspace, live_server: LiveServer
+) -> None:
+    create_account(ws, "root", PASSWORD, admin=True)
+    ann = create_account(ws, "ann", PASSWORD).id
+    rita = create_account(ws, "rita", PASSWORD).id
+    project = create_project(ws, "ferries", "en")
+    set_role(ws, project.id, ann, "annotator")
+    set_role(ws, project.id, rita, "reviewer")
+    turns = [Turn(query="When does the night ferry leave?", answer="At 22:40."),
+             Turn(query="From where?", answer="Pier 3.")]  # fmt: skip
+    made = create_item(ws, project, Item(kind="conversation", turns=turns), author=ann)
+    item = set_status(ws, project, made.id, "submitted", made.version, actor=ann)
+    set_team_mode(ws, True)
+
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    sign_in(page, live_server.url + f"/projects/ferries/conversations/{item.id}", "rita")
+    expect(page.locator("#review-bar")).to_be_visible()
+    expect(page.locator("#t0-question")).not_to_be_editable()
+    page.locator("#t0-answer").fill("At 22:40, from pier 3.")
+    expect(page.locator("#save-state")).to_have_text("All changes saved")
+    diff = page.locator('.turn[data-turn="0"] .diff')
+    expect(diff.locator("del")).to_have_text("22:40.")  # against the submitted answer
+    page.get_by_role("button", name="Accept with edits").click()
+    dialog = page.get_by_role("dialog", name="Accept with these edits?")
+    expect(dialog.get_by_role("row", name=re.compile("^Turn 1 · Answer"))).to_be_visible()
+    dialog.get_by_role("button", name="Accept with edits").click()
+    expect(page.locator("#conv-status")).to_have_text("accepted")
+
+    stored = get_item(ws, project, item.id)
+    assert [(t.answer, t.original_answer) for t in stored.turns] == [
+        ("At 22:40, from pier 3.", "At 22:40."),
+        ("Pier 3.", ""),
+    ]
+    [review] = item_reviews(ws, project, item.id)
+    assert review.verdict == "accept_edited"
+    assert [c["field"] for c in review.changes] == ["turns[0].answer"]

@@ -208,14 +208,17 @@ def _meanwhile(
 
 def keep_original_answers(stored: Item, data: Item) -> Item:
     """``data`` with each conversation turn whose answer it changes keeping ``stored``'s
-    answer in ``original_answer`` (when that is empty): RAGAPHENE's review mode keeps the
-    agent's text as submitted. Single-turn items are returned as they are."""
+    answer in ``original_answer`` (when that is empty), and no turn losing the original it
+    has (an editor page loaded before it was set sends it empty): RAGAPHENE's review mode
+    keeps the agent's text as submitted. Single-turn items are returned as they are."""
     if stored.kind != "conversation":
         return data
     data = editable_copy(data)
     for new, old in zip(data.turns, stored.turns, strict=False):
-        if new.answer != old.answer and not old.original_answer and not new.original_answer:
-            new.original_answer = old.answer
+        if not new.original_answer:  # an editor that has not seen the original keeps it too
+            new.original_answer = old.original_answer or (
+                old.answer if new.answer != old.answer else ""
+            )
     return data
 
 
