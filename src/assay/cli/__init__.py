@@ -22,6 +22,7 @@ from assay.cli import (
     items,
     projects,
     remote,
+    review,
     search,
     serve,
     synthesize,
@@ -123,6 +124,7 @@ def make_app() -> typer.Typer:
     items.register(app)
     dashboard.register(app)
     comments.register(app)
+    review.register(app)
     evaluate.register(app)
     experiments.register(app)
     conversation.register(app)

@@ -25,7 +25,7 @@ WRITES: dict[tuple[str, str], str] = {
     # item.edit_query (web.actors.check_question_edit): reviewers edit answers and evidence
     ("PUT", f"{P}/items/{{item_id}}"): "item.edit",
     ("DELETE", f"{P}/items/{{item_id}}"): "item.delete",
-    # submit (annotators), accept and reject (reviewers) share the route
+    # submit, or back to draft; accepting and rejecting are verdicts (the review route)
     ("POST", f"{P}/items/{{item_id}}/status"): "item.edit",
     # restoring an earlier version is a save (a changed question also needs item.edit_query)
     ("POST", f"{P}/items/{{item_id}}/restore"): "item.edit",
@@ -33,6 +33,10 @@ WRITES: dict[tuple[str, str], str] = {
     ("POST", f"{P}/items/{{item_id}}/comments"): "comment.write",
     ("PATCH", f"{P}/items/{{item_id}}/comments/{{comment_id}}"): "comment.write",
     ("DELETE", f"{P}/items/{{item_id}}/comments/{{comment_id}}"): "comment.write",
+    # verdicts and the review queue (assay.review)
+    ("POST", f"{P}/items/{{item_id}}/review"): "item.review",
+    ("POST", f"{P}/review-queue/next"): "item.review",
+    ("POST", f"{P}/review-queue/{{item_id}}/skip"): "item.review",
     ("POST", f"{P}/synthesize"): "item.create",
     ("POST", f"{P}/experiments"): "experiment.run",
     ("POST", f"{P}/experiment-files"): "experiment.run",
@@ -67,6 +71,9 @@ READS: dict[tuple[str, str], str] = {
     # the dashboard counts every item of the project: those who read them all
     ("GET", "/projects/{name}/dashboard"): "item.read",
     ("GET", "/api/projects/{name}/dashboard"): "item.read",
+    # the review queue lists other people's items
+    ("GET", "/projects/{name}/review"): "item.read",
+    ("GET", f"{P}/review-queue"): "item.read",
 }
 """Reading routes whose action is not the one their path suggests (see READ_SECTIONS)."""
 

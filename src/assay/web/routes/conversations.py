@@ -30,6 +30,7 @@ from assay.metrics.overlap import covered_spans, passage_score, sentence_overlap
 from assay.metrics.support import annotate_support
 from assay.records import Item, Turn, to_json
 from assay.review.comments import open_comment_counts
+from assay.review.reviews import save_edit
 from assay.web.actors import actor_id, check_question_edit
 from assay.web.bounds import Offset
 from assay.web.conversations_view import (
@@ -177,11 +178,12 @@ def api_conversation(request: Request, name: str, item_id: str) -> Any:
 def api_save_conversation(request: Request, name: str, item_id: str, body: ConversationSave) -> Any:
     """Save the whole conversation if it is still at ``version``; else 409 with both."""
     ws, project = open_project(request, name)
-    check_question_edit(request, project, get_conversation(ws, project, item_id), body.item)
+    stored = get_conversation(ws, project, item_id)
+    check_question_edit(request, project, stored, body.item)
     if body.item.kind != "conversation":
         raise InvalidInput("a conversation stays a conversation: kind must be 'conversation'")
     try:
-        item = save_item(ws, project, item_id, body.item, body.version, author=actor_id(request))
+        item = save_edit(ws, project, stored, body.item, body.version, author=actor_id(request))
     except StaleItem as exc:
         return conflict(ws, project, exc)
     return payload(ws, project, item)

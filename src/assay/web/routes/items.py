@@ -14,18 +14,19 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.corpus.documents import document_names
+from assay.errors import InvalidInput
 from assay.gold.item_inputs import ItemBody
 from assay.gold.item_reads import get_item, item_events
 from assay.gold.item_writes import (
     StaleItem,
     create_item,
     delete_item,
-    save_item,
     set_status,
     submit_item,
 )
 from assay.records import INT32, Item, Project, to_json
 from assay.review.comments import open_comment_counts
+from assay.review.reviews import save_edit
 from assay.search.indexes import search
 from assay.store.workspace import Workspace
 from assay.web.actors import actor_id, check_question_edit, may_edit_question, own_items_only
@@ -119,20 +120,10 @@ def api_item(request: Request, name: str, item_id: str) -> Any:
 @router.put("/api/projects/{name}/items/{item_id}", tags=["items"])
 def api_save_item(request: Request, name: str, item_id: str, body: ItemSave) -> Any:
     ws, project = open_project(request, name)
-
-    def question_rule(stored: Item) -> None:
-        check_question_edit(request, project, stored, body.item)
-
+    stored = get_item(ws, project, item_id)
+    check_question_edit(request, project, stored, body.item)
     try:
-        item = save_item(
-            ws,
-            project,
-            item_id,
-            body.item,
-            body.version,
-            author=actor_id(request),
-            check=question_rule,
-        )
+        item = save_edit(ws, project, stored, body.item, body.version, author=actor_id(request))
     except StaleItem as exc:
         return _conflict(ws, project, exc)
     return item_payload(ws, project, item)
@@ -140,8 +131,14 @@ def api_save_item(request: Request, name: str, item_id: str, body: ItemSave) -> 
 
 @router.post("/api/projects/{name}/items/{item_id}/status", tags=["items"])
 def api_item_status(request: Request, name: str, item_id: str, body: StatusChange) -> Any:
-    """Change the status; ``submitted`` only when the item passes the completeness checks."""
+    """Change the status; ``submitted`` only when the item passes the completeness checks.
+    Accepting and rejecting are a reviewer's verdicts: ``POST .../review``."""
     ws, project = open_project(request, name)
+    if body.status in ("accepted", "rejected"):
+        raise InvalidInput(
+            f"status: {body.status} is a reviewer's verdict; send it to "
+            f"/api/projects/{project.name}/items/{item_id}/review (a reject with its reason)"
+        )
     try:
         if body.status == "submitted":
             item = submit_item(ws, project, item_id, body.version, actor=actor_id(request))

@@ -45,13 +45,14 @@
     busy: () => state.streaming,
     request: () => api("PUT", shell.base + "/conversations/" + encodeURIComponent(state.id),
       { version: state.version, item: clone(state.data) }),
-    saved: () => { renderFindings(); renderHints(); },
+    saved: (payload) => { keepOriginals(payload.item); renderFindings(); renderHints(); },
     render: () => renderAll(),
     summaryRows,
     findingParams: (f) => Object.assign({ turn: f.turn }, f.params),
   });
   const { changed, flush, saveNow, applySaved } = shell;
   window.assay.flushEditor = flush;  // comments.js saves pending edits before a comment
+  window.assay.editor = { state, flush, applySaved };  // for static/review.js
 
   // ------------------------------------------------------------ passages of a turn
 
@@ -201,6 +202,18 @@
     while (i < a.length) { push("-", a[i]); i += 1; }
     while (j < b.length) { push("+", b[j]); j += 1; }
     return ops;
+  }
+
+  // A reviewer's first edit of an answer keeps the submitted text as the turn's original
+  // (the server sets it, assay.review.reviews): take it, so the diff shows it at once.
+  function keepOriginals(item) {
+    (item.turns || []).forEach((server, index) => {
+      const tr = state.data.turns[index];
+      if (tr && !tr.original_answer && server.original_answer) {
+        tr.original_answer = server.original_answer;
+        renderDiff(index);
+      }
+    });
   }
 
   function renderDiff(index) {
