@@ -81,13 +81,14 @@ def test_versions_pages_and_api(any_ws: Workspace) -> None:
     assert none.status_code == 422 and "nothing to freeze" in none.json()["detail"]
     item = client.post("/api/projects/p/items", json=_item(client, doc.id, "At 22:40.")).json()
     url = f"/api/projects/p/items/{item['item']['id']}"
-    client.post(url + "/status", json={"version": 1, "status": "accepted"})
+    assert client.post(url + "/status", json={"version": 1, "status": "submitted"}).is_success
+    assert client.post(url + "/review", json={"version": 2, "verdict": "accept"}).is_success
 
     v1 = client.post("/api/projects/p/versions", json={"name": "v1"})
     assert v1.status_code == 201 and v1.json()["item_count"] == 1
     again = client.post("/api/projects/p/versions", json={"name": "v1"})
     assert again.status_code == 409 and "already has a dataset version" in again.json()["detail"]
-    client.put(url, json={"version": 2, "item": _item(client, doc.id, "22:40")})
+    client.put(url, json={"version": 3, "item": _item(client, doc.id, "22:40")})
     assert client.post("/api/projects/p/versions", json={"name": "v2"}).status_code == 201
 
     listed = client.get("/api/projects/p/versions").json()
