@@ -33,6 +33,7 @@ EXPECTED = {
     "item.delete": "YY-O-",
     "item.review": "YYY--",
     "item.assign": "YY---",
+    "queue.work": "YYYY-",
     "comment.write": "YYYY-",
     "document.write": "YY---",
     "import": "YY---",

@@ -17,6 +17,7 @@ from assay.gold.jsonvalues import finite
 from assay.people.actors import AUTHOR_NAME
 from assay.records import Evidence, Item, ItemSummary, Project, StatusChange, Turn
 from assay.store.db import as_utc, driver_rows, reading, record_from_row
+from assay.store.review_schema import assignments
 from assay.store.schema import accounts, events, evidence, items, turns
 from assay.store.workspace import Workspace
 
@@ -60,8 +61,9 @@ def item_ids(
     *,
     conn: sa.Connection | None = None,
 ) -> list[str]:
-    """Item ids in export order (oldest first), optionally only those of ``statuses``."""
-    where = [items.c.project_id == project.id]
+    """Gold item ids in export order (oldest first), optionally only those of ``statuses``;
+    annotators' copies (overlap) are not gold and are left out."""
+    where = [items.c.project_id == project.id, items.c.copy_of.is_(None)]
     if statuses is not None:
         where.append(items.c.status.in_(list(statuses)))
     with reading(ws.engine, conn) as reader:
@@ -80,8 +82,8 @@ def iter_items(
     batch_size: int = 500,
     conn: sa.Connection | None = None,
 ) -> Iterator[Item]:
-    """Every item of a project (oldest first), read in batches (each batch on a connection
-    of its own, unless the caller passes ``conn``)."""
+    """Every gold item of a project (oldest first, no copies), read in batches (each batch
+    on a connection of its own, unless the caller passes ``conn``)."""
     ids = item_ids(ws, project, statuses, conn=conn)
     yield from items_in_batches(ws, ids, batch_size=batch_size, conn=conn)
 
@@ -288,6 +290,21 @@ SORTS: dict[str, Any] = {
 }
 
 
+COPIES = ("exclude", "include", "only")
+"""How a list treats annotators' copies of items (overlap): left out, shown too, or alone."""
+
+
+def owned_by(project_id: int, account_id: int) -> sa.ColumnElement[bool]:
+    """Items the account may work on as its own: those it wrote, and those assigned to it
+    (an annotate task of its queue, or a task of the shared pool it holds)."""
+    assigned = sa.select(assignments.c.item_id).where(
+        assignments.c.project_id == project_id,
+        assignments.c.task == "annotate",
+        sa.or_(assignments.c.account_id == account_id, assignments.c.holder_id == account_id),
+    )
+    return sa.or_(items.c.author_id == account_id, items.c.id.in_(assigned))
+
+
 def list_items(
     ws: Workspace,
     project: Project,
@@ -299,6 +316,7 @@ def list_items(
     kind: str | None = None,
     text: str = "",
     review: bool = False,
+    copies: str = "exclude",
     sort: str = "-updated",
     offset: int = 0,
     limit: int = 50,
@@ -308,7 +326,9 @@ def list_items(
     """One page of a project's items and the total matching the filters; ``review``: only
     items that need review (evidence that cannot be used as gold, see
     ``assay.corpus.anchoring``). ``author`` keeps to the items of the accounts with that
-    user name or shown name; ``author_id`` to one account's (an annotator's own items).
+    user name or shown name; ``author_id`` to one account's (an annotator's own items: those
+    it wrote and those assigned to it, see :func:`owned_by`). ``copies``: ``exclude`` (gold
+    items only), ``include`` or ``only`` annotators' copies under overlap.
     ``count=False`` skips counting (the total is then 0): for callers that only look at a
     few rows, such as "next in list"."""
     key = sort.lstrip("-")
@@ -322,7 +342,13 @@ def list_items(
     if author:
         where.append(sa.or_(accounts.c.username == author, accounts.c.display_name == author))
     if author_id is not None:
-        where.append(items.c.author_id == author_id)
+        where.append(owned_by(project.id, author_id))
+    if copies not in COPIES:
+        raise InvalidInput(f"unknown copies {copies!r}; choose one of: {', '.join(COPIES)}")
+    if copies == "exclude":
+        where.append(items.c.copy_of.is_(None))
+    elif copies == "only":
+        where.append(items.c.copy_of.is_not(None))
     if kind:
         where.append(items.c.kind == kind)
     if text.strip():

@@ -62,6 +62,7 @@ from assay.web.routes import (
     items,
     members,
     projects,
+    queue,
     search,
     signin,
     synthesis,
@@ -192,6 +193,7 @@ def create_app(ws: Workspace) -> FastAPI:
         transfer,
         exports,
         imports,
+        queue,
     ):
         app.include_router(module.router, dependencies=signed)
     return app

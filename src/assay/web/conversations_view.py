@@ -95,11 +95,13 @@ def listed_conversations(
 ) -> tuple[int, list[ItemSummary]]:
     """A page of the conversations the caller may list (an annotator's own, see
     ``web.actors.own_items_only``), newest change first, and how many there are."""
+    mine = own_items_only(request, project)
     return list_items(
         ws,
         project,
         kind="conversation",
-        author_id=own_items_only(request, project),
+        author_id=mine,
+        copies="include" if mine is not None else "exclude",  # their own copies, or none
         offset=offset,
         limit=limit,
     )

@@ -29,6 +29,7 @@ from assay.gold.turn_answers import discard_draft, question_text, retrieve, take
 from assay.metrics.overlap import covered_spans, passage_score, sentence_overlaps
 from assay.metrics.support import annotate_support
 from assay.records import Item, Turn, to_json
+from assay.review.queue import keep_hold
 from assay.web.actors import actor_id, check_question_edit
 from assay.web.bounds import Offset
 from assay.web.conversations_view import (
@@ -177,6 +178,7 @@ def api_save_conversation(request: Request, name: str, item_id: str, body: Conve
     check_question_edit(request, project, get_conversation(ws, project, item_id), body.item)
     if body.item.kind != "conversation":
         raise InvalidInput("a conversation stays a conversation: kind must be 'conversation'")
+    keep_hold(ws, project, item_id, actor_id(request))
     try:
         item = save_item(ws, project, item_id, body.item, body.version, author=actor_id(request))
     except StaleItem as exc:
