@@ -18,6 +18,7 @@ from assay.cli import (
     experiments,
     items,
     projects,
+    queue,
     remote,
     search,
     serve,
@@ -117,6 +118,7 @@ def make_app() -> typer.Typer:
     serve.register(app)
     transfer.register(app)
     items.register(app)
+    queue.register(app)
     evaluate.register(app)
     experiments.register(app)
     conversation.register(app)

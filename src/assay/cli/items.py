@@ -77,6 +77,13 @@ def list_command(
         help="Only items whose evidence no longer matches its document (the document was "
         "replaced): exports and experiments leave them out until the passages are fixed.",
     ),
+    copies: str = typer.Option(
+        "exclude",
+        "--copies",
+        metavar="WHICH",
+        help="Annotators' own copies of items (overlap, see `assay assign`): exclude (the "
+        "gold items only), include, or only.",
+    ),
     sort: str = typer.Option(
         "-updated",
         "--sort",
@@ -108,6 +115,7 @@ def list_command(
             kind=kind or None,
             text=text,
             review=needs_review,
+            copies=copies,
             sort=sort,
             offset=offset,
             limit=page_size,

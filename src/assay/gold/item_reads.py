@@ -13,11 +13,11 @@ import sqlalchemy as sa
 
 from assay.corpus.anchoring import needing_review, needs_review
 from assay.errors import InvalidInput, NotFound
+from assay.gold.item_scope import copies_condition, owned_by
 from assay.gold.jsonvalues import finite
 from assay.people.actors import AUTHOR_NAME
 from assay.records import Evidence, Item, ItemSummary, Project, StatusChange, Turn
 from assay.store.db import as_utc, driver_rows, reading, record_from_row
-from assay.store.review_schema import assignments
 from assay.store.schema import accounts, events, evidence, items, turns
 from assay.store.workspace import Workspace
 
@@ -290,21 +290,6 @@ SORTS: dict[str, Any] = {
 }
 
 
-COPIES = ("exclude", "include", "only")
-"""How a list treats annotators' copies of items (overlap): left out, shown too, or alone."""
-
-
-def owned_by(project_id: int, account_id: int) -> sa.ColumnElement[bool]:
-    """Items the account may work on as its own: those it wrote, and those assigned to it
-    (an annotate task of its queue, or a task of the shared pool it holds)."""
-    assigned = sa.select(assignments.c.item_id).where(
-        assignments.c.project_id == project_id,
-        assignments.c.task == "annotate",
-        sa.or_(assignments.c.account_id == account_id, assignments.c.holder_id == account_id),
-    )
-    return sa.or_(items.c.author_id == account_id, items.c.id.in_(assigned))
-
-
 def list_items(
     ws: Workspace,
     project: Project,
@@ -327,7 +312,7 @@ def list_items(
     items that need review (evidence that cannot be used as gold, see
     ``assay.corpus.anchoring``). ``author`` keeps to the items of the accounts with that
     user name or shown name; ``author_id`` to one account's (an annotator's own items: those
-    it wrote and those assigned to it, see :func:`owned_by`). ``copies``: ``exclude`` (gold
+    it wrote and those assigned to it, see ``item_scope.owned_by``). ``copies``: ``exclude`` (gold
     items only), ``include`` or ``only`` annotators' copies under overlap.
     ``count=False`` skips counting (the total is then 0): for callers that only look at a
     few rows, such as "next in list"."""
@@ -343,12 +328,7 @@ def list_items(
         where.append(sa.or_(accounts.c.username == author, accounts.c.display_name == author))
     if author_id is not None:
         where.append(owned_by(project.id, author_id))
-    if copies not in COPIES:
-        raise InvalidInput(f"unknown copies {copies!r}; choose one of: {', '.join(COPIES)}")
-    if copies == "exclude":
-        where.append(items.c.copy_of.is_(None))
-    elif copies == "only":
-        where.append(items.c.copy_of.is_not(None))
+    where.extend(copies_condition(copies))
     if kind:
         where.append(items.c.kind == kind)
     if text.strip():

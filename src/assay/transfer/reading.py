@@ -27,11 +27,11 @@ ChunkSpan = tuple[str, int, int]
 
 
 def status_counts(ws: Workspace, project: Project) -> dict[str, int]:
-    """How many items the project holds per status."""
+    """How many gold items (no annotators' copies) the project holds per status."""
     with ws.engine.connect() as conn:
         rows = conn.execute(
             sa.select(items.c.status, sa.func.count())
-            .where(items.c.project_id == project.id)
+            .where(items.c.project_id == project.id, items.c.copy_of.is_(None))
             .group_by(items.c.status)
         ).all()
     return {status: count for status, count in rows}

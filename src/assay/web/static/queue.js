@@ -4,7 +4,7 @@
 (function () {
   "use strict";
 
-  const { api, clone } = window.assay;
+  const { api, clone, el } = window.assay;
   const $ = (id) => document.getElementById(id);
   const bar = $("queue-data") ? window.assay.readJson("queue-data") : null;
 
@@ -70,6 +70,21 @@
     });
   }
 
+  // The lead's table: open, done and skipped tasks per annotator (the pool's row has no user).
+  function showProgress(rows) {
+    const table = $("assign-table");
+    const body = table.querySelector("tbody");
+    body.replaceChildren(...rows.map((row) => {
+      const who = row.user
+        ? el("a", { href: table.dataset.home + "/queue?user=" + encodeURIComponent(row.user), text: row.name })
+        : document.createTextNode(table.dataset.pool);
+      return el("tr", {}, el("td", {}, who),
+        ...[row.open, row.done, row.skipped].map((n) => el("td", { class: "num", text: String(n) })));
+    }));
+    table.hidden = rows.length === 0;
+    $("assign-none").hidden = rows.length > 0;
+  }
+
   const form = $("assign-form");
   if (form) {
     form.addEventListener("submit", async (e) => {
@@ -92,7 +107,7 @@
         const answer = await api("POST", form.dataset.api, body);
         $("assign-result").textContent = form.dataset.done
           .replace("{items}", answer.items).replace("{already}", answer.already_assigned);
-        setTimeout(() => window.location.reload(), 800);
+        showProgress(answer.annotators);
       } catch (err) {
         $("assign-error").textContent = err.message;
       }
