@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from assay.corpus.anchoring import needing_review, needs_review
 from assay.errors import InvalidInput, NotFound
-from assay.gold.item_scope import copies_condition, owned_by
+from assay.gold.item_scope import copies_condition, copies_of_project, own_parts
 from assay.gold.jsonvalues import finite
 from assay.people.actors import AUTHOR_NAME
 from assay.records import Evidence, Item, ItemSummary, Project, StatusChange, Turn
@@ -62,16 +62,19 @@ def item_ids(
     conn: sa.Connection | None = None,
 ) -> list[str]:
     """Gold item ids in export order (oldest first), optionally only those of ``statuses``;
-    annotators' copies (overlap) are not gold and are left out."""
-    where = [items.c.project_id == project.id, items.c.copy_of.is_(None)]
-    if statuses is not None:
-        where.append(items.c.status.in_(list(statuses)))
+    annotators' copies (overlap) are not gold and are left out (found apart, by their own
+    index, so the ids still come from an index alone)."""
+    chosen = [] if statuses is None else [items.c.status.in_(list(statuses))]
     with reading(ws.engine, conn) as reader:
-        return list(
-            reader.scalars(
-                sa.select(items.c.id).where(*where).order_by(items.c.created_at, items.c.id)
-            ).all()
+        copies = set(
+            reader.scalars(sa.select(items.c.id).where(*copies_of_project(project.id), *chosen))
         )
+        ordered = reader.scalars(
+            sa.select(items.c.id)
+            .where(items.c.project_id == project.id, *chosen)
+            .order_by(items.c.created_at, items.c.id)
+        )
+        return [i for i in ordered if i not in copies]
 
 
 def iter_items(
@@ -312,23 +315,21 @@ def list_items(
     items that need review (evidence that cannot be used as gold, see
     ``assay.corpus.anchoring``). ``author`` keeps to the items of the accounts with that
     user name or shown name; ``author_id`` to one account's (an annotator's own items: those
-    it wrote and those assigned to it, see ``item_scope.owned_by``). ``copies``: ``exclude`` (gold
+    it wrote and those assigned to it, see ``item_scope.own_parts``). ``copies``: ``exclude`` (gold
     items only), ``include`` or ``only`` annotators' copies under overlap.
     ``count=False`` skips counting (the total is then 0): for callers that only look at a
     few rows, such as "next in list"."""
     key = sort.lstrip("-")
     if key not in SORTS:
         raise InvalidInput(f"unknown sort {sort!r}; choose one of: {', '.join(SORTS)}")
-    where = [items.c.project_id == project.id]
+    where: list[sa.ColumnElement[bool]] = []  # the project: in parts, below
     if status:
         where.append(items.c.status == status)
     if query_type:
         where.append(items.c.query_type == query_type)
     if author:
         where.append(sa.or_(accounts.c.username == author, accounts.c.display_name == author))
-    if author_id is not None:
-        where.append(owned_by(project.id, author_id))
-    where.extend(copies_condition(copies))
+    shown = copies_condition(copies)
     if kind:
         where.append(items.c.kind == kind)
     if text.strip():
@@ -341,13 +342,18 @@ def list_items(
     descending = sort.startswith("-")
     order = [c.desc() if descending else c.asc() for c in (column, items.c.id)]
     with reading(ws.engine, conn) as conn:
+        project_only = [[items.c.project_id == project.id]]
+        parts = own_parts(conn, project.id, author_id) if author_id is not None else project_only
         with_authors = items.join(accounts, accounts.c.id == items.c.author_id)
         counted = with_authors if author else items  # the join only when it filters
-        total = (
-            conn.scalar(sa.select(sa.func.count()).select_from(counted).where(*where))
-            if count
-            else 0
-        )
+        counting = sa.select(sa.func.count()).select_from(counted).where(*where)
+        total = 0
+        if count and parts is project_only and copies == "exclude":  # all less the copies
+            total = int(conn.scalar(counting.where(*project_only[0])) or 0)
+            total -= int(conn.scalar(counting.where(*copies_of_project(project.id))) or 0)
+        elif count:
+            total = sum(int(conn.scalar(counting.where(*p, *shown)) or 0) for p in parts)
+        where.extend([*shown, *project_only[0], sa.or_(*(sa.and_(*p) for p in parts))])
         rows = conn.execute(
             sa.select(
                 items.c.id,
