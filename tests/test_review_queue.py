@@ -27,6 +27,7 @@ from assay.store.db import utcnow
 from assay.store.projects import create_project, get_project
 from assay.store.review_schema import assignments, reviews
 from assay.store.workspace import Workspace
+from assay.transfer.exporting import export_bundle, export_scope
 
 PASSWORD = "a long password"
 
@@ -78,6 +79,8 @@ def test_overlap_two_gives_each_item_to_two_annotators_as_their_own_copies(team)
     assert list_items(ws, project, copies="only")[0] == 12
     assert list_items(ws, project, copies="include")[0] == 18
     assert list_items(ws, project, author_id=people["ada"], copies="include")[0] == 6
+    assert export_scope(ws, project, None).items == 6  # exports: gold only
+    assert sorted(i.id for i in export_bundle(ws, project).items) == sorted(originals)
     # assigning the same filter again hands out nothing twice
     again = assign(
         ws, project, ItemFilter(status="draft"), ["ada", "bob"], assigned_by=people["lea"],
@@ -228,3 +231,13 @@ def test_two_people_racing_for_the_pool_never_get_the_same_task(team) -> None:  
     assert not errors
     assert len(got["ada"]) + len(got["bob"]) == 6
     assert not set(got["ada"]) & set(got["bob"])
+
+
+def test_llm_drafts_go_to_the_pool_by_their_origin(team) -> None:  # type: ignore[no-untyped-def]
+    ws, project, people = team
+    draft = create_item(ws, project, Item(turns=[Turn(query="Drafted?")], origin="llm-suggestion"))
+    report = assign(ws, project, ItemFilter(origin="llm"), [], assigned_by=people["lea"])
+    assert report.as_json() == {"items": 1, "tasks": {"": 1}, "already_assigned": 0}
+    taken = next_task(ws, project, people["bob"])
+    assert taken is not None and taken.item_id == draft.id and taken.pool
+    assert queue_of(ws, project, people["ada"]).pool == 0  # bob holds it

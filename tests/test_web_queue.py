@@ -9,13 +9,14 @@ from datetime import timedelta
 import pytest
 from fastapi.testclient import TestClient
 
+from assay.corpus.documents import get_document_by_name
 from assay.corpus.ingest import ingest_bytes
 from assay.gold.item_reads import get_item, item_ids
 from assay.gold.item_writes import create_item
 from assay.people.accounts import create_account
 from assay.people.members import set_role
 from assay.people.mode import set_team_mode
-from assay.records import Item, Project, Turn
+from assay.records import Evidence, Item, Project, Turn
 from assay.store.db import utcnow
 from assay.store.projects import create_project, get_project
 from assay.store.review_schema import assignments
@@ -167,3 +168,33 @@ def test_a_lost_reservation_keeps_the_work_as_a_separate_version(team: Workspace
 
 def _project(ws: Workspace) -> Project:
     return get_project(ws, "p")
+
+
+def test_a_conversation_task_opens_the_workbench_with_submit_and_next(team: Workspace) -> None:
+    project = _project(team)
+    doc_id = team_doc(team)
+    evidence = Evidence(doc_id=doc_id, start=None, end=None, text="22:40")
+    talk = create_item(
+        team,
+        project,
+        Item(
+            kind="conversation",
+            turns=[Turn(query="When?", answer="At 22:40.", evidence=[evidence])],
+        ),
+    )
+    lead, ada = client(team, "lea"), client(team, "ada")
+    made = lead.post(f"{API}/assignments", json={"to": ["ada"], "kind": "conversation"})
+    assert made.json()["items"] == 1
+    first = ada.post(f"{API}/queue/next").json()
+    assert first["url"] == f"/projects/p/conversations/{talk.id}?task={first['task']['id']}"
+    page = ada.get(first["url"]).text
+    assert 'id="queue-submit"' in page and "Submit and next" in page and "0 of 1 done" in page
+    german = ada.get(first["url"], headers={"accept-language": "de"}).text
+    assert "Abgeben und weiter" in german and "0 von 1 erledigt" in german
+    done = ada.post(f"{API}/queue/{first['task']['id']}/submit", json={"version": 1})
+    assert done.status_code == 200 and done.json()["item"]["status"] == "submitted"
+    assert done.json()["next_url"] == "/projects/p/queue"  # nothing left
+
+
+def team_doc(ws: Workspace) -> str:
+    return get_document_by_name(ws, _project(ws), "ferry.md").id

@@ -256,7 +256,10 @@ def _editor(
         "documents": payload["documents"],
         "query_types": types,
         "default_type": types[0]["id"] if types else "fact_single",
-        "next_url": next_url(
+        # from the queue, "save and next" (Ctrl+Enter) goes back to it; Submit takes the next
+        "next_url": queue["queue_url"]
+        if queue
+        else next_url(
             ws,
             project,
             item.id if item else None,
