@@ -132,10 +132,10 @@ def keep_hold(ws: Workspace, project: Project, item_id: str, account_id: int) ->
                 _reserve(conn, project, task_id, account_id)
             elif not _reserve_free(conn, task_id):
                 task = get_task(conn, project, task_id)
+                until = f"{task.locked_until:%H:%M} UTC" if task.locked_until else "now"
                 raise TaskTaken(
-                    f"{task.holder} took task {task_id} (item {item_id}) after your "
-                    "reservation ran out; this save was not stored. Submit it to keep your "
-                    "work as your own version for adjudication"
+                    f"{task.holder} took task {task_id} (item {item_id}) from the pool and holds "
+                    f"it until {until}; this save was not stored"
                 )
 
 

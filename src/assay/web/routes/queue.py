@@ -3,9 +3,9 @@ assignment page (``/projects/{name}/assignments``), with their JSON twins."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,6 +24,8 @@ from assay.web.queue_view import queue_json, queue_owner, queue_url, task_json, 
 from assay.web.render import language, open_project, render
 
 router = APIRouter()
+
+TaskId = Annotated[int, Path(ge=1, le=INT32, description="the task's id (its queue lists it)")]
 
 
 class Submit(BaseModel):
@@ -83,7 +85,7 @@ def api_next_task(request: Request, name: str) -> Any:
 
 
 @router.post("/api/projects/{name}/queue/{task_id}/submit", tags=["queue"])
-def api_submit_task(request: Request, name: str, task_id: int, body: Submit) -> Any:
+def api_submit_task(request: Request, name: str, task_id: TaskId, body: Submit) -> Any:
     """Save and submit the task's item, then take the next task: the item and ``next_url``.
     409 when someone else took the task after the caller's reservation ran out (their work
     is then kept as their own version, ``kept``), or the item changed meanwhile."""
@@ -110,7 +112,7 @@ def _next_url(ws: Workspace, project: Project, account_id: int) -> str:
 
 
 @router.post("/api/projects/{name}/queue/{task_id}/skip", tags=["queue"])
-def api_skip_task(request: Request, name: str, task_id: int, body: Skip) -> Any:
+def api_skip_task(request: Request, name: str, task_id: TaskId, body: Skip) -> Any:
     """Skip a task, saying why (the lead sees the reason); then take the next one."""
     ws, project = open_project(request, name)
     me = actor_id(request)
