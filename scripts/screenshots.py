@@ -210,6 +210,66 @@ def signin_screenshot(page: Page, base_url: str, out: Path, ws: Workspace) -> No
     page.screenshot(path=str(out / "signin.png"), full_page=True)
 
 
+def comments_screenshot(page: Page, base_url: str, out: Path, item_id: str) -> None:
+    """The item editor with its comments panel: a thread on a span of the answer (hovered, so
+    the span is outlined) with a reply, a general comment, and one made outdated by an edit."""
+    api = f"{base_url}/api/projects/demo/items/{item_id}"
+    with httpx.Client() as client:
+        client.get(base_url + "/")
+        client.headers["X-CSRF-Token"] = client.cookies["assay_csrf"]
+        client.cookies.set("assay_author", "ben")
+        item = client.get(api).json()["item"]
+        turn = item["turns"][0]
+        words = turn["answer"].split()
+        quote = " ".join(words[1:4]) if len(words) > 3 else turn["answer"]
+        at = turn["answer"].index(quote)
+        span = {"target": "answer", "turn": 0, "start": at, "end": at + len(quote)}
+        first = client.post(
+            f"{api}/comments",
+            json={
+                "body": "Is this still true after the "
+                "2024 revision? Please check the newest version.",
+                **span,
+            },
+        ).json()
+        client.cookies.set("assay_author", "ana")
+        client.post(
+            f"{api}/comments",
+            json={
+                "body": "Yes: section 3 of the current version says the same.",
+                "parent_id": first["id"],
+            },
+        ).raise_for_status()
+        question = turn["query"]
+        client.post(
+            f"{api}/comments",
+            json={
+                "body": "Too vague: name the document.",
+                "target": "question",
+                "turn": 0,
+                "start": 0,
+                "end": len(question.split()[0]),
+            },
+        ).raise_for_status()
+        client.post(
+            f"{api}/comments",
+            json={"body": "Add a second relevant passage (the FAQ answers it too)."},
+        ).raise_for_status()
+        turn["query"] = "For h" + question[1:]  # the comment on "How" is now outdated
+        client.put(
+            api,
+            json={
+                "version": item["version"],
+                "item": {k: item[k] for k in ("kind", "notes", "origin", "extra", "turns")},
+            },
+        ).raise_for_status()
+    page.goto(f"{base_url}/projects/demo/items/{item_id}")
+    page.locator("#comments-toggle").click()
+    page.locator("#comments-list .thread .thread-quote").first.click()  # shown in the answer
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(out / "comments.png"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
@@ -228,6 +288,7 @@ def main() -> None:
             transfer_screenshots(page, base_url, args.out)
             experiments_screenshots(page, base_url, args.out, ws, project)
             conversation_screenshot(page, base_url, args.out)
+            comments_screenshot(page, base_url, args.out, item_id)
             signin_screenshot(page, base_url, args.out, ws)
             browser.close()
         ws.close()

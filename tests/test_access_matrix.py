@@ -36,6 +36,7 @@ SAMPLE = {
     "name": "p",
     "doc_id": "no-such-doc",
     "item_id": "no-such-item",
+    "comment_id": "1",
     "ref": "no-such-experiment",
     "task_id": "no-such-task",
     "number": "1",
@@ -43,6 +44,7 @@ SAMPLE = {
     "job_id": "no-such-job",
     "username": "nobody",
     "code": "en",
+    "version": "no-such-version",
 }
 
 

@@ -3,8 +3,8 @@
 The first test fills every field, exports the project to native, imports it into a new project
 and compares the stored records field by field. The second reads the field lists of the
 records themselves (one family, used by the store and by every format), so a field added to
-``Item``, ``Turn``, ``Evidence`` or ``StatusChange`` that the native format does not write fails
-here.
+``Item``, ``Turn``, ``Evidence``, ``StatusChange`` or ``Comment`` that the native format does not
+write fails here.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from assay.formats import Bundle, DocumentRecord, ProjectInfo, get_format
 from assay.gold.item_reads import get_item
 from assay.gold.item_writes import create_item, save_item, set_status
 from assay.people.actors import account_for
-from assay.records import Evidence, Item, StatusChange, Turn
+from assay.records import Comment, Evidence, Item, StatusChange, Turn
+from assay.review.comments import add_comment, list_comments, resolve_comment
 from assay.store.projects import create_project, delete_project, get_project
 from assay.store.workspace import Workspace
 from assay.transfer import export_bundle, import_bundle
@@ -34,8 +35,11 @@ NOT_IN_NATIVE = {
 }
 """Stored fields that the native file expresses by its structure instead of a key."""
 
-RENAMED = {"doc_id": "doc"}
-"""Evidence names its document by the document's unique name in the file."""
+RENAMED = {"doc_id": "doc", "item_id": "item", "parent_id": "parent"}
+"""Evidence names its document by the document's unique name in the file; a comment its item
+and the comment it replies to."""
+
+COMMENT_NOT_IN_NATIVE = {"anchor": "worked out against the item's text when comments are read"}
 
 
 def _full_item(ws: Workspace) -> Item:
@@ -88,6 +92,13 @@ def _full_item(ws: Workspace) -> Item:
     item = create_item(ws, project, data, author=account_for(ws, "rita"))
     item = save_item(ws, project, item.id, data, item.version, author=account_for(ws, "tom"))
     item = set_status(ws, project, item.id, "submitted", item.version, actor=account_for(ws, "tom"))
+    first = add_comment(
+        ws, project, item.id, "Gross or net?", author=account_for(ws, "lena"),
+        target="evidence", turn=0, evidence=0, start=10, end=18,
+    )  # fmt: skip
+    add_comment(ws, project, item.id, "Gross.", author=account_for(ws, "rita"), parent_id=first.id)
+    add_comment(ws, project, item.id, "Second turn is thin.", author=account_for(ws, "tom"))
+    resolve_comment(ws, project, item.id, first.id, True, actor=account_for(ws, "tom"))
     return set_status(ws, project, item.id, "accepted", item.version, actor=account_for(ws, "lena"))
 
 
@@ -116,6 +127,7 @@ def test_every_field_survives_a_native_round_trip(any_ws: Workspace, tmp_path: P
     native = get_format("native")
     native.write(export_bundle(any_ws, source, statuses=["accepted"]), tmp_path / "p.zip")
     names_before = {d.id: d.name for d in list_documents(any_ws, source)}
+    comments_before = list_comments(any_ws, source, before.id)
     delete_project(any_ws, source)  # item ids are unique in a workspace: free them
     report = import_bundle(any_ws, "copy", native.read(tmp_path / "p.zip"))
     assert [o.status for o in report.outcomes if o.kind == "item"] == ["imported"]
@@ -124,6 +136,26 @@ def test_every_field_survives_a_native_round_trip(any_ws: Workspace, tmp_path: P
     after = get_item(any_ws, copy, before.id)
     names_after = {d.id: d.name for d in list_documents(any_ws, copy)}
     assert _comparable(after, names_after) == _comparable(before, names_before)
+    # the comments come back with their threads, anchors, authors, resolution and times
+    comments_after = list_comments(any_ws, copy, before.id)
+    root = {c.id: n for n, c in enumerate(comments_before)}
+    root_after = {c.id: n for n, c in enumerate(comments_after)}
+
+    def plain(found: list[Comment], numbers: dict[int, int]) -> list[object]:
+        return [
+            _comparable(dataclasses.replace(c, id=0, parent_id=numbers.get(c.parent_id or 0)), {})
+            for c in found
+        ]
+
+    assert plain(comments_after, root_after) == plain(comments_before, root)
+    assert [c.body for c in comments_after] == ["Gross or net?", "Gross.", "Second turn is thin."]
+    first = comments_before[0]  # every field set (a thread's first comment has no parent)
+    assert first.resolved is True
+    assert all(
+        getattr(first, f.name) is not None and getattr(first, f.name) != ""
+        for f in dataclasses.fields(Comment)
+        if f.name != "parent_id"
+    )
     # Every field was really set, so equality above compares something in each of them.
     assert before.version == 4 and before.status == "accepted"
     assert all(getattr(before.turns[0], f.name) for f in dataclasses.fields(Turn))
@@ -139,8 +171,9 @@ def test_every_field_survives_a_native_round_trip(any_ws: Workspace, tmp_path: P
     assert changes == [("submitted", "tom"), ("accepted", "lena")]
 
 
-def _native_keys(tmp_path: Path) -> tuple[set[str], set[str], set[str], set[str]]:
-    """The keys the native writer gives an item, a turn, an evidence and a status change."""
+def _native_keys(tmp_path: Path) -> tuple[set[str], set[str], set[str], set[str], set[str]]:
+    """The keys the native writer gives an item, a turn, an evidence, a status change and a
+    comment."""
     bundle = Bundle(
         project=ProjectInfo(name="p"),
         documents=[DocumentRecord(ref="d", name="d.txt", data=b"abc", text="abc")],
@@ -151,12 +184,15 @@ def _native_keys(tmp_path: Path) -> tuple[set[str], set[str], set[str], set[str]
                 status_history=[StatusChange("accepted", "lena")],
             )
         ],
+        comments=[Comment(id=1, item_id="00000000-0000-4000-8000-000000000001", body="b")],
     )
     get_format("native").write(bundle, tmp_path / "k.zip")
     with zipfile.ZipFile(tmp_path / "k.zip") as zf:
         item = json.loads(zf.read("items.jsonl").decode().splitlines()[0])
+        comment = json.loads(zf.read("comments.jsonl").decode().splitlines()[0])
     turn = item["turns"][0]
-    return set(item), set(turn), set(turn["evidence"][0]), set(item["status_history"][0])
+    keys = set(item), set(turn), set(turn["evidence"][0]), set(item["status_history"][0])
+    return (*keys, set(comment))
 
 
 def _missing(record: type, keys: set[str], handled_elsewhere: set[str]) -> set[str]:
@@ -165,17 +201,18 @@ def _missing(record: type, keys: set[str], handled_elsewhere: set[str]) -> set[s
 
 
 def test_native_writes_every_field_of_the_records(tmp_path: Path) -> None:
-    item_keys, turn_keys, evidence_keys, change_keys = _native_keys(tmp_path)
+    item_keys, turn_keys, evidence_keys, change_keys, comment_keys = _native_keys(tmp_path)
     structural = set(NOT_IN_NATIVE)
     assert _missing(Item, item_keys, structural) == set()
     assert _missing(Turn, turn_keys, structural) == set()
     assert _missing(Evidence, evidence_keys, structural) == set()
     assert _missing(StatusChange, change_keys, structural) == set()
+    assert _missing(Comment, comment_keys, set(COMMENT_NOT_IN_NATIVE)) == set()
 
 
 def test_the_field_check_notices_a_missing_field(tmp_path: Path) -> None:
     grown = dataclasses.make_dataclass(
         "Grown", [(f.name, f.type) for f in dataclasses.fields(Item)] + [("reviewer", str)]
     )
-    item_keys, _, _, _ = _native_keys(tmp_path)
+    item_keys, _, _, _, _ = _native_keys(tmp_path)
     assert _missing(grown, item_keys, set(NOT_IN_NATIVE)) == {"reviewer"}

@@ -39,6 +39,7 @@ EXPECTED = {
     "import": "YY---",
     "export": "YY---",
     "experiment.run": "YY---",
+    "version.create": "YY---",
     "project.settings": "YY---",
     "project.members": "Y----",
     "project.delete": "Y----",

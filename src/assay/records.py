@@ -7,6 +7,7 @@ and never tied to a database row or a backend object.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import PurePath
@@ -283,6 +284,45 @@ class Item:
     status_history: list[StatusChange] = field(default_factory=list)
 
 
+COMMENT_TARGETS = ("item", "question", "answer", "evidence")
+COMMENT_ANCHORS = ("ok", "moved", "outdated")
+CommentTarget = Annotated[str, OneOf(COMMENT_TARGETS)]
+
+
+@dataclass(slots=True)
+class Comment:
+    """A remark on an item: general (``target`` ``item``) or anchored to a span of one turn's
+    question, answer or evidence passage: ``start``/``end`` are character offsets into that
+    text and ``quote`` the text they held when the comment was made. Replies name their
+    thread's first comment in ``parent_id`` and carry no anchor of their own.
+
+    ``anchor`` is worked out when comments are read against the item's current text: ``ok``
+    (the quote is at its offsets), ``moved`` (found elsewhere: ``start``/``end`` say where it
+    is now) or ``outdated`` (not found; the offsets stay as written). A comment is never
+    dropped because its text changed. In a Bundle, ``item_id`` is the Bundle item's id and
+    ``id``/``parent_id`` number the comments within the Bundle.
+    """
+
+    __pydantic_config__ = _FORBID
+
+    id: int = 0
+    item_id: str = ""
+    parent_id: int | None = None
+    author: str = ""
+    body: str = ""
+    target: CommentTarget = "item"
+    turn: Offset = None
+    evidence: Offset = None
+    start: Offset = None
+    end: Offset = None
+    quote: str = ""
+    resolved: bool = False
+    resolved_by: str = ""
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    anchor: str = "ok"
+
+
 @dataclass(frozen=True, slots=True)
 class ItemSummary:
     id: str
@@ -302,16 +342,27 @@ class ItemSummary:
 
 def to_json(value: Any) -> Any:
     """Records (and containers of them) as JSON-ready values; datetimes in ISO 8601."""
-    if value is None or isinstance(value, str | int | float):  # most values: at once
+    if value is None or isinstance(value, (str, int, float)):  # most values: at once
         return value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, dict):
         return {str(k): to_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
     if isinstance(value, datetime):
         return value.isoformat()
+    kind: Any = type(value)
+    names = _record_fields(kind)
+    if names is not None:
+        return {name: to_json(getattr(value, name)) for name in names}
     if isinstance(value, PurePath):
         return str(value)
     return value
+
+
+@functools.cache
+def _record_fields(kind: Any) -> tuple[str, ...] | None:
+    """The field names of a dataclass type (None for other types), looked up once per type:
+    ``dataclasses.fields`` on every value was a tenth of an import's time."""
+    if not dataclasses.is_dataclass(kind):
+        return None
+    return tuple(f.name for f in dataclasses.fields(kind))

@@ -12,20 +12,25 @@ import sys
 import typer
 
 from assay.cli import (
+    agreement,
+    comments,
     conversation,
     corpus,
+    dashboard,
     evaluate,
     experiments,
     items,
     projects,
     queue,
     remote,
+    review,
     search,
     serve,
     synthesize,
     tokens,
     transfer,
     users,
+    versions,
     worker,
 )
 from assay.cli.common import State
@@ -119,13 +124,18 @@ def make_app() -> typer.Typer:
     transfer.register(app)
     items.register(app)
     queue.register(app)
+    dashboard.register(app)
+    comments.register(app)
+    review.register(app)
     evaluate.register(app)
     experiments.register(app)
     conversation.register(app)
     synthesize.register(app)
     users.register(app)
     tokens.register(app)
+    versions.register(app)
     worker.register(app)
+    agreement.register(app)
     return app
 
 

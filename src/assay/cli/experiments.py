@@ -150,6 +150,14 @@ def create(
     chunking: str = typer.Option(
         None, "--chunking", "-c", metavar="NAME", help="Chunking to retrieve and score on."
     ),
+    version: str = typer.Option(
+        None,
+        "--version",
+        metavar="NAME",
+        help="Run on this frozen dataset version (assay versions list), not on the live "
+        "items; its statuses and chunking are used (--chunking still overrides).",
+        show_default=False,
+    ),
     project: str = ProjectOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -161,21 +169,15 @@ def create(
     for value in pipeline or ["keyword"]:
         parsed = _pipeline(value)
         pipelines.extend(parsed if isinstance(parsed, list) else [parsed])
+    metrics = [_metric(m) for m in metric] or None
+    options: dict[str, Any] = {"mode": mode, "metrics": metrics, "turns": turns, "seed": seed}
+    options.update(chunking=chunking, version=version)
     server = remote.server(ctx)
     if server is not None:
         from assay.cli import remote_experiments
 
         data = remote_experiments.create(
-            server,
-            project,
-            name,
-            pipelines,
-            mode=mode,
-            metrics=[_metric(m) for m in metric] or None,
-            statuses=status.split(","),
-            turns=turns,
-            seed=seed,
-            chunking=chunking,
+            server, project, name, pipelines, statuses=status.split(","), **options
         )
         _created(remote_experiments.experiment_of(data), data, as_json)
         return
@@ -183,18 +185,9 @@ def create(
 
     def body(ws: Workspace) -> Any:
         with transaction(ws.engine, None) as conn:
+            target = project_of(ws, project)
             return create_experiment(
-                ws,
-                project_of(ws, project),
-                name,
-                pipelines=pipelines,
-                mode=mode,
-                metrics=[_metric(m) for m in metric] or None,
-                statuses=status,
-                turns=turns,
-                seed=seed,
-                chunking=chunking,
-                conn=conn,
+                ws, target, name, pipelines=pipelines, statuses=status, conn=conn, **options
             )
 
     created = run(ctx, body)
@@ -209,6 +202,13 @@ def _created(created: Any, data: Any, as_json: bool) -> None:
         f"Created experiment {created.name!r} (id {created.id}): {created.task_count} tasks × "
         f"{len(created.pipelines)} pipeline(s). Run it: assay experiments run {created.name}"
     )
+    _print_version(created)
+
+
+def _print_version(experiment: Any) -> None:
+    frozen = experiment.selection.get("version")
+    if frozen:
+        console().print(f"On dataset version {frozen['name']!r}, sha256 {frozen['hash']}")
 
 
 def run_command(
@@ -379,6 +379,7 @@ def _print_experiment(experiment: Any) -> None:
     )
     if experiment.message:
         out.print(experiment.message, markup=False)
+    _print_version(experiment)
     if not experiment.aggregates:
         return
     from rich.table import Table

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from assay.cli import history
 from assay.cli.common import (
     JsonOption,
     ProjectOption,
@@ -35,10 +36,12 @@ PAGE_SIZE = 50
 
 
 def register(app: typer.Typer) -> None:
-    group = command_group(app, "items", "List, show and export single gold items.")
+    group = command_group(app, "items", "List, show and export single gold items; their history.")
     command(group, "list", list_command)
     command(group, "show", show)
     command(group, "export-one", export_one)
+    command(group, "history", history.history)
+    command(group, "restore", history.restore)
 
 
 def list_command(

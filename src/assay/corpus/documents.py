@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import sqlalchemy as sa
 
 from assay.errors import Conflict, InvalidInput, NotFound
+from assay.formats import DocumentRecord
 from assay.people.actors import AUTHOR_NAME
 from assay.records import Document, DocumentSummary, ParseInfo, Project
 from assay.store.db import as_utc, count_rows, reading, transaction
@@ -15,6 +17,26 @@ from assay.store.import_lock import check_writable
 from assay.store.projects import bump_corpus_version, check_name
 from assay.store.schema import accounts, documents, evidence, items, turns
 from assay.store.workspace import Workspace
+
+
+def document_record(ws: Workspace, doc: Document) -> DocumentRecord:
+    """A stored document as a Bundle's (exports, frozen versions): its text, the hashes of
+    its file and text, and its file read from the blob store only when a writer asks."""
+    sha256 = doc.sha256
+    return DocumentRecord(
+        ref=doc.id,
+        name=doc.name,
+        media_type=doc.media_type,
+        text=doc.text,
+        metadata=doc.metadata,
+        notes=doc.notes,
+        author=doc.author,
+        sha256=sha256,
+        text_sha256=hashlib.sha256(doc.text.encode("utf-8")).hexdigest(),
+        created_at=doc.created_at.isoformat(),
+        updated_at=doc.updated_at.isoformat(),
+        load=lambda: ws.blobs.get(sha256),
+    )
 
 
 def parse_info_from_json(data: dict[str, Any]) -> ParseInfo:

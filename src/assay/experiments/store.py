@@ -34,9 +34,11 @@ from assay.experiments.tasks import (
     check_statuses,
     task_from_json,
     task_to_json,
+    version_tasks,
 )
 from assay.people.actors import AUTHOR_NAME, acting_account
 from assay.records import Project
+from assay.review.versions import get_version
 from assay.store.db import as_utc, reading, record_from_row, transaction, utcnow
 from assay.store.projects import check_name
 from assay.store.schema import accounts, experiment_results, experiment_tasks, experiments
@@ -119,11 +121,14 @@ def create_experiment(
     embedder: str = "minilm",
     author: int | None = None,
     tasks: Sequence[Task] | None = None,
+    version: str | None = None,
     conn: sa.Connection | None = None,
 ) -> Experiment:
     """Check everything, build the tasks (unless given) and store them with the experiment,
     all in one transaction: the caller's ``conn`` when given, else one of its own.
-    ``embedder`` serves semantic_similarity."""
+    ``embedder`` serves semantic_similarity. ``version``: the tasks come from that frozen
+    dataset version (``statuses`` is then the version's), not from the live items; its
+    chunking is the default."""
     name = check_name(name, "experiment")
     plan = metric_plan(metrics, mode)
     specs = [
@@ -135,7 +140,13 @@ def create_experiment(
     check_pipelines(specs, mode)
     check_outgoing(specs, [judge.generator for judge in plan.judges])
     wanted = check_statuses(statuses)
+    frozen = get_version(ws, project, version, conn=conn) if version is not None else None
+    if frozen is not None:
+        chunking = chunking or frozen.chunking
+        wanted = tuple(frozen.summary.get("statuses") or DEFAULT_STATUSES)
     chunk = get_chunking(ws, project, chunking, conn=conn)
+    if tasks is None and frozen is not None:
+        tasks = version_tasks(ws, project, frozen, chunk, turns=turns, seed=seed, conn=conn)
     if tasks is None:
         tasks = build_tasks(
             ws, project, statuses=wanted, turns=turns, seed=seed, chunking=chunk.name, conn=conn
@@ -146,13 +157,15 @@ def create_experiment(
             f"no tasks: project {project.name!r} has no items with status {shown}; accept "
             "some items or choose other statuses"
         )
-    selection = {
+    selection: dict[str, Any] = {
         "statuses": "all" if wanted is None else list(wanted),
         "turns": turns,
         "seed": seed,
         "chunking": chunk.name,
         "embedder": embedder,
     }
+    if frozen is not None:
+        selection["version"] = {"name": frozen.name, "hash": frozen.hash}
     now = utcnow()
     with transaction(ws.engine, conn) as conn:
         clash = conn.scalar(
@@ -173,6 +186,7 @@ def create_experiment(
             tasks=tasks,
             author=author if author is not None else acting_account(ws, conn=conn),
             at=now,
+            dataset_version_id=frozen.id if frozen is not None else None,
         )
         return get_experiment(ws, project, experiment_id, with_aggregates=False, conn=conn)
 
@@ -190,6 +204,7 @@ def insert_experiment(
     author: int,
     at: datetime,
     done: int | None = None,
+    dataset_version_id: int | None = None,
 ) -> int:
     """Write an experiment and its frozen tasks; returns its id. ``done``: the experiment
     comes finished (an import) with that many results; else it waits for its run."""
@@ -213,6 +228,7 @@ def insert_experiment(
             updated_at=at,
             started_at=finished,
             finished_at=finished,
+            dataset_version_id=dataset_version_id,
         )
     ).inserted_primary_key[0]  # type: ignore[index]
     insert_tasks(int(experiment_id), tasks, conn=conn)

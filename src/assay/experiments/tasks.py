@@ -29,6 +29,8 @@ from assay.errors import InvalidInput
 from assay.gold.item_reads import iter_items
 from assay.gold.taxonomy import UNANSWERABLE
 from assay.records import STATUSES, Chunking, Evidence, Item, Project, Turn, to_json
+from assay.review.version_export import experiment_items
+from assay.review.versions import DatasetVersion, read_snapshot
 from assay.search.retriever import QueryFrom, query_text
 from assay.store.db import reading
 from assay.store.workspace import Workspace
@@ -251,6 +253,28 @@ def build_tasks(
         if item.id not in held:
             tasks.extend(tasks_from_item(item, chunk_map, turns, seed))
     return tasks
+
+
+def version_tasks(
+    ws: Workspace,
+    project: Project,
+    version: DatasetVersion,
+    chunking: Chunking,
+    *,
+    turns: str = "all",
+    seed: int = 0,
+    conn: sa.Connection | None = None,
+) -> list[Task]:
+    """Tasks from a frozen dataset version's items (not the live ones), gold chunk ids
+    under ``chunking``: :func:`assay.review.version_export.experiment_items`."""
+    select_turns(1, turns)
+    chunk_map = ChunkMap(ws, chunking, conn=conn)
+    snapshot = read_snapshot(ws, version)
+    return [
+        task
+        for item in experiment_items(ws, project, snapshot)
+        for task in tasks_from_item(item, chunk_map, turns, seed)
+    ]
 
 
 def skipped_items(

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from assay.errors import InvalidInput
-from assay.records import Item
+from assay.records import Comment, Item
 
 T = TypeVar("T")
 
@@ -212,6 +212,9 @@ class Bundle:
     evaluations: Iterable[EvaluationRecord] = field(default_factory=list)
     """Systems' results on the items, with their metrics (InspectorRAGet); on export the
     project's imported evaluations, newest first, read only when a writer asks."""
+    comments: Iterable[Comment] = field(default_factory=list)
+    """Comments on the items (``Comment.item_id`` names a Bundle item); on export those of
+    the exported items, read only when a writer asks; on import they follow the items."""
 
 
 Reader = Callable[[Path], Bundle]

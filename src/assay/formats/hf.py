@@ -93,7 +93,8 @@ def card(bundle: Bundle) -> str:
         "---\n\n"
         f"# {name}\n\n"
         "A gold-standard RAG evaluation set exported by Assay.\n\n"
-        "- `items`: questions (`query`), reference answers (`answer`, `alternatives`), the "
+        + (f"{bundle.project.notes}\n\n" if bundle.project.notes else "")
+        + "- `items`: questions (`query`), reference answers (`answer`, `alternatives`), the "
         "question type, and evidence: `relevant` and `distracting` passages as character "
         "offsets into `documents.text`; `retrieval_gt` lists groups of chunk ids (every group "
         "is needed, any id within a group suffices). `turns` holds all turns as JSON.\n"

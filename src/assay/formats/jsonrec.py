@@ -1,4 +1,4 @@
-"""Items, turns and evidence as JSON objects (native, csv and hf share this shape)."""
+"""Items, turns, evidence and comments as JSON objects (native, csv and hf share this shape)."""
 
 from __future__ import annotations
 
@@ -20,10 +20,12 @@ from assay.formats.common import (
 from assay.formats.jsontext import type_name
 from assay.records import (
     ANCHORS,
+    COMMENT_TARGETS,
     KINDS,
     LABELS,
     ORIGINS,
     STATUSES,
+    Comment,
     Evidence,
     Item,
     StatusChange,
@@ -181,4 +183,57 @@ def _status_change(value: Any, where: str) -> StatusChange:
         status=one_of(field_str(obj, "status", where), STATUSES, "status", where),
         actor=field_str(obj, "actor", where),
         at=parse_iso(field_str(obj, "at", where)),
+    )
+
+
+def comment_to_json(comment: Comment) -> dict[str, Any]:
+    """A comment as the native file holds it (``anchor`` is worked out when read, not kept)."""
+    return {
+        "id": comment.id,
+        "item": comment.item_id,
+        "parent": comment.parent_id,
+        "author": comment.author,
+        "body": comment.body,
+        "target": comment.target,
+        "turn": comment.turn,
+        "evidence": comment.evidence,
+        "start": comment.start,
+        "end": comment.end,
+        "quote": comment.quote,
+        "resolved": comment.resolved,
+        "resolved_by": comment.resolved_by,
+        "created_at": iso_text(comment.created_at) or None,
+        "updated_at": iso_text(comment.updated_at) or None,
+    }
+
+
+def comment_from_json(value: Any, where: str) -> Comment:
+    obj = as_object(value, where)
+    numbers = {k: field_int(obj, k, where) for k in ("id", "parent", "turn", "evidence")}
+    start, end = field_int(obj, "start", where), field_int(obj, "end", where)
+    if (start is None) != (end is None) or (
+        start is not None and end is not None and not 0 <= start < end
+    ):
+        raise InvalidInput(f"{where}: fields 'start' and 'end' must be 0 <= start < end")
+    if numbers["id"] is None:
+        raise InvalidInput(f"{where}: field 'id' must be a whole number")
+    resolved = obj.get("resolved", False)
+    if not isinstance(resolved, bool):
+        raise InvalidInput(f"{where}: field 'resolved' must be true or false")
+    return Comment(
+        id=numbers["id"],
+        item_id=field_str(obj, "item", where),
+        parent_id=numbers["parent"],
+        author=field_str(obj, "author", where),
+        body=field_str(obj, "body", where),
+        target=one_of(field_str(obj, "target", where, "item"), COMMENT_TARGETS, "target", where),
+        turn=numbers["turn"],
+        evidence=numbers["evidence"],
+        start=start,
+        end=end,
+        quote=field_str(obj, "quote", where),
+        resolved=resolved,
+        resolved_by=field_str(obj, "resolved_by", where),
+        created_at=parse_iso(field_str(obj, "created_at", where)),
+        updated_at=parse_iso(field_str(obj, "updated_at", where)),
     )

@@ -4,7 +4,8 @@ Entries: ``manifest.json`` (``{"format": "assay", "version": 1, "project": …}`
 ``documents.jsonl`` (one document per line, referenced by its unique name),
 ``files/<sha256>`` (original bytes), ``chunkings.jsonl`` (method and parameters),
 ``chunks.jsonl`` (the chunks of imported chunkings only; the others are re-made from their
-method) and ``items.jsonl`` (items, turns and evidence with offsets and groups). Lines are
+method), ``items.jsonl`` (items, turns and evidence with offsets and groups) and
+``comments.jsonl`` (comments on the items, threads by ``parent``; absent in older files). Lines are
 written with sorted keys and every entry has a fixed date, so the same project always gives
 the same bytes.
 """
@@ -34,7 +35,12 @@ from assay.formats.common import (
     zip_entry,
     zip_writer,
 )
-from assay.formats.jsonrec import item_from_json, item_to_json
+from assay.formats.jsonrec import (
+    comment_from_json,
+    comment_to_json,
+    item_from_json,
+    item_to_json,
+)
 from assay.formats.jsontext import (
     decode_text,
     dumps_line,
@@ -43,7 +49,7 @@ from assay.formats.jsontext import (
     loads,
     text_lines,
 )
-from assay.records import Item
+from assay.records import Comment, Item
 
 FORMAT = "assay"
 VERSION = 1
@@ -127,6 +133,10 @@ def _write(bundle: Bundle, path: Path) -> None:
                 out.write(dumps_line(item_to_json(item, lambda ref: names.get(ref or ""))) + "\n")
             out.flush()
             out.detach()
+        zf.writestr(
+            _entry("comments.jsonl"),
+            "".join(dumps_line(comment_to_json(c)) + "\n" for c in bundle.comments),
+        )
 
 
 def _entry(name: str) -> zipfile.ZipInfo:
@@ -184,6 +194,7 @@ def stream(path: Path, limits: ArchiveLimits | None = None) -> Bundle:
         documents = _documents(zf, path, issues)
         chunkings = _chunkings(zf, path, {d.ref for d in documents}, issues)
         zf.entry("items.jsonl")
+        comments = _comments(zf, path) if zf.has("comments.jsonl") else []
     return Bundle(
         project=project,
         documents=documents,
@@ -192,7 +203,20 @@ def stream(path: Path, limits: ArchiveLimits | None = None) -> Bundle:
         provenance={"format": FORMAT, "version": version, "path": str(path)},
         extra=field_dict(manifest, "extra", where),
         issues=issues,
+        comments=comments,
     )
+
+
+def _comments(zf: SafeZip, path: Path) -> list[Comment]:
+    found: list[Comment] = []
+    ids: set[int] = set()
+    for number, obj in jsonl_lines(_text(zf, "comments.jsonl"), f"{path}: comments.jsonl"):
+        comment = comment_from_json(obj, f"{path}: comments.jsonl line {number}")
+        if comment.id in ids:
+            raise InvalidInput(f"{path}: comments.jsonl line {number}: id {comment.id} repeated")
+        ids.add(comment.id)
+        found.append(comment)
+    return found
 
 
 def _items(path: Path, limits: ArchiveLimits | None, issues: list[Issue]) -> Iterator[Item]:

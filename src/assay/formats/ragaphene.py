@@ -6,17 +6,20 @@ message's ``contexts`` become the turn's ``retrieved`` list (kept as written) an
 ``feedback.relevant[<user>].value`` "yes" is a relevant passage, "no" an irrelevant one, and
 the voter is the evidence's author. The contexts' texts make up the documents (one per
 ``document_id``, its distinct context texts joined by blank lines) so evidence anchors by
-offsets. What our model has no field for (timestamps, retriever and generator settings,
-status history, comments, response ratings) is kept in ``item.extra["ragaphene"]`` and
-written back, so RAGAPHENE → Assay → RAGAPHENE compares equal apart from the normalisations
-listed in docs/formats.md.
+offsets. Review comments become the Bundle's comments and the review status the item's
+(:mod:`assay.formats.ragaphene_review`). What our model has no field for (timestamps,
+retriever and generator settings, the status history, response ratings) is kept in
+``item.extra["ragaphene"]`` and written back, so RAGAPHENE → Assay → RAGAPHENE compares equal
+apart from the normalisations listed in docs/formats.md.
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
+import itertools
 import json
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +42,16 @@ from assay.formats.dialogue import (
     mtrag_metadata,
 )
 from assay.formats.jsontext import loads, read_text, type_name
-from assay.formats.ragaphene_v1 import REVIEWS, SCHEMA_VERSION, migrate_v1
-from assay.records import Item, Turn
+from assay.formats.ragaphene_review import (
+    MessagePlace,
+    context_places,
+    conversation_status,
+    item_status,
+    read_comments,
+    write_comments,
+)
+from assay.formats.ragaphene_v1 import SCHEMA_VERSION, migrate_v1
+from assay.records import Comment, Item, Turn
 
 SPEAKERS = ("user", "agent")
 TOP_KEYS = ("schema_version", "author", "retriever", "generator", "messages", "status")
@@ -56,27 +67,42 @@ def read(path: Path) -> Bundle:
     conversations = data if isinstance(data, list) else [data]
     corpus = ContextCorpus()
     items: list[Item] = []
+    comments: list[Comment] = []
     issues: list[Issue] = []
     seen = FirstSeen("this conversation", issues)
+    numbers = itertools.count(1)
     for index, value in enumerate(conversations, 1):
         here = f"{where}: conversation {index}" if isinstance(data, list) else where
+        found: list[Comment] = []
         try:
-            item = conversation_item(value, here, corpus)
+            item = conversation_item(value, here, corpus, comments=found, numbers=numbers)
         except InvalidInput as exc:
             issues.append(Issue(f"conversation {index}", str(exc)))
             continue
         if seen.first(item.id, f"conversation {index}"):
             items.append(item)
+            comments.extend(found)
     return Bundle(
         documents=corpus.documents(),
         items=items,
         provenance={"format": "ragaphene", "path": str(path)},
         issues=issues,
+        comments=comments,
     )
 
 
-def conversation_item(value: Any, where: str, corpus: ContextCorpus) -> Item:
-    """One conversation (v1 or v2) as an item of kind ``conversation``."""
+def conversation_item(
+    value: Any,
+    where: str,
+    corpus: ContextCorpus,
+    *,
+    comments: list[Comment] | None = None,
+    numbers: Iterator[int] | None = None,
+) -> Item:
+    """One conversation (v1 or v2) as an item of kind ``conversation``. With ``comments``,
+    its review comments are added there as Assay comments (ids from ``numbers``; see
+    :mod:`assay.formats.ragaphene_comments`) and only those that have no place among them
+    stay in ``extra``; without, all stay there."""
     raw = as_object(value, where)
     version = raw.get("schema_version", 1)
     if isinstance(version, bool) or not isinstance(version, int):
@@ -90,6 +116,7 @@ def conversation_item(value: Any, where: str, corpus: ContextCorpus) -> Item:
         raise InvalidInput(f"{where}: field 'messages' must be a list of messages")
     turns: list[Turn] = []
     metas: list[dict[str, Any]] = []
+    places: list[MessagePlace] = []
     for index, value in enumerate(conversation["messages"], 1):
         here = f"{where}, message {index}"
         message = as_object(value, here)
@@ -113,6 +140,7 @@ def conversation_item(value: Any, where: str, corpus: ContextCorpus) -> Item:
                 field_list(message, "contexts", here), here, corpus
             )
         metas[-1][speaker] = meta
+        places.append(MessagePlace(len(turns) - 1, "question" if speaker == "user" else "answer"))
     status = field_str(conversation, "status", where, "created")
     history = field_list(conversation, "status_history", where)
     field_list(conversation, "comments", where)
@@ -120,15 +148,21 @@ def conversation_item(value: Any, where: str, corpus: ContextCorpus) -> Item:
     digest = hashlib.md5(
         json.dumps(raw, sort_keys=True, default=str).encode(), usedforsecurity=False
     ).hexdigest()
-    return Item(
+    item = Item(
         origin="imported",
         id=digest,
         kind="conversation",
-        status=_item_status(status, history),
+        status=item_status(status, history),
         author=field_str(conversation, "author", where),
         extra={"ragaphene": {"conversation": kept, "messages": metas, "version": version}},
         turns=turns,
     )
+    if comments is not None and "comments" in kept:
+        mapped, kept["comments"] = read_comments(
+            kept["comments"], item, places, numbers or itertools.count(1)
+        )
+        comments.extend(mapped)
+    return item
 
 
 def _message_meta(message: dict[str, Any], where: str) -> dict[str, Any]:
@@ -173,30 +207,30 @@ def _alternatives(message: dict[str, Any], where: str) -> list[dict[str, Any]]:
     return found
 
 
-def _item_status(status: str, history: list[Any]) -> str:
-    if status != "reviewed":
-        return "draft"
-    opinions = [h.get("status") for h in history if isinstance(h, dict)]
-    opinions = [o for o in opinions if o in REVIEWS]
-    return str(opinions[-1]) if opinions else "submitted"
-
-
 # ---------------------------------------------------------------- writing
 
 
 def write(bundle: Bundle, path: Path, **_: Any) -> list[str]:
     notes: list[str] = []
     doc_ids = document_ids(bundle)
-    conversations = [item_conversation(item, doc_ids, notes) for item in bundle.items]
+    comments: dict[str, list[Comment]] = {}
+    for comment in bundle.comments:
+        comments.setdefault(comment.item_id, []).append(comment)
+    conversations = [
+        item_conversation(item, doc_ids, notes, comments.get(item.id, ())) for item in bundle.items
+    ]
     payload: Any = conversations[0] if len(conversations) == 1 else conversations
     path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     return notes
 
 
 def item_conversation(
-    item: Item, doc_ids: dict[str, str], notes: list[str] | None = None
+    item: Item,
+    doc_ids: dict[str, str],
+    notes: list[str] | None = None,
+    comments: Sequence[Comment] = (),
 ) -> dict[str, Any]:
-    """One item as a schema-v2 conversation object."""
+    """One item as a schema-v2 conversation object, with its ``comments``."""
     info = sub_dict(item.extra, "ragaphene")
     kept = sub_dict(info, "conversation")
     metas = sub_list(info, "messages")
@@ -206,24 +240,31 @@ def item_conversation(
     model = mtrag_generator(said)
     messages: list[dict[str, Any]] = []
     edited = False
+    at: dict[tuple[int, str], int] = {}  # where each turn's question and answer were written
+    at_context: dict[tuple[int, int], tuple[int, int]] = {}
     for index, turn in enumerate(item.turns):
         meta = metas[index] if index < len(metas) and isinstance(metas[index], dict) else {}
         user_meta, agent_meta = sub_dict(meta, "user"), sub_dict(meta, "agent")
         recorded = said[index] if index < len(said) else {}
         if turn.query or user_meta:
             message = _user_message(turn, user_meta, _time(recorded.get("user"), fallback_time))
+            at[(index, "question")] = len(messages)
             messages.append(_with_metadata(message, recorded.get("user"), author, model))
         if turn.answer or turn.retrieved or turn.evidence or agent_meta:
             when = _time(recorded.get("agent"), fallback_time)
             message = _agent_message(turn, agent_meta, doc_ids, author, when)
             edited = edited or "original_text" in message
+            at[(index, "answer")] = len(messages)
+            at_context.update(
+                context_places(index, len(messages), turn.evidence, message["contexts"], doc_ids)
+            )
             messages.append(_with_metadata(message, recorded.get("agent"), author, model))
     if notes is not None:
         notes.extend(_refusals(item, messages))
     if any(d.label == "distracting" for t in item.turns for d in t.evidence) and notes is not None:
         notes.append(f"item {item.id}: distracting passages are written as 'no' (not relevant)")
     history = [copy.deepcopy(h) for h in kept.get("status_history") or [] if isinstance(h, dict)]
-    status = _conversation_status(item, kept, history, edited)
+    status = conversation_status(item, kept, history, edited)
     out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "author": author}
     for key in ("retriever", "generator"):
         if key in kept:
@@ -238,7 +279,7 @@ def item_conversation(
     out["messages"] = messages
     out["status"] = status
     out["status_history"] = history
-    out["comments"] = copy.deepcopy(kept.get("comments") or [])
+    out["comments"] = write_comments(comments, kept.get("comments") or [], at, at_context)
     out.update(
         {k: copy.deepcopy(v) for k, v in kept.items() if k not in (*TOP_KEYS, *TOP_KEYS_MORE)}
     )
@@ -319,36 +360,6 @@ def _agent_message(
     skip = ("timestamp", "feedback", "enrichments", "alternatives", "has_original_text")
     message.update({k: copy.deepcopy(v) for k, v in meta.items() if k not in skip})
     return message
-
-
-def _conversation_status(
-    item: Item, kept: dict[str, Any], history: list[dict[str, Any]], edited: bool
-) -> str:
-    for change in item.status_history:  # each reviewer's latest opinion, as RAGAPHENE keeps
-        if change.status in REVIEWS:
-            history[:] = [
-                h
-                for h in history
-                if not (h.get("author") == change.actor and h.get("status") in REVIEWS)
-            ]
-            history.append(
-                {"author": change.actor, "status": change.status, "timestamp": unix_time(change.at)}
-            )
-    if item.status in REVIEWS:
-        opinions = [h.get("status") for h in history if h.get("status") in REVIEWS]
-        if not opinions or opinions[-1] != item.status:  # no recorded change says who
-            history.append(
-                {
-                    "author": item.author,
-                    "status": item.status,
-                    "timestamp": unix_time(item.updated_at),
-                }
-            )
-        return "reviewed"
-    before = kept.get("status")
-    if before in ("created", "edited") and not (before == "created" and edited):
-        return str(before)
-    return "edited" if edited else "created"
 
 
 def _generator(item: Item) -> dict[str, Any]:

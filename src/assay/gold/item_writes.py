@@ -10,7 +10,7 @@ are anchored) is in ``assay.gold.item_rows``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -74,10 +74,14 @@ def _next_version(
     item_id: str,
     base_version: int,
     values: dict[str, Any],
+    check: Callable[[Item], None] | None = None,
 ) -> Item:
     """Write ``values`` and the next version if the item is still at ``base_version``
-    (optimistic concurrency), else raise :class:`StaleItem`; the item as it was before."""
+    (optimistic concurrency), else raise :class:`StaleItem`; the item as it was before
+    (``check``: see :func:`save_item`)."""
     before = get_item(ws, project, item_id, conn=conn)
+    if check is not None:
+        check(before)
     changed = conn.execute(
         items.update()
         .where(items.c.id == item_id, items.c.version == base_version)
@@ -216,18 +220,21 @@ def save_item(
     *,
     author: int | None = None,
     action: str = "save",
+    check: Callable[[Item], None] | None = None,
     conn: sa.Connection | None = None,
 ) -> Item:
     """Replace an item's content if it is still at ``base_version``; else raise StaleItem.
     ``action`` names the change in the item's history (a plain save unless told); ``author``
-    is the acting account's id (None: :func:`acting_account`)."""
+    is the acting account's id (None: :func:`acting_account`); ``check`` is called with the
+    stored item before anything is written and may refuse the save by raising (the web's
+    question-edit rule), so the item is read once."""
     check_storable(data)
     with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
         author = author if author is not None else acting_account(ws, conn=conn)
         content: dict[str, Any] = {"kind": data.kind, "origin": data.origin}
         content.update(notes=data.notes, extra=data.extra)
-        before = _next_version(ws, conn, project, item_id, base_version, content)
+        before = _next_version(ws, conn, project, item_id, base_version, content, check)
         named = _named(conn, data, False)
         listing = write_turns(conn, project, item_id, data, author, named).listing
         conn.execute(items.update().where(items.c.id == item_id).values(**listing))

@@ -95,6 +95,12 @@ def token_f1(prediction: str, references: References, strip_think: bool = True) 
     return max(_token_f1(tokens, normalize_answer(ref).split()) for ref in _references(references))
 
 
+def token_f1_of(prediction_tokens: Sequence[str], reference_tokens: Sequence[str]) -> float:
+    """:func:`token_f1` of texts already tokenised (``normalize_answer(text).split()``), for
+    callers that compare one text with many."""
+    return _token_f1(list(prediction_tokens), list(reference_tokens))
+
+
 def _token_recall(prediction_tokens: list[str], reference_tokens: list[str]) -> float:
     if not prediction_tokens or not reference_tokens:
         return float(prediction_tokens == reference_tokens)
@@ -134,6 +140,11 @@ def _rouge_l(prediction_tokens: list[str], reference_tokens: list[str]) -> float
         return 0.0
     lcs = _lcs_length(reference_tokens, prediction_tokens)
     return _f1(lcs, prediction_tokens, reference_tokens)
+
+
+def rouge_l_of(prediction_tokens: Sequence[str], reference_tokens: Sequence[str]) -> float:
+    """:func:`rouge_l` of texts already tokenised with :func:`rouge_tokens`."""
+    return _rouge_l(list(prediction_tokens), list(reference_tokens))
 
 
 def rouge_l(prediction: str, references: References, strip_think: bool = True) -> float:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -70,10 +72,18 @@ def role_of(
 ) -> str | None:
     """The account's role in the project; None when it is not a member."""
     with reading(ws.engine, conn) as reader:
-        role = reader.execute(
-            sa.select(project_members.c.role).where(_member(project_id, account_id))
-        ).scalar()
+        params = {"project_id": project_id, "account_id": account_id}
+        role = reader.execute(_role_read(), params).scalar()
     return str(role) if role is not None else None
+
+
+@functools.cache
+def _role_read() -> sa.Select[Any]:
+    """Read on every request of a member: built once per process (bound parameters)."""
+    return sa.select(project_members.c.role).where(
+        project_members.c.project_id == sa.bindparam("project_id", type_=sa.Integer),
+        project_members.c.account_id == sa.bindparam("account_id", type_=sa.Integer),
+    )
 
 
 def list_members(

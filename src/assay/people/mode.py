@@ -7,8 +7,10 @@ local owner. Team mode requires signing in; only it may serve beyond loopback.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import secrets
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -27,11 +29,15 @@ HOW_TO_TURN_ON = (
 )
 
 
+@functools.cache
+def _team_mode_read() -> sa.Select[Any]:
+    """Read on every request: built once per process (see ``assay.store.projects._by_name``)."""
+    return sa.select(workspace_settings.c.value).where(workspace_settings.c.key == KEY)
+
+
 def team_mode(ws: Workspace, *, conn: sa.Connection | None = None) -> bool:
     with reading(ws.engine, conn) as reader:
-        value = reader.execute(
-            sa.select(workspace_settings.c.value).where(workspace_settings.c.key == KEY)
-        ).scalar()
+        value = reader.execute(_team_mode_read()).scalar()
     return value is True
 
 

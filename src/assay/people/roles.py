@@ -59,6 +59,7 @@ ACTIONS: dict[str, Rule] = {
     "import": _rule(True, "owner lead"),
     "export": _rule(False, "owner lead"),
     "experiment.run": _rule(True, "owner lead"),
+    "version.create": _rule(True, "owner lead"),
     "project.settings": _rule(True, "owner lead"),
     # the project itself
     "project.members": _rule(True, "owner"),

@@ -7,10 +7,12 @@ disabled or gets a new password.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -55,6 +57,16 @@ def create_session(
     return secret, session
 
 
+@functools.cache
+def _session_read() -> sa.Select[Any]:
+    """Read on every signed-in request: built once per process (bound parameter)."""
+    return (
+        sa.select(sessions, accounts.c.disabled)
+        .join(accounts, accounts.c.id == sessions.c.account_id)
+        .where(sessions.c.id_hash == sa.bindparam("id_hash", type_=sa.String))
+    )
+
+
 def touch_session(
     ws: Workspace, secret: str, *, conn: sa.Connection | None = None
 ) -> Session | None:
@@ -67,11 +79,7 @@ def touch_session(
     now = utcnow()
     idle = timedelta(minutes=ws.settings.session_idle_minutes)
     with transaction(ws.engine, conn) as conn:
-        row = conn.execute(
-            sa.select(sessions, accounts.c.disabled)
-            .join(accounts, accounts.c.id == sessions.c.account_id)
-            .where(sessions.c.id_hash == key)
-        ).first()
+        row = conn.execute(_session_read(), {"id_hash": key}).first()
         if row is None:
             return None
         last_seen = as_utc(row.last_seen_at)

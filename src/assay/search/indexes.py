@@ -35,7 +35,7 @@ from assay.search import SearchIndex
 from assay.search.dense import DenseIndex
 from assay.search.embeddings import Embedder, workspace_embedder
 from assay.search.hybrid import HybridIndex
-from assay.search.keyword import KeywordIndex
+from assay.search.keyword import META_FILE, KeywordIndex
 from assay.search.locking import file_lock
 from assay.search.retriever import RetrieverSettings
 from assay.store.db import as_utc
@@ -60,6 +60,19 @@ def open_keyword_index(ws: Workspace, project: Project, chunking: Chunking) -> K
     path = ws.index_path(project.id, chunking.id, "keyword")
     with _folder_lock(path, "keyword", OPEN_LOCK_TIMEOUT_SECONDS):  # it may create the folder
         return KeywordIndex(path, project.language)
+
+
+def _kept_keyword_index(ws: Workspace, project: Project, chunking: Chunking) -> KeywordIndex:
+    """The chunking's keyword index, opened once per process and kept on the workspace for
+    searches (opening one took a third of a search). The key holds what would make a kept
+    one wrong: its folder, the chunking's creation time (a reused id) and the language; a
+    folder removed since (a deleted chunking) is opened afresh."""
+    path = ws.index_path(project.id, chunking.id, "keyword")
+    key = f"keyword-index:{path}:{as_utc(chunking.created_at).isoformat()}:{project.language}"
+    if not (path / META_FILE).exists():
+        ws.forget(key)
+    index: KeywordIndex = ws.shared(key, lambda: open_keyword_index(ws, project, chunking))
+    return index
 
 
 def open_dense_index(
@@ -224,7 +237,7 @@ def search(
     selected = get_chunking(ws, project, chunking)
     members: dict[str, SearchIndex] = {}
     if retriever.kind in ("keyword", "hybrid"):
-        keyword = open_keyword_index(ws, project, selected)
+        keyword = _kept_keyword_index(ws, project, selected)
         members["keyword"] = _synced(ws, project, selected, keyword)
     if retriever.kind in ("dense", "hybrid"):
         dense = open_dense_index(ws, project, selected, embedder or retriever.embedder)

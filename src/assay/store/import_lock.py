@@ -21,6 +21,7 @@ when an edit meets one.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import socket
 import time
@@ -34,6 +35,7 @@ import sqlalchemy as sa
 
 from assay.errors import ImportRunning
 from assay.store.db import as_utc, utcnow
+from assay.store.review_schema import comments
 from assay.store.schema import chunkings, documents, events, import_journal, items, projects, turns
 
 EXPIRES = timedelta(minutes=10)
@@ -111,8 +113,14 @@ _LOCK_COLUMNS = (
 )
 
 
+@functools.cache
+def _lock_read() -> sa.Select[Any]:
+    """Read before every write: built once per process (bound parameter)."""
+    return sa.select(*_LOCK_COLUMNS).where(projects.c.id == sa.bindparam("project_id"))
+
+
 def current_lock(conn: sa.Connection, project_id: int) -> Lock | None:
-    row = conn.execute(sa.select(*_LOCK_COLUMNS).where(projects.c.id == project_id)).first()
+    row = conn.execute(_lock_read(), {"project_id": project_id}).first()
     return _lock_of(row)
 
 
@@ -242,8 +250,8 @@ def journal(
 
 def rekey_items(conn: sa.Connection, token: str) -> None:
     """Give the items of a finished ``import --replace`` their own ids back (the replaced
-    project, which held them, is deleted by now): copy each row under its id, move its turns
-    and history over, drop the stand-in. Four statements, however many items."""
+    project, which held them, is deleted by now): copy each row under its id, move its turns,
+    history and comments over, drop the stand-in. Five statements, however many items."""
     pending = sa.select(import_journal.c.ref).where(
         import_journal.c.token == token, import_journal.c.kind == "rekey"
     )
@@ -253,7 +261,7 @@ def rekey_items(conn: sa.Connection, token: str) -> None:
     ).join(import_journal, import_journal.c.ref == items.c.id)
     copy = copy.where(import_journal.c.token == token, import_journal.c.kind == "rekey")
     conn.execute(items.insert().from_select([c.name for c in items.c], copy))
-    for table in (turns, events):
+    for table in (turns, events, comments):
         conn.execute(
             table.update()
             .where(table.c.item_id.in_(pending))

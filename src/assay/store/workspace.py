@@ -67,6 +67,10 @@ class Workspace:
             self._shared[key] = build()
         return self._shared[key]
 
+    def forget(self, key: str) -> None:
+        """Drop the shared object of ``key`` (the next :meth:`shared` builds it again)."""
+        self._shared.pop(key, None)
+
     def close(self) -> None:
         self.engine.dispose()
 

@@ -16,23 +16,24 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from itertools import accumulate
 
 from assay.corpus.anchoring import EvidenceProblem, gold_span, items_needing_review
 from assay.corpus.chunkings import get_chunking, list_chunkings
-from assay.corpus.documents import iter_documents
+from assay.corpus.documents import document_record, iter_documents
 from assay.corpus.evidence_mapping import chunks_for_span
 from assay.errors import ImportRunning, InvalidInput, NotFound
-from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, Lazy, ProjectInfo
+from assay.formats import Bundle, ChunkingRecord, ChunkRecord, Lazy, ProjectInfo
 from assay.gold.item_reads import item_ids
 from assay.records import (
     STATUSES,
     Chunking,
-    Document,
     Item,
     Project,
     Span,
 )
+from assay.review.comments import iter_item_comments
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.transfer.evaluations import project_evaluations
@@ -155,6 +156,7 @@ def export_bundle(
     target = _target_chunking(ws, project, chunking)
     chosen = chosen_items(ws, project, items) if items is not None else None
     mapper = _ChunkMapper(ws, project, target)
+    gold = cache(lambda: _gold_ids(ws, project, statuses, chosen, needs_review))
     return Bundle(
         project=ProjectInfo(
             name=project.name,
@@ -163,7 +165,7 @@ def export_bundle(
             created_at=project.created_at.isoformat(),
             updated_at=project.updated_at.isoformat(),
         ),
-        documents=Lazy(lambda: (_document_record(ws, d) for d in iter_documents(ws, project))),
+        documents=Lazy(lambda: (document_record(ws, d) for d in iter_documents(ws, project))),
         chunkings=[
             ChunkingRecord(
                 name=c.name,
@@ -174,15 +176,11 @@ def export_bundle(
             )
             for c in list_chunkings(ws, project)
         ],
-        items=Lazy(
-            lambda: (
-                _with_chunks(i, mapper)
-                for i in iter_item_rows(ws, _gold_ids(ws, project, statuses, chosen, needs_review))
-            )
-        ),
+        items=Lazy(lambda: (_with_chunks(i, mapper) for i in iter_item_rows(ws, gold()))),
         target_chunking=target.name if target else None,
         provenance={"tool": "assay", "project": project.name},
         evaluations=Lazy(lambda: project_evaluations(ws, project)),
+        comments=Lazy(lambda: iter_item_comments(ws, gold())),
     )
 
 
@@ -218,23 +216,6 @@ def _target_chunking(ws: Workspace, project: Project, name: str | None) -> Chunk
         if name is not None:
             raise
         return None
-
-
-def _document_record(ws: Workspace, doc: Document) -> DocumentRecord:
-    sha256 = doc.sha256
-    return DocumentRecord(
-        ref=doc.id,
-        name=doc.name,
-        media_type=doc.media_type,
-        text=doc.text,
-        metadata=doc.metadata,
-        notes=doc.notes,
-        author=doc.author,
-        sha256=sha256,
-        created_at=doc.created_at.isoformat(),
-        updated_at=doc.updated_at.isoformat(),
-        load=lambda: ws.blobs.get(sha256),
-    )
 
 
 def _chunk_factory(

@@ -46,6 +46,7 @@ from assay.store.projects import (
 )
 from assay.store.workspace import Workspace
 from assay.transfer.batches import Batches, BatchPolicy, batched
+from assay.transfer.comment_import import import_comments
 from assay.transfer.evaluations import store_evaluation
 from assay.transfer.import_actors import (
     ImportAuthors,
@@ -117,6 +118,10 @@ def import_bundle(
         importer.items(items, total)
         report.take_issues(bundle.issues[known_issues:], lenient=lenient)  # found while streaming
         importer.evaluations(bundle.evaluations)
+        import_comments(
+            ws, batches, target, bundle.comments, items=importer.placed_items,
+            authors=authors, report=report, lenient=lenient,
+        )  # fmt: skip
         record_import(batches.current, target, authors.acting, report, replace)
         if replaced is not None:  # the swap: the old content goes, the new takes its name
             delete_project(ws, replaced, conn=batches.current)

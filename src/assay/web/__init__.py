@@ -48,25 +48,32 @@ from assay.web.paths import hide_paths, workspace_paths
 from assay.web.proxies import ProxyHeadersMiddleware
 from assay.web.render import make_templates, render, translator
 from assay.web.routes import (
+    adjudication,
+    agreement,
     chunkings,
+    comments,
     conversation_pages,
     conversation_settings,
     conversations,
+    dashboard,
     documents,
     experiment_pages,
     experiment_results,
     experiments,
     exports,
     guide,
+    history,
     imports,
     items,
     members,
     projects,
     queue,
+    reviews,
     search,
     signin,
     synthesis,
     transfer,
+    versions,
 )
 from assay.web.strictjson import StrictJSONMiddleware
 
@@ -181,6 +188,8 @@ def create_app(ws: Workspace) -> FastAPI:
         documents,
         chunkings,
         items,
+        comments,
+        reviews,
         synthesis,
         search,
         guide,
@@ -190,10 +199,15 @@ def create_app(ws: Workspace) -> FastAPI:
         conversations,
         conversation_settings,
         conversation_pages,
+        dashboard,
         transfer,
         exports,
         imports,
         queue,
+        history,
+        versions,
+        agreement,
+        adjudication,
     ):
         app.include_router(module.router, dependencies=signed)
     return app

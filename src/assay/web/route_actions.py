@@ -25,8 +25,18 @@ WRITES: dict[tuple[str, str], str] = {
     # item.edit_query (web.actors.check_question_edit): reviewers edit answers and evidence
     ("PUT", f"{P}/items/{{item_id}}"): "item.edit",
     ("DELETE", f"{P}/items/{{item_id}}"): "item.delete",
-    # submit (annotators), accept and reject (reviewers) share the route
+    # submit, or back to draft; accepting and rejecting are verdicts (the review route)
     ("POST", f"{P}/items/{{item_id}}/status"): "item.edit",
+    # restoring an earlier version is a save (a changed question also needs item.edit_query)
+    ("POST", f"{P}/items/{{item_id}}/restore"): "item.edit",
+    ("POST", f"{P}/versions"): "version.create",
+    ("POST", f"{P}/items/{{item_id}}/comments"): "comment.write",
+    ("PATCH", f"{P}/items/{{item_id}}/comments/{{comment_id}}"): "comment.write",
+    ("DELETE", f"{P}/items/{{item_id}}/comments/{{comment_id}}"): "comment.write",
+    # verdicts and the review queue (assay.review)
+    ("POST", f"{P}/items/{{item_id}}/review"): "item.review",
+    ("POST", f"{P}/review-queue/next"): "item.review",
+    ("POST", f"{P}/review-queue/{{item_id}}/skip"): "item.review",
     ("POST", f"{P}/synthesize"): "item.create",
     ("POST", f"{P}/experiments"): "experiment.run",
     ("POST", f"{P}/experiment-files"): "experiment.run",
@@ -48,6 +58,7 @@ WRITES: dict[tuple[str, str], str] = {
     ("POST", f"{P}/queue/next"): "queue.work",
     ("POST", f"{P}/queue/{{task_id}}/submit"): "queue.work",
     ("POST", f"{P}/queue/{{task_id}}/skip"): "queue.work",
+    ("POST", f"{P}/adjudication/{{item_id}}"): "item.review",
     ("DELETE", f"{P}/members/{{username}}"): "project.members",
 }
 
@@ -58,6 +69,19 @@ READS: dict[tuple[str, str], str] = {
     # who has which tasks: for those who hand them out
     ("GET", "/projects/{name}/assignments"): "item.assign",
     ("GET", f"{P}/assignments"): "item.assign",
+    # agreement compares everyone's items; adjudication is a reviewer's work
+    ("GET", "/projects/{name}/agreement"): "item.read",
+    ("GET", f"{P}/agreement"): "item.read",
+    ("GET", "/projects/{name}/adjudication"): "item.review",
+    ("GET", f"{P}/adjudication"): "item.review",
+    ("GET", "/projects/{name}/adjudication/{item_id}"): "item.review",
+    ("GET", f"{P}/adjudication/{{item_id}}"): "item.review",
+    # the dashboard counts every item of the project: those who read them all
+    ("GET", "/projects/{name}/dashboard"): "item.read",
+    ("GET", "/api/projects/{name}/dashboard"): "item.read",
+    # the review queue lists other people's items
+    ("GET", "/projects/{name}/review"): "item.read",
+    ("GET", f"{P}/review-queue"): "item.read",
 }
 """Reading routes whose action is not the one their path suggests (see READ_SECTIONS)."""
 
@@ -76,6 +100,7 @@ PUBLIC = frozenset(
 READ_SECTIONS = (
     ("/transfer", "export"),
     ("/items", "item.read"),
+    ("/version", "item.read"),  # a frozen version's items (its page, show and diff)
     ("/conversations", "item.read"),
     ("/experiments", "experiment.read"),
 )

@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse
 from assay.gold.project_config import generator_settings, settings_view
 from assay.gold.turn_answers import model_label
 from assay.records import INT32, Item, Project
+from assay.review.comments import open_comment_counts
 from assay.store.workspace import Workspace
 from assay.web.actors import may_edit_question
 from assay.web.bounds import Offset
@@ -33,6 +34,7 @@ def conversations_page(request: Request, name: str, offset: Offset = 0) -> HTMLR
         rows=rows,
         total=total,
         offset=offset,
+        comment_counts=open_comment_counts(ws, project, [row.id for row in rows]),
     )
 
 

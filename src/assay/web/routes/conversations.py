@@ -29,7 +29,9 @@ from assay.gold.turn_answers import discard_draft, question_text, retrieve, take
 from assay.metrics.overlap import covered_spans, passage_score, sentence_overlaps
 from assay.metrics.support import annotate_support
 from assay.records import Item, Turn, to_json
+from assay.review.comments import open_comment_counts
 from assay.review.queue import keep_hold
+from assay.review.reviews import save_edit
 from assay.web.actors import actor_id, check_question_edit
 from assay.web.bounds import Offset
 from assay.web.conversations_view import (
@@ -104,7 +106,9 @@ def api_conversations(
     """One page of the project's conversations, newest change first."""
     ws, project = open_project(request, name)
     total, rows = listed_conversations(request, ws, project, offset, limit)
-    return {"total": total, "offset": offset, "limit": limit, "items": to_json(rows)}
+    counts = open_comment_counts(ws, project, [row.id for row in rows])
+    listed = [{**to_json(row), "open_comments": counts.get(row.id, 0)} for row in rows]
+    return {"total": total, "offset": offset, "limit": limit, "items": listed}
 
 
 @router.post("/api/projects/{name}/conversations", tags=["conversations"])
@@ -175,12 +179,13 @@ def api_conversation(request: Request, name: str, item_id: str) -> Any:
 def api_save_conversation(request: Request, name: str, item_id: str, body: ConversationSave) -> Any:
     """Save the whole conversation if it is still at ``version``; else 409 with both."""
     ws, project = open_project(request, name)
-    check_question_edit(request, project, get_conversation(ws, project, item_id), body.item)
+    stored = get_conversation(ws, project, item_id)
+    check_question_edit(request, project, stored, body.item)
     if body.item.kind != "conversation":
         raise InvalidInput("a conversation stays a conversation: kind must be 'conversation'")
     keep_hold(ws, project, item_id, actor_id(request))
     try:
-        item = save_item(ws, project, item_id, body.item, body.version, author=actor_id(request))
+        item = save_edit(ws, project, stored, body.item, body.version, author=actor_id(request))
     except StaleItem as exc:
         return conflict(ws, project, exc)
     return payload(ws, project, item)

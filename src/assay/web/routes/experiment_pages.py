@@ -15,6 +15,7 @@ from assay.experiments.tasks import TURN_SELECTIONS
 from assay.gold.project_config import generator_settings, retriever_settings
 from assay.gold.taxonomy import query_types
 from assay.records import STATUSES, Project
+from assay.review.versions import list_versions
 from assay.store.workspace import Workspace
 from assay.web import experiments_view as view
 from assay.web.bounds import PageNumber
@@ -36,6 +37,7 @@ def form_options(request: Request, ws: Workspace, project: Project) -> dict[str,
         "statuses": list(STATUSES),
         "turns": list(TURN_SELECTIONS),
         "chunkings": [c.name for c in list_chunkings(ws, project)],
+        "versions": [v.name for v in list_versions(ws, project)],
         "embedder": retriever.embedder,
         "generator": {"kind": generator.kind, "model": generator.model},
         "query_types": [

@@ -63,6 +63,11 @@ class ExperimentIn(BaseModel):
     turns: str = "all"
     seed: int = 0
     chunking: str | None = None
+    version: str | None = Field(
+        default=None,
+        description="Run on this frozen dataset version's items (not the live ones); "
+        "its statuses and chunking are then the experiment's.",
+    )
     start: bool = Field(default=True, description="Start running right away.")
 
 
@@ -92,6 +97,7 @@ def api_create(request: Request, name: str, body: ExperimentIn) -> Any:
             chunking=body.chunking,
             embedder=retriever_settings(project).embedder,
             author=actor_id(request),
+            version=body.version or None,
             conn=conn,
         )
     if body.start:  # after the commit: the run reads the experiment in its own transactions

@@ -14,18 +14,20 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.corpus.documents import document_names
+from assay.errors import InvalidInput
 from assay.gold.item_inputs import ItemBody
 from assay.gold.item_reads import get_item, item_events
 from assay.gold.item_writes import (
     StaleItem,
     create_item,
     delete_item,
-    save_item,
     set_status,
     submit_item,
 )
 from assay.records import INT32, Item, Project, to_json
+from assay.review.comments import open_comment_counts
 from assay.review.queue import keep_hold
+from assay.review.reviews import save_edit
 from assay.search.indexes import search
 from assay.store.workspace import Workspace
 from assay.web.actors import (
@@ -106,7 +108,9 @@ def api_items(
         limit,
         only_author=own_items_only(request, project),
     )
-    return {"total": total, "offset": offset, "limit": limit, "items": to_json(rows)}
+    counts = open_comment_counts(ws, project, [row.id for row in rows])
+    listed = [{**to_json(row), "open_comments": counts.get(row.id, 0)} for row in rows]
+    return {"total": total, "offset": offset, "limit": limit, "items": listed}
 
 
 @router.post("/api/projects/{name}/items", status_code=201, tags=["items"])
@@ -129,8 +133,10 @@ def api_save_item(request: Request, name: str, item_id: str, body: ItemSave) -> 
     ws, project = open_project(request, name)
     check_question_edit(request, project, get_item(ws, project, item_id), body.item)
     keep_hold(ws, project, item_id, actor_id(request))
+    stored = get_item(ws, project, item_id)
+    check_question_edit(request, project, stored, body.item)
     try:
-        item = save_item(ws, project, item_id, body.item, body.version, author=actor_id(request))
+        item = save_edit(ws, project, stored, body.item, body.version, author=actor_id(request))
     except StaleItem as exc:
         return _conflict(ws, project, exc)
     return item_payload(ws, project, item)
@@ -138,8 +144,14 @@ def api_save_item(request: Request, name: str, item_id: str, body: ItemSave) -> 
 
 @router.post("/api/projects/{name}/items/{item_id}/status", tags=["items"])
 def api_item_status(request: Request, name: str, item_id: str, body: StatusChange) -> Any:
-    """Change the status; ``submitted`` only when the item passes the completeness checks."""
+    """Change the status; ``submitted`` only when the item passes the completeness checks.
+    Accepting and rejecting are a reviewer's verdicts: ``POST .../review``."""
     ws, project = open_project(request, name)
+    if body.status in ("accepted", "rejected"):
+        raise InvalidInput(
+            f"status: {body.status} is a reviewer's verdict; send it to "
+            f"/api/projects/{project.name}/items/{item_id}/review (a reject with its reason)"
+        )
     try:
         if body.status == "submitted":
             item = submit_item(ws, project, item_id, body.version, actor=actor_id(request))
@@ -205,6 +217,7 @@ def items_page(request: Request, name: str, page: PageNumber = 1) -> HTMLRespons
             for i, row in enumerate(rows)
         ],
         page=at,
+        comment_counts=open_comment_counts(ws, project, [row.id for row in rows]),
         types=types,
         type_labels={t["id"]: t["label"] for t in types},
         sort_options=SORT_OPTIONS,

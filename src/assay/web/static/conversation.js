@@ -45,7 +45,7 @@
     busy: () => state.streaming,
     request: () => api("PUT", shell.base + "/conversations/" + encodeURIComponent(state.id),
       { version: state.version, item: clone(state.data) }),
-    saved: () => { renderFindings(); renderHints(); },
+    saved: (payload) => { keepOriginals(payload.item); renderFindings(); renderHints(); },
     render: () => renderAll(),
     summaryRows,
     findingParams: (f) => Object.assign({ turn: f.turn }, f.params),
@@ -55,6 +55,8 @@
   window.assay.openEditor = {
     state, flush, setSaveState: shell.setSaveState, conflictFrom: shell.conflictFrom, dropDraft: shell.dropDraft,
   };
+  window.assay.flushEditor = flush;  // comments.js saves pending edits before a comment
+  window.assay.editor = { state, flush, applySaved };  // for static/review.js
 
   // ------------------------------------------------------------ passages of a turn
 
@@ -204,6 +206,18 @@
     while (i < a.length) { push("-", a[i]); i += 1; }
     while (j < b.length) { push("+", b[j]); j += 1; }
     return ops;
+  }
+
+  // A reviewer's first edit of an answer keeps the submitted text as the turn's original
+  // (the server sets it, assay.review.reviews): take it, so the diff shows it at once.
+  function keepOriginals(item) {
+    (item.turns || []).forEach((server, index) => {
+      const tr = state.data.turns[index];
+      if (tr && !tr.original_answer && server.original_answer) {
+        tr.original_answer = server.original_answer;
+        renderDiff(index);
+      }
+    });
   }
 
   function renderDiff(index) {

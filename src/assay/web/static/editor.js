@@ -60,6 +60,8 @@
     summaryRows,
   });
   const { changed, flush, renderFindings } = shell;
+  window.assay.flushEditor = flush;  // comments.js saves pending edits before a comment
+  window.assay.editor = { state, flush, applySaved: shell.applySaved };  // for static/review.js
 
   // ------------------------------------------------------------ the form
 

@@ -25,6 +25,7 @@ document.addEventListener("alpine:init", () => {
       mode: "retrieval",
       turns: "all",
       chunking: "",
+      version: "",
       statuses: ["accepted"],
       pipelines: [pipeline("keyword", options.embedder), pipeline("hybrid", options.embedder)],
       metrics: (options.default_metrics.retrieval || []).join(", "),
@@ -80,6 +81,7 @@ document.addEventListener("alpine:init", () => {
             start: true,
           };
           if (this.chunking) body.chunking = this.chunking;
+          if (this.version) body.version = this.version;
           const created = await window.assay.api("POST", options.api, body);
           window.location.href = window.location.pathname.replace(/\/$/, "") + "/" + created.id;
         } catch (error) {

@@ -1,0 +1,278 @@
+"""A project's dashboard: how far the work is and how it goes, in a few aggregate queries.
+
+Every figure is counted by the database (GROUP BY, window functions); nothing loads the
+items themselves, so it stays quick at 100k items. What each figure means:
+
+- status funnel, items per query type, LLM drafts and coverage count gold items only:
+  annotators' copies under overlap (``copy_of`` set) are counted apart (``funnel.copies``);
+- throughput: submissions (``status`` events to ``submitted``) per annotator and UTC day,
+  copies included (submitting a copy is work done), in the last ``days`` days; items deleted
+  since are left out (see :mod:`assay.review.activity`, which counts these two);
+- time per item: for each item an annotator first submitted in those days, the time from
+  their first recorded change of it (creating it or their first save) to that submit;
+  reading before the first save is not counted, and submitting with no change of one's own
+  counts as no time. The median per annotator;
+- agreement per ISO week: on items done by several annotators, the share whose copies (each
+  submitted or accepted) name the same query type, by the week the last one changed; and
+  from reviews, the share of verdicts that accept the work unchanged;
+- LLM drafts: items of origin ``llm-*`` or ``synthesized`` by status (open: draft or
+  submitted) and query type; evidence of origin ``llm-suggestion`` by its item's status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date, datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+
+from assay.errors import InvalidInput
+from assay.gold.taxonomy import query_types
+from assay.records import STATUSES, Project
+from assay.review.activity import throughput, time_per_item, utc_day
+from assay.store.db import reading, utcnow
+from assay.store.review_schema import reviews
+from assay.store.schema import documents, evidence, items, turns
+from assay.store.workspace import Workspace
+
+MAX_DAYS = 366
+"""The longest throughput window a dashboard shows."""
+
+WEEKS = 12
+"""How many ISO weeks (up to the current one) the agreement figure spans."""
+
+UNCOVERED_LISTED = 100
+"""Documents with no questions listed by name (all of them are counted)."""
+
+LLM_EVIDENCE = "llm-suggestion"
+
+
+def dashboard(
+    ws: Workspace,
+    project: Project,
+    *,
+    days: int = 28,
+    now: datetime | None = None,
+    conn: sa.Connection | None = None,
+) -> dict[str, Any]:
+    """All figures of ``project``'s dashboard, as plain JSON-ready values; ``days`` is the
+    window of throughput and time per item, ending today (UTC; ``now`` for tests)."""
+    if not 1 <= days <= MAX_DAYS:
+        raise InvalidInput(f"days must be between 1 and {MAX_DAYS}, not {days}")
+    today = (now or utcnow()).date()
+    with reading(ws.engine, conn) as conn:
+        counts = _item_counts(conn, project)
+        return {
+            "project": project.name,
+            "generated_at": now or utcnow(),
+            "funnel": _funnel(counts, _copies(conn, project)),
+            "query_types": _by_query_type(project, counts),
+            "coverage": _coverage(conn, project),
+            "throughput": throughput(conn, project, today, days),
+            "time_per_item": time_per_item(conn, project, today, days),
+            "agreement": _agreement(conn, project, today),
+            "llm_drafts": _llm_drafts(conn, project, counts),
+        }
+
+
+# --- items: one GROUP BY feeds the funnel, the query types and the LLM drafts ---------------
+
+
+def _of_project(conn: sa.Connection, table: sa.Table, project: Project) -> Any:
+    """``table``'s rows of ``project``. On SQLite the test is written so that the table is
+    read in its own order, not through an index on ``project_id``: found that way, the rows
+    come in random order, a page read each, and with a project that is most of the table
+    that is several times slower (gold counts at 100k items: 350 ms against 110 ms; copies,
+    20 ms against 230 ms; see benchmarks/dashboard.py)."""
+    column = table.c.project_id
+    return (column + 0 if conn.dialect.name == "sqlite" else column) == project.id
+
+
+CountKey = tuple[str, str, bool]
+"""(query_type, status, is an LLM draft) of gold items."""
+
+
+def _item_counts(conn: sa.Connection, project: Project) -> dict[CountKey, int]:
+    is_llm = sa.or_(items.c.origin.like("llm%"), items.c.origin == "synthesized")
+    llm_col = sa.case((is_llm, 1), else_=0).label("llm")
+    rows = conn.execute(
+        sa.select(items.c.query_type, items.c.status, llm_col, sa.func.count())
+        .where(_of_project(conn, items, project), items.c.copy_of.is_(None))
+        .group_by(items.c.query_type, items.c.status, llm_col)
+    ).all()
+    return {(qt, status, bool(llm)): n for qt, status, llm, n in rows}
+
+
+def _copies(conn: sa.Connection, project: Project) -> int:
+    """Annotators' copies under overlap: counted apart, they are not gold."""
+    where = (_of_project(conn, items, project), items.c.copy_of.is_not(None))
+    return conn.scalar(sa.select(sa.func.count()).where(*where)) or 0
+
+
+def _funnel(counts: Mapping[CountKey, int], copies: int) -> dict[str, int]:
+    """Gold items by status and the stages they reached: created → submitted (for review
+    or beyond) → reviewed (accepted or rejected)."""
+    s = dict.fromkeys(STATUSES, 0)
+    for (_qt, status, _llm), n in counts.items():
+        s[status] = s.get(status, 0) + n
+    return {
+        **s,
+        "total": sum(s.values()),
+        "reached_submitted": s["submitted"] + s["accepted"] + s["rejected"],
+        "reached_review": s["accepted"] + s["rejected"],
+        "copies": copies,
+    }
+
+
+def _type_order(project: Project) -> dict[str, int]:
+    return {q.id: i for i, q in enumerate(query_types(project))}
+
+
+def _by_query_type(project: Project, counts: Mapping[CountKey, int]) -> list[dict[str, Any]]:
+    """Gold items per query type (the first turn's), by status; the project's taxonomy
+    order first, then types it no longer lists, then items with none (``""``)."""
+    table: dict[str, dict[str, int]] = {}
+    for (qt, status, _llm), n in counts.items():
+        row = table.setdefault(qt, dict.fromkeys(STATUSES, 0))
+        row[status] = row.get(status, 0) + n
+    return [
+        {"query_type": qt, "total": sum(row.values()), "by_status": row}
+        for qt, row in sorted(table.items(), key=_type_sort(project))
+    ]
+
+
+def _type_sort(project: Project) -> Any:
+    order = _type_order(project)
+    return lambda entry: (entry[0] == "", order.get(entry[0], len(order)), entry[0])
+
+
+def _llm_drafts(
+    conn: sa.Connection, project: Project, counts: Mapping[CountKey, int]
+) -> dict[str, Any]:
+    """LLM-drafted gold items: accepted, rejected, still open (draft or submitted), overall
+    and per query type; and LLM-suggested evidence by the status of its item."""
+    table: dict[str, dict[str, int]] = {}
+    for (qt, status, llm), n in counts.items():
+        if llm:
+            row = table.setdefault(qt, {"accepted": 0, "rejected": 0, "open": 0})
+            row[status if status in ("accepted", "rejected") else "open"] += n
+    per_type: list[dict[str, Any]] = [
+        {"query_type": qt, **row, "total": sum(row.values())}
+        for qt, row in sorted(table.items(), key=_type_sort(project))
+    ]
+    overall = {key: sum(r[key] for r in per_type) for key in ("accepted", "rejected", "open")}
+    per_turn = (  # evidence has no index on origin: one pass over it, then to the items
+        sa.select(evidence.c.turn_id, sa.func.count().label("n"))
+        .where(evidence.c.origin == LLM_EVIDENCE)
+        .group_by(evidence.c.turn_id)
+        .subquery()
+    )
+    suggested = conn.execute(
+        sa.select(items.c.status, sa.func.sum(per_turn.c.n))
+        .select_from(per_turn.join(turns, turns.c.id == per_turn.c.turn_id))
+        .join(items, items.c.id == turns.c.item_id)
+        .where(items.c.project_id == project.id, items.c.copy_of.is_(None))
+        .group_by(items.c.status)
+    ).all()
+    evidence_counts = {"accepted": 0, "rejected": 0, "open": 0}
+    for status, n in suggested:
+        evidence_counts[status if status in ("accepted", "rejected") else "open"] += int(n)
+    return {
+        "items": {**overall, "total": sum(overall.values())},
+        "by_query_type": per_type,
+        "evidence": {**evidence_counts, "total": sum(evidence_counts.values())},
+    }
+
+
+# --- documents -------------------------------------------------------------------------------
+
+
+def _coverage(conn: sa.Connection, project: Project) -> dict[str, Any]:
+    """Documents no gold item cites as evidence: how many, and the first by name."""
+    cited = (
+        sa.select(sa.literal(1))
+        .select_from(evidence.join(turns, turns.c.id == evidence.c.turn_id))
+        .join(items, items.c.id == turns.c.item_id)
+        .where(evidence.c.doc_id == documents.c.id, items.c.copy_of.is_(None))
+        .exists()
+    )
+    mine = documents.c.project_id == project.id
+    total = conn.scalar(sa.select(sa.func.count()).where(mine)) or 0
+    listed = conn.execute(  # the count of them all comes with the first hundred
+        sa.select(documents.c.id, documents.c.name, sa.func.count().over())
+        .where(mine, ~cited)
+        .order_by(documents.c.name)
+        .limit(UNCOVERED_LISTED)
+    ).all()
+    uncovered = listed[0][2] if listed else 0
+    return {
+        "documents": total,
+        "covered": total - uncovered,
+        "uncovered": uncovered,
+        "uncovered_documents": [{"doc_id": i, "name": name} for i, name, _n in listed],
+    }
+
+
+# --- agreement -------------------------------------------------------------------------------
+
+
+def _week(day_text: str) -> str:
+    """The Monday of the ISO week of a ``YYYY-MM-DD`` day."""
+    day = date.fromisoformat(day_text)
+    return (day - timedelta(days=day.weekday())).isoformat()
+
+
+def _agreement(conn: sa.Connection, project: Project, today: date) -> dict[str, Any]:
+    """Per ISO week (the last :data:`WEEKS`): overlapped items finished and the share
+    whose copies agree on the query type; reviews and the share accepting unchanged."""
+    this_monday = today - timedelta(days=today.weekday())
+    weeks = [(this_monday - timedelta(weeks=WEEKS - 1 - i)).isoformat() for i in range(WEEKS)]
+    since = datetime.fromisoformat(weeks[0])
+    done = items.c.status.in_(("submitted", "accepted"))
+    groups = (
+        sa.select(
+            sa.func.max(items.c.updated_at).label("finished"),
+            sa.func.count(sa.distinct(items.c.query_type)).label("types"),
+        )
+        .where(_of_project(conn, items, project), items.c.copy_of.is_not(None), done)
+        .group_by(items.c.copy_of)
+        .having(sa.func.count() >= 2)
+        .subquery()
+    )
+    overlap_day = utc_day(conn, groups.c.finished).label("day")
+    same = sa.func.sum(sa.case((groups.c.types == 1, 1), else_=0))
+    overlap = conn.execute(
+        sa.select(overlap_day, sa.func.count(), same)
+        .where(groups.c.finished >= since)
+        .group_by(overlap_day)
+    ).all()
+    review_day = utc_day(conn, reviews.c.at).label("day")
+    verdicts = conn.execute(
+        sa.select(review_day, reviews.c.verdict, sa.func.count())
+        .where(_of_project(conn, reviews, project), reviews.c.at >= since)
+        .group_by(review_day, reviews.c.verdict)
+    ).all()
+    table: dict[str, dict[str, Any]] = {
+        w: {"week": w, "overlapped": 0, "same_type": 0, "reviews": 0, "accepted_unchanged": 0}
+        for w in weeks
+    }
+    for day_text, n, agreeing in overlap:
+        row = table.get(_week(day_text))
+        if row is not None:
+            row["overlapped"] += n
+            row["same_type"] += int(agreeing or 0)
+    for day_text, verdict, n in verdicts:
+        row = table.get(_week(day_text))
+        if row is not None:
+            row["reviews"] += n
+            row["accepted_unchanged"] += n if verdict == "accept" else 0
+    rows = [table[w] for w in weeks]
+    for row in rows:
+        row["type_agreement"] = _share(row["same_type"], row["overlapped"])
+        row["review_acceptance"] = _share(row["accepted_unchanged"], row["reviews"])
+    return {"weeks": rows, "empty": not any(r["overlapped"] or r["reviews"] for r in rows)}
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None

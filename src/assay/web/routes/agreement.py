@@ -1,0 +1,52 @@
+"""The agreement page of a project and its JSON twin (``/api/projects/{name}/agreement``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from assay.corpus.chunkings import list_chunkings
+from assay.records import to_json
+from assay.review.adjudication import waiting_for_adjudication
+from assay.review.agreement import COLUMNS, agreement_report, column_value
+from assay.web.render import open_project, render
+
+router = APIRouter()
+
+
+@router.get("/api/projects/{name}/agreement", tags=["review"])
+def api_agreement(request: Request, name: str, chunking: str = "") -> Any:
+    """Inter-annotator agreement over the items done in overlap: overall, per annotator
+    pair, per annotator against the adjudicated gold and per query type (see
+    docs/team-workflow.md). ``chunking``: compare passages as that chunking's chunk ids
+    (default: by characters)."""
+    ws, project = open_project(request, name)
+    return to_json(agreement_report(ws, project, chunking=chunking or None))
+
+
+@router.get("/projects/{name}/agreement", response_class=HTMLResponse, include_in_schema=False)
+def agreement_page(request: Request, name: str, chunking: str = "") -> HTMLResponse:
+    ws, project = open_project(request, name)
+    report = agreement_report(ws, project, chunking=chunking or None)
+    tables = [
+        ("overall", [("all", report.overall)]),
+        ("pairs", [(row.name, row.measures) for row in report.pairs]),
+        ("gold", [(row.name, row.measures) for row in report.gold]),
+        ("query_types", [(row.name, row.measures) for row in report.query_types]),
+    ]
+    return render(
+        request,
+        "agreement.html",
+        project=project,
+        section="agreement",
+        report=report,
+        tables=[
+            (key, [(name, [column_value(m, path) for path, _ in COLUMNS]) for name, m in rows])
+            for key, rows in tables
+        ],
+        columns=[path for path, _ in COLUMNS],
+        chunkings=[c.name for c in list_chunkings(ws, project)],
+        waiting=len(waiting_for_adjudication(ws, project)),
+    )

@@ -1,0 +1,43 @@
+"""A project's dashboard: the page with its plots, and its JSON twin."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse
+
+from assay.records import to_json
+from assay.review.dashboard import MAX_DAYS, dashboard
+from assay.web.dashboard_view import figures
+from assay.web.render import open_project, render, translator
+
+router = APIRouter()
+
+Days = Annotated[
+    int, Query(ge=1, le=MAX_DAYS, description="days of throughput, ending today (UTC)")
+]
+
+
+@router.get("/api/projects/{name}/dashboard", tags=["dashboard"])
+def api_dashboard(request: Request, name: str, days: Days = 28) -> Any:
+    """The dashboard's figures: status funnel, items per query type, coverage (documents with
+    no questions), throughput per annotator and day, median time per item, agreement per
+    week and LLM drafts (docs/team-workflow.md says how each is counted)."""
+    ws, project = open_project(request, name)
+    return to_json(dashboard(ws, project, days=days))
+
+
+@router.get("/projects/{name}/dashboard", response_class=HTMLResponse, include_in_schema=False)
+def dashboard_page(request: Request, name: str, days: Days = 28) -> HTMLResponse:
+    ws, project = open_project(request, name)
+    data = dashboard(ws, project, days=days)
+    return render(
+        request,
+        "dashboard.html",
+        project=project,
+        section="dashboard",
+        data=data,
+        days=days,
+        fig=figures(data, project, translator(request)),
+    )
