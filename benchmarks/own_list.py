@@ -37,7 +37,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.errors import NotFound
-from assay.gold.item_reads import list_items
+from assay.gold.item_lists import list_items
 from assay.people.actors import account_for
 from assay.records import Project
 from assay.store.db import utcnow

@@ -1,7 +1,7 @@
 """``assay items``: the gold items of a project, as the web list and editor show them.
 
 The same stage functions serve the web page, the JSON API and these commands:
-:func:`assay.gold.item_reads.list_items` and :func:`~assay.gold.item_reads.get_item` (with
+:func:`assay.gold.item_lists.list_items` and :func:`~assay.gold.item_reads.get_item` (with
 the checks of :func:`assay.gold.checks.check_item`), and :func:`assay.transfer.export_bundle`
 for one item.
 """
@@ -104,7 +104,7 @@ def list_command(
     With --json, prints {"total", "offset", "limit", "items"} like GET
     /api/projects/NAME/items.
     """
-    from assay.gold.item_reads import list_items
+    from assay.gold.item_lists import list_items
 
     offset = (page - 1) * page_size
 

@@ -18,7 +18,7 @@ from assay.corpus.documents import document_names
 from assay.errors import Conflict
 from assay.gold.checks import check_item
 from assay.gold.item_inputs import editable_json
-from assay.gold.item_reads import list_items
+from assay.gold.item_lists import list_items
 from assay.gold.taxonomy import query_types
 from assay.records import Item, Project, to_json
 from assay.store.workspace import Workspace

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from assay.corpus.chunkings import list_chunkings
 from assay.corpus.documents import count_documents
-from assay.gold.item_reads import list_items
+from assay.gold.item_lists import list_items
 from assay.gold.project_config import update_settings
 from assay.gold.synthesis import acceptance_rates
 from assay.gold.taxonomy import DEFAULT_QUERY_TYPES, query_types
