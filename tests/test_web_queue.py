@@ -198,3 +198,26 @@ def test_a_conversation_task_opens_the_workbench_with_submit_and_next(team: Work
 
 def team_doc(ws: Workspace) -> str:
     return get_document_by_name(ws, _project(ws), "ferry.md").id
+
+
+def test_a_reviewers_reject_sends_the_task_back_to_the_top_of_the_queue(team: Workspace) -> None:
+    lead, ada = client(team, "lea"), client(team, "ada")
+    ids = item_ids(team, _project(team))[:2]
+    assert lead.post(f"{API}/assignments", json={"to": ["ada"], "ids": ids}).status_code == 201
+    first = ada.post(f"{API}/queue/next").json()["task"]
+    done = ada.post(f"{API}/queue/{first['id']}/submit", json=answered(ada, first["item_id"]))
+    assert done.status_code == 200
+    version = done.json()["item"]["version"]
+    reason = "Cite the timetable, not the intro."
+    rejected = lead.post(
+        f"{API}/items/{first['item_id']}/review",
+        json={"verdict": "reject", "reason": reason, "version": version},
+    )
+    assert rejected.status_code == 200, rejected.text
+    queue = ada.get(f"{API}/queue").json()
+    assert (queue["done"], queue["total"]) == (0, 2)
+    assert queue["tasks"][0]["item_id"] == first["item_id"]
+    assert queue["tasks"][0]["returned"] == reason
+    back = ada.post(f"{API}/queue/next").json()["task"]
+    assert back["item_id"] == first["item_id"]
+    assert f"Sent back: {reason}" in ada.get("/projects/p/queue").text
