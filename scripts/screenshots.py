@@ -129,7 +129,7 @@ def experiments_screenshots(
 ) -> None:
     """Accept the demo items, run keyword vs hybrid (hashing embedder), shoot both pages."""
     from assay.experiments import create_experiment, run_experiment
-    from assay.gold.item_reads import list_items
+    from assay.gold.item_lists import list_items
     from assay.gold.item_writes import set_status
 
     for row in list_items(ws, project, limit=100)[1]:

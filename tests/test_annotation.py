@@ -10,7 +10,8 @@ from assay.corpus.ingest import ingest_bytes, replace_document
 from assay.errors import Conflict, InvalidInput
 from assay.gold.checks import check_item
 from assay.gold.item_inputs import editable_copy, parse_item
-from assay.gold.item_reads import get_item, item_events, list_items
+from assay.gold.item_lists import list_items
+from assay.gold.item_reads import get_item, item_events
 from assay.gold.item_writes import (
     StaleItem,
     create_item,

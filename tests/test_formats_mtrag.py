@@ -17,7 +17,8 @@ from assay.errors import InvalidInput, NotFound
 from assay.formats import get_format
 from assay.formats.mtrag import read, split_task_id
 from assay.formats.mtrag_write import item_tasks
-from assay.gold.item_reads import get_item, list_items
+from assay.gold.item_lists import list_items
+from assay.gold.item_reads import get_item
 from assay.people.actors import account_for
 from assay.records import Item, Turn
 from assay.store.projects import get_project

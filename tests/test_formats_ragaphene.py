@@ -17,7 +17,8 @@ from assay.errors import InvalidInput
 from assay.formats import get_format
 from assay.formats.ragaphene import item_conversation, migrate_v1, read
 from assay.gold.item_inputs import editable_copy
-from assay.gold.item_reads import get_item, list_items
+from assay.gold.item_lists import list_items
+from assay.gold.item_reads import get_item
 from assay.gold.item_writes import save_item
 from assay.people.actors import account_for
 from assay.records import Evidence

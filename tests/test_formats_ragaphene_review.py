@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.formats import get_format
-from assay.gold.item_reads import list_items
+from assay.gold.item_lists import list_items
 from assay.people.actors import account_for
 from assay.review.comments import add_comment, list_comments
 from assay.store.projects import get_project

@@ -10,7 +10,7 @@ import pytest
 
 from assay.errors import InvalidInput
 from assay.formats import get_format
-from assay.gold.item_reads import list_items
+from assay.gold.item_lists import list_items
 from assay.records import Project
 from assay.store.projects import get_project, list_projects
 from assay.store.workspace import Workspace

@@ -33,6 +33,7 @@ EXPECTED = {
     "item.delete": "YY-O-",
     "item.review": "YYY--",
     "item.assign": "YY---",
+    "queue.work": "YYYY-",
     "comment.write": "YYYY-",
     "document.write": "YY---",
     "import": "YY---",
@@ -108,7 +109,13 @@ def test_permitted_actions_are_what_a_page_may_offer(any_ws: Workspace) -> None:
     admin = create_account(any_ws, "root", PASSWORD, admin=True)
     set_role(any_ws, project.id, anna.id, "annotator")
     annotator = permitted_actions(any_ws, Actor.of(anna), project)
-    assert annotator == {"project.read", "experiment.read", "item.create", "comment.write"}
+    assert annotator == {
+        "project.read",
+        "experiment.read",
+        "item.create",
+        "comment.write",
+        "queue.work",
+    }
     assert "item.read" in permitted_actions(  # every item, once the project says so
         any_ws,
         Actor.of(anna),

@@ -9,7 +9,8 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
 from assay.formats import Bundle, get_format
-from assay.gold.item_reads import get_item, item_events, list_items
+from assay.gold.item_lists import list_items
+from assay.gold.item_reads import get_item, item_events
 from assay.gold.item_writes import create_item
 from assay.people.accounts import USERNAME, account_by_id, create_account, list_accounts
 from assay.people.actors import account_for, account_ids, acting_account

@@ -12,7 +12,7 @@ from assay.corpus.documents import list_documents
 from assay.corpus.ingest import ingest_bytes
 from assay.demo import open_demo
 from assay.experiments.store import create_experiment
-from assay.gold.item_reads import list_items
+from assay.gold.item_lists import list_items
 from assay.records import Project
 from assay.store.workspace import Workspace
 from tests.conftest import LiveServer

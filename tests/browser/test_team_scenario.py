@@ -12,7 +12,8 @@ from playwright.sync_api import Browser, Page, expect
 from typer.testing import CliRunner
 
 from assay.cli import make_app
-from assay.gold.item_reads import get_item, list_items
+from assay.gold.item_lists import list_items
+from assay.gold.item_reads import get_item
 from assay.people.accounts import create_account
 from assay.people.mode import ensure_first_owner
 from assay.store.projects import create_project, get_project

@@ -21,6 +21,7 @@ from assay.cli import (
     experiments,
     items,
     projects,
+    queue,
     remote,
     review,
     search,
@@ -122,6 +123,7 @@ def make_app() -> typer.Typer:
     serve.register(app)
     transfer.register(app)
     items.register(app)
+    queue.register(app)
     dashboard.register(app)
     comments.register(app)
     review.register(app)

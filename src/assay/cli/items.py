@@ -1,7 +1,7 @@
 """``assay items``: the gold items of a project, as the web list and editor show them.
 
 The same stage functions serve the web page, the JSON API and these commands:
-:func:`assay.gold.item_reads.list_items` and :func:`~assay.gold.item_reads.get_item` (with
+:func:`assay.gold.item_lists.list_items` and :func:`~assay.gold.item_reads.get_item` (with
 the checks of :func:`assay.gold.checks.check_item`), and :func:`assay.transfer.export_bundle`
 for one item.
 """
@@ -80,6 +80,13 @@ def list_command(
         help="Only items whose evidence no longer matches its document (the document was "
         "replaced): exports and experiments leave them out until the passages are fixed.",
     ),
+    copies: str = typer.Option(
+        "exclude",
+        "--copies",
+        metavar="WHICH",
+        help="Annotators' own copies of items (overlap, see `assay assign`): exclude (the "
+        "gold items only), include, or only.",
+    ),
     sort: str = typer.Option(
         "-updated",
         "--sort",
@@ -97,7 +104,7 @@ def list_command(
     With --json, prints {"total", "offset", "limit", "items"} like GET
     /api/projects/NAME/items.
     """
-    from assay.gold.item_reads import list_items
+    from assay.gold.item_lists import list_items
 
     offset = (page - 1) * page_size
 
@@ -111,6 +118,7 @@ def list_command(
             kind=kind or None,
             text=text,
             review=needs_review,
+            copies=copies,
             sort=sort,
             offset=offset,
             limit=page_size,

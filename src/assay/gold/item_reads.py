@@ -1,6 +1,6 @@
 """Reading gold items: one item with its turns and evidence, every item of a project in
-batches (the editor, experiments and exports build them alike), the filtered and sorted
-pages of the items list, and an item's history."""
+batches (the editor, experiments and exports build them alike), and an item's history. The
+items list's pages are in :mod:`assay.gold.item_lists`."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from assay.corpus.anchoring import needing_review, needs_review
-from assay.errors import InvalidInput, NotFound
+from assay.errors import NotFound
+from assay.gold.item_scope import copies_of_project
 from assay.gold.jsonvalues import finite
 from assay.people.actors import AUTHOR_NAME
-from assay.records import Evidence, Item, ItemSummary, Project, StatusChange, Turn
-from assay.store.db import as_utc, driver_rows, reading, record_from_row
+from assay.records import Evidence, Item, Project, StatusChange, Turn
+from assay.store.db import as_utc, driver_rows, reading
 from assay.store.schema import accounts, events, evidence, items, turns
 from assay.store.workspace import Workspace
 
@@ -61,16 +61,20 @@ def item_ids(
     *,
     conn: sa.Connection | None = None,
 ) -> list[str]:
-    """Item ids in export order (oldest first), optionally only those of ``statuses``."""
-    where = [items.c.project_id == project.id]
-    if statuses is not None:
-        where.append(items.c.status.in_(list(statuses)))
+    """Gold item ids in export order (oldest first), optionally only those of ``statuses``;
+    annotators' copies (overlap) are not gold and are left out (found apart, by their own
+    index, so the ids still come from an index alone)."""
+    chosen = [] if statuses is None else [items.c.status.in_(list(statuses))]
     with reading(ws.engine, conn) as reader:
-        return list(
-            reader.scalars(
-                sa.select(items.c.id).where(*where).order_by(items.c.created_at, items.c.id)
-            ).all()
+        copies = set(
+            reader.scalars(sa.select(items.c.id).where(*copies_of_project(project.id), *chosen))
         )
+        ordered = reader.scalars(
+            sa.select(items.c.id)
+            .where(items.c.project_id == project.id, *chosen)
+            .order_by(items.c.created_at, items.c.id)
+        )
+        return [i for i in ordered if i not in copies]
 
 
 def iter_items(
@@ -81,8 +85,8 @@ def iter_items(
     batch_size: int = 500,
     conn: sa.Connection | None = None,
 ) -> Iterator[Item]:
-    """Every item of a project (oldest first), read in batches (each batch on a connection
-    of its own, unless the caller passes ``conn``)."""
+    """Every gold item of a project (oldest first, no copies), read in batches (each batch
+    on a connection of its own, unless the caller passes ``conn``)."""
     ids = item_ids(ws, project, statuses, conn=conn)
     yield from items_in_batches(ws, ids, batch_size=batch_size, conn=conn)
 
@@ -298,104 +302,11 @@ def _status_history(
     return history
 
 
-def _summary(r: Any) -> ItemSummary:
-    updated = as_utc(r.updated_at)
-    return record_from_row(ItemSummary, r, updated_at=updated, needs_review=bool(r.needs_review))
-
-
 def get_item(
     ws: Workspace, project: Project, item_id: str, *, conn: sa.Connection | None = None
 ) -> Item:
     with reading(ws.engine, conn) as conn:
         return _load(conn, project, item_id)
-
-
-SORTS: dict[str, Any] = {
-    "updated": items.c.updated_at,
-    "created": items.c.created_at,
-    "query": items.c.query,
-    "status": items.c.status,
-    "type": items.c.query_type,
-    "author": AUTHOR_NAME,
-}
-
-
-def list_items(
-    ws: Workspace,
-    project: Project,
-    *,
-    status: str | None = None,
-    query_type: str | None = None,
-    author: str | None = None,
-    author_id: int | None = None,
-    kind: str | None = None,
-    text: str = "",
-    review: bool = False,
-    sort: str = "-updated",
-    offset: int = 0,
-    limit: int = 50,
-    count: bool = True,
-    conn: sa.Connection | None = None,
-) -> tuple[int, list[ItemSummary]]:
-    """One page of a project's items and the total matching the filters; ``review``: only
-    items that need review (evidence that cannot be used as gold, see
-    ``assay.corpus.anchoring``). ``author`` keeps to the items of the accounts with that
-    user name or shown name; ``author_id`` to one account's (an annotator's own items).
-    ``count=False`` skips counting (the total is then 0): for callers that only look at a
-    few rows, such as "next in list"."""
-    key = sort.lstrip("-")
-    if key not in SORTS:
-        raise InvalidInput(f"unknown sort {sort!r}; choose one of: {', '.join(SORTS)}")
-    where = [items.c.project_id == project.id]
-    if status:
-        where.append(items.c.status == status)
-    if query_type:
-        where.append(items.c.query_type == query_type)
-    if author:
-        where.append(sa.or_(accounts.c.username == author, accounts.c.display_name == author))
-    if author_id is not None:
-        where.append(items.c.author_id == author_id)
-    if kind:
-        where.append(items.c.kind == kind)
-    if text.strip():
-        where.append(items.c.search_text.contains(text.strip().casefold(), autoescape=True))
-    if review:
-        where.append(needing_review())
-    column = SORTS[key]
-    # the id breaks ties in the same direction, so one index (project_id, column, id) serves
-    # the whole ORDER BY and deep pages do not sort the table (see benchmarks/workbench.py)
-    descending = sort.startswith("-")
-    order = [c.desc() if descending else c.asc() for c in (column, items.c.id)]
-    with reading(ws.engine, conn) as conn:
-        with_authors = items.join(accounts, accounts.c.id == items.c.author_id)
-        counted = with_authors if author else items  # the join only when it filters
-        total = (
-            conn.scalar(sa.select(sa.func.count()).select_from(counted).where(*where))
-            if count
-            else 0
-        )
-        rows = conn.execute(
-            sa.select(
-                items.c.id,
-                items.c.kind,
-                items.c.status,
-                items.c.origin,
-                items.c.query,
-                items.c.query_type,
-                items.c.turn_count,
-                items.c.evidence_count,
-                AUTHOR_NAME.label("author"),
-                items.c.version,
-                items.c.updated_at,
-                needs_review().label("needs_review"),
-            )
-            .select_from(with_authors)
-            .where(*where)
-            .order_by(*order)
-            .offset(offset)
-            .limit(limit)
-        ).all()
-    return int(total or 0), [_summary(r) for r in rows]
 
 
 def item_events(

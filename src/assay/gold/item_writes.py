@@ -288,15 +288,22 @@ def delete_item(
 
 
 def submit_item(
-    ws: Workspace, project: Project, item_id: str, base_version: int, *, actor: int | None = None
+    ws: Workspace,
+    project: Project,
+    item_id: str,
+    base_version: int,
+    *,
+    actor: int | None = None,
+    conn: sa.Connection | None = None,
 ) -> Item:
     """Mark an item as submitted for review, if it passes the completeness rules."""
-    item = get_item(ws, project, item_id)
-    problems = errors(check_item(item, project))
-    if problems:
-        listed = "; ".join(p.message for p in problems)
-        raise InvalidInput(f"item {item_id} cannot be submitted yet: {listed}")
-    return set_status(ws, project, item_id, "submitted", base_version, actor=actor)
+    with transaction(ws.engine, conn) as conn:
+        item = get_item(ws, project, item_id, conn=conn)
+        problems = errors(check_item(item, project))
+        if problems:
+            listed = "; ".join(p.message for p in problems)
+            raise InvalidInput(f"item {item_id} cannot be submitted yet: {listed}")
+        return set_status(ws, project, item_id, "submitted", base_version, actor=actor, conn=conn)
 
 
 def _named(conn: sa.Connection, data: Item, history: bool) -> dict[str, int]:

@@ -51,6 +51,8 @@ ACTIONS: dict[str, Rule] = {
     "item.delete": _rule(True, "owner lead", "annotator"),
     "item.review": _rule(True, "owner lead reviewer"),
     "item.assign": _rule(True, "owner lead"),
+    # take, submit and skip the tasks of one's own queue (review.queue checks whose they are)
+    "queue.work": _rule(True, "owner lead reviewer annotator"),
     "comment.write": _rule(True, "owner lead reviewer annotator"),
     # the project's corpus, data in and out, experiments
     "document.write": _rule(True, "owner lead"),

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 import sqlalchemy as sa
 
 from assay.gold.item_reads import items_in_batches
+from assay.gold.item_scope import copies_of_project
 from assay.records import Item, Project
 from assay.store.db import driver_rows
 from assay.store.schema import chunks, documents, events, evidence, items, turns
@@ -27,14 +28,20 @@ ChunkSpan = tuple[str, int, int]
 
 
 def status_counts(ws: Workspace, project: Project) -> dict[str, int]:
-    """How many items the project holds per status."""
+    """How many gold items (no annotators' copies) the project holds per status: all less
+    the copies, each counted by an index."""
+    counts: dict[str, int] = {}
     with ws.engine.connect() as conn:
-        rows = conn.execute(
-            sa.select(items.c.status, sa.func.count())
-            .where(items.c.project_id == project.id)
-            .group_by(items.c.status)
-        ).all()
-    return {status: count for status, count in rows}
+        for where, sign in (
+            ([items.c.project_id == project.id], 1),
+            (copies_of_project(project.id), -1),
+        ):
+            rows = conn.execute(
+                sa.select(items.c.status, sa.func.count()).where(*where).group_by(items.c.status)
+            ).all()
+            for status, count in rows:
+                counts[status] = counts.get(status, 0) + sign * count
+    return {status: count for status, count in counts.items() if count}
 
 
 def iter_item_rows(ws: Workspace, ids: Sequence[str]) -> Iterator[Item]:

@@ -14,16 +14,17 @@ from urllib.parse import unquote
 import sqlalchemy as sa
 from fastapi import Request
 
-from assay.errors import AssayError, NotAuthenticated, NotFound
+from assay.errors import AssayError, Forbidden, NotAuthenticated, NotFound
 from assay.people.access import Actor, Decision, check, may, permitted_actions
 from assay.people.accounts import account_by_id, get_account, local_account
 from assay.people.actors import account_for
 from assay.people.mode import team_mode
-from assay.people.ownership import owns_item
+from assay.people.ownership import others_copy, owns_item
 from assay.people.sessions import touch_session
 from assay.people.tokens import verify_token
 from assay.records import Item, Project
 from assay.store.projects import get_project
+from assay.store.workspace import Workspace
 from assay.web.proxies import proxy_user
 from assay.web.route_actions import OWN_LISTS, action_for, is_public
 from assay.web.state import workspace
@@ -70,6 +71,22 @@ def _check(request: Request, path: str, conn: sa.Connection) -> None:
     if own_list and may(ws, actor, action, project, own=True, conn=conn):
         return  # a role that reads only its own items sees a list of those: own_items_only
     check(ws, actor, action, project, own=own, conn=conn)
+    if project is not None and item_id is not None and not own:
+        _check_blind(ws, actor, project, item_id, conn)
+
+
+def _check_blind(
+    ws: Workspace, actor: Actor, project: Project, item_id: str, conn: sa.Connection
+) -> None:
+    """Blind mode (project setting ``blind``): those who may not review never open another
+    annotator's copy of an item before the item is accepted."""
+    if not project.settings.get("blind") or may(ws, actor, "item.review", project, conn=conn):
+        return
+    if others_copy(ws, project.id, item_id, actor.account_id, conn=conn):
+        raise Forbidden(
+            f"{actor.username} may not open item {item_id} in project {project.name!r}: it is "
+            "another annotator's version, and blind mode keeps versions apart until review"
+        )
 
 
 def own_items_only(request: Request, project: Project) -> int | None:
@@ -80,6 +97,16 @@ def own_items_only(request: Request, project: Project) -> int | None:
     if actor.personal:
         return None
     return None if may(workspace(request), actor, "item.read", project) else actor.account_id
+
+
+def copies_shown(request: Request, project: Project, asked: str) -> str:
+    """The ``copies`` list filter (include, only: annotators' copies of items) the caller may
+    use: in blind mode, those who may not review get none ("")."""
+    actor = request_actor(request)
+    blind = bool(asked and project.settings.get("blind") and not actor.personal)
+    if blind and not may(workspace(request), actor, "item.review", project):
+        return ""
+    return asked
 
 
 AUTHOR_COOKIE = "assay_author"

@@ -18,7 +18,8 @@ from assay.corpus.documents import document_names
 from assay.errors import NotFound
 from assay.gold.conversations import conversation_checks
 from assay.gold.item_inputs import editable_copy, editable_json
-from assay.gold.item_reads import get_item, list_items
+from assay.gold.item_lists import list_items
+from assay.gold.item_reads import get_item
 from assay.gold.item_writes import StaleItem
 from assay.gold.turn_answers import answer_events, canonical_context, context_doc_id
 from assay.records import Item, ItemSummary, Project, to_json
@@ -95,11 +96,13 @@ def listed_conversations(
 ) -> tuple[int, list[ItemSummary]]:
     """A page of the conversations the caller may list (an annotator's own, see
     ``web.actors.own_items_only``), newest change first, and how many there are."""
+    mine = own_items_only(request, project)
     return list_items(
         ws,
         project,
         kind="conversation",
-        author_id=own_items_only(request, project),
+        author_id=mine,
+        copies="include" if mine is not None else "exclude",  # their own copies, or none
         offset=offset,
         limit=limit,
     )

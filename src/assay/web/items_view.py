@@ -18,15 +18,16 @@ from assay.corpus.documents import document_names
 from assay.errors import Conflict
 from assay.gold.checks import check_item
 from assay.gold.item_inputs import editable_json
-from assay.gold.item_reads import list_items
+from assay.gold.item_lists import list_items
 from assay.gold.taxonomy import query_types
 from assay.records import Item, Project, to_json
 from assay.store.workspace import Workspace
 from assay.web.i18n import Translator
 
 PAGE_SIZE = 50
-FILTERS = ("status", "query_type", "author", "kind", "text", "review", "sort")
-"""``review=needed``: only items whose evidence needs review (see ``assay.corpus.anchoring``)."""
+FILTERS = ("status", "query_type", "author", "kind", "text", "review", "copies", "sort")
+"""``review=needed``: only items whose evidence needs review (see ``assay.corpus.anchoring``);
+``copies=include|only``: annotators' copies of items under overlap too, or alone."""
 SORT_OPTIONS = ("-updated", "updated", "-created", "created", "query", "status", "type", "author")
 
 
@@ -87,6 +88,8 @@ def clean_filters(raw: dict[str, str]) -> dict[str, str]:
         kept["sort"] = ""
     if kept["review"] != "needed":
         kept["review"] = ""
+    if kept["copies"] not in ("include", "only"):
+        kept["copies"] = ""
     return {k: v for k, v in kept.items() if v}
 
 
@@ -100,8 +103,9 @@ def find_items(
     only_author: int | None = None,
     count: bool = True,
 ) -> tuple[int, list[Any]]:
-    """A page of the list; ``only_author`` (an account id: an annotator's own items) wins
-    over the author filter; ``count=False``: no total (0), see ``list_items``."""
+    """A page of the list; ``only_author`` (an account id: an annotator's own items, their
+    copies among them) wins over the author filter; ``count=False``: no total (0), see
+    ``list_items``."""
     return list_items(
         ws,
         project,
@@ -112,6 +116,7 @@ def find_items(
         kind=filters.get("kind") or None,
         text=filters.get("text", ""),
         review=filters.get("review") == "needed",
+        copies="include" if only_author is not None else filters.get("copies") or "exclude",
         sort=filters.get("sort") or "-updated",
         offset=offset,
         limit=limit,

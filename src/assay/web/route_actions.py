@@ -53,6 +53,11 @@ WRITES: dict[tuple[str, str], str] = {
     ("POST", f"{P}/transfer/exports"): "export",
     ("POST", f"{P}/transfer/imports"): "import",
     ("PUT", f"{P}/members/{{username}}"): "project.members",
+    ("POST", f"{P}/assignments"): "item.assign",
+    # one's own queue; review.queue refuses a task that is someone else's
+    ("POST", f"{P}/queue/next"): "queue.work",
+    ("POST", f"{P}/queue/{{task_id}}/submit"): "queue.work",
+    ("POST", f"{P}/queue/{{task_id}}/skip"): "queue.work",
     ("POST", f"{P}/adjudication/{{item_id}}"): "item.review",
     ("DELETE", f"{P}/members/{{username}}"): "project.members",
 }
@@ -61,6 +66,9 @@ READS: dict[tuple[str, str], str] = {
     # the editors' pages for a new item are where items are created
     ("GET", "/projects/{name}/items/new"): "item.create",
     ("GET", "/projects/{name}/conversations/new"): "item.create",
+    # who has which tasks: for those who hand them out
+    ("GET", "/projects/{name}/assignments"): "item.assign",
+    ("GET", f"{P}/assignments"): "item.assign",
     # agreement compares everyone's items; adjudication is a reviewer's work
     ("GET", "/projects/{name}/agreement"): "item.read",
     ("GET", f"{P}/agreement"): "item.read",

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from assay.gold.project_config import generator_settings, settings_view
 from assay.gold.turn_answers import model_label
-from assay.records import Item, Project
+from assay.records import INT32, Item, Project
 from assay.review.comments import open_comment_counts
 from assay.store.workspace import Workspace
 from assay.web.actors import may_edit_question
 from assay.web.bounds import Offset
 from assay.web.conversations_view import get_conversation, listed_conversations, payload
+from assay.web.queue_view import queue_bar
 from assay.web.render import open_project, render, translator
 
 router = APIRouter()
@@ -50,13 +51,17 @@ def new_conversation_page(request: Request, name: str) -> HTMLResponse:
     response_class=HTMLResponse,
     include_in_schema=False,
 )
-def conversation_page(request: Request, name: str, item_id: str) -> HTMLResponse:
+def conversation_page(
+    request: Request, name: str, item_id: str, task: int | None = Query(None, ge=1, le=INT32)
+) -> HTMLResponse:
+    """The workbench; ``task``: the queue task it was opened for (Submit opens the next)."""
     ws, project = open_project(request, name)
-    return _workbench(request, ws, project, get_conversation(ws, project, item_id))
+    item = get_conversation(ws, project, item_id)
+    return _workbench(request, ws, project, item, task)
 
 
 def _workbench(
-    request: Request, ws: Workspace, project: Project, item: Item | None
+    request: Request, ws: Workspace, project: Project, item: Item | None, task: int | None = None
 ) -> HTMLResponse:
     t = translator(request)
     shown = payload(ws, project, item) if item else {"findings": [], "documents": {}}
@@ -76,6 +81,7 @@ def _workbench(
         "messages": {
             k: t(k) for k in t.fallback if k.startswith(("conv.", "status.", "items.label."))
         },
+        "queue": queue_bar(request, ws, project, task, t),
     }
     return render(
         request,

@@ -30,6 +30,7 @@ from assay.metrics.overlap import covered_spans, passage_score, sentence_overlap
 from assay.metrics.support import annotate_support
 from assay.records import Item, Turn, to_json
 from assay.review.comments import open_comment_counts
+from assay.review.queue import keep_hold
 from assay.review.reviews import save_edit
 from assay.web.actors import actor_id, check_question_edit
 from assay.web.bounds import Offset
@@ -182,6 +183,7 @@ def api_save_conversation(request: Request, name: str, item_id: str, body: Conve
     check_question_edit(request, project, stored, body.item)
     if body.item.kind != "conversation":
         raise InvalidInput("a conversation stays a conversation: kind must be 'conversation'")
+    keep_hold(ws, project, item_id, actor_id(request))
     try:
         item = save_edit(ws, project, stored, body.item, body.version, author=actor_id(request))
     except StaleItem as exc:

@@ -6,7 +6,7 @@ Saves carry the version the editor read; a stale save answers 409 with the store
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Query, Request
@@ -26,10 +26,17 @@ from assay.gold.item_writes import (
 )
 from assay.records import INT32, Item, Project, to_json
 from assay.review.comments import open_comment_counts
+from assay.review.queue import keep_hold
 from assay.review.reviews import save_edit
 from assay.search.indexes import search
 from assay.store.workspace import Workspace
-from assay.web.actors import actor_id, check_question_edit, may_edit_question, own_items_only
+from assay.web.actors import (
+    actor_id,
+    check_question_edit,
+    copies_shown,
+    may_edit_question,
+    own_items_only,
+)
 from assay.web.bounds import Offset, PageNumber, Position
 from assay.web.items_view import (
     PAGE_SIZE,
@@ -44,6 +51,7 @@ from assay.web.items_view import (
     paginate,
     type_options,
 )
+from assay.web.queue_view import queue_bar
 from assay.web.render import language, open_project, render, translator
 
 router = APIRouter()
@@ -80,15 +88,18 @@ def api_items(
     kind: str = "",
     text: str = "",
     needs_review: bool = False,
+    copies: Literal["exclude", "include", "only"] = "exclude",
     sort: str = "-updated",
     offset: Offset = 0,
     limit: int = Query(PAGE_SIZE, ge=0, le=500),
 ) -> Any:
     """One page of items matching the filters, and how many match in all. ``needs_review``:
-    only items whose evidence no longer matches its document (each row says ``needs_review``)."""
+    only items whose evidence no longer matches its document (each row says ``needs_review``).
+    ``copies``: annotators' copies of items (overlap) are left out unless asked for."""
     ws, project = open_project(request, name)
     filters = {"status": status, "query_type": query_type, "author": author, "kind": kind}
     filters["review"] = "needed" if needs_review else ""
+    filters["copies"] = copies_shown(request, project, "" if copies == "exclude" else copies)
     total, rows = find_items(
         ws,
         project,
@@ -120,6 +131,8 @@ def api_item(request: Request, name: str, item_id: str) -> Any:
 @router.put("/api/projects/{name}/items/{item_id}", tags=["items"])
 def api_save_item(request: Request, name: str, item_id: str, body: ItemSave) -> Any:
     ws, project = open_project(request, name)
+    check_question_edit(request, project, get_item(ws, project, item_id), body.item)
+    keep_hold(ws, project, item_id, actor_id(request))
     stored = get_item(ws, project, item_id)
     check_question_edit(request, project, stored, body.item)
     try:
@@ -182,6 +195,8 @@ def api_editor_search(request: Request, name: str, q: str, k: int = Query(10, ge
 def items_page(request: Request, name: str, page: PageNumber = 1) -> HTMLResponse:
     ws, project = open_project(request, name)
     filters = clean_filters(dict(request.query_params))
+    if not copies_shown(request, project, filters.get("copies", "")):
+        filters.pop("copies", None)
     mine = own_items_only(request, project)
     total, rows = find_items(
         ws, project, filters, paginate(None, page).offset, PAGE_SIZE, only_author=mine
@@ -225,10 +240,14 @@ def item_page(
     item_id: str,
     list_query: str = Query("", alias="list"),
     pos: Position = None,
+    task: int | None = Query(None, ge=1, le=INT32),
 ) -> HTMLResponse:
-    """The editor; ``list`` and ``pos`` say which list it was opened from (for "next")."""
+    """The editor; ``list`` and ``pos`` say which list it was opened from (for "next"),
+    ``task`` the queue task it was opened for (Submit then opens the next one)."""
     ws, project = open_project(request, name)
-    return _editor(request, ws, project, get_item(ws, project, item_id), list_query, pos)
+    item = get_item(ws, project, item_id)
+    bar = queue_bar(request, ws, project, task, translator(request))
+    return _editor(request, ws, project, item, list_query, pos, bar)
 
 
 def _editor(
@@ -238,6 +257,7 @@ def _editor(
     item: Item | None,
     list_query: str,
     pos: int | None,
+    queue: dict[str, Any] | None = None,
 ) -> HTMLResponse:
     types = type_options(project, language(request))
     payload = item_payload(ws, project, item) if item else {"findings": [], "documents": {}}
@@ -249,7 +269,10 @@ def _editor(
         "documents": payload["documents"],
         "query_types": types,
         "default_type": types[0]["id"] if types else "fact_single",
-        "next_url": next_url(
+        # from the queue, "save and next" (Ctrl+Enter) goes back to it; Submit takes the next
+        "next_url": queue["queue_url"]
+        if queue
+        else next_url(
             ws,
             project,
             item.id if item else None,
@@ -260,6 +283,7 @@ def _editor(
         "list_url": f"/projects/{quote(project.name)}/items"
         + (f"?{list_query}" if list_query else ""),
         "messages": js_messages(translator(request)),
+        "queue": queue,
     }
     return render(
         request,

@@ -11,14 +11,15 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from assay.corpus.chunkings import list_chunkings
 from assay.corpus.documents import count_documents
-from assay.gold.item_reads import list_items
+from assay.gold.item_lists import list_items
 from assay.gold.project_config import update_settings
 from assay.gold.synthesis import acceptance_rates
 from assay.gold.taxonomy import DEFAULT_QUERY_TYPES, query_types
 from assay.people.access import visible_projects
-from assay.records import to_json
+from assay.records import Project, to_json
 from assay.store.projects import LANGUAGES as PROJECT_LANGUAGES
 from assay.store.projects import create_project, get_project, list_projects
+from assay.store.workspace import Workspace
 from assay.web.actors import own_items_only, request_actor
 from assay.web.i18n import COOKIE, LANGUAGES
 from assay.web.render import render
@@ -57,8 +58,9 @@ def project_overview(request: Request, name: str) -> dict[str, Any]:
     ws = workspace(request)
     project = get_project(ws, name)
     mine = own_items_only(request, project)
+    copies = "include" if mine is not None else "exclude"  # as their list shows them
     by_status = {
-        status: list_items(ws, project, status=status, author_id=mine, limit=0)[0]
+        status: list_items(ws, project, status=status, author_id=mine, copies=copies, limit=0)[0]
         for status in ("draft", "submitted", "accepted", "rejected")
     }
     return {
@@ -88,11 +90,17 @@ def api_projects(request: Request) -> Any:
                 "language": p.language,
                 "importing_since": p.importing_since,
                 "documents": count_documents(ws, p),
-                "items": list_items(ws, p, author_id=own_items_only(request, p), limit=0)[0],
+                "items": own_count(ws, p, own_items_only(request, p)),
             }
             for p in visible_projects(ws, request_actor(request), list_projects(ws))
         ]
     )
+
+
+def own_count(ws: Workspace, project: Project, mine: int | None) -> int:
+    """How many items the caller's list shows (an annotator's own, their copies among them)."""
+    copies = "include" if mine is not None else "exclude"
+    return list_items(ws, project, author_id=mine, copies=copies, limit=0)[0]
 
 
 @router.post("/api/projects", status_code=201, tags=["projects"])

@@ -51,6 +51,10 @@
     findingParams: (f) => Object.assign({ turn: f.turn }, f.params),
   });
   const { changed, flush, saveNow, applySaved } = shell;
+  // Opened from the queue: static/queue.js submits (saving what is here) and opens the next task.
+  window.assay.openEditor = {
+    state, flush, setSaveState: shell.setSaveState, conflictFrom: shell.conflictFrom, dropDraft: shell.dropDraft,
+  };
   window.assay.flushEditor = flush;  // comments.js saves pending edits before a comment
   window.assay.editor = { state, flush, applySaved };  // for static/review.js
 

@@ -277,7 +277,13 @@
 
   // ------------------------------------------------------------ findings
 
+  // Opened from the queue: static/queue.js submits (saving what is here) and opens the next task.
+  window.assay.openEditor = {
+    state, flush, setSaveState: shell.setSaveState, conflictFrom: shell.conflictFrom, dropDraft: shell.dropDraft,
+    failed: () => { renderFindings(); $("findings").scrollIntoView({ block: "nearest" }); },
+  };
   $("submit-button").addEventListener("click", async () => {
+    if (cfg.queue) { window.assay.queueSubmit(); return; }
     if (!(await flush())) return;
     try {
       const payload = await api("POST", shell.base + "/items/" + encodeURIComponent(state.id) + "/status",
