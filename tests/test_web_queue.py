@@ -190,7 +190,7 @@ def test_a_conversation_task_opens_the_workbench_with_submit_and_next(team: Work
     page = ada.get(first["url"]).text
     assert 'id="queue-submit"' in page and "Submit and next" in page and "0 of 1 done" in page
     german = ada.get(first["url"], headers={"accept-language": "de"}).text
-    assert "Abgeben und weiter" in german and "0 von 1 erledigt" in german
+    assert "Einreichen und weiter" in german and "0 von 1 erledigt" in german
     done = ada.post(f"{API}/queue/{first['task']['id']}/submit", json={"version": 1})
     assert done.status_code == 200 and done.json()["item"]["status"] == "submitted"
     assert done.json()["next_url"] == "/projects/p/queue"  # nothing left
