@@ -130,6 +130,9 @@ def test_refused_assignments_say_why_and_assign_nothing(team: Workspace) -> None
         ({"to": ["ada", "bob"], "overlap": 3}, 422, "overlap 3 needs at least 3 annotators"),
         ({"to": [], "overlap": 2}, 422, "the shared pool hands each item to one person"),
         ({"to": ["ada"], "status": ""}, 422, "say which items to assign"),
+        # PostgreSQL refuses a NUL even as a query parameter: a 422 before the database
+        ({"to": ["ada"], "ids": ["a\x00b"]}, 422, "ids"),
+        ({"to": ["ada\x00"]}, 422, "to"),
     ]
     for body, status, message in cases:
         answer = lead.post(f"{API}/assignments", json={"status": "draft", **body})

@@ -57,6 +57,8 @@ def test_history_page_json_and_restore(any_ws: Workspace) -> None:
     editor = client.get(f"/projects/p/items/{item['item']['id']}").text
     assert f"/projects/p/items/{item['item']['id']}/history" in editor
 
+    too_big = client.post(url + "/restore", json={"event": 2**33, "version": 1})
+    assert too_big.status_code == 422 and "event" in too_big.text  # never the driver's error
     stale = client.post(url + "/restore", json={"event": first, "version": 1})
     assert stale.status_code == 409
     assert stale.json()["current"]["turns"][0]["answer"] == "<b>Never</b>"

@@ -37,7 +37,7 @@ class Restore(BaseModel):
     """Bring back the content event ``event`` left, on top of the version the page read."""
 
     model_config = ConfigDict(extra="forbid")
-    event: int = Field(ge=1, le=2**63 - 1)
+    event: int = Field(ge=1, le=INT32)  # events.id is a 32-bit integer on PostgreSQL
     version: int = Field(ge=1, le=INT32)
 
 

@@ -19,6 +19,7 @@ from assay.review.queue import TaskTaken, next_task, skip_task, submit_task
 from assay.review.tasks import overview, queue_of, read_task
 from assay.store.workspace import Workspace
 from assay.web.actors import actor_id, check_question_edit
+from assay.web.bounds import Storable
 from assay.web.items_view import conflict_response, item_payload, type_options
 from assay.web.queue_view import queue_json, queue_owner, queue_url, task_json, task_url
 from assay.web.render import language, open_project, render
@@ -48,13 +49,13 @@ class AssignIn(BaseModel):
     change the project's queue settings."""
 
     model_config = ConfigDict(extra="forbid")
-    to: list[str] = Field(default_factory=list, max_length=500)
-    ids: list[str] = Field(default_factory=list, max_length=100_000)
-    status: str = ""
-    query_type: str = ""
-    kind: str = ""
-    text: str = Field("", max_length=500)
-    origin: str = Field("", max_length=50)
+    to: list[Storable] = Field(default_factory=list, max_length=500)
+    ids: list[Storable] = Field(default_factory=list, max_length=100_000)
+    status: Storable = ""
+    query_type: Storable = ""
+    kind: Storable = ""
+    text: Storable = Field("", max_length=500)
+    origin: Storable = Field("", max_length=50)
     overlap: int = Field(1, ge=1, le=50)
     method: Literal["round-robin", "balanced"] = "round-robin"
     blind: bool | None = None
