@@ -22,7 +22,7 @@ from assay.records import Item, Project
 from assay.review.assignments import queue_settings
 from assay.review.copies import copy_item
 from assay.review.tasks import OPEN_STATUSES, Task, free_in_pool, get_task, queue_of
-from assay.store.db import as_utc, transaction, utcnow
+from assay.store.db import as_utc, reading, transaction, utcnow
 from assay.store.review_schema import assignments
 from assay.store.schema import items
 from assay.store.workspace import Workspace
@@ -116,15 +116,16 @@ def keep_hold(ws: Workspace, project: Project, item_id: str, account_id: int) ->
     """Before a save of ``item_id``: renew the account's reservation of the pool task on it;
     TaskTaken (409) when someone else holds it now, so a lost reservation never overwrites
     the new holder's work."""
+    with reading(ws.engine, None) as conn:  # most saves are of items in no pool: no write
+        held = conn.execute(
+            sa.select(assignments.c.id).where(*_held_pool_task(project, item_id))
+        ).first()
+    if held is None:
+        return
     with transaction(ws.engine, None) as conn:
         rows = conn.execute(
             sa.select(assignments.c.id, assignments.c.holder_id).where(
-                assignments.c.project_id == project.id,
-                assignments.c.item_id == item_id,
-                assignments.c.task == "annotate",
-                assignments.c.account_id.is_(None),
-                assignments.c.state == "open",
-                assignments.c.holder_id.is_not(None),
+                *_held_pool_task(project, item_id)
             )
         ).all()
         for task_id, holder in rows:
@@ -137,6 +138,18 @@ def keep_hold(ws: Workspace, project: Project, item_id: str, account_id: int) ->
                     f"{task.holder} took task {task_id} (item {item_id}) from the pool and holds "
                     f"it until {until}; this save was not stored"
                 )
+
+
+def _held_pool_task(project: Project, item_id: str) -> list[sa.ColumnElement[bool]]:
+    """The open pool task on ``item_id`` that someone holds (or held)."""
+    return [
+        assignments.c.project_id == project.id,
+        assignments.c.item_id == item_id,
+        assignments.c.task == "annotate",
+        assignments.c.account_id.is_(None),
+        assignments.c.state == "open",
+        assignments.c.holder_id.is_not(None),
+    ]
 
 
 def _reserve_free(conn: sa.Connection, task_id: int) -> bool:
