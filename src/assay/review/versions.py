@@ -36,7 +36,7 @@ from assay.formats.jsonrec import item_to_json
 from assay.gold.item_reads import items_in_batches
 from assay.people.actors import AUTHOR_NAME, acting_account
 from assay.records import STATUSES, Chunking, Item, Project
-from assay.store.db import as_utc, reading, transaction, utcnow
+from assay.store.db import as_utc, reading, record_from_row, transaction, utcnow
 from assay.store.projects import check_name
 from assay.store.review_schema import dataset_versions
 from assay.store.schema import accounts, items
@@ -271,18 +271,8 @@ def _select() -> sa.Select[Any]:
 
 
 def _version(row: Any) -> DatasetVersion:
-    return DatasetVersion(
-        id=row.id,
-        name=row.name,
-        hash=row.hash,
-        blob=row.blob,
-        item_count=row.item_count,
-        evidence_count=row.evidence_count,
-        chunking=row.chunking,
-        summary=dict(row.summary or {}),
-        author=row.author,
-        created_at=as_utc(row.created_at),
-    )
+    summary = dict(row.summary or {})
+    return record_from_row(DatasetVersion, row, summary=summary, created_at=as_utc(row.created_at))
 
 
 def list_versions(
