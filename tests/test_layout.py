@@ -22,6 +22,7 @@ STAGES = [
     "search",
     "gold",  # items, conversations, checks, taxonomy, synthesis
     "review",  # assignments and queues, reviews, comments, history, agreement, versions
+    "judging",  # TREC RAG topics and runs, judgments of reports, documents and citations
     "experiments",
     "transfer",
     "demo",

@@ -11,6 +11,8 @@
 - ``query_types``: see :mod:`assay.gold.taxonomy`.
 - ``annotators_see_all``: whether annotators read every item of the project, not only their
   own (the role table's ``item.read`` rule asks for it).
+- ``judging_ratings``: the rating scale of judging mode, first value "not rated" (default
+  autojudge-annotate's: Not rated, Perfect, Mostly Good, So-so, Bad).
 """
 
 from __future__ import annotations
@@ -53,6 +55,30 @@ def check_enrichments(value: Any) -> dict[str, list[str]]:
     return checked
 
 
+DEFAULT_JUDGING_RATINGS = ("Not rated", "Perfect", "Mostly Good", "So-so", "Bad")
+"""autojudge-annotate's scale; the first value means "not rated"."""
+
+
+def judging_ratings(project: Project) -> tuple[str, ...]:
+    return tuple(project.settings.get("judging_ratings") or DEFAULT_JUDGING_RATINGS)
+
+
+def check_ratings(value: Any) -> list[str]:
+    if (
+        not isinstance(value, list)
+        or len(value) < 2
+        or not all(isinstance(v, str) and v.strip() for v in value)
+    ):
+        raise InvalidInput(
+            "judging_ratings: give a list of at least two non-empty labels, the first "
+            'meaning "not rated"'
+        )
+    labels = [v.strip() for v in value]
+    if len(set(labels)) != len(labels):
+        raise InvalidInput("judging_ratings: every label must differ from the others")
+    return labels
+
+
 def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) -> Project:
     """Validate and store some settings; ``None`` for a part restores its default. Nothing is
     stored when any part is invalid."""
@@ -75,6 +101,8 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
             settings[key] = check_enrichments(value)
         elif key == "query_types":
             settings[key] = check_query_types(value)
+        elif key == "judging_ratings":
+            settings[key] = check_ratings(value)
         elif key == "annotators_see_all":
             if not isinstance(value, bool):
                 raise InvalidInput(f"annotators_see_all: give true or false, not {value!r}")
@@ -82,7 +110,7 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
         else:
             raise InvalidInput(
                 f"unknown setting {key!r}; settings are: generator, retriever, enrichments, "
-                "query_types, annotators_see_all"
+                "query_types, annotators_see_all, judging_ratings"
             )
     return update_project_settings(ws, project, settings)
 
@@ -94,4 +122,5 @@ def settings_view(project: Project) -> dict[str, Any]:
         "retriever": retriever_settings(project).model_dump(),
         "enrichments": enrichment_vocabulary(project),
         "annotators_see_all": bool(project.settings.get("annotators_see_all")),
+        "judging_ratings": list(judging_ratings(project)),
     }
