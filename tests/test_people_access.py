@@ -35,6 +35,7 @@ EXPECTED = {
     "item.assign": "YY---",
     "queue.work": "YYYY-",
     "comment.write": "YYYY-",
+    "judgment.write": "YYYY-",
     "document.write": "YY---",
     "import": "YY---",
     "export": "YY---",
@@ -114,6 +115,7 @@ def test_permitted_actions_are_what_a_page_may_offer(any_ws: Workspace) -> None:
         "experiment.read",
         "item.create",
         "comment.write",
+        "judgment.write",
         "queue.work",
     }
     assert "item.read" in permitted_actions(  # every item, once the project says so

@@ -20,6 +20,7 @@ from assay.cli import (
     evaluate,
     experiments,
     items,
+    judge,
     projects,
     queue,
     remote,
@@ -136,6 +137,7 @@ def make_app() -> typer.Typer:
     versions.register(app)
     worker.register(app)
     agreement.register(app)
+    judge.register(app)
     return app
 
 

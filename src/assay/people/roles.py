@@ -54,6 +54,9 @@ ACTIONS: dict[str, Rule] = {
     # take, submit and skip the tasks of one's own queue (review.queue checks whose they are)
     "queue.work": _rule(True, "owner lead reviewer annotator"),
     "comment.write": _rule(True, "owner lead reviewer annotator"),
+    # judging mode: everyone who annotates or reviews may judge (each judge keeps their own
+    # judgments); reading judgments and leaderboards is project.read
+    "judgment.write": _rule(True, "owner lead reviewer annotator"),
     # the project's corpus, data in and out, experiments
     "document.write": _rule(True, "owner lead"),
     "import": _rule(True, "owner lead"),

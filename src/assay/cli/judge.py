@@ -1,0 +1,22 @@
+"""``assay judge``: judging mode from the terminal (TREC RAG topics and runs, judgments,
+the offline page, leaderboards). See docs/judging.md.
+
+The group is made here; each part of judging mode adds its commands in its own module.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from assay.cli.common import command_group
+
+
+def register(app: typer.Typer) -> None:
+    group = command_group(
+        app,
+        "judge",
+        "Judging mode: human judgments of what real RAG systems answered.\n\n"
+        "Import TREC RAG topics and runs, follow the judges' progress, write the offline "
+        "judging page, and rank runs by their judgments.",
+    )
+    del group  # each part adds its commands here: ``judge_runs.register(group)``, ...
