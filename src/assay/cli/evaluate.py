@@ -14,6 +14,7 @@ from assay.cli.common import (
     ProjectOption,
     command,
     console,
+    escape,
     fail,
     print_json,
     progress_bar,
@@ -106,6 +107,12 @@ def evaluate(
         metavar="FILE",
         help="Score --run against these qrels directly (TREC or BEIR TSV); no project needed.",
     ),
+    judged: bool = typer.Option(
+        False,
+        "--judged",
+        help="Score --run against the qrels of the project's document judgments "
+        "(judging mode, see docs/judging.md) instead of its items.",
+    ),
     metric: list[str] = typer.Option(
         [], "--metric", "-m", metavar="NAME", help="Metric to compute (repeatable)."
     ),
@@ -151,7 +158,9 @@ def evaluate(
     Give --run (ranked chunk or document ids), --answers, or --endpoint; ids in the files are
     task ids (ITEM::TURN), item ids or the ids items were imported with. With --qrels and
     --run, scores the run against the qrels directly (IR measures, as ir_measures names
-    them). With --fail-under, exits with status 3 if a metric is below its threshold.
+    them). With --judged and --run, scores the run against the graded qrels of the
+    project's document judgments (`assay judge qrels`). With --fail-under, exits with
+    status 3 if a metric is below its threshold.
 
     With ASSAY_URL set (see `assay --help`), this runs against that team server.
     """
@@ -159,11 +168,18 @@ def evaluate(
 
     k = k if k is not None else old_k  # --k: the spelling before -k/--top-k
     gates = parse_gates(fail_under)
-    if qrels is not None:
+    if qrels is not None or judged:
+        source = "--qrels" if qrels is not None else "--judged"
+        if qrels is not None and judged:
+            fail("give --qrels or --judged, not both")
         if run_file is None:
-            fail("--qrels needs --run, the run file to score")
+            fail(f"{source} needs --run, the run file to score")
         metrics = _with_gates(metric or list(DIRECT_METRICS), gates)
-        values, summary = _direct(qrels, run_file, metrics, k)
+        if qrels is not None:
+            values, summary = _direct(lambda: _read_qrels(qrels), str(qrels), run_file, metrics, k)
+        else:
+            label, found = _judged_qrels(ctx, project)
+            values, summary = _direct(lambda: found, label, run_file, metrics, k)
     else:
         sources = [s for s in (run_file, answers, endpoint) if s is not None]
         if not sources:
@@ -207,11 +223,40 @@ def evaluate(
         raise typer.Exit(GATE_EXIT)
 
 
+def _read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    from assay.experiments.runfiles import read_qrels
+
+    return read_qrels(path)
+
+
+def _judged_qrels(ctx: typer.Context, project: str | None) -> tuple[str, dict[str, dict[str, int]]]:
+    """The graded qrels of a project's document judgments (the server's with ASSAY_URL)."""
+    server = remote.server(ctx)
+    if server is not None:
+        name = server.project(project)
+        found = server.json("GET", remote.project_path(name, "judging", "qrels"))["qrels"]
+    else:
+        from assay.judging.qrels import judged_qrels
+
+        def body(ws: Workspace) -> tuple[str, dict[str, dict[str, int]]]:
+            target = project_of(ws, project)
+            return target.name, judged_qrels(ws, target)
+
+        name, found = run(ctx, body)
+    if not found:
+        fail(escape(f"project {name!r} has no rated document judgments yet: nothing to score"))
+    return f"judgments of project {name}", found
+
+
 def _direct(
-    qrels_path: Path, run_path: Path, metrics: list[str], k: int | None
+    load_qrels: Callable[[], dict[str, dict[str, int]]],
+    qrels_label: str,
+    run_path: Path,
+    metrics: list[str],
+    k: int | None,
 ) -> tuple[dict[str, float | None], dict[str, Any]]:
     from assay.errors import AssayError
-    from assay.experiments.runfiles import ranking, read_qrels, read_run
+    from assay.experiments.runfiles import ranking, read_run
     from assay.metrics import evaluate as ir_evaluate
     from assay.metrics import parse_metric
 
@@ -223,7 +268,7 @@ def _direct(
                 f"--qrels with --run computes IR measures (nDCG@k, R@k, P@k, RR, AP, "
                 f"Success@k, Judged@k); not: {', '.join(not_ir)}"
             )
-        qrels = read_qrels(qrels_path)
+        qrels = load_qrels()
         run_ = read_run(run_path)
         if k is not None:
             run_ = {q: dict(ranking(scores)[:k]) for q, scores in run_.items()}
@@ -231,7 +276,7 @@ def _direct(
     except AssayError as exc:
         fail(str(exc).replace("[", "\\["))
     summary = {
-        "qrels": str(qrels_path),
+        "qrels": qrels_label,
         "run": str(run_path),
         "tasks": len(qrels),
         "run_queries": len(run_),

@@ -82,6 +82,9 @@ READS: dict[tuple[str, str], str] = {
     # the review queue lists other people's items
     ("GET", "/projects/{name}/review"): "item.read",
     ("GET", f"{P}/review-queue"): "item.read",
+    # the judges' document ratings as qrels are an export of the project
+    ("GET", f"{P}/judging/qrels"): "export",
+    ("GET", f"{P}/judging/qrels.trec"): "export",
 }
 """Reading routes whose action is not the one their path suggests (see READ_SECTIONS)."""
 
