@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from assay.cli import make_app
-from assay.errors import InvalidInput
+from assay.errors import InvalidInput, NotFound
 from assay.gold.project_config import update_settings
 from assay.judging.agreement import judging_agreement
 from assay.judging.judgments import Span, Unit, save_judgment
@@ -201,6 +201,10 @@ def test_leaderboard_values_checked_by_hand(any_ws: Workspace, tmp_path: Path) -
     assert [run.run_id for run in by_precision.runs] == ["runA", "runB"]
     only_t2 = leaderboard(any_ws, project, topic_ids=["t2"], sort="supported_sentences")
     assert [(r.run_id, r.all.mean_rating) for r in only_t2.runs] == [("runA", 1.0), ("runB", None)]
+    with pytest.raises(NotFound, match="project 'judged' has no judging topic 't9'"):
+        leaderboard(any_ws, project, topic_ids=["t9"])
+    with pytest.raises(NotFound, match="no judging topic 't9'"):
+        judged_qrels(any_ws, project, topic_ids=["t9"])
     with pytest.raises(InvalidInput, match="cannot sort by 'ndcg'"):
         leaderboard(any_ws, project, sort="ndcg")
 
@@ -454,3 +458,28 @@ def test_results_page_escapes_ids_and_qrels_are_an_export(
     assert viewer.get("/api/projects/judged/judging/leaderboard").status_code == 200
     assert viewer.get("/api/projects/judged/judging/qrels").status_code == 403
     assert viewer.get("/api/projects/judged/judging/qrels.trec").status_code == 403
+
+
+def test_eval_judged_reads_the_qrels_of_a_team_server(any_ws: Workspace, tmp_path: Path) -> None:
+    from assay.people.accounts import create_account
+    from assay.people.members import set_role
+    from assay.people.mode import set_team_mode
+    from assay.people.tokens import create_token
+    from tests.conftest import LiveServer
+    from tests.test_cli_remote import Team
+
+    project = _judged(any_ws, tmp_path)
+    create_account(any_ws, "root", "a long password of root", admin=True)
+    set_team_mode(any_ws, True)
+    lead = create_account(any_ws, "lena", "a long password of lena")
+    set_role(any_ws, project.id, lead.id, "lead")
+    token, _ = create_token(any_ws, lead.id, "ci", "read")
+    run = tmp_path / "run.txt"
+    run.write_text("t1 Q0 d3 1 3.0 sys\nt1 Q0 d1 2 2.0 sys\nt2 Q0 d3 1 1.0 sys\n")
+    with LiveServer(any_ws) as server:
+        team = Team(any_ws, server.url, token, token, token, tmp_path)
+        done = team.assay("eval", "--judged", "--run", str(run), "-m", "RR", "-m", "P@1", "--json")
+    assert done.code == 0, done.err
+    got = json.loads(done.out)
+    assert got["qrels"] == "judgments of project judged"
+    assert got["metrics"] == {"RR": 1.0, "P@1": 1.0}  # d3 is relevant in both topics

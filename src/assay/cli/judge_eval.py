@@ -152,7 +152,9 @@ def qrels_command(
     ),
     topic: list[str] = TopicOption,
     output: Path = OutputOption,
-    as_json: bool = JsonOption,
+    as_json: bool = typer.Option(
+        False, "--json", help="Print {topic: {doc_id: grade}} as JSON instead of TREC lines."
+    ),
 ) -> None:
     """Write the document ratings as graded TREC qrels (topic 0 doc_id grade).
 

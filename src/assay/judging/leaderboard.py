@@ -27,7 +27,7 @@ from statistics import fmean
 from assay.errors import InvalidInput
 from assay.judging.judgments import Unit, list_judgments
 from assay.judging.qrels import RELEVANT, check_trec_id, consensus, rating_grades, unit_grades
-from assay.judging.reports import Report, list_reports
+from assay.judging.reports import Report, get_topic, list_reports
 from assay.records import Project
 from assay.store.db import reading
 from assay.store.workspace import Workspace
@@ -128,6 +128,8 @@ def leaderboard(
         raise InvalidInput(f"cannot sort by {sort!r}; choose one of: {', '.join(MEASURES)}")
     wanted = set(topic_ids)
     with reading(ws.engine, None) as conn:
+        for topic_id in topic_ids:
+            get_topic(ws, project, topic_id, conn=conn)  # an unknown topic is an error
         reports = [
             r for r in list_reports(ws, project, conn=conn) if not wanted or r.topic_id in wanted
         ]

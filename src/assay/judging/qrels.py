@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from assay.errors import InvalidInput
 from assay.gold.project_config import judging_ratings
 from assay.judging.judgments import Judgment, list_judgments
+from assay.judging.reports import get_topic
 from assay.metrics.ir import Qrels
 from assay.records import Project
 from assay.store.workspace import Workspace
@@ -84,6 +85,8 @@ def judged_qrels(
 ) -> dict[str, dict[str, int]]:
     """The project's document ratings as qrels, topics and doc ids sorted; one judge's only
     when ``judge_id`` is given, some topics only when ``topic_ids`` are."""
+    for topic_id in topic_ids:
+        get_topic(ws, project, topic_id)  # an unknown topic is an error, not empty qrels
     judgments = list_judgments(ws, project, mode="document", judge_id=judge_id)
     wanted = set(topic_ids)
     rated = unit_grades((j for j in judgments if not wanted or j.unit.topic_id in wanted), project)
