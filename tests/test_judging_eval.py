@@ -409,6 +409,9 @@ def test_results_page_and_its_json_twins(any_ws: Workspace, tmp_path: Path) -> N
     qrels = client.get(f"{api}/qrels").json()
     assert qrels["qrels"] == QRELS and qrels["grades"]["Perfect"] == 3
     assert client.get(f"{api}/qrels.trec").text == trec_qrels(QRELS)
+    unknown = client.get(f"{api}/qrels", params={"topic": "t9"})
+    assert unknown.status_code == 404 and "no judging topic 't9'" in unknown.json()["detail"]
+    assert client.get(f"{api}/leaderboard", params={"topic": "t\x00"}).status_code == 422
     agreement = client.get(f"{api}/agreement").json()
     assert agreement["modes"][1]["overall"]["spans_f1"] == pytest.approx(0.4)
 

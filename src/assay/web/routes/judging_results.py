@@ -17,6 +17,7 @@ from assay.judging.agreement import judging_agreement
 from assay.judging.leaderboard import MEASURES, leaderboard, trec_leaderboard
 from assay.judging.qrels import judged_qrels, rating_grades, trec_qrels
 from assay.records import to_json
+from assay.web.bounds import Storable
 from assay.web.render import open_project, render
 
 router = APIRouter()
@@ -27,7 +28,7 @@ Sort = Query(default="mean_rating", max_length=40, description=f"One of: {', '.j
 
 @router.get("/api/projects/{name}/judging/leaderboard", tags=["judging"])
 def api_leaderboard(
-    request: Request, name: str, topic: list[str] = Topics, sort: str = Sort
+    request: Request, name: str, topic: list[Storable] = Topics, sort: str = Sort
 ) -> Any:
     """Every run with its values per topic and over all topics (``all``): mean rating,
     supported sentences, citation precision; ranked by ``sort``."""
@@ -41,7 +42,7 @@ def api_leaderboard(
     response_class=PlainTextResponse,
 )
 def api_leaderboard_trec(
-    request: Request, name: str, topic: list[str] = Topics, sort: str = Sort
+    request: Request, name: str, topic: list[Storable] = Topics, sort: str = Sort
 ) -> PlainTextResponse:
     """The leaderboard as TREC text: ``run measure topic value``, tab separated, with
     ``all`` rows."""
@@ -59,7 +60,7 @@ def api_agreement(request: Request, name: str) -> Any:
 
 
 @router.get("/api/projects/{name}/judging/qrels", tags=["judging"])
-def api_qrels(request: Request, name: str, topic: list[str] = Topics) -> Any:
+def api_qrels(request: Request, name: str, topic: list[Storable] = Topics) -> Any:
     """The document ratings as graded qrels ``{topic_id: {doc_id: grade}}``, with the
     grade of each rating."""
     ws, project = open_project(request, name)
@@ -70,7 +71,9 @@ def api_qrels(request: Request, name: str, topic: list[str] = Topics) -> Any:
 @router.get(
     "/api/projects/{name}/judging/qrels.trec", tags=["judging"], response_class=PlainTextResponse
 )
-def api_qrels_trec(request: Request, name: str, topic: list[str] = Topics) -> PlainTextResponse:
+def api_qrels_trec(
+    request: Request, name: str, topic: list[Storable] = Topics
+) -> PlainTextResponse:
     """The same qrels as TREC text: ``topic_id 0 doc_id grade`` per line."""
     ws, project = open_project(request, name)
     text = trec_qrels(judged_qrels(ws, project, topic_ids=topic))
