@@ -72,7 +72,7 @@ def import_runs(
     ctx: typer.Context,
     runs: list[Path] = typer.Argument(
         None,
-        metavar="[RUNS]...",
+        metavar="RUNS",
         help="Run files or folders of them (JSON Lines reports, gzip accepted).",
         show_default=False,
     ),
