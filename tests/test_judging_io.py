@@ -356,3 +356,16 @@ def test_import_runs_refuses_the_invalid_topics_file_naming_line_and_field(
     lenient = invoke(home, "judge", "import-runs", "--topics", invalid, "--lenient", "--json")
     assert lenient.exit_code == 2 and json.loads(lenient.output)["topics_added"] == 1
     assert "give --topics, run files, or both" in invoke(home, "judge", "import-runs").output
+
+
+def test_import_runs_takes_the_base_runs_in_every_citation_style(tmp_path: Path) -> None:
+    home = tmp_path / "ws"
+    assert invoke(home, "init").exit_code == 0
+    assert invoke(home, "projects", "create", "base").exit_code == 0
+    runs = ["my_best_run_01.jsonl", "my_best_run_02.jsonl", "my_best_run_02_with_citations.jsonl"]
+    done = invoke(home, "judge", "import-runs", "-t", str(BASE / "example-rag-topics.jsonl"),
+                  *(str(BASE / r) for r in runs), "--json")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["reports_added"] == 3
+    rows = json.loads(invoke(home, "judge", "progress", "-m", "citation", "--json").output)
+    assert rows["judged"] == 0 and rows["total"] >= 3

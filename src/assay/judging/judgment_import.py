@@ -25,7 +25,7 @@ from assay.errors import AssayError, InvalidInput
 from assay.formats import Issue
 from assay.formats.autojudge import JudgmentRecord, read_judgments
 from assay.gold.project_config import judging_ratings
-from assay.judging.judgments import Span, Unit, check_spans, get_judgment, save_judgment
+from assay.judging.judgments import Span, Unit, check_spans, list_judgments, save_judgment
 from assay.judging.reports import Report, get_documents, list_reports, list_topics
 from assay.judging.run_import import refusal
 from assay.people.actors import account_ids, acting_account
@@ -111,10 +111,11 @@ def import_judgments(
         report.issues = issues
         judges = account_ids(conn, [c.record.marks.username for c in checked])
         default = author if author is not None else acting_account(ws, conn=conn)
+        stored = {(j.unit.key, j.judge_id): j for j in list_judgments(ws, project, conn=conn)}
         for item in checked:
             marks = item.record.marks
             judge_id = judges.get(marks.username, default)
-            held = get_judgment(ws, project, item.unit, judge_id, conn=conn)
+            held = stored.get((item.unit.key, judge_id))
             if held is not None and (
                 (held.rating, held.comment, held.spans, held.report_spans)
                 == (marks.rating, marks.comment, item.spans, item.report_spans)
