@@ -369,3 +369,40 @@ def test_import_runs_takes_the_base_runs_in_every_citation_style(tmp_path: Path)
     assert json.loads(done.output)["reports_added"] == 3
     rows = json.loads(invoke(home, "judge", "progress", "-m", "citation", "--json").output)
     assert rows["judged"] == 0 and rows["total"] >= 3
+
+
+def test_spans_marked_in_another_version_of_a_document_move_to_the_projects(
+    any_ws: Workspace, tmp_path: Path
+) -> None:
+    """run3 embeds a shorter Anthocyanin than run1 (the one the project keeps); a judge of
+    autojudge-annotate marked spans in run3's."""
+    project = kiddie_project(any_ws)
+    held = get_documents(any_ws, project, ["Anthocyanin"])["Anthocyanin"].text
+    run3 = next(
+        json.loads(line)["documents"]["Anthocyanin"]
+        for line in (KIDDIE / "runs" / "run3.jsonl").read_text().splitlines()
+        if "Anthocyanin" in json.loads(line).get("documents", {})
+    )
+    seen = f"{run3['title']}\n\n{run3['text']}"
+    assert seen != held
+
+    def line(word: str) -> dict[str, Any]:
+        at = seen.index(word)
+        return {
+            "dataset": "x", "request_id": "leaf", "docid": "Anthocyanin", "topic_id": "leaf",
+            "username": "ada", "rating": "Bad", "comment": "",
+            "spans": [{"start": at, "end": at + len(word), "text": word}], "document": run3,
+        }  # fmt: skip
+
+    moved = import_judgments(any_ws, project, _line(tmp_path, line("pigments")))
+    assert moved.added == 1 and moved.issues[0].severity == "warning"
+    assert "marked in another version of document 'Anthocyanin': moved from" in (
+        moved.issues[0].message
+    )
+    (stored,) = list_judgments(any_ws, project)
+    at = held.index("pigments")
+    assert stored.spans == (Span(at, at + 8, "pigments"),)
+    assert import_judgments(any_ws, project, _line(tmp_path, line("pigments"))).unchanged == 1
+    for word, why in (("vacuolar", "not found"), ("red", "found more than once")):
+        with pytest.raises(InvalidInput, match=f"its text is {why} in the project's"):
+            import_judgments(any_ws, project, _line(tmp_path, line(word)))

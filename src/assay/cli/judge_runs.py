@@ -270,5 +270,5 @@ def import_autojudge(
             markup=False,
         )
         print_issues(report.issues)
-    if report.issues:
+    if any(i.severity == "error" for i in report.issues):
         raise typer.Exit(2)
