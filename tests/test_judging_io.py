@@ -28,6 +28,7 @@ from assay.store.projects import create_project, get_project
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
 from tests.conftest import SHARED
+from tests.test_cli_remote import Team, team  # noqa: F401 (the team server fixture)
 
 KIDDIE = SHARED / "fixtures" / "autojudge" / "kiddie"
 BASE = SHARED / "fixtures" / "autojudge" / "base"
@@ -406,3 +407,30 @@ def test_spans_marked_in_another_version_of_a_document_move_to_the_projects(
     for word, why in (("vacuolar", "not found"), ("red", "found more than once")):
         with pytest.raises(InvalidInput, match=f"its text is {why} in the project's"):
             import_judgments(any_ws, project, _line(tmp_path, line(word)))
+
+
+def test_export_and_import_autojudge_against_a_team_server(team: Team) -> None:  # noqa: F811
+    project = get_project(team.ws, "handbook")
+    import_judging_inputs(
+        team.ws, project, topics=KIDDIE / "topics" / "kiddie-topics.jsonl", runs=[KIDDIE / "runs"]
+    )
+    judge_three_modes(team.ws, project, create_account(team.ws, "ada", "a long password 1").id)
+    out = team.tmp / "judgments.jsonl"
+    done = team.assay("export", "autojudge", str(out), "--mode", "report", "--dataset", "r1")
+    assert done.code == 0, done.err
+    assert f"Wrote 1 judgment(s) to {out}" in done.out
+    record = json.loads(out.read_text())
+    assert (record["dataset"], record["username"], record["run_id"]) == ("r1", "ada", "run1")
+
+    out.write_text(json.dumps({**record, "username": "grace"}) + "\n")
+    merged = team.assay("import", "autojudge", str(out), "--json")
+    assert merged.code == 0, merged.err
+    assert (json.loads(merged.out)["added"], json.loads(merged.out)["judges"]) == (1, ["grace"])
+    out.write_text(json.dumps({**record, "topic_id": "moon"}) + "\n")
+    refused = team.assay("import", "autojudge", str(out))
+    assert refused.code == 1
+    assert "judgments.jsonl line 1: field 'topic_id': the project has no judging topic 'moon'" in (
+        " ".join(refused.err.split())
+    )
+    read_only = team.assay("import", "autojudge", str(out), token=team.read)
+    assert read_only.code == 1 and "a read-only token may not import" in read_only.err
