@@ -434,3 +434,16 @@ def test_export_and_import_autojudge_against_a_team_server(team: Team) -> None: 
     )
     read_only = team.assay("import", "autojudge", str(out), token=team.read)
     assert read_only.code == 1 and "a read-only token may not import" in read_only.err
+
+
+def test_two_names_of_one_judge_in_a_file_are_one_judge(any_ws: Workspace, tmp_path: Path) -> None:
+    """A user name and the same account's display name: the later line replaces the
+    earlier one (no conflict between the two)."""
+    project = kiddie_project(any_ws)
+    create_account(any_ws, "ada", "a long password 1", display_name="Ada Lovelace")
+    lines = [_report_line(username="ada"), _report_line(username="Ada Lovelace", rating="Bad")]
+    path = _line(tmp_path, "".join(json.dumps(x) + "\n" for x in lines))
+    result = import_judgments(any_ws, project, path)
+    assert (result.added, result.updated) == (1, 1)
+    (stored,) = list_judgments(any_ws, project)
+    assert (stored.judge, stored.rating, stored.version) == ("Ada Lovelace", "Bad", 2)

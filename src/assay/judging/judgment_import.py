@@ -123,7 +123,7 @@ def import_judgments(
             ):
                 report.unchanged += 1
                 continue
-            save_judgment(
+            stored[(item.unit.key, judge_id)] = save_judgment(
                 ws,
                 project,
                 item.unit,
