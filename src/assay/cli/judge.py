@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from assay.cli import judge_eval
+from assay.cli import judge_eval, judge_runs
 from assay.cli.common import command_group
 
 
@@ -21,3 +21,4 @@ def register(app: typer.Typer) -> None:
         "judging page, and rank runs by their judgments.",
     )
     judge_eval.register(group)
+    judge_runs.register(group)

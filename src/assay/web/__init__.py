@@ -65,6 +65,7 @@ from assay.web.routes import (
     history,
     imports,
     items,
+    judging_api,
     judging_results,
     members,
     projects,
@@ -210,6 +211,7 @@ def create_app(ws: Workspace) -> FastAPI:
         agreement,
         adjudication,
         judging_results,
+        judging_api,
     ):
         app.include_router(module.router, dependencies=signed)
     return app

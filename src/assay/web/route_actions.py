@@ -60,6 +60,10 @@ WRITES: dict[tuple[str, str], str] = {
     ("POST", f"{P}/queue/{{task_id}}/skip"): "queue.work",
     ("POST", f"{P}/adjudication/{{item_id}}"): "item.review",
     ("DELETE", f"{P}/members/{{username}}"): "project.members",
+    # judging mode's inputs and judgments made elsewhere (web.routes.judging_api)
+    ("POST", f"{P}/judging/topics"): "import",
+    ("POST", f"{P}/judging/runs"): "import",
+    ("POST", f"{P}/judging/import"): "import",
 }
 
 READS: dict[tuple[str, str], str] = {
@@ -85,6 +89,8 @@ READS: dict[tuple[str, str], str] = {
     # the judges' document ratings as qrels are an export of the project
     ("GET", f"{P}/judging/qrels"): "export",
     ("GET", f"{P}/judging/qrels.trec"): "export",
+    # judgments as autojudge JSON Lines: an export
+    ("GET", f"{P}/judging/export"): "export",
 }
 """Reading routes whose action is not the one their path suggests (see READ_SECTIONS)."""
 
