@@ -60,6 +60,7 @@ WRITES: dict[tuple[str, str], str] = {
     ("POST", f"{P}/queue/{{task_id}}/skip"): "queue.work",
     ("POST", f"{P}/adjudication/{{item_id}}"): "item.review",
     ("DELETE", f"{P}/members/{{username}}"): "project.members",
+    ("PUT", f"{P}/judging/judgments"): "judgment.write",
 }
 
 READS: dict[tuple[str, str], str] = {
