@@ -168,8 +168,9 @@ def test_the_workbench_pages_and_the_overview(any_ws: Workspace, project: Projec
     assert [u["doc_id"] for u in docs["units"]] == ["ferry", "winter"]
     assert docs["documents"]["ferry"]["text"].startswith("Night ferry\n\n")
 
-    overview = client.get("/projects/ferries/judging").text
+    overview = client.get("/projects/ferries/judging?mode=citations").text
     assert "1 of 5 judged" in overview and "0 of 2 judged" in overview
+    assert client.get("/projects/ferries/judging?mode=votes").status_code == 404
     assert 'href="/projects/ferries/judging"' in client.get("/projects/ferries").text
     german = client.get("/projects/ferries/judging", headers={"Accept-Language": "de"}).text
     assert "1 von 5 bewertet" in german

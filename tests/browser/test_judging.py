@@ -148,6 +148,7 @@ def test_three_modes_by_keys_survive_a_reload_and_speak_german(
     expect(page.get_by_role("dialog", name="Tasten beim Bewerten")).to_be_visible()
     page.keyboard.press("Escape")
     page.goto(base)
+    page.get_by_role("link", name="Dokumente 1 von 2 bewertet").click()
     expect(page.get_by_role("heading", name="Dokumente · 1 von 2 bewertet")).to_be_visible()
 
 

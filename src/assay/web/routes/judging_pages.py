@@ -103,9 +103,11 @@ def api_save_judgment(request: Request, name: str, body: JudgmentSave) -> Any:
 
 
 @router.get("/projects/{name}/judging", response_class=HTMLResponse, include_in_schema=False)
-def judging_page(request: Request, name: str) -> HTMLResponse:
-    """Progress per mode, topic and run, with the way into each workbench."""
+def judging_page(request: Request, name: str, mode: str = "reports") -> HTMLResponse:
+    """Progress per topic and run in each mode (``mode``: the one listed), with the way into
+    each workbench."""
     ws, project = open_project(request, name)
+    stored_mode(mode)
     return render(
         request,
         "judging.html",
@@ -113,6 +115,7 @@ def judging_page(request: Request, name: str) -> HTMLResponse:
         section="judging",
         data=overview(ws, project, actor_id(request)),
         page_modes=list(PAGE_MODES),
+        shown=mode,
     )
 
 

@@ -383,7 +383,7 @@
       list.append(el("li", {},
         el("q", { text: s.text }), " ", el("span", { class: "muted", text: where }), " ",
         el("button", {
-          type: "button", class: "secondary small", text: t("judging.spans.remove"),
+          type: "button", class: "secondary small remove-span", text: "×", title: t("judging.spans.remove"),
           "aria-label": t("judging.spans.remove_n", { n: index + 1 }), onclick: () => removeSpan(field, index),
         })));
     });
