@@ -512,6 +512,7 @@
   const asked = Number(new URLSearchParams(window.location.search).get("at"));
   state.at = Number.isInteger(asked) && asked >= 0 && asked < state.units.length ? asked : 0;
   if (state.units.length) render();
+  else $("texts").replaceChildren(el("p", { class: "muted", text: t("judging.no_units") }));
   setSaveState("idle");
   offerRestore();
 })();
