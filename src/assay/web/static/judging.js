@@ -118,7 +118,6 @@
       const saved = await api("PUT", url, body(u));
       u.version = saved.version;
       u.judgment = saved;
-      u.judged = judged(fromJudgment(saved));
       if (!u.dirty) dropDraft(u);
       state.retries = 0;
       renderUnitList();
@@ -210,7 +209,6 @@
     u.judgment = current;
     u.data = fromJudgment(current);
     u.dirty = false;
-    u.judged = judged(u.data);
     keepDraft(u, mine);
     render();
     saveAll();
