@@ -45,6 +45,7 @@ SAMPLE = {
     "username": "nobody",
     "code": "en",
     "version": "no-such-version",
+    "page_mode": "reports",
 }
 
 

@@ -66,6 +66,7 @@ from assay.web.routes import (
     imports,
     items,
     judging_api,
+    judging_pages,
     judging_results,
     members,
     projects,
@@ -212,6 +213,7 @@ def create_app(ws: Workspace) -> FastAPI:
         adjudication,
         judging_results,
         judging_api,
+        judging_pages,
     ):
         app.include_router(module.router, dependencies=signed)
     return app

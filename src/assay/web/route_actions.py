@@ -64,6 +64,7 @@ WRITES: dict[tuple[str, str], str] = {
     ("POST", f"{P}/judging/topics"): "import",
     ("POST", f"{P}/judging/runs"): "import",
     ("POST", f"{P}/judging/import"): "import",
+    ("PUT", f"{P}/judging/judgments"): "judgment.write",
 }
 
 READS: dict[tuple[str, str], str] = {

@@ -1,7 +1,8 @@
 // The shell both editors stand in (the item editor and the conversation workbench): the save
 // loop, drafts kept in the browser, the conflict dialog, findings, search, text selections,
 // the help overlay and the keys they share. Each page keeps its own state object and passes
-// what differs as options; everything else is here once.
+// what differs as options; everything else is here once. The judging workbench
+// (static/judging.js) uses only its text selections and help overlay.
 //
 // Each save sends the editor's data with the version it was read at. A 409 goes to the
 // conflict dialog (nothing is overwritten); a network or server error keeps the change, shows
@@ -29,6 +30,43 @@
   function typing(target) {
     return target instanceof HTMLElement
       && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+  }
+
+  // The part of a range inside one text element, trimmed of white space, in code points of
+  // that text ({start, end, text, whole}); null when the range does not touch it or holds only
+  // white space there. The range may go on into other elements (a selection across sentences).
+  function selectedPart(node, range) {
+    if (!range.intersectsNode(node)) return null;
+    const full = node.textContent;
+    const offset = (container, at) => {
+      const before = document.createRange();
+      before.selectNodeContents(node);
+      before.setEnd(container, at);
+      return before.toString().length;
+    };
+    let start = node.contains(range.startContainer) ? offset(range.startContainer, range.startOffset) : 0;
+    let end = node.contains(range.endContainer) ? offset(range.endContainer, range.endOffset) : full.length;
+    while (start < end && /\s/.test(full[start])) start += 1;
+    while (end > start && /\s/.test(full[end - 1])) end -= 1;
+    if (start >= end) return null;
+    return {
+      start: codePoints(full, start), end: codePoints(full, end), text: full.slice(start, end),
+      whole: start === 0 && end === full.length,
+    };
+  }
+
+  // The help overlay (#help-overlay, opened by #help-button, closed by #help-close):
+  // toggle(show) opens, closes or flips it.
+  function helpOverlay() {
+    function toggle(show) {
+      const overlay = $("help-overlay");
+      const open = show === undefined ? overlay.hidden : show;
+      overlay.hidden = !open;
+      if (open) $("help-close").focus();
+    }
+    $("help-button").addEventListener("click", () => toggle(true));
+    $("help-close").addEventListener("click", () => toggle(false));
+    return { toggle };
   }
 
   // The state every editor starts from (the page adds its own fields in extra): the record
@@ -315,38 +353,18 @@
       const host = (node) => (node.nodeType === 1 ? node : node.parentElement).closest(".sel-source");
       const source = host(range.startContainer);
       if (!source || source !== host(range.endContainer) || !source.dataset.docId) return null;
-      const full = source.textContent;
-      const offset = (container, at) => {
-        const before = document.createRange();
-        before.selectNodeContents(source);
-        before.setEnd(container, at);
-        return before.toString().length;
-      };
-      let start = offset(range.startContainer, range.startOffset);
-      let end = offset(range.endContainer, range.endOffset);
-      while (start < end && /\s/.test(full[start])) start += 1;
-      while (end > start && /\s/.test(full[end - 1])) end -= 1;
-      if (start >= end || (partOnly && start === 0 && end === full.length)) return null;
+      const part = selectedPart(source, range);
+      if (!part || (partOnly && part.whole)) return null;
       const shift = Number(source.dataset.start || 0);
       return {
-        doc_id: source.dataset.docId,
-        start: shift + codePoints(full, start),
-        end: shift + codePoints(full, end),
-        text: full.slice(start, end),
+        doc_id: source.dataset.docId, start: shift + part.start, end: shift + part.end, text: part.text,
         origin: "selected",
       };
     }
 
     // ---------------------------------------------------------- help overlay and shared keys
 
-    function toggleHelp(show) {
-      const overlay = $("help-overlay");
-      const open = show === undefined ? overlay.hidden : show;
-      overlay.hidden = !open;
-      if (open) $("help-close").focus();
-    }
-    $("help-button").addEventListener("click", () => toggleHelp(true));
-    $("help-close").addEventListener("click", () => toggleHelp(false));
+    const { toggle: toggleHelp } = helpOverlay();
 
     // Escape closes the help overlay; true when it was open.
     function closeHelp() {
@@ -370,5 +388,5 @@
   }
 
   window.assay.editorShell = editorShell;
-  Object.assign(window.assay, { editorState, sameSpan, newEvidence, typing });
+  Object.assign(window.assay, { editorState, sameSpan, newEvidence, typing, selectedPart, helpOverlay });
 })();
