@@ -8,7 +8,6 @@ deadline of a few seconds (freshness is measured in benchmarks/search_processes.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import subprocess
 import sys
@@ -259,26 +258,3 @@ def test_an_export_started_through_one_process_is_followed_through_another(
         download = second.get(second.get(job_url).json()["download"])
         assert download.status_code == 200
         assert download.content.startswith(b"PK")  # the native format is a zip
-
-
-def test_a_job_of_a_process_that_is_gone_reads_as_failed(tmp_path: Path) -> None:
-    from assay.web.jobs import JobRegistry
-
-    folder = tmp_path / "jobs"
-    release = threading.Event()
-    ours = JobRegistry(folder=folder)
-    job = ours.start("export", "handbook", "native", lambda _: release.wait(10))
-    try:
-        theirs = JobRegistry(folder=folder)
-        assert theirs.get(job.id, "handbook").state == "running"
-        ended = subprocess.Popen(["true"])
-        ended.wait()
-        mirror = folder / f"{job.id}.json"
-        mirror.write_text(json.dumps({**json.loads(mirror.read_text()), "pid": ended.pid}))
-        copy = theirs.get(job.id, "handbook")
-        assert copy.state == "failed"
-        assert "stopped before it finished" in copy.message
-        # a process starting afterwards removes what processes that are gone left
-        assert JobRegistry(folder=folder).for_project("handbook") == []
-    finally:
-        release.set()
