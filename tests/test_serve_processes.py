@@ -71,9 +71,9 @@ def _wait_until_up(client: httpx.Client, process: subprocess.Popen[str]) -> None
     raise AssertionError("assay serve did not answer within 60 s")
 
 
-def eventually(found: Callable[[], bool]) -> bool:
-    """Whether ``found()`` becomes true within DEADLINE seconds."""
-    deadline = time.monotonic() + DEADLINE
+def eventually(found: Callable[[], bool], within: float = DEADLINE) -> bool:
+    """Whether ``found()`` becomes true within ``within`` seconds."""
+    deadline = time.monotonic() + within
     while not found():
         if time.monotonic() > deadline:
             return False
@@ -234,7 +234,7 @@ def test_the_thread_pool_and_the_connection_pool_follow_assay_threads(tmp_path: 
             assert client.portal.call(thread_tokens) == 3
 
 
-def test_an_export_started_through_one_process_is_followed_through_another(
+def test_an_export_and_an_import_started_through_one_process_are_followed_through_another(
     any_ws: Workspace, handbook: Project
 ) -> None:
     with serving(any_ws) as first, serving(any_ws) as second:
@@ -258,3 +258,14 @@ def test_an_export_started_through_one_process_is_followed_through_another(
         download = second.get(second.get(job_url).json()["download"])
         assert download.status_code == 200
         assert download.content.startswith(b"PK")  # the native format is a zip
+
+        imported = first.post(
+            "/api/projects/handbook/transfer/imports",
+            files={"file": ("handbook.zip", download.content)},
+            data={"format": "native", "project": "copy"},
+        )
+        assert imported.status_code == 202, imported.text
+        job_url = f"/api/projects/handbook/transfer/jobs/{imported.json()['id']}"
+        assert eventually(done_in_second, within=60)  # a bound against a hung job only
+        assert second.get(job_url).json()["result"]["project"] == "copy"
+        assert second.get("/api/projects/copy/documents").json()["total"] == 1

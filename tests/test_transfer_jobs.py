@@ -116,16 +116,36 @@ def test_a_cancelled_running_import_is_undone(
     assert get_project(any_ws, "test").importing_since is None
 
 
+def test_a_cancel_reaches_an_import_running_in_another_process(
+    any_ws: Workspace, project: Project, jobs: Jobs, tmp_path: Path
+) -> None:
+    job = start_import(any_ws, jobs, "test", "csv", questions(20000), "ferries.csv", options())
+    worker = spawn(any_ws, tmp_path, "worker")
+    try:
+        wait_until(lambda: writing(any_ws, job.id), "the worker is writing items")
+        cancel(any_ws, jobs, get_job(any_ws, job.id))
+        wait_until(lambda: state(any_ws, job.id) != "running", "the worker stopped the import")
+        assert worker.poll() is None  # the worker goes on, ready for other jobs
+    finally:
+        stop(worker)
+    ended = get_job(any_ws, job.id)
+    assert ended.state == "cancelled", ended.message
+    assert items_in(any_ws, "test") == 0
+    assert get_project(any_ws, "test").importing_since is None
+
+
+def writing(ws: Workspace, job_id: str) -> bool:
+    job = get_job(ws, job_id)
+    return job.stage == "items" and job.done > 0
+
+
 def test_a_killed_import_is_resumed_by_another_process_and_lands_once(
     any_ws: Workspace, project: Project, jobs: Jobs, tmp_path: Path
 ) -> None:
     job = start_import(any_ws, jobs, "test", "csv", questions(4000), "ferries.csv", options())
     first = spawn(any_ws, tmp_path, "worker")
     try:
-        wait_until(
-            lambda: get_job(any_ws, job.id).stage == "items" and get_job(any_ws, job.id).done > 0,
-            "the first worker is writing items",
-        )
+        wait_until(lambda: writing(any_ws, job.id), "the first worker is writing items")
     finally:
         first.send_signal(signal.SIGKILL)  # no chance to clean up
         first.wait()
