@@ -6,7 +6,7 @@ queue (``jobs.kinds``: ``import`` or ``export``, the payload naming the row). Th
 before the job is queued, in state ``running`` at stage ``queued``; the job that runs it
 writes its progress and ends it as ``done``, ``failed`` or ``cancelled``. Files live in the
 workspace folder and the row names them relative to it: an import's upload in
-``imports/<id>/``, an export's output in ``exports/<id>/``.
+``imports/<id>/``, an export's output in ``exports/<id>/<run>/``.
 """
 
 from __future__ import annotations
@@ -144,10 +144,12 @@ def end_job(ws: Workspace, job_id: str, state: str, message: str = "", **values:
                 updated_at=utcnow(),
             )
         ).rowcount
+    if ended != 1:
+        return False
     shutil.rmtree(upload_folder(ws, job_id), ignore_errors=True)
     if state != DONE:
         shutil.rmtree(export_folder(ws, job_id), ignore_errors=True)
-    return ended == 1
+    return True
 
 
 def ask_to_cancel(ws: Workspace, job_id: str) -> None:

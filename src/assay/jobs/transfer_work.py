@@ -206,18 +206,21 @@ def run_export(ws: Workspace, payload: dict[str, Any]) -> None:
     job = _take(ws, job_id)
     if job is None:
         return
-    folder = workspace_file(ws, str(payload["output"]))
-    shutil.rmtree(folder, ignore_errors=True)  # a run cut short starts over
+    # a folder of this run's own: a run cut short, or a second run of a job whose worker
+    # seemed gone, never writes into a file another run offers
+    folder = workspace_file(ws, str(payload["output"])) / new_id()
+    kept = False
     try:
         output, result = _export(ws, job, folder, payload)
+        file = output.relative_to(ws.settings.home.resolve()).as_posix()
+        kept = end_job(ws, job_id, DONE, file=file, filename=output.name, result=result)
     except Cancelled:
         end_job(ws, job_id, CANCELLED, "cancelled")
-        return
     except Exception as exc:
         _fail(ws, job_id, exc)
-        return
-    file = output.relative_to(ws.settings.home.resolve()).as_posix()
-    end_job(ws, job_id, DONE, file=file, filename=output.name, result=result)
+    finally:
+        if not kept:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _export(
