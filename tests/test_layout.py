@@ -26,7 +26,7 @@ STAGES = [
     "experiments",
     "transfer",
     "demo",
-    "jobs",  # background jobs (experiment runs) in a queue kept in the database
+    "jobs",  # background jobs (experiment runs, imports, exports) in a database queue
     "web",
     "cli",
 ]

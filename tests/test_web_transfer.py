@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import sqlite3
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,10 @@ from assay.corpus.ingest import ingest_bytes
 from assay.formats import get_format
 from assay.gold.item_lists import list_items
 from assay.gold.item_writes import create_item
+from assay.jobs.transfer_jobs import new_job
 from assay.records import Evidence, Item, Project, Turn
 from assay.store.import_lock import acquire, release
+from assay.store.jobs_schema import transfer_jobs
 from assay.store.projects import get_project, list_projects
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
@@ -30,11 +34,14 @@ from assay.web import create_app
 POLICY = "Travel policy.\n\nHotels are refunded up to 140 euros per night.\nTaxis only at night.\n"
 
 
-def client_for(ws: Workspace) -> TestClient:
-    client = TestClient(create_app(ws))
-    client.get("/")
-    client.headers["X-CSRF-Token"] = client.cookies["assay_csrf"]
-    return client
+@contextlib.contextmanager
+def serving(ws: Workspace) -> Iterator[TestClient]:
+    """A client of the app while it serves: its job worker runs until the block ends, so no
+    job thread outlives the test's database."""
+    with TestClient(create_app(ws)) as client:
+        client.get("/")
+        client.headers["X-CSRF-Token"] = client.cookies["assay_csrf"]
+        yield client
 
 
 def fill(ws: Workspace, project: Project) -> None:
@@ -78,9 +85,10 @@ def events(client: TestClient, job: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def client(ws: Workspace, project: Project) -> TestClient:
+def client(ws: Workspace, project: Project) -> Iterator[TestClient]:
     fill(ws, project)
-    return client_for(ws)
+    with serving(ws) as client:
+        yield client
 
 
 def test_export_job_streams_progress_and_offers_a_readable_file(
@@ -101,7 +109,7 @@ def test_export_job_streams_progress_and_offers_a_readable_file(
     path.write_bytes(download.content)
     bundle = get_format("native").read(path)
     assert [i.turns[0].query for i in bundle.items] == ["How much is a hotel night?"]
-    assert (ws.settings.home / "exports" / started.json()["id"] / "test-native.zip").is_file()
+    assert len(list((ws.settings.home / "exports" / started.json()["id"]).glob("*/*.zip"))) == 1
 
     folder = client.post("/api/projects/test/transfer/exports", json={"format": "autorag"})
     done = wait(client, folder.json())
@@ -258,12 +266,12 @@ def test_the_upload_limit_is_enforced(tmp_path: Path) -> None:
         from assay.store.projects import create_project
 
         create_project(ws, "p")
-        client = client_for(ws)
-        response = client.post(
-            "/api/projects/p/transfer/imports",
-            files={"file": ("big.zip", b"x" * 30_000)},
-            data={"format": "native"},
-        )
+        with serving(ws) as client:
+            response = client.post(
+                "/api/projects/p/transfer/imports",
+                files={"file": ("big.zip", b"x" * 30_000)},
+                data={"format": "native"},
+            )
         assert response.status_code == 413 and "import limit" in response.json()["detail"]
     finally:
         ws.close()
@@ -334,14 +342,16 @@ def test_a_busy_database_answers_503_not_500(
     assert "busy with another write" in busy.json()["detail"]
 
 
-def test_upload_folders_of_killed_imports_are_removed_on_start(ws: Workspace) -> None:
+def test_upload_folders_no_running_import_needs_are_removed_on_start(ws: Workspace) -> None:
     imports = ws.settings.home / "imports"
-    dead = imports / "999999999-abc"  # no such process
-    old_style = imports / "0123456789abcdef"
-    live = imports / f"{os.getpid()}-def"
-    for folder in (dead, old_style, live):
-        (folder / "data").mkdir(parents=True)
-        (folder / "upload.zip").write_bytes(b"x")
+    queued = new_job(ws, "import", "test", "csv", file="imports/x/upload.csv")
+    ended = new_job(ws, "import", "test", "csv")
+    with ws.engine.begin() as conn:
+        conn.execute(transfer_jobs.update().where(transfer_jobs.c.id == ended).values(state="done"))
+    older = imports / f"{os.getpid()}-def"  # a folder of an older version
+    for name in (queued, ended, older.name):
+        (imports / name / "data").mkdir(parents=True)
+        (imports / name / "upload.zip").write_bytes(b"x")
     create_app(ws)
-    assert not dead.exists() and not old_style.exists()
-    assert live.is_dir()
+    assert (imports / queued).is_dir()  # a worker will read it
+    assert not (imports / ended).exists() and not older.exists()

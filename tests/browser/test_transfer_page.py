@@ -3,6 +3,7 @@ it into a new project, read the report; replacing asks for a second click."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -139,3 +140,25 @@ def test_export_lists_items_needing_review_and_strict_refuses(
     expect(page.locator("#export-result .needs-review-items li")).to_contain_text(
         "turn 1, passage 1: its document changed"
     )
+
+
+def test_a_job_waits_for_a_worker_and_can_be_cancelled(
+    page: Page, ws: Workspace, project: Project, tmp_path: Path
+) -> None:
+    no_jobs = dataclasses.replace(
+        ws, settings=ws.settings.model_copy(update={"server_runs_jobs": False})
+    )
+    upload = tmp_path / "questions.csv"
+    upload.write_text("query,answer\nHotel refund?,140 euros\n", encoding="utf-8")
+    with LiveServer(no_jobs) as server:  # nothing runs the queue: the import waits
+        page.goto(f"{server.url}/projects/test/transfer")
+        page.locator("#import-file").set_input_files(str(upload))
+        page.get_by_role("button", name="Start the import").click()
+        status = page.locator("#import-status")
+        expect(status).to_have_text("waiting for a worker")
+        page.locator("#import-job").get_by_role("button", name="Cancel").click()
+        expect(status).to_have_text("Cancelled. Nothing was changed.")
+        expect(page.locator("#import-job").get_by_role("button", name="Cancel")).to_be_hidden()
+        page.reload()
+        expect(page.locator("table.jobs tbody tr").first).to_contain_text("cancelled")
+    assert list_items(ws, project)[0] == 0

@@ -188,7 +188,8 @@ class Server:
                     total=job.get("total"),
                 )
         if job["state"] != "done":
-            fail(escape(f"the {job['kind']} job on {self.url} failed: {job.get('message')}"))
+            ended = "was cancelled" if job["state"] == "cancelled" else "failed"
+            fail(escape(f"the {job['kind']} job on {self.url} {ended}: {job.get('message')}"))
         return job
 
     def wait(

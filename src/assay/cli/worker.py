@@ -1,4 +1,5 @@
-"""``assay worker``: run background jobs (experiment runs) from the workspace's queue."""
+"""``assay worker``: run background jobs (experiment runs, web imports and exports) from the
+workspace's queue."""
 
 from __future__ import annotations
 
@@ -20,15 +21,16 @@ def register(app: typer.Typer) -> None:
 
 
 def worker(ctx: typer.Context) -> None:
-    """Run background jobs (experiment runs) until stopped (Ctrl+C or SIGTERM).
+    """Run background jobs (experiment runs, web imports and exports) until stopped.
 
     On PostgreSQL, start as many as you like, on any machine that reaches the database: each
     takes jobs from the shared queue, and a job whose worker died (killed, machine gone) is
     resumed by another once it missed three heartbeats (ASSAY_JOB_HEARTBEAT_SECONDS). On
     SQLite, `assay serve` already runs jobs itself; a worker runs them the same way, for a
-    server started with ASSAY_SERVER_RUNS_JOBS=false. The first Ctrl+C or SIGTERM stops taking
-    jobs and lets the running ones finish; a second one stops at once, and the next worker
-    resumes what was cut short.
+    server started with ASSAY_SERVER_RUNS_JOBS=false. Imports read their upload from
+    ASSAY_HOME and exports write there: a worker on another machine needs that folder shared.
+    The first Ctrl+C or SIGTERM stops taking jobs and lets the running ones finish; a second
+    one stops at once, and the next worker resumes what was cut short.
     """
     run(ctx, _work)
 

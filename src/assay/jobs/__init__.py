@@ -11,7 +11,8 @@ process that submitted it:
   a job whose process died is resumed when a server (or ``assay worker``) starts.
 
 A job's progress and result live where its work writes them (an experiment's counts in its
-row), never in this process, so every server process shows the same state.
+row, an import's or export's in ``transfer_jobs``), never in this process, so every server
+process shows the same state.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ import time
 from typing import Any, Protocol
 
 from assay.jobs.kinds import EXPERIMENT, job_key
+from assay.jobs.transfer_jobs import EXPORT, IMPORT
 from assay.store.workspace import Workspace
 
-__all__ = ["EXPERIMENT", "Jobs", "Queue", "open_jobs"]
+__all__ = ["EXPERIMENT", "EXPORT", "IMPORT", "Jobs", "Queue", "open_jobs"]
 
 
 class Queue(Protocol):
@@ -63,7 +65,7 @@ class Jobs:
 
     def cancel(self, kind: str, payload: dict[str, Any]) -> None:
         """Drop the queued job for this; a running one stops by its own means (an
-        experiment's stop flag)."""
+        experiment's stop flag, an import's or export's cancel flag)."""
         self.queue.cancel(job_key(kind, payload))
 
     def wait(self, kind: str, payload: dict[str, Any], timeout: float) -> bool:

@@ -1,8 +1,9 @@
 """What a job does, by kind: the one place a queue turns ``(kind, payload)`` into work.
 
-A payload is plain JSON (ids, never paths or objects), so any process that opens the same
-workspace can run the job. ``job_key`` names what a job works on: a queue holds at most one
-queued or running job per key (an experiment has one run at a time).
+A payload is plain JSON (ids, and file names relative to the workspace folder, never paths
+or objects), so any process that opens the same workspace can run the job. ``job_key`` names
+what a job works on: a queue holds at most one queued or running job per key (an experiment
+has one run at a time).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from assay.errors import InvalidInput
+from assay.jobs.transfer_jobs import EXPORT, IMPORT
 from assay.store.db import utcnow
 from assay.store.projects import get_project
 from assay.store.schema import experiments, projects
@@ -22,6 +24,9 @@ if TYPE_CHECKING:
 
 EXPERIMENT = "experiment"
 """Run (or resume) an experiment: ``{"experiment": id}``."""
+# IMPORT: an upload into a project, ``{"transfer": id, "upload": "imports/…", …}``; EXPORT:
+# a project into a file, ``{"transfer": id, "output": "exports/…", …}`` (``jobs.transfer_work``)
+KINDS = (EXPERIMENT, IMPORT, EXPORT)
 
 
 def experiment_payload(experiment_id: int) -> dict[str, Any]:
@@ -46,7 +51,9 @@ def submit_experiment(jobs: Jobs, ws: Workspace, experiment_id: int) -> bool:
 def job_key(kind: str, payload: dict[str, Any]) -> str:
     if kind == EXPERIMENT:
         return f"experiment-{int(payload['experiment'])}"
-    raise InvalidInput(f"unknown job kind {kind!r} (known: {EXPERIMENT})")
+    if kind in (IMPORT, EXPORT):
+        return f"transfer-{payload['transfer']}"
+    raise _unknown(kind)
 
 
 def run_job(ws: Workspace, kind: str, payload: dict[str, Any]) -> None:
@@ -54,7 +61,16 @@ def run_job(ws: Workspace, kind: str, payload: dict[str, Any]) -> None:
     if kind == EXPERIMENT:
         _run_experiment(ws, int(payload["experiment"]))
         return
-    raise InvalidInput(f"unknown job kind {kind!r} (known: {EXPERIMENT})")
+    if kind in (IMPORT, EXPORT):
+        from assay.jobs.transfer_work import run_export, run_import
+
+        (run_import if kind == IMPORT else run_export)(ws, payload)
+        return
+    raise _unknown(kind)
+
+
+def _unknown(kind: str) -> InvalidInput:
+    return InvalidInput(f"unknown job kind {kind!r} (known: {', '.join(KINDS)})")
 
 
 def _run_experiment(ws: Workspace, experiment_id: int) -> None:

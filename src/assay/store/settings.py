@@ -100,8 +100,8 @@ class Settings(BaseSettings):
     server_runs_jobs: bool = Field(
         default=True,
         description=(
-            "Whether `assay serve` runs background jobs (experiment runs) in its own "
-            "process; turn off when `assay worker` processes run them instead."
+            "Whether `assay serve` runs background jobs (experiment runs, imports, exports) in "
+            "its own process; turn off when `assay worker` processes run them instead."
         ),
     )
     job_heartbeat_seconds: float = Field(

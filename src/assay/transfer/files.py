@@ -1,5 +1,4 @@
-"""Format files on the server's disk: folder formats travel as zips, uploads get a safe name,
-and the upload folders of a killed server are cleared away.
+"""Format files on the server's disk: folder formats travel as zips, uploads get a safe name.
 
 Folder formats (AutoRAG, BEIR, TREC, Hugging Face) are written as a folder and zipped for a
 download; an upload of one is a zip unpacked with the same entry checks the readers use.
@@ -17,8 +16,6 @@ from typing import Any
 from assay.errors import InvalidInput
 from assay.formats import Bundle, FormatSpec
 from assay.formats.common import SafeZip
-from assay.store.import_lock import process_running
-from assay.store.workspace import Workspace
 
 
 def takes_folder(spec: FormatSpec) -> bool:
@@ -78,16 +75,3 @@ def input_path(spec: FormatSpec, upload: Path, folder: Path) -> Path:
     raise InvalidInput(
         f"{upload.name}: the {spec.name} format is a folder; upload a zip of the folder"
     )
-
-
-def clean_upload_folders(ws: Workspace) -> int:
-    """Remove upload folders of imports whose server process no longer runs (killed
-    mid-import: its ``finally`` never ran); returns how many were removed."""
-    root = ws.settings.home / "imports"
-    removed = 0
-    for folder in root.iterdir() if root.is_dir() else ():
-        pid, _, _ = folder.name.partition("-")
-        if folder.is_dir() and not (pid.isdigit() and process_running(int(pid))):
-            shutil.rmtree(folder, ignore_errors=True)
-            removed += 1
-    return removed

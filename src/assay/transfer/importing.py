@@ -17,6 +17,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Sequence, Sized
 from contextlib import AbstractContextManager
 from dataclasses import replace as with_fields
+from typing import Protocol
 
 import sqlalchemy as sa
 
@@ -62,6 +63,18 @@ Progress = Callable[[str, int, int | None], None]
 """Called as ``progress(stage, done, total)``."""
 
 
+class Watcher(Protocol):
+    """A background job that follows its import from inside, writing with the import's own
+    batch connection: on SQLite no other connection may write while a batch is open, and
+    what the last batch holds commits with the import or not at all."""
+
+    def batch(self, conn: sa.Connection) -> None:
+        """Before every batch commits: keep the progress; raise to undo the import."""
+
+    def applied(self, conn: sa.Connection, report: ImportReport) -> None:
+        """In the last batch: the import is applied (a job never runs it twice)."""
+
+
 # ---------------------------------------------------------------- import
 
 
@@ -76,6 +89,7 @@ def import_bundle(
     batching: BatchPolicy | None = None,
     status: str | None = None,
     actor: int | None = None,
+    watcher: Watcher | None = None,
 ) -> ImportReport:
     """Put a Bundle into a project (created when a name is given that does not exist).
 
@@ -86,7 +100,7 @@ def import_bundle(
     author names become accounts first, in one transaction of their own (see
     :mod:`assay.people.actors`); they stay when the import is undone. Streamed items
     (:meth:`assay.formats.FormatSpec.stream`) bring their names as they come, each new set
-    in a transaction of its own too.
+    in a transaction of its own too. ``watcher``: see :class:`Watcher`.
     """
     if status is not None and status not in STATUSES:
         raise InvalidInput(f"unknown status {status!r}; choose one of: {', '.join(STATUSES)}")
@@ -100,6 +114,8 @@ def import_bundle(
     listed = bundle.items if isinstance(bundle.items, list) else []
     authors = bundle_authors(ws, documents, listed, actor)
     with batched(ws, batching or BatchPolicy()) as batches:
+        if watcher is not None:
+            batches.before_commit.append(lambda: watcher.batch(batches.conn))
         target, fresh, replaced = target_project(ws, batches, name, bundle.project, replace)
         report.project = replaced.name if replaced else target.name
         asked = bundle.project.language
@@ -128,6 +144,8 @@ def import_bundle(
             batches.flush()
             rekey_items(batches.conn, batches.token)
             rename_project(ws, target, replaced.name, conn=batches.current)
+        if watcher is not None:
+            watcher.applied(batches.current, report)
     if replace:
         delete_unused_blobs(ws)  # only now: until the import committed, a rollback needed them
     return report

@@ -32,9 +32,9 @@ from assay.errors import (
     NotFound,
 )
 from assay.jobs import open_jobs
+from assay.jobs.transfer_jobs import clean_upload_folders
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
-from assay.transfer.files import clean_upload_folders
 from assay.web import apidocs
 from assay.web.actors import guard
 from assay.web.bodylimit import BodyLimitMiddleware
@@ -42,7 +42,6 @@ from assay.web.csrf import CSRFMiddleware
 from assay.web.headers import SecurityHeadersMiddleware
 from assay.web.hosts import HostMiddleware
 from assay.web.i18n import load_catalogs
-from assay.web.jobs import JobRegistry
 from assay.web.login_limit import LoginLimiter
 from assay.web.paths import hide_paths, workspace_paths
 from assay.web.proxies import ProxyHeadersMiddleware
@@ -119,8 +118,7 @@ def create_app(ws: Workspace) -> FastAPI:
     app.state.ws = ws
     app.state.templates = make_templates()
     app.state.catalogs = load_catalogs()
-    app.state.transfer_jobs = JobRegistry(folder=ws.settings.home / "jobs")
-    clean_upload_folders(ws)  # what a killed server's imports left behind
+    clean_upload_folders(ws)  # what no queued or running import will read
     app.state.jobs = jobs
     app.state.login_limiter = LoginLimiter()
     # outermost last: a trusted proxy's client address and scheme, headers on every answer,

@@ -3,7 +3,7 @@
 A run is a job in the workspace's queue, so it survives this process: any server process
 (or ``assay worker``) runs it, and every server process reads its progress from the
 experiment's row and whether it is queued or running from the queue. ``create_app`` keeps
-the ``Jobs`` on ``app.state`` (nothing at import).
+the ``Jobs`` on ``app.state`` (``web.state.jobs``).
 """
 
 from __future__ import annotations
@@ -13,16 +13,11 @@ from typing import Any
 from fastapi import Request
 
 from assay.experiments import Experiment
-from assay.jobs import EXPERIMENT, Jobs
+from assay.jobs import EXPERIMENT
 from assay.jobs.kinds import experiment_payload, submit_experiment
 from assay.records import to_json
 from assay.store.workspace import Workspace
-
-
-def jobs(request: Request) -> Jobs:
-    registry = request.app.state.jobs
-    assert isinstance(registry, Jobs)
-    return registry
+from assay.web.state import jobs
 
 
 def running(request: Request, experiment_id: int) -> bool:

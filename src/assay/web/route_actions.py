@@ -52,6 +52,8 @@ WRITES: dict[tuple[str, str], str] = {
     ("PUT", f"{P}/conversation-settings"): "project.settings",
     ("POST", f"{P}/transfer/exports"): "export",
     ("POST", f"{P}/transfer/imports"): "import",
+    # stopping an import changes what lands; a write, for those who may import (and export)
+    ("POST", f"{P}/transfer/jobs/{{job_id}}/cancel"): "import",
     ("PUT", f"{P}/members/{{username}}"): "project.members",
     ("POST", f"{P}/assignments"): "item.assign",
     # one's own queue; review.queue refuses a task that is someone else's

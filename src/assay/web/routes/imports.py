@@ -1,15 +1,11 @@
-"""Imports: an upload is stored under ``<ASSAY_HOME>/imports/<pid>-<random>/`` and read by a
-background job that writes it into a project and removes the folder when it ends; folders
-left by a killed server (its pid no longer runs) are removed when the app starts and before
-each import (``transfer.files.clean_upload_folders``)."""
+"""Imports: an upload is kept under ``<ASSAY_HOME>/imports/<job id>/`` and read by an import
+job on the workspace's queue (``jobs.transfer_work``), which removes the folder when it ends;
+folders no queued or running import needs are removed when the app starts and before each
+import (``jobs.transfer_jobs.clean_upload_folders``)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import uuid
-from collections.abc import Callable
-from pathlib import Path
+from pathlib import PurePath
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -17,18 +13,16 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from assay.errors import InvalidInput, NotFound
-from assay.formats import FormatSpec, get_format
+from assay.formats import get_format
+from assay.jobs.transfer_jobs import TransferJob, clean_upload_folders
+from assay.jobs.transfer_work import start_import
 from assay.people.access import check
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
-from assay.transfer import STATUSES, ImportReport, import_bundle
-from assay.transfer.files import clean_upload_folders, input_path, safe_stem
+from assay.transfer import STATUSES
 from assay.web.actors import actor_id, request_actor
-from assay.web.jobs import Job
-from assay.web.paths import upload_paths
-from assay.web.routes.documents import sync_quietly
-from assay.web.state import workspace
-from assay.web.transfer_jobs import SHOWN, job_json, registry
+from assay.web.state import jobs, workspace
+from assay.web.transfer_jobs import job_json
 from assay.web.uploads import read_upload, too_large, upload_body
 
 router = APIRouter()
@@ -55,54 +49,6 @@ IMPORT_BODY = upload_body(
     },
     required=("format",),
 )
-
-
-def report_json(report: ImportReport) -> dict[str, Any]:
-    """``summary``: per kind, ``imported`` (stored), ``flagged`` (stored, with a warning),
-    ``skipped`` (left out); ``noted``: the flagged and skipped records."""
-    noted = report.noted()
-    return {
-        "project": report.project,
-        "summary": report.summary(),
-        "noted": [
-            {"kind": o.kind, "ref": o.ref, "status": o.status, "message": o.message}
-            for o in noted[:SHOWN]
-        ],
-        "noted_total": len(noted),
-    }
-
-
-def import_work(
-    ws: Workspace,
-    spec: FormatSpec,
-    upload: Path,
-    target: str,
-    replace: bool,
-    lenient: bool,
-    status: str | None = None,
-    actor: int | None = None,
-) -> Callable[[Job], None]:
-    def work(job: Job) -> None:
-        try:
-            job.progress("reading", 0, None)
-            bundle = spec.stream(input_path(spec, upload, upload.parent))
-            report = import_bundle(
-                ws,
-                target,
-                bundle,
-                replace=replace,
-                lenient=lenient,
-                progress=job.progress,
-                status=status,
-                actor=actor,
-            )
-            job.progress("indexing", 0, None)
-            sync_quietly(ws, get_project(ws, report.project))
-            job.update(result=report_json(report))
-        finally:
-            shutil.rmtree(upload.parent, ignore_errors=True)
-
-    return work
 
 
 def _may_import_into(request: Request, target: str) -> None:
@@ -153,17 +99,28 @@ async def api_import(request: Request, name: str) -> Response:
     target = upload.fields.get("project", "").strip() or project.name
     if target != project.name:
         await run_in_threadpool(_may_import_into, request, target)
-    clean_upload_folders(ws)
-    folder = ws.settings.home / "imports" / f"{os.getpid()}-{uuid.uuid4().hex}"
-    folder.mkdir(parents=True)
-    stored = folder / safe_stem(Path(upload.filename or "upload").name)
-    stored.write_bytes(bytes(upload.data))
-    shown = upload_paths(ws.settings.home, folder, stored, Path(upload.filename or "upload").name)
-    job = registry(request).start(
-        "import",
-        project.name,
-        spec.name,
-        import_work(ws, spec, stored, target, replace, lenient, status, actor_id(request)),
-        paths=shown,
+    options = {
+        "target": target,
+        "replace": replace,
+        "lenient": lenient,
+        "status": status,
+        "actor": actor_id(request),
+    }
+    job = await run_in_threadpool(
+        _start, ws, request, project.name, spec.name, bytes(upload.data), upload.filename, options
     )
-    return JSONResponse(job_json(job), status_code=202)
+    return JSONResponse(job_json(ws, job), status_code=202)
+
+
+def _start(
+    ws: Workspace,
+    request: Request,
+    project: str,
+    format_name: str,
+    data: bytes,
+    filename: str | None,
+    options: dict[str, Any],
+) -> TransferJob:
+    clean_upload_folders(ws)
+    name = PurePath(filename or "upload").name or "upload"
+    return start_import(ws, jobs(request), project, format_name, data, name, options)

@@ -1,8 +1,9 @@
 """The transfer page and what imports and exports share: the formats, the jobs with live
-progress (server-sent events) and the download of an export's file.
+progress (server-sent events), cancelling one, and the download of an export's file.
 
-Starting a job is in ``routes.exports`` and ``routes.imports``; the jobs run in threads kept
-by the app's ``JobRegistry`` (``web.jobs``).
+Starting a job is in ``routes.exports`` and ``routes.imports``; the jobs run on the
+workspace's job queue and every server process reads their state from the database
+(``jobs.transfer_jobs``).
 """
 
 from __future__ import annotations
@@ -14,17 +15,19 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, StreamingResponse
+from starlette.concurrency import run_in_threadpool
 
 from assay.corpus.chunkings import list_chunkings
-from assay.errors import Conflict, NotFound
+from assay.errors import Conflict
 from assay.formats import formats
+from assay.jobs.transfer_jobs import DONE, EXPORT, RUNNING, project_jobs, workspace_file
+from assay.jobs.transfer_work import cancel
 from assay.store.projects import get_project
 from assay.transfer import DEFAULT_STATUSES, STATUSES
-from assay.web.jobs import DONE, RUNNING
 from assay.web.render import render
 from assay.web.routes.imports import UPLOAD_FACTOR
-from assay.web.state import workspace
-from assay.web.transfer_jobs import format_json, job_json, registry
+from assay.web.state import jobs, workspace
+from assay.web.transfer_jobs import current_job, format_json, job_json
 
 router = APIRouter()
 
@@ -41,15 +44,27 @@ def api_formats() -> list[dict[str, Any]]:
 
 @router.get("/api/projects/{name}/transfer/jobs", tags=["transfer"])
 def api_jobs(request: Request, name: str) -> list[dict[str, Any]]:
-    """This app's import and export jobs of the project, newest first."""
-    project = get_project(workspace(request), name)
-    return [job_json(job) for job in registry(request).for_project(project.name)]
+    """The project's import and export jobs (started through any server process), newest
+    first."""
+    ws = workspace(request)
+    project = get_project(ws, name)
+    return [job_json(ws, job) for job in project_jobs(ws, project.name)]
 
 
 @router.get("/api/projects/{name}/transfer/jobs/{job_id}", tags=["transfer"])
 def api_job(request: Request, name: str, job_id: str) -> dict[str, Any]:
-    """One job: state (running, done, failed), stage, done/total, message, result."""
-    return job_json(registry(request).get(job_id, name))
+    """One job: state (running, done, failed, cancelled), stage (``queued`` until a worker
+    takes it), done/total, message, result."""
+    return job_json(workspace(request), current_job(request, name, job_id))
+
+
+@router.post("/api/projects/{name}/transfer/jobs/{job_id}/cancel", tags=["transfer"])
+def api_cancel(request: Request, name: str, job_id: str) -> dict[str, Any]:
+    """Cancel a job: a queued one never starts, a running import is undone at its next batch
+    (nothing of it stays), a running export stops; the job then reads ``cancelled``. A job
+    that has ended stays as it ended."""
+    ws = workspace(request)
+    return job_json(ws, cancel(ws, jobs(request), current_job(request, name, job_id)))
 
 
 @router.get(
@@ -60,16 +75,14 @@ def api_job(request: Request, name: str, job_id: str) -> dict[str, Any]:
 )
 async def api_job_events(request: Request, name: str, job_id: str) -> StreamingResponse:
     """Server-sent events: the job as JSON (``data:``) on every change, until it ends."""
-    jobs = registry(request)
-    jobs.get(job_id, name)  # 404 before the stream starts
+    ws = workspace(request)
+    await run_in_threadpool(current_job, request, name, job_id)  # 404 before the stream starts
 
     async def stream() -> AsyncIterator[str]:
         seen, quiet = -1, 0.0
         while True:
-            try:
-                data = job_json(jobs.get(job_id, name))  # another process's job: read anew
-            except NotFound:  # forgotten meanwhile (the registry keeps the newest jobs)
-                return
+            job = await run_in_threadpool(current_job, request, name, job_id)
+            data = job_json(ws, job)
             if data["version"] != seen:
                 seen, quiet = data["version"], 0.0
                 yield f"data: {json.dumps(data)}\n\n"
@@ -88,11 +101,13 @@ async def api_job_events(request: Request, name: str, job_id: str) -> StreamingR
 @router.get("/api/projects/{name}/transfer/jobs/{job_id}/download", tags=["transfer"])
 def api_download(request: Request, name: str, job_id: str) -> FileResponse:
     """The file an export job wrote (folder formats as a zip)."""
-    job = registry(request).get(job_id, name)
-    if job.state != DONE or job.file is None or not job.file.exists():
+    ws = workspace(request)
+    job = current_job(request, name, job_id)
+    file = workspace_file(ws, job.file) if job.kind == EXPORT and job.file else None
+    if job.state != DONE or file is None or not file.is_file():
         raise Conflict(f"export job {job_id} has no file to download (state: {job.state})")
-    media = "application/zip" if job.file.suffix == ".zip" else "application/octet-stream"
-    return FileResponse(job.file, media_type=media, filename=job.file.name)
+    media = "application/zip" if file.suffix == ".zip" else "application/octet-stream"
+    return FileResponse(file, media_type=media, filename=file.name)
 
 
 @router.get("/projects/{name}/transfer", response_class=HTMLResponse, include_in_schema=False)
@@ -110,6 +125,6 @@ def transfer_page(request: Request, name: str) -> HTMLResponse:
         chunkings=chunkings,
         statuses=STATUSES,
         default_statuses=DEFAULT_STATUSES,
-        jobs=[job_json(job) for job in registry(request).for_project(project.name)],
+        jobs=[job_json(ws, job) for job in project_jobs(ws, project.name)],
         upload_limit_mb=f"{limit:g}",
     )

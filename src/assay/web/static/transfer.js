@@ -1,5 +1,6 @@
 // Import and export page: start a job, follow its progress through server-sent events (with
-// polling as the fallback), then offer the download (export) or show the report (import).
+// polling as the fallback), offer to cancel it while it runs, then offer the download
+// (export) or show the report (import).
 // All text from the server or the user goes into the page with textContent, never as HTML.
 (function () {
   "use strict";
@@ -57,6 +58,19 @@
     });
   }
 
+  // Show the job box's cancel button while the job runs; resolves with the job's last state.
+  async function followWithCancel(job, button, onUpdate) {
+    button.hidden = false;
+    button.disabled = false;
+    button.onclick = async () => {
+      button.disabled = true;
+      try { await window.assay.api("POST", job.cancel); }
+      catch (error) { window.assay.toast(error.message, "error"); button.disabled = false; }
+    };
+    try { return await follow(job, onUpdate); }
+    finally { button.hidden = true; }
+  }
+
   function showProgress(bar, status, job) {
     if (job.total) {
       bar.max = job.total;
@@ -99,6 +113,7 @@
     const status = document.getElementById("export-status");
     const result = document.getElementById("export-result");
     const start = document.getElementById("export-start");
+    const stop = document.getElementById("export-cancel");
 
     function describe() {
       const option = format.selectedOptions[0];
@@ -122,7 +137,7 @@
       start.disabled = true;
       try {
         const job = await window.assay.api("POST", section.dataset.api, body);
-        const last = await follow(job, (data) => showProgress(bar, status, data));
+        const last = await followWithCancel(job, stop, (data) => showProgress(bar, status, data));
         if (last.state === "done") {
           box.classList.add("ok");
           status.textContent = fmt("done_export", { items: last.result.items, size: size(last.result.size) });
@@ -135,6 +150,8 @@
           if (left.length) result.append(el("p", { class: "muted left-out", text: fmt("left_out", { items: left.join(", ") }) }));
           showNeedsReview(result, last.result, section.dataset.items);
           for (const note of last.result.notes || []) result.append(el("p", { class: "muted", text: note }));
+        } else if (last.state === "cancelled") {
+          status.textContent = fmt("cancelled");
         } else {
           box.classList.add("error");
           status.textContent = fmt("failed", { detail: last.message });
@@ -205,6 +222,7 @@
     const bar = document.getElementById("import-progress");
     const status = document.getElementById("import-status");
     const report = document.getElementById("import-report");
+    const stop = document.getElementById("import-cancel");
     let armedUntil = 0;
     let timer = null;
 
@@ -276,11 +294,13 @@
             : fmt("failed", { detail: sent.data.detail || sent.status }) + " " + fmt("nothing_changed");
           return;
         }
-        const last = await follow(sent.data, (job) => showProgress(bar, status, job));
+        const last = await followWithCancel(sent.data, stop, (job) => showProgress(bar, status, job));
         if (last.state === "done") {
           box.classList.add("ok");
           status.textContent = fmt("stage_finished");
           showReport(report, last.result);
+        } else if (last.state === "cancelled") {
+          status.textContent = fmt("cancelled") + " " + fmt("nothing_changed");
         } else {
           box.classList.add("error");
           status.textContent = fmt("failed", { detail: last.message }) + " " + fmt("nothing_changed");
