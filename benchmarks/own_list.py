@@ -50,7 +50,7 @@ from assay.store.workspace import Workspace
 AUTHORS = ("ana", "ben", "chris", "dana", "eli")
 
 
-def seed(ws: Workspace, n_items: int, n_tasks: int) -> tuple[Project, int]:
+def seed(ws: Workspace, n_items: int, n_tasks: int, n_pool: int) -> tuple[Project, int]:
     project = create_project(ws, "bench")
     authors = [account_for(ws, name) for name in AUTHORS]
     rng = random.Random(7)
@@ -77,16 +77,21 @@ def seed(ws: Workspace, n_items: int, n_tasks: int) -> tuple[Project, int]:
         annotator = authors[0]
         others = [item_id for item_id, author in ids if author != annotator]
         now = utcnow()
+        queue = rng.sample(others, n_tasks)
+        pool = rng.sample(others, n_pool)
         tasks = [
             {
                 "project_id": project.id, "item_id": item_id, "task": "annotate",
-                "account_id": annotator, "state": "open", "position": k + 1, "reason": "",
-                "holder_id": None, "locked_until": None, "assigned_by": annotator,
+                "account_id": annotator if k < n_tasks else None, "state": "open",
+                "position": k + 1, "reason": "", "locked_until": None, "assigned_by": annotator,
+                # the annotator holds the first 20 pool tasks; nobody holds the others
+                "holder_id": annotator if n_tasks <= k < n_tasks + 20 else None,
                 "created_at": now, "updated_at": now, "done_at": None,
             }
-            for k, item_id in enumerate(rng.sample(others, n_tasks))
+            for k, item_id in enumerate(queue + pool)
         ]  # fmt: skip
-        conn.execute(assignments.insert(), tasks)
+        for at in range(0, len(tasks), 5000):
+            conn.execute(assignments.insert(), tasks[at : at + 5000])
     if ws.engine.dialect.name == "postgresql":  # what autovacuum does soon after a bulk load
         with ws.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.exec_driver_sql("ANALYZE items")
@@ -111,6 +116,15 @@ def written_only(
     return int(total or 0), list(page)
 
 
+def modes(offset: int) -> dict[str, dict[str, Any]]:
+    """How a page counts: exactly, up to 1,000 rows past the page (the web list), or not."""
+    return {
+        "exact": {"count": True},
+        "bounded": {"count_limit": offset + 50 + 1000},
+        "none": {"count": False},
+    }
+
+
 def timed(call: Callable[[], Any]) -> float:
     began = time.perf_counter()
     call()
@@ -121,6 +135,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--tasks", type=int, default=2_000)
+    parser.add_argument("--pool", type=int, default=50_000, help="pool tasks (20 held)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--postgres", default="", help="a PostgreSQL URL instead of SQLite")
     parser.add_argument("--home", type=Path, default=None, help="seed once here, then reuse")
@@ -134,30 +149,38 @@ def main() -> None:
             annotator = account_for(ws, AUTHORS[0])
         except NotFound:
             began = time.perf_counter()
-            project, annotator = seed(ws, args.items, args.tasks)
+            project, annotator = seed(ws, args.items, args.tasks, args.pool)
             took = time.perf_counter() - began
-            print(f"seeded {args.items} items, {args.tasks} tasks in {took:.1f} s")
+            print(f"seeded {args.items} items, {args.tasks} + {args.pool} tasks in {took:.1f} s")
         print(f"database: {ws.engine.dialect.name}")
         for offset in (0, 500):
-            for count in (True, False):
+            for mode, counting in modes(offset).items():
                 sides: dict[str, list[float]] = {"written only": [], "written or assigned": []}
-                before = partial(written_only, ws, project, annotator, offset, count)
+                counts = counting.get("count", True)  # written only: exactly, or not at all
+                before = partial(written_only, ws, project, annotator, offset, counts)
                 after = partial(  # as the web asks: their own copies are on their list
                     list_items, ws, project, author_id=annotator, copies="include",
-                    offset=offset, count=count,
+                    offset=offset, **counting,
                 )  # fmt: skip
                 for _ in range(args.rounds):
                     sides["written only"].append(timed(before))
                     sides["written or assigned"].append(timed(after))
                 for name, times in sides.items():
                     print(
-                        f"offset {offset:>3} count={count!s:<5} {name:<20} "
+                        f"offset {offset:>3} count {mode:<8} {name:<20} "
                         f"min {min(times):7.1f} ms  median {statistics.median(times):7.1f} ms"
                     )
         total, _ = list_items(ws, project, author_id=annotator, copies="include", limit=1)
         print(f"the annotator's list holds {total} items")
-        lead = [timed(partial(list_items, ws, project)) for _ in range(args.rounds)]
-        print(f"a lead's list (no copies, counted): median {statistics.median(lead):.1f} ms")
+        lead: dict[str, list[float]] = {mode: [] for mode in modes(0)}
+        for _ in range(args.rounds):
+            for mode, counting in modes(0).items():
+                lead[mode].append(timed(partial(list_items, ws, project, **counting)))
+        for mode, times in lead.items():
+            print(
+                f"a lead's list (gold items), count {mode:<8} "
+                f"min {min(times):7.1f} ms  median {statistics.median(times):7.1f} ms"
+            )
         print("load average (1, 5, 15 min):", " ".join(f"{x:.2f}" for x in os.getloadavg()))
         ws.close()
 
