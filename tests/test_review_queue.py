@@ -267,6 +267,8 @@ def test_an_annotators_own_list_pages_counts_and_continues_after_an_item(team) -
     while nxt := list_items(ws, project, author_id=ada, after=walked[-1], limit=1, count=False)[1]:
         walked.append(nxt[0].id)
     assert walked == listed
+    with pytest.raises(NotFound, match="'nope' not found in project 'p'"):
+        list_items(ws, project, author_id=ada, after="nope")
     # counted no further than asked: one more than the limit says "more"
     assert list_items(ws, project, author_id=ada, count_limit=3, limit=0)[0] == 4
     assert list_items(ws, project, author_id=ada, count_limit=7, limit=0)[0] == 7

@@ -105,7 +105,7 @@ def list_items(
             total = total if count_limit is None else min(total, count_limit + 1)
         where.extend(shown)
         if after is not None:
-            where.append(_past(conn, with_authors, column, descending, after))
+            where.append(_past(conn, with_authors, project, column, descending, after))
         columns = [
             items.c.id,
             items.c.kind,
@@ -160,13 +160,25 @@ def _count_part(
 
 
 def _past(
-    conn: sa.Connection, source: sa.FromClause, column: Any, descending: bool, item_id: str
+    conn: sa.Connection,
+    source: sa.FromClause,
+    project: Project,
+    column: Any,
+    descending: bool,
+    item_id: str,
 ) -> sa.ColumnElement[bool]:
     """The rows that come after the item in the sort order: (column, id) past its own, so
     the index (project_id, column, id) starts there rather than counting rows to it."""
-    value = conn.scalar(sa.select(column).select_from(source).where(items.c.id == item_id))
+    value = conn.scalar(
+        sa.select(column)
+        .select_from(source)
+        .where(items.c.id == item_id, items.c.project_id == project.id)
+    )
     if value is None:
-        raise NotFound(f"item {item_id!r} not found: the list cannot continue after it")
+        raise NotFound(
+            f"item {item_id!r} not found in project {project.name!r}: the list cannot "
+            "continue after it"
+        )
     key, mark = sa.tuple_(column, items.c.id), sa.tuple_(sa.literal(value, column.type), item_id)
     return key < mark if descending else key > mark
 
