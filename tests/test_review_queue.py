@@ -242,3 +242,37 @@ def test_llm_drafts_go_to_the_pool_by_their_origin(team) -> None:  # type: ignor
     taken = next_task(ws, project, people["bob"])
     assert taken is not None and taken.item_id == draft.id and taken.pool
     assert queue_of(ws, project, people["ada"]).pool == 0  # bob holds it
+
+
+def test_an_annotators_own_list_pages_counts_and_continues_after_an_item(team) -> None:  # type: ignore[no-untyped-def]
+    ws, project, people = team
+    ada, lead = people["ada"], people["lea"]
+    ids = item_ids(ws, project)
+    assign(ws, project, ItemFilter(ids=ids[3:4]), [], assigned_by=lead)
+    held = next_task(ws, project, ada)  # a pool task ada holds
+    assert held is not None and held.item_id == ids[3]
+    written = [
+        create_item(ws, project, Item(turns=[Turn(query=f"Ada's {n}?")]), author=ada).id
+        for n in range(3)
+    ]
+    assign(ws, project, ItemFilter(ids=[*ids[:3], written[0]]), ["ada"], assigned_by=lead)
+    everything = list_items(ws, project, author_id=ada, limit=100)
+    listed = [row.id for row in everything[1]]
+    assert everything[0] == 7 and sorted(listed) == sorted([*ids[:4], *written])
+    keys = [(row.updated_at, row.id) for row in everything[1]]
+    assert keys == sorted(keys, reverse=True)  # newest change first, as one list
+    pages = [list_items(ws, project, author_id=ada, offset=at, limit=2)[1] for at in (0, 2, 4, 6)]
+    assert [row.id for page in pages for row in page] == listed
+    walked = [listed[0]]
+    while nxt := list_items(ws, project, author_id=ada, after=walked[-1], limit=1, count=False)[1]:
+        walked.append(nxt[0].id)
+    assert walked == listed
+    with pytest.raises(NotFound, match="'nope' not found in project 'p'"):
+        list_items(ws, project, author_id=ada, after="nope")
+    # counted no further than asked: one more than the limit says "more"
+    assert list_items(ws, project, author_id=ada, count_limit=3, limit=0)[0] == 4
+    assert list_items(ws, project, author_id=ada, count_limit=7, limit=0)[0] == 7
+    set_status(ws, project, ids[0], "submitted", 1)
+    assert list_items(ws, project, author_id=ada, status="draft", count_limit=3)[0] == 4
+    assert list_items(ws, project, author_id=ada, status="draft")[0] == 6
+    assert list_items(ws, project, author_id=people["bob"])[0] == 0

@@ -18,7 +18,7 @@ from assay.people.actors import account_for
 from assay.records import Document, Item, Project, Turn
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
-from assay.web import create_app
+from assay.web import create_app, items_view
 
 PAYLOAD = "<img src=x onerror=alert(1)>"
 
@@ -182,6 +182,24 @@ def test_list_filters_sorting_and_pages(
     assert "(48)" in drafts.text and "Page 1 of 1" in drafts.text  # even n, not n % 10 == 0
     german = client.get("/projects/test/items", headers={"Accept-Language": "de"})
     assert "Seite 1 von 3" in german.text and "Neuer Eintrag" in german.text
+
+
+def test_the_list_counts_no_further_than_it_shows(
+    client: TestClient, ws: Workspace, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(items_view, "COUNT_AHEAD", 3)
+    for n in range(5):
+        create_item(ws, project, Item(turns=[Turn(query=f"q{n}")]))
+    page = client.get("/projects/test/items").text
+    assert "(3+)" in page and "Page 1 of more than 1" in page and "Last »" not in page
+    assert page.count('<td class="q">') == 5
+    api = "/api/projects/test/items"
+    first = client.get(api, params={"limit": 2}).json()
+    assert (first["total"], first["total_exact"], len(first["items"])) == (3, False, 2)
+    exact = client.get(api, params={"limit": 2, "exact_total": "true"}).json()
+    assert (exact["total"], exact["total_exact"]) == (5, True)
+    later = client.get(api, params={"offset": 2}).json()  # counted to offset + 3: all of them
+    assert (later["total"], later["total_exact"], len(later["items"])) == (5, True, 3)
 
 
 def test_next_item_follows_the_list(client: TestClient, ws: Workspace, project: Project) -> None:

@@ -101,7 +101,7 @@ def list_command(
 ) -> None:
     """List a project's items, newest change first, with the filters of the web list.
 
-    With --json, prints {"total", "offset", "limit", "items"} like GET
+    With --json, prints {"total", "total_exact", "offset", "limit", "items"} like GET
     /api/projects/NAME/items.
     """
     from assay.gold.item_lists import list_items
@@ -126,7 +126,15 @@ def list_command(
 
     total, rows = run(ctx, body)
     if as_json:
-        print_json({"total": total, "offset": offset, "limit": page_size, "items": rows})
+        print_json(
+            {
+                "total": total,
+                "total_exact": True,
+                "offset": offset,
+                "limit": page_size,
+                "items": rows,
+            }
+        )
         return
     out = console()
     if not rows:

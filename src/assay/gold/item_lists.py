@@ -8,8 +8,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.corpus.anchoring import needing_review, needs_review
-from assay.errors import InvalidInput
-from assay.gold.item_scope import copies_condition, copies_of_project, own_parts
+from assay.errors import InvalidInput, NotFound
+from assay.gold.item_scope import Part, copies_condition, copies_of_project, own_parts
 from assay.people.actors import AUTHOR_NAME
 from assay.records import ItemSummary, Project
 from assay.store.db import as_utc, reading, record_from_row
@@ -45,9 +45,11 @@ def list_items(
     review: bool = False,
     copies: str = "exclude",
     sort: str = "-updated",
+    after: str | None = None,
     offset: int = 0,
     limit: int = 50,
     count: bool = True,
+    count_limit: int | None = None,
     conn: sa.Connection | None = None,
 ) -> tuple[int, list[ItemSummary]]:
     """One page of a project's items and the total matching the filters; ``review``: only
@@ -55,9 +57,12 @@ def list_items(
     ``assay.corpus.anchoring``). ``author`` keeps to the items of the accounts with that
     user name or shown name; ``author_id`` to one account's (an annotator's own items: those
     it wrote and those assigned to it, see ``item_scope.own_parts``). ``copies``: ``exclude`` (gold
-    items only), ``include`` or ``only`` annotators' copies under overlap.
+    items only), ``include`` or ``only`` annotators' copies under overlap. ``after``: the page
+    starts after that item's place in the sort order (read from its sort key, wherever the
+    item now is; "next in list"), ``offset`` then counts from there.
     ``count=False`` skips counting (the total is then 0): for callers that only look at a
-    few rows, such as "next in list"."""
+    few rows. ``count_limit``: count no further than that; a total of ``count_limit + 1``
+    then means "more than ``count_limit``"."""
     key = sort.lstrip("-")
     if key not in SORTS:
         raise InvalidInput(f"unknown sort {sort!r}; choose one of: {', '.join(SORTS)}")
@@ -80,38 +85,136 @@ def list_items(
     # the whole ORDER BY and deep pages do not sort the table (see benchmarks/workbench.py)
     descending = sort.startswith("-")
     order = [c.desc() if descending else c.asc() for c in (column, items.c.id)]
+    with_authors = items.join(accounts, accounts.c.id == items.c.author_id)
     with reading(ws.engine, conn) as conn:
-        project_only = [[items.c.project_id == project.id]]
-        parts = own_parts(conn, project.id, author_id) if author_id is not None else project_only
-        with_authors = items.join(accounts, accounts.c.id == items.c.author_id)
+        project_only = [items.c.project_id == project.id]
+        parts = (
+            own_parts(conn, project.id, author_id)
+            if author_id is not None
+            else [Part(project_only)]
+        )
         counted = with_authors if author else items  # the join only when it filters
-        counting = sa.select(sa.func.count()).select_from(counted).where(*where)
         total = 0
-        if count and parts is project_only and copies == "exclude":  # all less the copies
-            total = int(conn.scalar(counting.where(*project_only[0])) or 0)
+        if count and author_id is None and copies == "exclude" and count_limit is None:
+            counting = sa.select(sa.func.count()).select_from(counted).where(*where)
+            total = int(conn.scalar(counting.where(*project_only)) or 0)  # all less the copies
             total -= int(conn.scalar(counting.where(*copies_of_project(project.id))) or 0)
         elif count:
-            total = sum(int(conn.scalar(counting.where(*p, *shown)) or 0) for p in parts)
-        where.extend([*shown, *project_only[0], sa.or_(*(sa.and_(*p) for p in parts))])
-        rows = conn.execute(
-            sa.select(
-                items.c.id,
-                items.c.kind,
-                items.c.status,
-                items.c.origin,
-                items.c.query,
-                items.c.query_type,
-                items.c.turn_count,
-                items.c.evidence_count,
-                AUTHOR_NAME.label("author"),
-                items.c.version,
-                items.c.updated_at,
-                needs_review().label("needs_review"),
-            )
-            .select_from(with_authors)
-            .where(*where)
-            .order_by(*order)
+            filters = [*where, *shown]
+            total = sum(_count_part(conn, counted, filters, p, count_limit) for p in parts)
+            total = total if count_limit is None else min(total, count_limit + 1)
+        where.extend(shown)
+        if after is not None:
+            where.append(_past(conn, with_authors, project, column, descending, after))
+        columns = [
+            items.c.id,
+            items.c.kind,
+            items.c.status,
+            items.c.origin,
+            items.c.query,
+            items.c.query_type,
+            items.c.turn_count,
+            items.c.evidence_count,
+            AUTHOR_NAME.label("author"),
+            items.c.version,
+            items.c.updated_at,
+            needs_review().label("needs_review"),
+        ]
+        if len(parts) == 1:
+            rows = conn.execute(
+                sa.select(*columns)
+                .select_from(with_authors)
+                .where(*where, *parts[0].where)
+                .order_by(*order)
+                .offset(offset)
+                .limit(limit)
+            ).all()
+        else:
+            ids = _merged_page(conn, with_authors, where, parts, column, descending, offset, limit)
+            found = conn.execute(
+                sa.select(*columns).select_from(with_authors).where(items.c.id.in_(ids))
+            ).all()
+            by_id = {r.id: r for r in found}
+            rows = [by_id[i] for i in ids if i in by_id]
+    return int(total or 0), [_summary(r) for r in rows]
+
+
+def _count_part(
+    conn: sa.Connection,
+    source: sa.FromClause,
+    filters: list[sa.ColumnElement[bool]],
+    part: Part,
+    limit: int | None,
+) -> int:
+    """How many items of the part match the filters; with ``limit``, counted no further than
+    ``limit + 1`` (reading at most that many rows). Assigned items with no filter are
+    counted from the assignments, without reading the items."""
+    if part.ids is not None and not filters:
+        ids = part.ids.subquery()
+        found = sa.select(ids.c.item_id).distinct()
+    else:
+        found = sa.select(sa.literal_column("1")).select_from(source).where(*filters, *part.where)
+    if limit is not None:
+        found = found.limit(limit + 1)
+    return int(conn.scalar(sa.select(sa.func.count()).select_from(found.subquery())) or 0)
+
+
+def _past(
+    conn: sa.Connection,
+    source: sa.FromClause,
+    project: Project,
+    column: Any,
+    descending: bool,
+    item_id: str,
+) -> sa.ColumnElement[bool]:
+    """The rows that come after the item in the sort order: (column, id) past its own, so
+    the index (project_id, column, id) starts there rather than counting rows to it."""
+    value = conn.scalar(
+        sa.select(column)
+        .select_from(source)
+        .where(items.c.id == item_id, items.c.project_id == project.id)
+    )
+    if value is None:
+        raise NotFound(
+            f"item {item_id!r} not found in project {project.name!r}: the list cannot "
+            "continue after it"
+        )
+    key, mark = sa.tuple_(column, items.c.id), sa.tuple_(sa.literal(value, column.type), item_id)
+    return key < mark if descending else key > mark
+
+
+def _merged_page(
+    conn: sa.Connection,
+    source: sa.FromClause,
+    where: list[sa.ColumnElement[bool]],
+    parts: list[Part],
+    column: Any,
+    descending: bool,
+    offset: int,
+    limit: int,
+) -> list[str]:
+    """The ids of one page of a list made of disjoint parts: each part's first
+    ``offset + limit`` rows in order (each read from its own index), merged. One query
+    with ``part1 OR part2`` walks the project's whole time index instead."""
+
+    def ordered(key: Any, item_id: Any) -> list[Any]:
+        return [c.desc() if descending else c.asc() for c in (key, item_id)]
+
+    firsts = [
+        sa.select(items.c.id, column.label("key"))
+        .select_from(source)
+        .where(*where, *part.where)
+        .order_by(*ordered(column, items.c.id))
+        .limit(offset + limit)
+        .subquery()
+        for part in parts
+    ]
+    merged = sa.union_all(*(sa.select(first) for first in firsts)).subquery()
+    return list(
+        conn.scalars(
+            sa.select(merged.c.id)
+            .order_by(*ordered(merged.c.key, merged.c.id))
             .offset(offset)
             .limit(limit)
-        ).all()
-    return int(total or 0), [_summary(r) for r in rows]
+        )
+    )

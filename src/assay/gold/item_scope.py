@@ -3,6 +3,8 @@ an account may work on as its own."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import sqlalchemy as sa
 
 from assay.errors import InvalidInput
@@ -34,43 +36,43 @@ def copies_condition(copies: str) -> list[sa.ColumnElement[bool]]:
     return [IS_COPY] if copies == "only" else []
 
 
-LISTED = 5000
-"""Up to this many assigned items are named by id (the primary key then drives the count);
-more are read by a subquery."""
-
-
-def own_parts(
-    conn: sa.Connection, project_id: int, account_id: int
-) -> list[list[sa.ColumnElement[bool]]]:
-    """The items the account may work on as its own, as disjoint parts (each a list of
-    conditions): those it wrote, and, when it has tasks in the project, those assigned to it
-    that others wrote (an annotate task of its queue, or a pool task it holds).
-
-    Counted part by part, the first stays an index-only count on (project, author) and the
-    second (no project condition: its ids are the project's) looks up only those items by
-    id; one ``author = X OR id IN (tasks)`` made SQLite read every item of the project
-    (benchmarks/own_list.py)."""
-    mine = sa.and_(
-        assignments.c.project_id == project_id,
-        assignments.c.task == "annotate",
-        sa.or_(
-            assignments.c.account_id == account_id,
-            sa.and_(assignments.c.account_id.is_(None), assignments.c.holder_id == account_id),
+def assigned_to(project_id: int, account_id: int) -> sa.CompoundSelect[tuple[str]]:
+    """The ids of the project's items assigned to the account: annotate tasks of its queue,
+    and pool tasks it holds. Two selects, each served by its own index (project, task,
+    account; holder, project, task): one ``account = X OR holder = X`` read every annotate
+    task of the project."""
+    annotate = [assignments.c.project_id == project_id, assignments.c.task == "annotate"]
+    return sa.union_all(
+        sa.select(assignments.c.item_id).where(*annotate, assignments.c.account_id == account_id),
+        sa.select(assignments.c.item_id).where(
+            assignments.c.holder_id == account_id, *annotate, assignments.c.account_id.is_(None)
         ),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One of the disjoint parts a list is read in: the conditions that find its items, and,
+    for the items assigned to an account, their ids from the assignments alone (so that the
+    part is counted there when no filter needs the items' rows)."""
+
+    where: list[sa.ColumnElement[bool]]
+    ids: sa.CompoundSelect[tuple[str]] | None = None
+
+
+def own_parts(conn: sa.Connection, project_id: int, account_id: int) -> list[Part]:
+    """The items the account may work on as its own, as disjoint parts: those assigned to it
+    (when it has tasks in the project), and those it wrote that are not.
+
+    The parts are counted and paged one by one (see ``item_lists``): the written part reads
+    the (project, author) indexes alone, the assigned part (no project condition: its ids are
+    the project's) looks up only the assigned items by id. One ``author = X OR id IN
+    (tasks)`` made SQLite walk every item of the project (benchmarks/own_list.py)."""
     written: list[sa.ColumnElement[bool]] = [
         items.c.project_id == project_id,
         items.c.author_id == account_id,
     ]
-    assigned = list(conn.scalars(sa.select(assignments.c.item_id).where(mine).limit(LISTED + 1)))
-    if not assigned:
-        return [written]
-    if len(assigned) > LISTED:  # too many to list: the database reads them itself
-        return [
-            written,
-            [
-                items.c.author_id != account_id,
-                items.c.id.in_(sa.select(assignments.c.item_id).where(mine)),
-            ],
-        ]
-    return [written, [items.c.author_id != account_id, items.c.id.in_(assigned)]]
+    tasks = assigned_to(project_id, account_id)
+    if conn.execute(tasks.limit(1)).first() is None:
+        return [Part(written)]
+    return [Part([*written, items.c.id.not_in(tasks)]), Part([items.c.id.in_(tasks)], tasks)]

@@ -1,5 +1,6 @@
 """The tables of the team workflow (issue 14): assignments and queues, reviews, comments and
-frozen dataset versions. Same metadata as :mod:`assay.store.schema`; migration 0012 makes them.
+frozen dataset versions. Same metadata as :mod:`assay.store.schema`; migration 0012 makes them
+(0014: the index of held pool tasks).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ assignments = sa.Table(
     sa.Column("done_at", Timestamp, nullable=True),
     sa.Index(None, "project_id", "task", "account_id", "state", "position"),
     sa.Index(None, "item_id"),
+    sa.Index(None, "holder_id", "project_id", "task", "account_id"),  # the pool tasks one holds
 )
 
 # A reviewer's verdict on a submitted item: accept, accept_edited (``changes`` holds the

@@ -28,6 +28,9 @@ PAGE_SIZE = 50
 FILTERS = ("status", "query_type", "author", "kind", "text", "review", "copies", "sort")
 """``review=needed``: only items whose evidence needs review (see ``assay.corpus.anchoring``);
 ``copies=include|only``: annotators' copies of items under overlap too, or alone."""
+COUNT_AHEAD = 1000
+"""A list page counts the items up to this many past its first row and no further: more
+shows as "1000+" (an exact count of a large project read every matching item per page)."""
 SORT_OPTIONS = ("-updated", "updated", "-created", "created", "query", "status", "type", "author")
 
 
@@ -72,13 +75,27 @@ class Page:
     pages: int
     offset: int
     total: int
+    exact: bool = True
+    """False: more than ``total`` items match (counted no further; ``pages`` is a floor)."""
 
 
-def paginate(total: int | None, page: int, size: int = PAGE_SIZE) -> Page:
-    """Page ``page`` (1-based) clamped to the pages there are; ``total=None``: not known yet."""
+def paginate(total: int | None, page: int, size: int = PAGE_SIZE, exact: bool = True) -> Page:
+    """Page ``page`` (1-based) clamped to the pages there are; ``total=None``: not known yet;
+    ``exact=False``: there are more than ``total`` (the page is then not past the end)."""
     pages = max(1, math.ceil((total or 0) / size))
-    number = max(1, page) if total is None else min(max(1, page), pages)
-    return Page(number, pages, (number - 1) * size, total or 0)
+    number = max(1, page) if total is None or not exact else min(max(1, page), pages)
+    return Page(number, pages, (number - 1) * size, total or 0, exact)
+
+
+def count_limit(offset: int) -> int:
+    """How far a page that starts at ``offset`` counts (see ``COUNT_AHEAD``)."""
+    return offset + COUNT_AHEAD
+
+
+def bounded(total: int, limit: int) -> tuple[int, bool]:
+    """A count made with ``count_limit=limit`` as (total, exact): past the limit, the limit
+    and False ("more than that")."""
+    return (total, True) if total <= limit else (limit, False)
 
 
 def clean_filters(raw: dict[str, str]) -> dict[str, str]:
@@ -102,10 +119,12 @@ def find_items(
     *,
     only_author: int | None = None,
     count: bool = True,
+    limit_count: int | None = None,
+    after: str | None = None,
 ) -> tuple[int, list[Any]]:
     """A page of the list; ``only_author`` (an account id: an annotator's own items, their
-    copies among them) wins over the author filter; ``count=False``: no total (0), see
-    ``list_items``."""
+    copies among them) wins over the author filter; ``count=False``: no total (0);
+    ``limit_count``, ``after``: see ``list_items`` (``count_limit``, ``after``)."""
     return list_items(
         ws,
         project,
@@ -118,9 +137,11 @@ def find_items(
         review=filters.get("review") == "needed",
         copies="include" if only_author is not None else filters.get("copies") or "exclude",
         sort=filters.get("sort") or "-updated",
+        after=after,
         offset=offset,
         limit=limit,
         count=count,
+        count_limit=limit_count,
     )
 
 
@@ -143,24 +164,16 @@ def next_url(
     (same filters and sort, as it is now); a new item when there is no list or it has ended.
 
     The list may have moved since it was shown (a submitted item leaves a "drafts" list, a
-    saved one climbs to the top of "recently changed"), so the current item is looked up in a
-    small window around its old position rather than trusted to still be there.
+    saved one climbs to the top of "recently changed"), so "after" is read from the item's
+    own sort key, not from its old position: one indexed read, wherever the item now is.
     """
     new = f"/projects/{quote(project.name)}/items/new"
     if item_id is None or pos is None:
         return new
     filters = clean_filters(dict(parse_qsl(list_query)))
-    start = max(0, pos - 2)
-    _, window = find_items(ws, project, filters, start, 5, only_author=only_author, count=False)
-    ids = [s.id for s in window]
-    if item_id in ids:
-        at = ids.index(item_id) + 1
-        following = window[at] if at < len(window) else None
-        position = start + at
-    else:
-        _, rest = find_items(ws, project, filters, pos, 1, only_author=only_author, count=False)
-        following = rest[0] if rest else None
-        position = pos
-    if following is None:
+    _, following = find_items(
+        ws, project, filters, 0, 1, only_author=only_author, count=False, after=item_id
+    )
+    if not following:
         return new
-    return editor_url(project, following.id, urlencode(filters), position)
+    return editor_url(project, following[0].id, urlencode(filters), pos + 1)

@@ -41,8 +41,10 @@ from assay.web.bounds import Offset, PageNumber, Position
 from assay.web.items_view import (
     PAGE_SIZE,
     SORT_OPTIONS,
+    bounded,
     clean_filters,
     conflict_response,
+    count_limit,
     editor_url,
     find_items,
     item_payload,
@@ -92,14 +94,18 @@ def api_items(
     sort: str = "-updated",
     offset: Offset = 0,
     limit: int = Query(PAGE_SIZE, ge=0, le=500),
+    exact_total: bool = False,
 ) -> Any:
-    """One page of items matching the filters, and how many match in all. ``needs_review``:
-    only items whose evidence no longer matches its document (each row says ``needs_review``).
-    ``copies``: annotators' copies of items (overlap) are left out unless asked for."""
+    """One page of items matching the filters, and how many match: counted up to 1,000 past
+    ``offset`` (``total_exact`` false: more than ``total`` match), exactly with
+    ``exact_total``. ``needs_review``: only items whose evidence no longer matches its
+    document (each row says ``needs_review``). ``copies``: annotators' copies of items
+    (overlap) are left out unless asked for."""
     ws, project = open_project(request, name)
     filters = {"status": status, "query_type": query_type, "author": author, "kind": kind}
     filters["review"] = "needed" if needs_review else ""
     filters["copies"] = copies_shown(request, project, "" if copies == "exclude" else copies)
+    most = None if exact_total else count_limit(offset)
     total, rows = find_items(
         ws,
         project,
@@ -107,10 +113,12 @@ def api_items(
         offset,
         limit,
         only_author=own_items_only(request, project),
+        limit_count=most,
     )
+    total, exact = (total, True) if most is None else bounded(total, most)
     counts = open_comment_counts(ws, project, [row.id for row in rows])
     listed = [{**to_json(row), "open_comments": counts.get(row.id, 0)} for row in rows]
-    return {"total": total, "offset": offset, "limit": limit, "items": listed}
+    return {"total": total, "total_exact": exact, "offset": offset, "limit": limit, "items": listed}
 
 
 @router.post("/api/projects/{name}/items", status_code=201, tags=["items"])
@@ -198,12 +206,17 @@ def items_page(request: Request, name: str, page: PageNumber = 1) -> HTMLRespons
     if not copies_shown(request, project, filters.get("copies", "")):
         filters.pop("copies", None)
     mine = own_items_only(request, project)
+    offset = paginate(None, page).offset
+    most = count_limit(offset)
     total, rows = find_items(
-        ws, project, filters, paginate(None, page).offset, PAGE_SIZE, only_author=mine
+        ws, project, filters, offset, PAGE_SIZE, only_author=mine, limit_count=most
     )
-    at = paginate(total, page)
-    if page != at.number:  # past the last page: show the last one
-        total, rows = find_items(ws, project, filters, at.offset, PAGE_SIZE, only_author=mine)
+    shown, exact = bounded(total, most)
+    at = paginate(shown, page, exact=exact)
+    if page != at.number:  # past the last page (so counted exactly): show the last one
+        _, rows = find_items(
+            ws, project, filters, at.offset, PAGE_SIZE, only_author=mine, count=False
+        )
     list_query = urlencode(filters)
     types = type_options(project, language(request))
     return render(
