@@ -18,9 +18,7 @@ Imports run in the request (they are one transaction each) and answer their repo
 from __future__ import annotations
 
 import io
-import os
-import shutil
-import uuid
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -38,7 +36,7 @@ from assay.judging.units import progress
 from assay.people.accounts import get_account
 from assay.records import INT32, Project
 from assay.store.workspace import Workspace
-from assay.transfer.files import clean_upload_folders, safe_stem, unpack
+from assay.transfer.files import safe_stem, unpack
 from assay.web.actors import actor_id
 from assay.web.bounds import Storable
 from assay.web.render import open_project
@@ -58,8 +56,10 @@ UPLOAD = upload_body({"lenient": {"type": "boolean", "description": "skip bad li
 async def _with_upload(
     request: Request, name: str, work: Callable[[Workspace, Project, Path, bool, int], T]
 ) -> T | Response:
-    """Store the uploaded file in a folder of its own under ``<ASSAY_HOME>/imports`` (its
-    name kept: errors name it), run ``work(ws, project, path, lenient, actor)``, remove it."""
+    """Store the uploaded file in a temporary folder of its own (its name kept: errors name
+    it), run ``work(ws, project, path, lenient, actor)``, remove it. Not under the
+    workspace's ``imports`` folder: that one belongs to the import jobs, whose cleanup
+    removes every folder no job needs."""
     ws, project = await run_in_threadpool(open_project, request, name)
     limit = UPLOAD_FACTOR * ws.settings.max_file_bytes
     upload = await read_upload(request, limit)
@@ -68,15 +68,10 @@ async def _with_upload(
         return too_large(request, "transfer.too_large", shown, limit / 1024 / 1024)
     lenient = upload.fields.get("lenient", "").lower() in TRUE
     actor = await run_in_threadpool(actor_id, request)
-    clean_upload_folders(ws)
-    folder = ws.settings.home / "imports" / f"{os.getpid()}-{uuid.uuid4().hex}"
-    folder.mkdir(parents=True)
-    try:
-        stored = folder / safe_stem(shown)
+    with tempfile.TemporaryDirectory(prefix="assay-judging-") as folder:
+        stored = Path(folder) / safe_stem(shown)
         stored.write_bytes(bytes(upload.data))
         return await run_in_threadpool(work, ws, project, stored, lenient, actor)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @router.post(f"{P}/topics", tags=["judging"], openapi_extra=UPLOAD)

@@ -5,7 +5,7 @@ An annotator's own list, queue and ownership checks look up the pool tasks the a
 them only by reading every pool task of the project.
 
 Revision ID: 0014
-Revises: 0012
+Revises: 0013
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from alembic import op
 
 revision = "0014"
-down_revision = "0012"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 

@@ -2,7 +2,7 @@
 on the job queue, and every server process reads their state, progress and result here.
 
 Revision ID: 0015
-Revises: 0013
+Revises: 0014
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0015"
-down_revision = "0013"
+down_revision = "0014"
 branch_labels = None
 depends_on = None
 
