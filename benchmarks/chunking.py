@@ -141,27 +141,24 @@ def main() -> None:
         assert isinstance(spans, list)
         report("recursive_spans (max_length=1000, overlap=200)", seconds, len(spans))
     else:
-        splitter = RecursiveCharacterTextSplitter(
-            chunk_size=1000,
-            chunk_overlap=0,
-            separators=list(DEFAULT_SEPARATORS),
-            keep_separator="end",
-            is_separator_regex=False,
-        )
+
+        def splitter(overlap: int) -> RecursiveCharacterTextSplitter:
+            return RecursiveCharacterTextSplitter(
+                chunk_size=1000,
+                chunk_overlap=overlap,
+                separators=list(DEFAULT_SEPARATORS),
+                keep_separator="end",
+                is_separator_regex=False,
+            )
+
+        plain, overlapping = splitter(0), splitter(200)
         compare(
             text,
             lambda: recursive_spans(text, max_length=1000),
-            lambda: splitter.split_text(text),
+            lambda: plain.split_text(text),
             max(3, args.repeat),
         )
 
-        overlapping = RecursiveCharacterTextSplitter(
-            chunk_size=1000,
-            chunk_overlap=200,
-            separators=list(DEFAULT_SEPARATORS),
-            keep_separator="end",
-            is_separator_regex=False,
-        )
         # with overlap the chunks differ on purpose (see assay.corpus.splitters, point 4)
         compare(
             text,
