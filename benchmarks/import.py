@@ -67,7 +67,8 @@ median CPU: CSV 57.3 / 63.5 s, CPU 6.5 s → 55.5 / 56.3 s, CPU 6.7 s (CPU 9.1, 
 703.7, 364.5, 211.2 s (CPU 66.4, 62.4, 64.3 s) → after 403.5, 219.9, 171.6 s (CPU 50.8, 55.4,
 56.7 s): min / median 211.2 / 364.5 → 171.6 / 219.9 s, CPU median 64.3 → 55.4 s (−14 %),
 peak 160 → 226 MB. PostgreSQL, one round at 10,000 items
-(load 11–23): CSV CPU 8.8 → 8.1 s, native 10.0 → 8.4 s, same peak (109 MB). Where the time
+(load 11–23): CSV CPU 8.8 → 8.1 s, native 10.0 → 8.4 s, same peak (109 MB); 100,000 items,
+CSV, after only, at load 4.8: 144 s (CPU 55.3 s), peak 168 MB. Where the time
 went before in a 100,000-item import at load 1–2 (53.6 s wall, 45.7 s CPU): 13.1 s in 391
 commits; a 10,000-item import made 194k page writes, 116k page reads and 128 disk syncs,
 after 77k, 24k and 11 (strace). What remains is Python per item: reading the record, the
