@@ -55,6 +55,25 @@ against 500). What remains per item is reading and checking the record (CSV or J
 evidence check), building its rows, SQLAlchemy's parameter processing of the bulk inserts,
 the JSON copy of the item in its ``create`` event and SQLite's commits, each 10–25 % of the
 time in a profile (``--profile``).
+
+Then the import wrote less and converted less (longer batches while no other writer is
+active, a 64 MiB page cache and 64 MB between checkpoints on SQLite, the create event's JSON
+in one pass of the encoder; before = 8d73d0f). The machine was shared with several other
+benchmarks (load 9–28, a 2-core machine), so wall seconds mostly measure the queue for a core
+and CPU seconds say more. SQLite, three alternating rounds at 10,000 items, min / median wall,
+median CPU: CSV 57.3 / 63.5 s, CPU 6.5 s → 55.5 / 56.3 s, CPU 6.7 s (CPU 9.1, 6.5, 6.5 →
+7.0, 6.7, 5.7); native 56.5 / 69.1 s, CPU 6.8 s → 41.9 / 44.0 s, CPU 5.5 s; peak 100 → 166 MB
+(the page cache). 100,000 items, CSV: three alternating rounds at load 6–15, before
+703.7, 364.5, 211.2 s (CPU 66.4, 62.4, 64.3 s) → after 403.5, 219.9, 171.6 s (CPU 50.8, 55.4,
+56.7 s): min / median 211.2 / 364.5 → 171.6 / 219.9 s, CPU median 64.3 → 55.4 s (−14 %),
+peak 160 → 226 MB. PostgreSQL, one round at 10,000 items
+(load 11–23): CSV CPU 8.8 → 8.1 s, native 10.0 → 8.4 s, same peak (109 MB); 100,000 items,
+CSV, after only, at load 4.8: 144 s (CPU 55.3 s), peak 168 MB. Where the time
+went before in a 100,000-item import at load 1–2 (53.6 s wall, 45.7 s CPU): 13.1 s in 391
+commits; a 10,000-item import made 194k page writes, 116k page reads and 128 disk syncs,
+after 77k, 24k and 11 (strace). What remains is Python per item: reading the record, the
+evidence checks, building rows, SQLAlchemy's parameters and the JSON of the create event (about
+2.4 kB, one event row per 4 kB page, most of the database's bytes).
 """
 
 from __future__ import annotations

@@ -108,28 +108,32 @@ def test_recursive_spans_properties(
 @given(
     text=st.text(alphabet=st.sampled_from(["a", "b", " ", "\n", ".", "-", "é"]), max_size=300),
     max_length=st.integers(1, 60),
+    overlap_share=st.sampled_from([0.0, 0.0, 0.1, 0.3, 0.6, 0.9]),
     separators=st.sampled_from(
         [DEFAULT_SEPARATORS, ("\n\n\n", "\n"), ("--", " "), ("---", "-"), ("a-a", "a"), (". ",)]
     ),
 )
 def test_recursive_windows_give_the_chunks_of_pieces_and_packing(
-    text: str, max_length: int, separators: tuple[str, ...]
+    text: str, max_length: int, overlap_share: float, separators: tuple[str, ...]
 ) -> None:
-    """Without overlap a chunk is found with one rfind, not by listing every piece: same
-    chunks, also in runs of a repeated separator (blank lines) and with bordered ones."""
-    fast = recursive_spans(text, max_length=max_length, separators=separators)
+    """A chunk is found with one rfind, not by listing every piece, and the next one starts
+    where packing with overlap would start it: same chunks, also in runs of a repeated
+    separator (blank lines) and with bordered ones."""
+    overlap = min(int(max_length * overlap_share), max_length - 1)
+    given = {"max_length": max_length, "overlap": overlap, "separators": separators}
+    fast = recursive_spans(text, **given)
     with patch.object(splitters, "_use_windows", lambda _separator, _params: False):
-        slow = recursive_spans(text, max_length=max_length, separators=separators)
+        slow = recursive_spans(text, **given)
     assert fast == slow
 
 
 @pytest.mark.parametrize("seed", range(12))
 def test_recursive_windows_on_realistic_texts(seed: int) -> None:
     text = realistic_text(seed) + "".join(random.Random(seed).choices(FRAGMENTS, k=400))
-    for size in (40, 200, 1000):
-        fast = recursive_spans(text, max_length=size)
+    for size, overlap in ((40, 0), (200, 0), (1000, 0), (40, 12), (200, 50), (1000, 200)):
+        fast = recursive_spans(text, max_length=size, overlap=overlap)
         with patch.object(splitters, "_use_windows", lambda _separator, _params: False):
-            assert recursive_spans(text, max_length=size) == fast
+            assert recursive_spans(text, max_length=size, overlap=overlap) == fast
 
 
 @PROPERTY_SETTINGS

@@ -505,14 +505,17 @@ def test_a_write_that_waits_too_long_is_busy_not_an_internal_error(ws: Workspace
 
 
 def test_pause_after_lets_writers_in_only_when_they_wait() -> None:
-    policy = BatchPolicy(seconds=0.075, records=1000, pause=0.025, every=4.0, long_pause=0.11)
+    policy = BatchPolicy(
+        seconds=0.075, quiet_seconds=0.5, records=1000, pause=0.025, every=4.0, long_pause=0.11
+    )
 
     def step(elapsed: float = 0.01, since: float = 0.5, **kw: Any) -> float | None:
         given = {"records": 1, "asked": False, "others_active": False} | kw
         return pause_after(policy, elapsed=elapsed, since_pause=since, **given)
 
     assert step() is None  # a young batch goes on
-    assert step(elapsed=0.08) == 0.0  # alone: commit, no pause
+    assert step(elapsed=0.08) is None  # alone: longer batches (fewer index pages rewritten)
+    assert step(elapsed=0.5) == 0.0  # alone: commit, no pause
     assert step(elapsed=0.01, records=1000) == 0.0
     assert step(elapsed=0.08, others_active=True) == 0.025  # others wrote lately: pause
     assert step(others_active=True) is None
@@ -559,7 +562,7 @@ def test_an_edit_that_waits_gets_its_turn_in_a_long_batch(any_ws: Workspace) -> 
         if stage == "items" and number == 8:
             assert done.wait(60) and saved == ["edited"]  # while the import goes on
 
-    policy = BatchPolicy(seconds=600, records=1000, pause=0.15)
+    policy = BatchPolicy(seconds=600, quiet_seconds=600, records=1000, pause=0.15)
     report = import_bundle(ws, "test", many_items(12), progress=midway, batching=policy)
     assert saved == ["edited"] and report.count("imported", "item") == 12
     assert lock_rows(ws) == (0, 0)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import PurePath
@@ -357,6 +358,25 @@ def to_json(value: Any) -> Any:
     if isinstance(value, PurePath):
         return str(value)
     return value
+
+
+def json_text(value: Any) -> str:
+    """``json.dumps(to_json(value))`` in one pass of the JSON encoder, which asks for a record's
+    fields only when it meets one. The store writes its JSON columns with this, so an item
+    goes into its ``create`` event as it is: converting it first took a tenth of an import."""
+    return json.dumps(value, default=_json_default)
+
+
+def _json_default(value: Any) -> Any:
+    kind: Any = type(value)
+    names = _record_fields(kind)
+    if names is not None:
+        return {name: getattr(value, name) for name in names}
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, PurePath):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
 @functools.cache

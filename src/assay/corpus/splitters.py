@@ -139,12 +139,12 @@ def _split_region(
 
 
 def _use_windows(separator: str, params: RecursiveParams) -> bool:
-    """Whether :func:`_split_by_windows` gives this region's chunks: without overlap, and
-    when two occurrences of ``separator`` never overlap or it is one character repeated
-    ("\\n\\n"), whose occurrences :func:`_last_piece_end` realigns. (Two characters overlap
-    only when they are the same one.)"""
-    if params.overlap or len(separator) < 3 or len(set(separator)) == 1:
-        return params.overlap == 0
+    """Whether :func:`_split_by_windows` gives this region's chunks: when two occurrences of
+    ``separator`` never overlap or it is one character repeated ("\\n\\n"), whose occurrences
+    :func:`_last_piece_end` realigns. (Two characters overlap only when they are the same
+    one.)"""
+    if len(separator) < 3 or len(set(separator)) == 1:
+        return True
     return not any(separator[:k] == separator[-k:] for k in range(1, len(separator)))
 
 
@@ -157,14 +157,16 @@ def _split_by_windows(
     params: RecursiveParams,
     out: list[Span],
 ) -> None:
-    """What splitting into pieces and packing them without overlap gives, one chunk at a
-    time: a chunk from ``start`` runs to the last piece end within ``max_length`` (one
-    ``rfind``), so the cost follows the number of chunks, not of pieces. A piece longer than
+    """What splitting into pieces and packing them (:func:`_pack`) gives, one chunk at a
+    time: a chunk runs to the last piece end within ``max_length`` (one ``rfind``), and with
+    overlap the next one starts where :func:`_pack` would start it (:func:`_overlap_start`),
+    so the cost follows the number of chunks, not of pieces. A piece longer than
     ``max_length`` is split by the remaining separators, as in :func:`_split_region`."""
-    max_length = params.max_length
+    max_length, overlap = params.max_length, params.overlap
     width = len(separator)
     repeated = separator[0] if width > 1 and len(set(separator)) == 1 else None
-    rfind, append = text.rfind, out.append
+    region = start
+    find, rfind, append = text.find, text.rfind, out.append
     while start < end:
         limit = start + max_length
         if end <= limit:
@@ -173,16 +175,58 @@ def _split_by_windows(
         found = rfind(separator, start, limit)
         if found != -1:
             if repeated is not None and text[found - 1] == repeated:
-                cut = _last_piece_end(text, start, found, separator)
+                cut = _last_piece_end(text, region, found, separator)
             else:
                 cut = found + width
             append((start, cut))
+            if overlap:  # the piece after the chunk, unless it is too long to share one
+                following = find(separator, cut, min(end, cut + max_length))
+                piece_end = following + width if following != -1 else end
+                lowest = max(cut - overlap, piece_end - max_length, start + 1)
+                if lowest < cut and piece_end - cut <= max_length:
+                    found = find(separator, max(lowest - width, region), cut - 1)
+                    if found == -1:
+                        start = _word_start(text, lowest, cut)
+                    elif repeated is None:
+                        start = found + width  # the first piece start in the overlap
+                    else:
+                        start = _overlap_start(text, region, lowest, cut, separator, found)
+                    continue
             start = cut
             continue
-        found = text.find(separator, start, end)
+        found = find(separator, start, end)
         piece_end = end if found == -1 else found + width
         _split_region(text, start, piece_end, remaining, params, out)
         start = piece_end
+
+
+def _overlap_start(
+    text: str, region: int, lowest: int, cut: int, separator: str, found: int
+) -> int:
+    """Where :func:`_pack` starts the chunk after one that ends at ``cut``: the first piece
+    start in ``[lowest, cut)`` (pieces of ``text[region:]`` split after each ``separator``),
+    else the first word start there. ``found``: the first occurrence of ``separator`` that
+    ends at ``lowest`` or later, before ``cut``."""
+    width = len(separator)
+    repeated = width > 1 and len(set(separator)) == 1
+    while found != -1:
+        if not repeated:
+            return found + width
+        # in a run of the repeated character, pieces end every ``width`` from the run's start
+        run = found
+        while run > region and text[run - 1] == separator[0]:
+            run -= 1
+        run_end = found + width
+        while run_end < len(text) and text[run_end] == separator[0]:
+            run_end += 1
+        steps = max(0, -(-(lowest - width - run) // width))
+        piece_start = run + (steps + 1) * width
+        if piece_start <= run_end and piece_start < cut:
+            return piece_start
+        if piece_start >= cut:
+            break
+        found = text.find(separator, run_end, cut - 1)
+    return _word_start(text, lowest, cut)
 
 
 def _last_piece_end(text: str, start: int, found: int, separator: str) -> int:

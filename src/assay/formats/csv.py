@@ -103,7 +103,10 @@ def _csv_lines(lines: Iterable[str]) -> Iterator[str]:
     """Lines as a text file opened with ``newline=""`` gives them to the csv module: a lone
     carriage return ends a line too."""
     for line in lines:
-        yield from (part for part in LONE_CR.split(line) if part)
+        if "\r" in line:
+            yield from (part for part in LONE_CR.split(line) if part)
+        else:
+            yield line
 
 
 def _rows(lines: Iterable[str], path: Path) -> Iterator[dict[str, str | None]]:

@@ -81,3 +81,9 @@ def editable_copy(item: Item) -> Item:
 def editable_json(item: Item) -> dict[str, Any]:
     """The fields an editor sends back when saving, as JSON values."""
     return {key: to_json(getattr(item, key)) for key in EDITABLE}
+
+
+def editable_fields(item: Item) -> dict[str, Any]:
+    """:func:`editable_json` for a JSON column: the fields as they are (records inside), which
+    the store writes as the same JSON without converting them first."""
+    return {key: getattr(item, key) for key in EDITABLE}

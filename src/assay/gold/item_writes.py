@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from assay.corpus.anchoring import DocumentTexts
 from assay.errors import Conflict, InvalidInput
 from assay.gold.checks import check_item, errors
-from assay.gold.item_inputs import Status, editable_json
+from assay.gold.item_inputs import Status, editable_fields, editable_json
 from assay.gold.item_reads import get_item
 from assay.gold.item_rows import ItemRows, check_storable, insert_turns, item_rows, write_turns
 from assay.people.actors import account_ids, acting_account
@@ -192,7 +192,7 @@ def new_item(
         "created_at": created,
         "updated_at": updated,
     }
-    history = [_event_row(project, item_id, author, "create", None, editable_json(data))]
+    history = [_event_row(project, item_id, author, "create", None, editable_fields(data))]
     for change in data.status_history if keep_history else []:
         actor = named.get(change.actor, author)
         after = {"status": change.status}

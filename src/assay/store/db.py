@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import sqlalchemy as sa
 
 from assay.errors import BackendUnavailable, DatabaseBusy, install_extra
+from assay.records import json_text
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -31,7 +32,8 @@ def create_engine(url: str, threads: int = 16) -> sa.Engine:
     opens up to :data:`BACKGROUND_CONNECTIONS` more, so a request never waits for a connection
     (SQLAlchemy's default, 5 + 10, let the 16th busy thread wait for another's).
     """
-    pool = {"pool_size": threads, "max_overflow": BACKGROUND_CONNECTIONS}
+    pool: dict[str, Any] = {"pool_size": threads, "max_overflow": BACKGROUND_CONNECTIONS}
+    pool["json_serializer"] = json_text  # JSON columns take records as they are
     if url.startswith("sqlite"):
         engine = sa.create_engine(url, connect_args={"timeout": 30}, **pool)
         sa.event.listen(engine, "connect", _sqlite_pragmas)
