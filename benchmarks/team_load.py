@@ -65,7 +65,8 @@ waited behind the 50 sign-ins' Argon2 checks: in a 40-second run at load 19-27 (
 about one list page each) the list page's p50 was 5.2-6.1 s against 0.2-0.5 s for the editor.
 In the 2-minute runs above those 50 first pages were about 8% of the list pages (about 13
 each), enough to set the list page's p95 there. This project's annotators have no tasks
-(their lists are what they wrote), so the list pages' own cost is that of benchmarks/own_list.py's "written only".
+(their lists are what they wrote), so the list pages' own cost is that of
+benchmarks/own_list.py's "written only".
 """
 
 from __future__ import annotations
