@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import typer
 
+from assay.cli import judge_html
 from assay.cli.common import command_group
 
 
@@ -19,4 +20,4 @@ def register(app: typer.Typer) -> None:
         "Import TREC RAG topics and runs, follow the judges' progress, write the offline "
         "judging page, and rank runs by their judgments.",
     )
-    del group  # each part adds its commands here: ``judge_runs.register(group)``, ...
+    judge_html.register(group)
