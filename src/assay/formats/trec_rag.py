@@ -117,7 +117,8 @@ def input_files(path: Path) -> list[Path]:
     return [path]
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
+def read_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """The non-blank lines of a file (gunzipped when it ends in ``.gz``) and their numbers."""
     try:
         data = path.read_bytes()
         if path.suffix == ".gz":
@@ -130,7 +131,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def _objects(path: Path) -> Iterator[tuple[str, dict[str, Any] | Issue]]:
-    for number, line in _lines(path):
+    for number, line in read_lines(path):
         where = f"{path.name} line {number}"
         try:
             value = loads(line, where)

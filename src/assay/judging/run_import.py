@@ -99,7 +99,7 @@ def import_judging_inputs(
             else:
                 fresh.append(run)
         if issues and not lenient:
-            raise InvalidInput(_refusal(issues))
+            raise InvalidInput(refusal(issues))
         report.issues = issues
         doc_map = _store_documents(ws, conn, project, fresh, author, report)
         for run in fresh:
@@ -111,7 +111,7 @@ def import_judging_inputs(
     return report
 
 
-def _refusal(issues: list[Issue]) -> str:
+def refusal(issues: list[Issue]) -> str:
     lines = [str(i) for i in issues[:SHOWN_ISSUES]]
     more = len(issues) - SHOWN_ISSUES
     if more > 0:

@@ -1,0 +1,232 @@
+"""Judgments made elsewhere (autojudge-annotate's page, the offline page, another Assay) into
+a project, merged by judge, in one transaction.
+
+Each line's ``username`` is a judge: the account of that user name, else of that display
+name, else a new account (as imports find authors, :mod:`assay.people.actors`); a line
+without one is the importing account's. A judge's line replaces that judge's judgment of the
+unit (other judges' judgments of it stay); the same judgment again is left alone.
+
+Every line is checked before anything is written: its topic, run, document and sentence
+must be in the project, its rating on the project's scale, its spans must match the judged
+text (:func:`assay.judging.judgments.check_spans`), and a judge judges a unit once per file.
+Strict (the default): any problem refuses the whole file, listing them (file, line, field);
+the project is unchanged. Lenient: those lines are skipped and reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from assay.errors import AssayError, InvalidInput
+from assay.formats import Issue
+from assay.formats.autojudge import JudgmentRecord, read_judgments
+from assay.gold.project_config import judging_ratings
+from assay.judging.judgments import Span, Unit, check_spans, get_judgment, save_judgment
+from assay.judging.reports import Report, get_documents, list_reports, list_topics
+from assay.judging.run_import import refusal
+from assay.people.actors import account_ids, acting_account
+from assay.records import Project
+from assay.store.db import transaction
+from assay.store.import_lock import check_writable
+from assay.store.workspace import Workspace
+
+
+@dataclass
+class JudgmentImportReport:
+    added: int = 0
+    updated: int = 0
+    """Judgments of a judge the project held, replaced by the file's."""
+    unchanged: int = 0
+    judges: list[str] = field(default_factory=list)
+    """The names of the judges whose lines were imported."""
+    datasets: list[str] = field(default_factory=list)
+    """The ``dataset`` labels the lines carried."""
+    issues: list[Issue] = field(default_factory=list)
+    """Lines refused (lenient imports)."""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "judges": self.judges,
+            "datasets": self.datasets,
+            "issues": [
+                {"where": i.where, "message": i.message, "severity": i.severity}
+                for i in self.issues
+            ],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    record: JudgmentRecord
+    unit: Unit
+    spans: tuple[Span, ...]
+    report_spans: tuple[Span, ...]
+
+
+def import_judgments(
+    ws: Workspace,
+    project: Project,
+    path: Path,
+    *,
+    lenient: bool = False,
+    author: int | None = None,
+) -> JudgmentImportReport:
+    """Read autojudge JSON Lines (a file or a folder of them, gzip accepted) and merge them
+    into the project's judgments; ``author`` is who lines without a username belong to
+    (default: the acting account)."""
+    records, issues = read_judgments(path)
+    report = JudgmentImportReport()
+    with transaction(ws.engine, None) as conn:
+        check_writable(conn, project.id)
+        checker = _Checker(ws, project, conn)
+        checked: list[_Checked] = []
+        first: dict[tuple[str, str], str] = {}
+        for record in records:
+            try:
+                found = checker.check(record)
+            except AssayError as exc:
+                issues.append(Issue(record.where, str(exc)))
+                continue
+            key = (record.marks.username, found.unit.key)
+            if key in first:
+                issues.append(
+                    Issue(
+                        record.where,
+                        f"a second judgment of the same unit by {record.marks.username!r} "
+                        f"(the first is at {first[key]})",
+                    )
+                )
+                continue
+            first[key] = record.where
+            checked.append(found)
+        if issues and not lenient:
+            raise InvalidInput(refusal(issues))
+        report.issues = issues
+        judges = account_ids(conn, [c.record.marks.username for c in checked])
+        default = author if author is not None else acting_account(ws, conn=conn)
+        for item in checked:
+            marks = item.record.marks
+            judge_id = judges.get(marks.username, default)
+            held = get_judgment(ws, project, item.unit, judge_id, conn=conn)
+            if held is not None and (
+                (held.rating, held.comment, held.spans, held.report_spans)
+                == (marks.rating, marks.comment, item.spans, item.report_spans)
+            ):
+                report.unchanged += 1
+                continue
+            save_judgment(
+                ws,
+                project,
+                item.unit,
+                judge_id=judge_id,
+                version=held.version if held is not None else 0,
+                rating=marks.rating,
+                comment=marks.comment,
+                spans=item.spans,
+                report_spans=item.report_spans,
+                conn=conn,
+            )
+            if held is None:
+                report.added += 1
+            else:
+                report.updated += 1
+    report.judges = sorted({c.record.marks.username for c in checked})
+    report.datasets = sorted({c.record.dataset for c in checked if c.record.dataset})
+    return report
+
+
+class _Checker:
+    """Checks lines against the project, naming the field of each problem; reads each
+    topic's reports and documents once."""
+
+    def __init__(self, ws: Workspace, project: Project, conn: sa.Connection) -> None:
+        self.ws, self.project, self.conn = ws, project, conn
+        self.scale = judging_ratings(project)
+        self.topics = {t.topic_id for t in list_topics(ws, project, conn=conn)}
+        self.reports: dict[str, dict[str, Report]] = {}
+        self.documents: dict[str, dict[str, str]] = {}
+        """Per topic: doc id → the text its spans point into."""
+
+    def _topic(self, topic_id: str) -> tuple[dict[str, Report], dict[str, str]]:
+        if topic_id not in self.topics:
+            raise InvalidInput(
+                f"field 'topic_id': the project has no judging topic {topic_id!r} "
+                "(import its topics and runs first: assay judge import-runs)"
+            )
+        if topic_id not in self.reports:
+            reports = list_reports(self.ws, self.project, topic_id=topic_id, conn=self.conn)
+            self.reports[topic_id] = {r.run_id: r for r in reports}
+            named = [d for r in reports for d in r.doc_ids]
+            held = get_documents(self.ws, self.project, named, conn=self.conn)
+            self.documents[topic_id] = {d: doc.text for d, doc in held.items()}
+        return self.reports[topic_id], self.documents[topic_id]
+
+    def check(self, record: JudgmentRecord) -> _Checked:
+        if record.marks.rating not in self.scale:
+            raise InvalidInput(
+                f"field 'rating': {record.marks.rating!r} is not on the project's scale: "
+                f"{', '.join(self.scale)}"
+            )
+        reports, documents = self._topic(record.topic_id)
+        spans = _spans(record.marks.spans, "spans")
+        report_spans = _spans(record.marks.report_spans, "report_spans")
+        if record.mode == "document":
+            assert record.doc_id is not None
+            if record.doc_id not in documents:
+                raise InvalidInput(
+                    f"field 'docid': topic {record.topic_id!r} has no document "
+                    f"{record.doc_id!r} in the project"
+                )
+            check_spans(spans, documents[record.doc_id], "field 'spans' span")
+            return _Checked(record, Unit.document(record.topic_id, record.doc_id), spans, ())
+        run_field = "run_id" if record.mode == "report" else "citation.report.run_id"
+        assert record.run_id is not None
+        report = reports.get(record.run_id)
+        if report is None:
+            raise InvalidInput(
+                f"field {run_field!r}: the project has no report of run {record.run_id!r} "
+                f"for topic {record.topic_id!r}"
+            )
+        if record.mode == "report":
+            check_spans(spans, report.text, "field 'spans' span", report=report)
+            return _Checked(record, Unit.report(record.topic_id, record.run_id), spans, ())
+        return self._citation(record, report, documents, spans, report_spans)
+
+    def _citation(
+        self,
+        record: JudgmentRecord,
+        report: Report,
+        documents: dict[str, str],
+        spans: tuple[Span, ...],
+        report_spans: tuple[Span, ...],
+    ) -> _Checked:
+        index, doc_id = record.sentence_idx, record.doc_id
+        assert index is not None and record.run_id is not None
+        if not 0 <= index < len(report.sentences):
+            raise InvalidInput(
+                f"field 'citation.sentence_idx': {index} is out of range (the report of run "
+                f"{record.run_id!r} has {len(report.sentences)} sentences)"
+            )
+        cited = report.sentences[index].citations
+        if doc_id is None and cited:
+            raise InvalidInput(
+                f"field 'citation.docid': sentence {index} cites documents; name the one judged"
+            )
+        if doc_id is not None and doc_id not in cited:
+            raise InvalidInput(f"field 'citation.docid': sentence {index} does not cite {doc_id!r}")
+        shown = documents.get(doc_id) if doc_id is not None else None
+        check_spans(spans, shown, "field 'spans' span")
+        check_spans(report_spans, report.sentences[index].text, "field 'report_spans' span")
+        unit = Unit.citation(record.topic_id, record.run_id, index, doc_id)
+        return _Checked(record, unit, spans, report_spans)
+
+
+def _spans(values: tuple[dict[str, Any], ...], name: str) -> tuple[Span, ...]:
+    return tuple(Span.from_json(v, f"field '{name}[{i}]'") for i, v in enumerate(values))

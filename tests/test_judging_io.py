@@ -1,0 +1,276 @@
+"""Judgments out and in as autojudge-annotate's JSON Lines (assay.formats.autojudge,
+assay.judging.judgment_export, judgment_import): the exact keys of each mode, a round trip
+that imports back equal, merging by username, and bad lines refused naming file, line and
+field with the project unchanged."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.errors import InvalidInput
+from assay.formats.autojudge import CITATION_KEYS, DOCUMENT_KEYS, REPORT_KEYS, read_judgments
+from assay.judging.judgment_export import export_judgments, judgment_records
+from assay.judging.judgment_import import import_judgments
+from assay.judging.judgments import Judgment, Span, Unit, list_judgments, save_judgment
+from assay.judging.reports import get_documents, get_report
+from assay.judging.run_import import import_judging_inputs
+from assay.people.accounts import create_account
+from assay.records import Project
+from assay.store.projects import create_project
+from assay.store.workspace import Workspace
+from tests.conftest import SHARED
+
+KIDDIE = SHARED / "fixtures" / "autojudge" / "kiddie"
+BASE = SHARED / "fixtures" / "autojudge" / "base"
+
+
+def kiddie_project(ws: Workspace, name: str = "judging") -> Project:
+    project = create_project(ws, name)
+    import_judging_inputs(
+        ws, project, topics=KIDDIE / "topics" / "kiddie-topics.jsonl", runs=[KIDDIE / "runs"]
+    )
+    return project
+
+
+def judge_three_modes(ws: Workspace, project: Project, judge_id: int) -> None:
+    """One judgment per mode: a report with spans in two sentences, a document, a citation
+    with both span kinds."""
+    report = get_report(ws, project, "leaf", "run1")
+    first = report.sentences[0].text
+    start2 = len(first) + 1
+    second = report.sentences[1].text
+    save_judgment(
+        ws, project, Unit.report("leaf", "run1"), judge_id=judge_id, version=0,
+        rating="Perfect", comment="clear",
+        spans=[Span(0, 6, first[:6], 0), Span(start2, start2 + 4, second[:4], 1)],
+    )  # fmt: skip
+    doc = get_documents(ws, project, ["Chlorophyll"])["Chlorophyll"]
+    at = doc.text.index("green pigment")
+    save_judgment(
+        ws, project, Unit.document("leaf", "Chlorophyll"), judge_id=judge_id, version=0,
+        rating="Mostly Good", spans=[Span(at, at + 13, "green pigment")],
+    )  # fmt: skip
+    save_judgment(
+        ws, project, Unit.citation("leaf", "run1", 0, "Chlorophyll"), judge_id=judge_id,
+        version=0, rating="So-so", spans=[Span(at, at + 13, "green pigment")],
+        report_spans=[Span(0, 6, "Leaves")],
+    )  # fmt: skip
+    # not judged (no span, not rated, no comment): never exported
+    save_judgment(ws, project, Unit.report("leaf", "run2"), judge_id=judge_id, version=0)
+
+
+def marks(found: list[Judgment]) -> list[tuple[Any, ...]]:
+    return sorted(
+        (j.unit.key, j.judge, j.rating, j.comment, j.spans, j.report_spans) for j in found
+    )
+
+
+def test_export_writes_autojudge_records_with_exactly_their_keys(any_ws: Workspace) -> None:
+    project = kiddie_project(any_ws)
+    ada = create_account(any_ws, "ada", "a long password 1").id
+    judge_three_modes(any_ws, project, ada)
+    records = list(judgment_records(any_ws, project, dataset="kiddie-1"))
+    assert len(records) == 3
+    report, document, citation = records
+    assert tuple(report) == REPORT_KEYS
+    assert tuple(document) == DOCUMENT_KEYS
+    assert tuple(citation) == CITATION_KEYS
+    assert {r["dataset"] for r in records} == {"kiddie-1"}
+    assert all(r["request_id"] == r["topic_id"] == "leaf" for r in records)
+    assert all(r["username"] == "ada" for r in records)
+
+    assert (report["run_id"], report["team_id"], report["rating"]) == ("run1", "teamA", "Perfect")
+    assert [s["sentence_idx"] for s in report["spans"]] == [0, 1]
+    shown = report["report"]
+    assert list(shown) == ["team_id", "run_id", "topic_id", "sentences", "documents"]
+    assert shown["sentences"][0]["citations"] == ["Chlorophyll"]
+    assert all("citations" not in s for s in shown["sentences"] if not s.get("citations"))
+    chlorophyll = shown["documents"]["Chlorophyll"]
+    assert list(chlorophyll) == ["id", "text", "title", "url"]
+    assert chlorophyll["text"].startswith("Chlorophyll is a green pigment")  # the run's own text
+
+    assert document["docid"] == "Chlorophyll" and document["document"] == chlorophyll
+    # document spans point into title + blank line + text
+    span = document["spans"][0]
+    assert f"{chlorophyll['title']}\n\n{chlorophyll['text']}"[span["start"] : span["end"]] == (
+        "green pigment"
+    )
+    assert "sentence_idx" not in span
+
+    assert citation["report_spans"] == [{"start": 0, "end": 6, "text": "Leaves"}]
+    cited = citation["citation"]
+    assert list(cited) == ["report", "sentence_idx", "sentence", "docid", "document"]
+    assert (cited["sentence_idx"], cited["docid"]) == (0, "Chlorophyll")
+    assert cited["sentence"]["citations"] == ["Chlorophyll"] and cited["report"] == shown
+
+    # filters: a mode, a topic, a judge
+    assert len(list(judgment_records(any_ws, project, modes=["document"]))) == 1
+    assert list(judgment_records(any_ws, project, topic_ids=["cloud"])) == []
+    with pytest.raises(InvalidInput, match="unknown judging mode 'reports'"):
+        list(judgment_records(any_ws, project, modes=["reports"]))
+
+
+def test_exported_judgments_import_back_equal(any_ws: Workspace, tmp_path: Path) -> None:
+    project = kiddie_project(any_ws)
+    ada = create_account(any_ws, "ada", "a long password 1").id
+    judge_three_modes(any_ws, project, ada)
+    out = tmp_path / "judgments.jsonl"
+    assert export_judgments(any_ws, project, out) == 3
+
+    other = kiddie_project(any_ws, "elsewhere")
+    result = import_judgments(any_ws, other, out)
+    assert (result.added, result.updated, result.unchanged) == (3, 0, 0)
+    assert result.judges == ["ada"] and result.datasets == ["judging"]
+    judged = [j for j in list_judgments(any_ws, project) if j.judged()]
+    assert marks(list_judgments(any_ws, other)) == marks(judged)
+    again = tmp_path / "again.jsonl"
+    export_judgments(any_ws, other, again)
+    assert again.read_text() == out.read_text().replace('"judging"', '"elsewhere"')
+
+    # the same file again changes nothing
+    assert import_judgments(any_ws, other, out).unchanged == 3
+
+
+def base_project(ws: Workspace, name: str) -> Project:
+    project = create_project(ws, name)
+    import_judging_inputs(
+        ws, project, topics=BASE / "example-rag-topics.jsonl",
+        runs=[BASE / "my_best_run_01.jsonl", BASE / "my_best_run_02.jsonl"],
+    )  # fmt: skip
+    return project
+
+
+def test_citations_without_a_document_go_out_and_back(any_ws: Workspace, tmp_path: Path) -> None:
+    """Base runs embed no documents: a cited document is named but null, and a sentence
+    without citations is judged with docid null."""
+    project = base_project(any_ws, "base")
+    ada = create_account(any_ws, "ada", "a long password 1").id
+    report = get_report(any_ws, project, "28", "my_best_run_02")
+    assert [s.citations for s in report.sentences] == [(), ("279",), ()]
+    save_judgment(
+        any_ws, project, Unit.citation("28", "my_best_run_02", 0, None), judge_id=ada,
+        version=0, comment="no support given",
+    )  # fmt: skip
+    word = report.sentences[1].text.split()[0]
+    save_judgment(
+        any_ws, project, Unit.citation("28", "my_best_run_02", 1, "279"), judge_id=ada,
+        version=0, rating="Bad", report_spans=[Span(0, len(word), word)],
+    )  # fmt: skip
+    uncited, cited = judgment_records(any_ws, project)
+    assert tuple(uncited) == tuple(cited) == CITATION_KEYS
+    assert (uncited["citation"]["docid"], uncited["citation"]["document"]) == (None, None)
+    assert uncited["citation"]["sentence"]["citations"] == []
+    assert (cited["citation"]["docid"], cited["citation"]["document"]) == ("279", None)
+    assert cited["citation"]["report"]["documents"] == {}
+
+    out = tmp_path / "base.jsonl"
+    export_judgments(any_ws, project, out)
+    other = base_project(any_ws, "other")
+    assert import_judgments(any_ws, other, out).added == 2
+    assert marks(list_judgments(any_ws, other)) == marks(list_judgments(any_ws, project))
+
+
+def test_import_merges_by_username(any_ws: Workspace, tmp_path: Path) -> None:
+    project = kiddie_project(any_ws)
+    ada = create_account(any_ws, "ada", "a long password 1").id
+    judge_three_modes(any_ws, project, ada)
+    out = tmp_path / "judgments.jsonl"
+    export_judgments(any_ws, project, out, modes=["report"])
+    line = json.loads(out.read_text())
+    lines = [
+        {**line, "rating": "Bad", "spans": []},  # ada's, changed elsewhere: replaces hers
+        {**line, "username": "Grace Hopper", "comment": "fine"},  # a judge new to the project
+    ]
+    changed = tmp_path / "changed.jsonl"
+    changed.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    result = import_judgments(any_ws, project, changed)
+    assert (result.added, result.updated) == (1, 1)
+    found = {j.judge: j for j in list_judgments(any_ws, project, mode="report", run_id="run1")}
+    assert (found["ada"].rating, found["ada"].spans, found["ada"].version) == ("Bad", (), 2)
+    assert found["Grace Hopper"].comment == "fine"  # an imported account, its name as given
+    # gzip is read too, and a line without a username is the importing account's
+    zipped = tmp_path / "nameless.jsonl.gz"
+    zipped.write_bytes(gzip.compress(json.dumps({**line, "username": ""}).encode()))
+    assert import_judgments(any_ws, project, zipped, author=ada).unchanged == 0
+    assert import_judgments(any_ws, project, zipped, author=ada).unchanged == 1
+
+
+def _line(tmp_path: Path, record: object, name: str = "offline.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_text(record if isinstance(record, str) else json.dumps(record) + "\n")
+    return path
+
+
+def _report_line(**changes: Any) -> dict[str, Any]:
+    return {
+        "dataset": "kiddie", "request_id": "leaf", "run_id": "run1", "team_id": "teamA",
+        "topic_id": "leaf", "username": "ada", "rating": "Perfect", "comment": "",
+        "spans": [{"start": 0, "end": 6, "text": "Leaves", "sentence_idx": 0}], **changes,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        ("{not json", "offline.jsonl line 1: malformed JSON"),
+        ("[1, 2]", "offline.jsonl line 1: expected a JSON object, found a list"),
+        (_report_line(topic_id="moon", request_id="moon"),
+         "offline.jsonl line 1: field 'topic_id': the project has no judging topic 'moon'"),
+        (_report_line(run_id="run9"),
+         "offline.jsonl line 1: field 'run_id': the project has no report of run 'run9'"),
+        ({**_report_line(), "run_id": None, "docid": "Mars", "spans": []},
+         "offline.jsonl line 1: field 'docid': topic 'leaf' has no document 'Mars'"),
+        (_report_line(spans=[{"start": 0, "end": 6, "text": "Trees", "sentence_idx": 0}]),
+         "offline.jsonl line 1: field 'spans' span 1: text 'Trees' does not match"),
+        (_report_line(rating="Great"),
+         "offline.jsonl line 1: field 'rating': 'Great' is not on the project's scale"),
+        (_report_line(spans=[{"start": "0", "end": 6, "text": "Leaves"}]),
+         "offline.jsonl line 1: field 'spans[0]': start and end must be integers"),
+        ({**_report_line(), "run_id": None, "report": None,
+          "citation": {"report": {"run_id": "run1"}, "sentence_idx": 0, "docid": "Moon"}},
+         "offline.jsonl line 1: field 'citation.docid': sentence 0 does not cite 'Moon'"),
+        ({**_report_line(), "citation": {"report": {"run_id": "run1"}, "sentence_idx": 99}},
+         "offline.jsonl line 1: field 'citation.sentence_idx': 99 is out of range"),
+        ({"username": "ada", "topic_id": "leaf", "rating": "Bad"},
+         "offline.jsonl line 1: not a judgment"),
+    ],
+)  # fmt: skip
+def test_a_bad_line_is_refused_naming_file_line_and_field_and_nothing_changes(
+    any_ws: Workspace, tmp_path: Path, record: object, expected: str
+) -> None:
+    project = kiddie_project(any_ws)
+    good = json.dumps(_report_line(username="grace")) + "\n"
+    path = _line(tmp_path, record)
+    path.write_text(path.read_text().rstrip("\n") + "\n" + good)  # line 2 is fine
+    with pytest.raises(InvalidInput) as refused:
+        import_judgments(any_ws, project, path)
+    assert expected in str(refused.value)
+    assert "nothing imported: 1 problem(s)" in str(refused.value)
+    assert list_judgments(any_ws, project) == []  # not even the good line
+
+    lenient = import_judgments(any_ws, project, path, lenient=True)
+    assert lenient.added == 1 and [i.where for i in lenient.issues] == ["offline.jsonl line 1"]
+
+
+def test_a_judge_judging_one_unit_twice_in_a_file_is_refused(
+    any_ws: Workspace, tmp_path: Path
+) -> None:
+    project = kiddie_project(any_ws)
+    line = json.dumps(_report_line()) + "\n"
+    path = _line(tmp_path, line + line)
+    with pytest.raises(InvalidInput, match=r"line 2: a second judgment .* 'ada' .* line 1"):
+        import_judgments(any_ws, project, path)
+    assert list_judgments(any_ws, project) == []
+
+
+def test_reading_autojudge_lines_names_the_missing_field(tmp_path: Path) -> None:
+    path = _line(tmp_path, {"run_id": "r", "topic_id": "t", "username": "u"})
+    records, issues = read_judgments(path)
+    assert records == [] and str(issues[0]) == "offline.jsonl line 1: field 'rating': required"
+    path = _line(tmp_path, {**_report_line(), "citation": {"report": {}, "sentence_idx": 0}})
+    assert "field 'citation.report.run_id': required" in str(read_judgments(path)[1][0])
