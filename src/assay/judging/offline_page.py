@@ -24,9 +24,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.errors import InvalidInput
+from assay.formats.autojudge import document_json, report_json
+from assay.formats.trec_rag import RunReport
 from assay.gold.project_config import judging_ratings
+from assay.judging.judgment_export import run_document
 from assay.judging.reports import (
-    JudgedDocument,
+    Report,
     get_documents,
     get_topic,
     list_reports,
@@ -68,10 +71,12 @@ def script_json(value: Any) -> str:
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def _document_json(doc: JudgedDocument) -> dict[str, Any]:
-    """autojudge-annotate's document object; ``text`` is the run's text (without the title),
-    the page shows ``title + "\\n\\n" + text`` as the project does."""
-    return {"id": doc.doc_id, "text": doc.body, "title": doc.title, "url": doc.url}
+def _report_row(report: Report) -> dict[str, Any]:
+    """The report as autojudge-annotate's records show it, its documents named by id (the
+    page holds each document once, for every report that cites it)."""
+    shown = report_json(RunReport(report.topic_id, report.run_id, report.team_id, report.sentences))
+    del shown["documents"]
+    return {**shown, "doc_ids": list(report.doc_ids)}
 
 
 def page_payload(
@@ -116,20 +121,7 @@ def page_payload(
                 doc_ids += row["doc_ids"]
             else:
                 for report in list_reports(ws, project, topic_id=topic.topic_id, conn=reader):
-                    reports.append(
-                        {
-                            "team_id": report.team_id,
-                            "run_id": report.run_id,
-                            "topic_id": report.topic_id,
-                            "sentences": [
-                                {"text": s.text, "citations": list(s.citations)}
-                                if s.citations
-                                else {"text": s.text}
-                                for s in report.sentences
-                            ],
-                            "doc_ids": list(report.doc_ids),
-                        }
-                    )
+                    reports.append(_report_row(report))
                     doc_ids += report.doc_ids
             topic_rows.append(row)
         documents = get_documents(ws, project, doc_ids, conn=reader)
@@ -144,7 +136,7 @@ def page_payload(
         "ratings": list(judging_ratings(project)),
         "topics": topic_rows,
         "reports": reports,
-        "documents": {d: _document_json(doc) for d, doc in documents.items()},
+        "documents": {d: document_json(run_document(doc)) for d, doc in documents.items()},
         "units": units,
     }
 

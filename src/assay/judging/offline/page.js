@@ -259,7 +259,7 @@
         entryViews.push({ entry, button, check, note });
       }
       box.appendChild(list);
-      nav.appendChild(box);
+      nav.insertBefore(box, $("keys"));
       group.view = { box, count };
     }
   }
@@ -366,9 +366,10 @@
     return box;
   }
 
-  function judgedPane(box, text, field, report) {
+  function judgedPane(box, label, text, field, report) {
     const root = el("div", null, "judged-text");
     root.tabIndex = 0;
+    root.setAttribute("aria-label", label);
     box.appendChild(root);
     const list = el("ul", null, "spans");
     list.setAttribute("aria-label", field === "report_spans" ? "Sentence spans" : "Spans");
@@ -431,11 +432,13 @@
     if (mode === "report") {
       const report = current.report;
       const box = pane("Report", "Select text to mark a span; a selection across sentences is split per sentence.");
-      judgedPane(box, reportText(report), "spans", report);
+      judgedPane(box, "Report text", reportText(report), "spans", report);
       if (openDoc) {
         const number = report.doc_ids.indexOf(openDoc) + 1;
         const side = pane("Cited document " + number + ": " + docTitle(openDoc), "Click a citation number in the report to read another.");
-        side.appendChild(el("div", shownText(documents[openDoc]), "judged-text"));
+        const cited = el("div", shownText(documents[openDoc]), "judged-text");
+        cited.setAttribute("aria-label", "Cited document text");
+        side.appendChild(cited);
       } else {
         pane("Cited documents", "The project holds none of the documents this report cites.");
       }
@@ -455,18 +458,18 @@
         }
         box.insertBefore(line, box.children[1]);
       }
-      judgedPane(box, shownText(doc), "spans");
+      judgedPane(box, "Document text", shownText(doc), "spans");
     } else {
       const sentence = current.report.sentences[current.sentence];
       const left = pane("Sentence " + (current.sentence + 1), "Spans here are the sentence's report spans.");
-      judgedPane(left, sentence.text, "report_spans");
+      judgedPane(left, "Sentence text", sentence.text, "report_spans");
       if (current.doc === null) {
         pane("No citation", "This sentence cites no document: judge the sentence alone.");
       } else if (!documents[current.doc]) {
         pane("Document " + current.doc, "This document is not in the project: judge the sentence alone.");
       } else {
         const right = pane("Document " + docTitle(current.doc), "Spans here are the document's spans.");
-        judgedPane(right, shownText(documents[current.doc]), "spans");
+        judgedPane(right, "Document text", shownText(documents[current.doc]), "spans");
       }
     }
   }
