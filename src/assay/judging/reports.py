@@ -175,5 +175,9 @@ def topic_doc_ids(
         for report in list_reports(ws, project, topic_id=topic_id, conn=conn)
         for d in report.doc_ids
     ]
-    held = get_documents(ws, project, named, conn=conn)
+    query = sa.select(judging_documents.c.doc_id).where(
+        judging_documents.c.project_id == project.id, judging_documents.c.doc_id.in_(set(named))
+    )
+    with reading(ws.engine, conn) as reader:
+        held = set(reader.scalars(query))  # ids only: the texts are not needed to list them
     return [d for d in dict.fromkeys(named) if d in held]
