@@ -11,7 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import Result
+from typer.testing import CliRunner
 
+from assay.cli import make_app
 from assay.errors import InvalidInput
 from assay.formats.autojudge import CITATION_KEYS, DOCUMENT_KEYS, REPORT_KEYS, read_judgments
 from assay.judging.judgment_export import export_judgments, judgment_records
@@ -21,7 +24,8 @@ from assay.judging.reports import get_documents, get_report
 from assay.judging.run_import import import_judging_inputs
 from assay.people.accounts import create_account
 from assay.records import Project
-from assay.store.projects import create_project
+from assay.store.projects import create_project, get_project
+from assay.store.settings import Settings
 from assay.store.workspace import Workspace
 from tests.conftest import SHARED
 
@@ -274,3 +278,81 @@ def test_reading_autojudge_lines_names_the_missing_field(tmp_path: Path) -> None
     assert records == [] and str(issues[0]) == "offline.jsonl line 1: field 'rating': required"
     path = _line(tmp_path, {**_report_line(), "citation": {"report": {}, "sentence_idx": 0}})
     assert "field 'citation.report.run_id': required" in str(read_judgments(path)[1][0])
+
+
+# ---------------------------------------------------------------- the commands
+
+
+def invoke(home: Path, *args: str) -> Result:
+    return CliRunner().invoke(make_app(), ["--home", str(home), *args])
+
+
+def test_commands_import_runs_follow_progress_and_exchange_judgments(tmp_path: Path) -> None:
+    home = tmp_path / "ws"
+    assert invoke(home, "init").exit_code == 0
+    assert invoke(home, "projects", "create", "kiddie").exit_code == 0
+    topics = str(KIDDIE / "topics" / "kiddie-topics.jsonl")
+    done = invoke(home, "judge", "import-runs", "--topics", topics, str(KIDDIE / "runs"),
+                  "--json")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    counts = json.loads(done.output)
+    assert (counts["topics_added"], counts["reports_added"]) == (5, 20)
+
+    ws = Workspace.open(Settings(home=home))
+    ada = create_account(ws, "ada", "a long password 1").id
+    judge_three_modes(ws, get_project(ws, "kiddie"), ada)
+    ws.close()
+    shown = invoke(home, "judge", "progress", "--mode", "report", "--judge", "ada")
+    assert shown.exit_code == 0, shown.output
+    assert "1 of 20 report unit(s) judged" in shown.output
+    rows = json.loads(invoke(home, "judge", "progress", "--mode", "document", "--json").output)
+    assert rows["judged"] == 1 and {r["run_id"] for r in rows["rows"]} == {None}
+    assert "unknown mode 'reports'" in invoke(home, "judge", "progress", "-m", "reports").output
+
+    out = tmp_path / "judgments.jsonl"
+    exported = invoke(home, "export", "autojudge", str(out), "--mode", "citation",
+                      "--dataset", "kiddie-round-1", "--json")  # fmt: skip
+    assert exported.exit_code == 0, exported.output
+    assert json.loads(exported.output)["judgments"] == 1
+    assert json.loads(out.read_text())["dataset"] == "kiddie-round-1"
+    assert invoke(home, "export", "autojudge", str(out)).exit_code == 0
+    assert len(out.read_text().splitlines()) == 3
+    refused = invoke(home, "export", "autojudge", str(out), "--strict")
+    assert refused.exit_code == 1 and "--strict do(es) not apply" in refused.output
+    assert "belong to the autojudge format" in invoke(home, "export", "csv", "x.csv",
+                                                      "--mode", "report").output  # fmt: skip
+
+    # into a second project with the same runs: added, then unchanged
+    assert invoke(home, "projects", "create", "copy").exit_code == 0
+    assert invoke(home, "judge", "import-runs", "-p", "copy", "-t", topics,
+                  str(KIDDIE / "runs")).exit_code == 0  # fmt: skip
+    merged = invoke(home, "import", "autojudge", str(out), "-p", "copy", "--json")
+    assert merged.exit_code == 0, merged.output
+    assert json.loads(merged.output)["added"] == 3
+    again = invoke(home, "import", "autojudge", str(out), "-p", "copy")
+    assert "0 added, 0 replaced (the same judge's), 3 unchanged; judges: ada" in again.output
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(out.read_text().replace('"leaf"', '"moon"', 2))
+    failed = invoke(home, "import", "autojudge", str(bad), "-p", "copy")
+    assert failed.exit_code == 1
+    assert "bad.jsonl line 1: field 'topic_id': the project has no judging topic 'moon'" in (
+        " ".join(failed.output.split())
+    )
+    skipped = invoke(home, "import", "autojudge", str(bad), "-p", "copy", "--lenient")
+    assert skipped.exit_code == 2 and "skipped bad.jsonl line 1" in skipped.output
+
+
+def test_import_runs_refuses_the_invalid_topics_file_naming_line_and_field(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "ws"
+    assert invoke(home, "init").exit_code == 0
+    assert invoke(home, "projects", "create", "base").exit_code == 0
+    invalid = str(BASE / "example-rag-topics-invalid.jsonl")
+    refused = invoke(home, "judge", "import-runs", "--topics", invalid)
+    assert refused.exit_code == 1
+    assert "example-rag-topics-invalid.jsonl line 2: field 'title': required" in refused.output
+    lenient = invoke(home, "judge", "import-runs", "--topics", invalid, "--lenient", "--json")
+    assert lenient.exit_code == 2 and json.loads(lenient.output)["topics_added"] == 1
+    assert "give --topics, run files, or both" in invoke(home, "judge", "import-runs").output

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from assay.cli import judge_html
+from assay.cli import judge_html, judge_runs
 from assay.cli.common import command_group
 
 
@@ -20,4 +20,5 @@ def register(app: typer.Typer) -> None:
         "Import TREC RAG topics and runs, follow the judges' progress, write the offline "
         "judging page, and rank runs by their judgments.",
     )
+    judge_runs.register(group)
     judge_html.register(group)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from assay.cli import remote
+from assay.cli import judge_runs, remote
 from assay.cli.common import (
     JsonOption,
     ProjectOption,
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from assay.transfer import ExportScope, ImportReport
 
 SHOWN = 20
+AUTOJUDGE = "autojudge"
+"""Judgments, not a Bundle of items: handed to :mod:`assay.cli.judge_runs`."""
 
 
 def register(app: typer.Typer) -> None:
@@ -95,8 +97,15 @@ def import_command(
     is reported as imported, skipped or flagged (imported, needs a look). Nothing that exists
     is overwritten unless --replace is given.
 
+    Format autojudge merges judgments (autojudge-annotate's JSON Lines, as the offline
+    judging page downloads them) into the project's, by username; see docs/judging.md.
+
     With ASSAY_URL set (see `assay --help`), this runs against that team server.
     """
+    if format_name == AUTOJUDGE:
+        judge_runs.refuse_for_autojudge(ctx, replace=replace, status=status)
+        judge_runs.import_autojudge(ctx, path, project, lenient=lenient, as_json=as_json)
+        return
     from assay.formats import get_format
     from assay.records import to_json
     from assay.search.indexes import sync_project
@@ -258,6 +267,10 @@ def export_command(
         help="Refuse the export (exit 1, naming the items) when any chosen item has evidence "
         "that no longer matches its document, instead of leaving those items out.",
     ),
+    modes: list[str] = judge_runs.ModesOption,
+    dataset: str = judge_runs.DatasetOption,
+    topics: list[str] = judge_runs.TopicsOption,
+    judge: str = judge_runs.JudgeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Export a project's documents, chunks and gold items in a format.
@@ -267,8 +280,28 @@ def export_command(
     are never exported: they are left out and listed, or refused with --strict. An export
     that would hold no item is refused (exit 1) unless --allow-empty.
 
+    Format autojudge writes the project's judgments instead, as autojudge-annotate's JSON
+    Lines (one judged unit per line; --mode, --topic, --judge and --dataset apply to it
+    only); see docs/judging.md.
+
     With ASSAY_URL set (see `assay --help`), this runs against that team server.
     """
+    if format_name == AUTOJUDGE:
+        judge_runs.refuse_for_autojudge(
+            ctx,
+            chunking=chunking,
+            status=status,
+            allow_empty=allow_empty,
+            include_unanswerable=include_unanswerable,
+            strict=strict,
+        )
+        judge_runs.export_autojudge(
+            ctx, path, project, modes=modes, dataset=dataset, topics=topics, judge=judge,
+            as_json=as_json,
+        )  # fmt: skip
+        return
+    if modes or dataset is not None or topics or judge is not None:
+        fail("--mode, --dataset, --topic and --judge belong to the autojudge format")
     from assay.corpus.anchoring import problems_json
     from assay.errors import InvalidInput, NotFound
     from assay.formats import Lazy, get_format

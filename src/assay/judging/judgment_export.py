@@ -48,13 +48,24 @@ def judgment_records(
     judge_id: int | None = None,
 ) -> Iterator[dict[str, Any]]:
     """The records of the judged units (of ``topic_ids`` when given, of one judge when
-    ``judge_id`` is given); ``dataset`` defaults to the project's name."""
+    ``judge_id`` is given); ``dataset`` defaults to the project's name. The modes are
+    checked at once; the records are read as they are taken."""
     modes = list(dict.fromkeys(modes))
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         raise InvalidInput(f"unknown judging mode {unknown[0]!r}; choose from: {', '.join(MODES)}")
     label = project.name if dataset is None else dataset
-    topics = set(topic_ids)
+    return _records(ws, project, modes, label, set(topic_ids), judge_id)
+
+
+def _records(
+    ws: Workspace,
+    project: Project,
+    modes: list[str],
+    dataset: str,
+    topics: set[str],
+    judge_id: int | None,
+) -> Iterator[dict[str, Any]]:
     not_rated = judging_ratings(project)[0]
     with reading(ws.engine, None) as conn:
         reports: dict[tuple[str, str], RunReport] = {}
@@ -63,7 +74,7 @@ def judgment_records(
                 if topics and judgment.unit.topic_id not in topics:
                     continue
                 if judgment.judged(not_rated):
-                    yield _record(ws, project, conn, judgment, label, reports)
+                    yield _record(ws, project, conn, judgment, dataset, reports)
 
 
 def _record(

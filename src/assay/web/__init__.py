@@ -65,6 +65,7 @@ from assay.web.routes import (
     history,
     imports,
     items,
+    judging_api,
     members,
     projects,
     queue,
@@ -208,6 +209,7 @@ def create_app(ws: Workspace) -> FastAPI:
         versions,
         agreement,
         adjudication,
+        judging_api,
     ):
         app.include_router(module.router, dependencies=signed)
     return app

@@ -60,6 +60,10 @@ WRITES: dict[tuple[str, str], str] = {
     ("POST", f"{P}/queue/{{task_id}}/skip"): "queue.work",
     ("POST", f"{P}/adjudication/{{item_id}}"): "item.review",
     ("DELETE", f"{P}/members/{{username}}"): "project.members",
+    # judging mode's inputs and judgments made elsewhere (web.routes.judging_api)
+    ("POST", f"{P}/judging/topics"): "import",
+    ("POST", f"{P}/judging/runs"): "import",
+    ("POST", f"{P}/judging/import"): "import",
 }
 
 READS: dict[tuple[str, str], str] = {
@@ -82,6 +86,8 @@ READS: dict[tuple[str, str], str] = {
     # the review queue lists other people's items
     ("GET", "/projects/{name}/review"): "item.read",
     ("GET", f"{P}/review-queue"): "item.read",
+    # judgments as autojudge JSON Lines: an export
+    ("GET", f"{P}/judging/export"): "export",
 }
 """Reading routes whose action is not the one their path suggests (see READ_SECTIONS)."""
 
