@@ -57,6 +57,7 @@ def test_report_payload_holds_the_topics_reports_documents_and_scale(any_ws: Wor
     project = _kiddie(any_ws)
     payload = page_payload(any_ws, project, mode="reports", topic_ids=["bee", "leaf"], dataset="K")
     assert (payload["mode"], payload["dataset"], payload["project"]) == ("report", "K", "kiddie")
+    assert payload["language"] == "en"  # the project's
     assert payload["ratings"] == ["Not rated", "Perfect", "Mostly Good", "So-so", "Bad"]
     assert [t["request_id"] for t in payload["topics"]] == ["bee", "leaf"]
     assert payload["topics"][1]["title"] == "fall leaf color change chlorophyll"
@@ -136,6 +137,8 @@ def test_the_page_embeds_hostile_text_inert_and_allows_only_its_own_code(
         ({"mode": "reports", "dataset": " "}, InvalidInput, "the dataset label is empty"),
         ({"mode": "reports", "dataset": "K", "topic_ids": ["nope"]}, NotFound,
          "has no judging topic 'nope'"),
+        ({"mode": "reports", "dataset": "K", "language": "fr"}, InvalidInput,
+         "the offline page speaks en and de, not 'fr'"),
     ],
 )  # fmt: skip
 def test_bad_requests_name_what_is_wrong(

@@ -28,8 +28,8 @@ SENTENCE = '[aria-label="Sentence text"]'
 SENTENCES = ["Bees make honey from nectar.", "They keep it in wax cells."]
 
 
-def _project(ws: Workspace, tmp_path: Path) -> Project:
-    project = create_project(ws, "bees")
+def _project(ws: Workspace, tmp_path: Path, name: str = "bees", language: str = "en") -> Project:
+    project = create_project(ws, name, language)
     topics = tmp_path / "topics.jsonl"
     topics.write_text(json.dumps({"request_id": "honey", "title": "How bees make honey"}) + "\n")
     run = tmp_path / "run.jsonl"
@@ -199,3 +199,25 @@ def test_judge_offline_download_and_merge(page: Page, ws: Workspace, tmp_path: P
     assert judged["citation"].report_spans == (Span(0, 15, "Bees make honey"),)
     assert {j.judge for j in judged.values()} == {"Ada Judge"}
     assert dialogs == []
+
+
+def test_the_page_speaks_the_projects_german(page: Page, ws: Workspace, tmp_path: Path) -> None:
+    german = _project(ws, tmp_path, "bienen", "de")
+    path = tmp_path / "berichte.html"
+    write_offline_page(path, offline_page(ws, german, mode="reports", dataset="bienen"))
+    page.goto(path.as_uri())
+    expect(page.locator("html")).to_have_attribute("lang", "de")
+    expect(page.get_by_role("heading", name="bienen · Berichte (Projekt bienen)")).to_be_visible()
+    expect(page.locator("#overall")).to_have_text("0 von 1 bewertet")
+    page.get_by_role("button", name="JSONL herunterladen").click()
+    expect(page.get_by_role("status")).to_have_text(
+        "Geben Sie zuerst Ihren Namen ein: Das Projekt führt Bewertungen danach zusammen."
+    )
+    expect(page.get_by_label("Ihr Name")).to_be_focused()
+    page.get_by_label("Berichtstext").focus()
+    _select(page, '[aria-label="Berichtstext"]', "nectar", "They")
+    page.keyboard.press("m")
+    expect(page.get_by_role("list", name="Stellen").get_by_role("listitem")).to_have_text(
+        ["S1: „nectar.“×", "S2: „They“×"]
+    )
+    expect(page.locator("#overall")).to_have_text("1 von 1 bewertet")

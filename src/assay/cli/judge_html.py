@@ -55,6 +55,14 @@ def html_command(
         "for this work; the project's name when left out.",
         show_default=False,
     ),
+    language: str = typer.Option(
+        None,
+        "--language",
+        metavar="LANG",
+        help="The page's language: en or de; the project's language when it is one of them, "
+        "else en.",
+        show_default=False,
+    ),
     as_json: bool = JsonOption,
 ) -> None:
     """Write the offline judging page: one HTML file a judge opens from disk.
@@ -68,7 +76,10 @@ def html_command(
 
     def body(ws: Workspace) -> OfflinePage:
         chosen = project_of(ws, project)
-        page = offline_page(ws, chosen, mode=mode, topic_ids=topics, dataset=dataset or chosen.name)
+        label = dataset or chosen.name
+        page = offline_page(
+            ws, chosen, mode=mode, topic_ids=topics, dataset=label, language=language
+        )
         write_offline_page(out, page)
         return page
 

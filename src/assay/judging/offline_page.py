@@ -43,6 +43,7 @@ from assay.store.workspace import Workspace
 
 PAGE_MODES = {"reports": "report", "documents": "document", "citations": "citation"}
 """The page's modes (autojudge-annotate's names) and the judging mode each one judges."""
+PAGE_LANGUAGES = ("en", "de")
 
 _SCRIPT_ESCAPES = str.maketrans(
     {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -86,12 +87,20 @@ def page_payload(
     mode: str,
     topic_ids: Sequence[str] = (),
     dataset: str,
+    language: str | None = None,
     conn: sa.Connection | None = None,
 ) -> dict[str, Any]:
     """What the page judges: the topics (all when ``topic_ids`` is empty), their reports
-    (reports and citations modes) or documents (documents mode), and the rating scale."""
+    (reports and citations modes) or documents (documents mode), and the rating scale. The
+    page speaks ``language``, by default the project's when the page knows it, else English."""
     if mode not in PAGE_MODES:
         raise InvalidInput(f"unknown page mode {mode!r}; choose one of: {', '.join(PAGE_MODES)}")
+    if language is None:
+        language = project.language if project.language in PAGE_LANGUAGES else "en"
+    if language not in PAGE_LANGUAGES:
+        raise InvalidInput(
+            f"the offline page speaks {' and '.join(PAGE_LANGUAGES)}, not {language!r}"
+        )
     if not dataset.strip():
         raise InvalidInput("the dataset label is empty; give one with --dataset")
     with reading(ws.engine, conn) as reader:
@@ -133,6 +142,7 @@ def page_payload(
         "project": project.name,
         "dataset": dataset,
         "mode": PAGE_MODES[mode],
+        "language": language,
         "ratings": list(judging_ratings(project)),
         "topics": topic_rows,
         "reports": reports,
@@ -172,8 +182,11 @@ def offline_page(
     mode: str,
     topic_ids: Sequence[str] = (),
     dataset: str,
+    language: str | None = None,
 ) -> OfflinePage:
-    payload = page_payload(ws, project, mode=mode, topic_ids=topic_ids, dataset=dataset)
+    payload = page_payload(
+        ws, project, mode=mode, topic_ids=topic_ids, dataset=dataset, language=language
+    )
     return OfflinePage(
         render_page(payload), mode, dataset, len(payload["topics"]), payload["units"]
     )

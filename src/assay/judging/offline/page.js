@@ -14,6 +14,81 @@
   const MODE_NAMES = { report: "reports", document: "documents", citation: "citations" };
   const $ = (id) => document.getElementById(id);
 
+  // The page's words in English and German; {name} is filled in by say().
+  const MESSAGES = {
+    en: {
+      "mode.report": "reports", "mode.document": "documents", "mode.citation": "citations",
+      pageTitle: "{dataset} \u00b7 judging {mode}",
+      heading: "{dataset} \u00b7 {mode} (project {project})",
+      yourName: "Your name", download: "Download JSONL", background: "Background",
+      previous: "\u2190 Previous", next: "Next \u2192", nextUnjudged: "Next unjudged",
+      previousTitle: "Previous unit (k)", nextTitle: "Next unit (j)", nextUnjudgedTitle: "Next unjudged unit (n)",
+      rating: "Rating", comment: "Comment", sidebar: "Topics and units", judgment: "Judgment",
+      sentences: "The report's sentences and their citations",
+      keys: "Keys:", "keys.jk": "next/previous unit", "keys.n": "next unjudged", "keys.digits": "rating",
+      "keys.m": "mark the selected text (releasing the mouse marks it too)", "keys.u": "remove the last span",
+      "keys.c": "comment", "keys.esc": "leave the comment",
+      judgedOf: "{judged} of {total} judged", judged: "judged", position: "Unit {n} of {total}",
+      topic: "{title} ({id})", run: "Run {run} (team {team})", document: "Document {id}",
+      documentTitled: "Document {id}: {title}", citing: "{run}, sentence {n}, citing {doc}",
+      uncited: "{run}, sentence {n}, no citation", noCitation: "no citation",
+      report: "Report", reportHint: "Select text to mark a span; a selection across sentences is split per sentence.",
+      citedDocument: "Cited document {n}: {title}", citedHint: "Click a citation number in the report to read another.",
+      citedNone: "Cited documents", citedNoneHint: "The project holds none of the documents this report cites.",
+      citedLabel: "Cited document {title}", citedText: "Cited document text", missing: "Document {id} is not in the project.",
+      documentHint: "Select text to mark a span.", sentence: "Sentence {n}",
+      sentenceHint: "Spans here are the sentence's report spans.", documentSpansHint: "Spans here are the document's spans.",
+      noCitationPane: "No citation", noCitationHint: "This sentence cites no document: judge the sentence alone.",
+      missingHint: "This document is not in the project: judge the sentence alone.",
+      reportText: "Report text", documentText: "Document text", sentenceText: "Sentence text",
+      spans: "Spans", sentenceSpans: "Sentence spans", noSpans: "No spans yet: select text to mark it.",
+      spanInSentence: "S{n}: ", quoted: "\u201c{text}\u201d", removeSpan: "Remove span \u201c{text}\u201d",
+      marked: "That text is marked already.", onlySpaces: "Only spaces were selected.",
+      nameFirst: "Enter your name first: the project merges judgments by it.", nothing: "Nothing is judged yet.",
+      downloaded: "{n} judgments downloaded.", allJudged: "Every unit is judged.",
+      storageOff: "This browser does not keep work for this page ({error}): download the JSONL before you close it.",
+      storageFull: "Your last change could not be kept in this browser ({error}): download the JSONL now.",
+    },
+    de: {
+      "mode.report": "Berichte", "mode.document": "Dokumente", "mode.citation": "Zitate",
+      pageTitle: "{dataset} \u00b7 {mode} bewerten",
+      heading: "{dataset} \u00b7 {mode} (Projekt {project})",
+      yourName: "Ihr Name", download: "JSONL herunterladen", background: "Hintergrund",
+      previous: "\u2190 Zur\u00fcck", next: "Weiter \u2192", nextUnjudged: "N\u00e4chste unbewertete",
+      previousTitle: "Vorige Einheit (k)", nextTitle: "N\u00e4chste Einheit (j)", nextUnjudgedTitle: "N\u00e4chste unbewertete Einheit (n)",
+      rating: "Note", comment: "Kommentar", sidebar: "Themen und Einheiten", judgment: "Bewertung",
+      sentences: "Die S\u00e4tze des Berichts und ihre Zitate",
+      keys: "Tasten:", "keys.jk": "n\u00e4chste/vorige Einheit", "keys.n": "n\u00e4chste unbewertete", "keys.digits": "Note",
+      "keys.m": "markierten Text als Stelle nehmen (auch beim Loslassen der Maus)", "keys.u": "letzte Stelle entfernen",
+      "keys.c": "Kommentar", "keys.esc": "Kommentar verlassen",
+      judgedOf: "{judged} von {total} bewertet", judged: "bewertet", position: "Einheit {n} von {total}",
+      topic: "{title} ({id})", run: "Lauf {run} (Team {team})", document: "Dokument {id}",
+      documentTitled: "Dokument {id}: {title}", citing: "{run}, Satz {n}, zitiert {doc}",
+      uncited: "{run}, Satz {n}, kein Zitat", noCitation: "kein Zitat",
+      report: "Bericht", reportHint: "Markieren Sie Text als Stelle; eine Auswahl \u00fcber mehrere S\u00e4tze wird zu einer Stelle je Satz.",
+      citedDocument: "Zitiertes Dokument {n}: {title}", citedHint: "Klicken Sie auf eine Zitatnummer im Bericht, um ein anderes zu lesen.",
+      citedNone: "Zitierte Dokumente", citedNoneHint: "Das Projekt enth\u00e4lt keines der Dokumente, die dieser Bericht zitiert.",
+      citedLabel: "Zitiertes Dokument {title}", citedText: "Text des zitierten Dokuments", missing: "Das Projekt enth\u00e4lt Dokument {id} nicht.",
+      documentHint: "Markieren Sie Text als Stelle.", sentence: "Satz {n}",
+      sentenceHint: "Stellen hier sind die Stellen im Satz (report_spans).", documentSpansHint: "Stellen hier sind die Stellen im Dokument.",
+      noCitationPane: "Kein Zitat", noCitationHint: "Dieser Satz zitiert kein Dokument: Bewerten Sie nur den Satz.",
+      missingHint: "Das Projekt enth\u00e4lt dieses Dokument nicht: Bewerten Sie nur den Satz.",
+      reportText: "Berichtstext", documentText: "Dokumenttext", sentenceText: "Satztext",
+      spans: "Stellen", sentenceSpans: "Stellen im Satz", noSpans: "Noch keine Stellen: Markieren Sie Text.",
+      spanInSentence: "S{n}: ", quoted: "\u201e{text}\u201c", removeSpan: "Stelle \u201e{text}\u201c entfernen",
+      marked: "Dieser Text ist schon markiert.", onlySpaces: "Es waren nur Leerzeichen markiert.",
+      nameFirst: "Geben Sie zuerst Ihren Namen ein: Das Projekt f\u00fchrt Bewertungen danach zusammen.",
+      nothing: "Noch nichts bewertet.", downloaded: "{n} Bewertungen heruntergeladen.", allJudged: "Alle Einheiten sind bewertet.",
+      storageOff: "Dieser Browser beh\u00e4lt die Arbeit dieser Seite nicht ({error}): Laden Sie die JSONL vor dem Schlie\u00dfen herunter.",
+      storageFull: "Ihre letzte \u00c4nderung konnte in diesem Browser nicht behalten werden ({error}): Laden Sie die JSONL jetzt herunter.",
+    },
+  };
+  const words = MESSAGES[data.language] || MESSAGES.en;
+
+  function say(key, values) {
+    return words[key].replace(/\{(\w+)\}/g, (_, name) => String(values[name]));
+  }
+
   function el(tag, text, className) {
     const node = document.createElement(tag);
     if (text !== undefined && text !== null) node.textContent = text;
@@ -177,9 +252,7 @@
         return stored;
       }
     } catch (error) {
-      warnStorage(
-        "This browser does not keep work for this page (" + error.name + "): download the JSONL before you close it."
-      );
+      warnStorage(say("storageOff", { error: error.name }));
     }
     return { judgments: {}, current: null };
   }
@@ -188,7 +261,7 @@
     try {
       window.localStorage.setItem(STORE, JSON.stringify(work));
     } catch (error) {
-      warnStorage("Your last change could not be kept in this browser (" + error.name + "): download the JSONL now.");
+      warnStorage(say("storageFull", { error: error.name }));
     }
   }
 
@@ -270,18 +343,18 @@
       const groupUnits = group.entries.flatMap((e) => e.units);
       const done = groupUnits.filter(isJudged).length;
       judged += done;
-      group.view.count.textContent = done + " of " + groupUnits.length + " judged";
+      group.view.count.textContent = say("judgedOf", { judged: done, total: groupUnits.length });
     }
     for (const view of entryViews) {
       const done = view.entry.units.filter(isJudged).length;
       const all = done === view.entry.units.length;
       view.check.textContent = all ? "\u2713" : "\u25cb";
       view.check.className = all ? "check" : "check open";
-      const state = all ? "judged" : done + " of " + view.entry.units.length + " judged";
+      const state = all ? words.judged : say("judgedOf", { judged: done, total: view.entry.units.length });
       view.button.setAttribute("aria-label", view.entry.label + (view.entry.note ? " (" + view.entry.note + ")" : "") + ", " + state);
       if (mode === "citation") view.note.textContent = done + "/" + view.entry.units.length;
     }
-    $("overall").textContent = judged + " of " + units.length + " judged";
+    $("overall").textContent = say("judgedOf", { judged, total: units.length });
     if (mode === "citation") refreshCitationButtons();
   }
 
@@ -303,13 +376,13 @@
       if (group.topic === unit.topic) group.view.box.open = true;
     }
     const topic = unit.topic;
-    $("topic-title").textContent = topic.title + " (" + topic.request_id + ")";
+    $("topic-title").textContent = say("topic", { title: topic.title, id: topic.request_id });
     $("topic-problem").textContent = topic.problem_statement || "";
     $("topic-problem").hidden = !topic.problem_statement;
     $("topic-background").textContent = topic.background || "";
     $("topic-background-box").hidden = !topic.background;
     $("unit-title").textContent = unitTitle(unit);
-    $("unit-position").textContent = "Unit " + (unit.index + 1) + " of " + units.length;
+    $("unit-position").textContent = say("position", { n: unit.index + 1, total: units.length });
     $("previous").disabled = unit.index === 0;
     $("next").disabled = unit.index === units.length - 1;
     renderSentences();
@@ -318,11 +391,14 @@
   }
 
   function unitTitle(unit) {
-    if (mode === "document") return "Document " + unit.doc + (docTitle(unit.doc) !== unit.doc ? ": " + docTitle(unit.doc) : "");
-    const run = "Run " + unit.report.run_id + " (team " + unit.report.team_id + ")";
+    if (mode === "document") {
+      const title = docTitle(unit.doc);
+      return title === unit.doc ? say("document", { id: unit.doc }) : say("documentTitled", { id: unit.doc, title });
+    }
+    const run = say("run", { run: unit.report.run_id, team: unit.report.team_id });
     if (mode === "report") return run;
-    const cited = unit.doc === null ? "no citation" : "citing " + unit.doc;
-    return run + ", sentence " + (unit.sentence + 1) + ", " + cited;
+    const values = { run, n: unit.sentence + 1, doc: unit.doc };
+    return unit.doc === null ? say("uncited", values) : say("citing", values);
   }
 
   function renderSentences() {
@@ -353,7 +429,7 @@
     for (const button of $("sentences").querySelectorAll("button[data-key]")) {
       const unit = current.entry.units.find((u) => u.key === button.dataset.key);
       const mark = isJudged(unit) ? "\u2713 " : "";
-      button.textContent = mark + (unit.doc === null ? "no citation" : unit.doc);
+      button.textContent = mark + (unit.doc === null ? words.noCitation : unit.doc);
       button.setAttribute("aria-current", unit === current ? "true" : "false");
     }
   }
@@ -372,7 +448,7 @@
     root.setAttribute("aria-label", label);
     box.appendChild(root);
     const list = el("ul", null, "spans");
-    list.setAttribute("aria-label", field === "report_spans" ? "Sentence spans" : "Spans");
+    list.setAttribute("aria-label", field === "report_spans" ? words.sentenceSpans : words.spans);
     box.appendChild(list);
     const view = { root, list, text, field, report };
     panes.push(view);
@@ -398,9 +474,9 @@
           cite.type = "button";
           cite.dataset.skip = "";
           cite.title = docTitle(id);
-          cite.setAttribute("aria-label", "Cited document " + docTitle(id));
+          cite.setAttribute("aria-label", say("citedLabel", { title: docTitle(id) }));
           cite.addEventListener("click", () => {
-            if (!documents[id]) return toast("Document " + id + " is not in the project.", true);
+            if (!documents[id]) return toast(say("missing", { id }), true);
             openDoc = id;
             renderPanes();
           });
@@ -412,14 +488,14 @@
       fillText(view.root, view.text, marked);
     }
     view.list.replaceChildren();
-    if (spans.length === 0) view.list.appendChild(el("li", "No spans yet: select text to mark it.", "none"));
+    if (spans.length === 0) view.list.appendChild(el("li", words.noSpans, "none"));
     spans.forEach((span, number) => {
       const item = el("li");
-      const prefix = span.sentence_idx === undefined ? "" : "S" + (span.sentence_idx + 1) + ": ";
-      item.appendChild(el("span", prefix + "\u201c" + span.text + "\u201d"));
+      const prefix = span.sentence_idx === undefined ? "" : say("spanInSentence", { n: span.sentence_idx + 1 });
+      item.appendChild(el("span", prefix + say("quoted", { text: span.text })));
       const remove = el("button", "\u00d7");
       remove.type = "button";
-      remove.setAttribute("aria-label", "Remove span \u201c" + span.text + "\u201d");
+      remove.setAttribute("aria-label", say("removeSpan", { text: span.text }));
       remove.addEventListener("click", () => removeSpan(view.field, number));
       item.appendChild(remove);
       view.list.appendChild(item);
@@ -431,20 +507,20 @@
     panes = [];
     if (mode === "report") {
       const report = current.report;
-      const box = pane("Report", "Select text to mark a span; a selection across sentences is split per sentence.");
-      judgedPane(box, "Report text", reportText(report), "spans", report);
+      const box = pane(words.report, words.reportHint);
+      judgedPane(box, words.reportText, reportText(report), "spans", report);
       if (openDoc) {
         const number = report.doc_ids.indexOf(openDoc) + 1;
-        const side = pane("Cited document " + number + ": " + docTitle(openDoc), "Click a citation number in the report to read another.");
+        const side = pane(say("citedDocument", { n: number, title: docTitle(openDoc) }), words.citedHint);
         const cited = el("div", shownText(documents[openDoc]), "judged-text");
-        cited.setAttribute("aria-label", "Cited document text");
+        cited.setAttribute("aria-label", words.citedText);
         side.appendChild(cited);
       } else {
-        pane("Cited documents", "The project holds none of the documents this report cites.");
+        pane(words.citedNone, words.citedNoneHint);
       }
     } else if (mode === "document") {
       const doc = documents[current.doc];
-      const box = pane(docTitle(current.doc), "Select text to mark a span.");
+      const box = pane(docTitle(current.doc), words.documentHint);
       if (doc.url) {
         const line = el("p", null, "muted hint");
         if (/^https?:\/\//i.test(doc.url)) {
@@ -458,18 +534,18 @@
         }
         box.insertBefore(line, box.children[1]);
       }
-      judgedPane(box, "Document text", shownText(doc), "spans");
+      judgedPane(box, words.documentText, shownText(doc), "spans");
     } else {
       const sentence = current.report.sentences[current.sentence];
-      const left = pane("Sentence " + (current.sentence + 1), "Spans here are the sentence's report spans.");
-      judgedPane(left, "Sentence text", sentence.text, "report_spans");
+      const left = pane(say("sentence", { n: current.sentence + 1 }), words.sentenceHint);
+      judgedPane(left, words.sentenceText, sentence.text, "report_spans");
       if (current.doc === null) {
-        pane("No citation", "This sentence cites no document: judge the sentence alone.");
+        pane(words.noCitationPane, words.noCitationHint);
       } else if (!documents[current.doc]) {
-        pane("Document " + current.doc, "This document is not in the project: judge the sentence alone.");
+        pane(say("document", { id: current.doc }), words.missingHint);
       } else {
-        const right = pane("Document " + docTitle(current.doc), "Spans here are the document's spans.");
-        judgedPane(right, "Document text", shownText(documents[current.doc]), "spans");
+        const right = pane(say("document", { id: docTitle(current.doc) }), words.documentSpansHint);
+        judgedPane(right, words.documentText, shownText(documents[current.doc]), "spans");
       }
     }
   }
@@ -525,7 +601,7 @@
       const spans = judgmentOf(current)[view.field];
       const fresh = found.filter((n) => !spans.some((o) => o.start === n.start && o.end === n.end));
       if (fresh.length === 0) {
-        toast(found.length ? "That text is marked already." : "Only spaces were selected.");
+        toast(found.length ? words.marked : words.onlySpaces);
         return;
       }
       const next = spans.concat(fresh).sort((a, b) => a.start - b.start || a.end - b.end);
@@ -599,13 +675,13 @@
   function download() {
     const username = $("username").value.trim();
     if (!username) {
-      toast("Enter your name first: the project merges judgments by it.", true);
+      toast(words.nameFirst, true);
       $("username").focus();
       return;
     }
     const judged = units.filter(isJudged);
     if (judged.length === 0) {
-      toast("Nothing is judged yet.", true);
+      toast(words.nothing, true);
       return;
     }
     const lines = judged.map((u) => JSON.stringify(record(u, username)) + "\n");
@@ -618,7 +694,7 @@
     link.click();
     link.remove();
     setTimeout(() => URL.revokeObjectURL(link.href), 10000);
-    toast(judged.length + " judgments downloaded.");
+    toast(say("downloaded", { n: judged.length }));
   }
 
   // ------------------------------------------------------------------ toast and keys
@@ -636,7 +712,7 @@
     const after = units.slice(current.index + 1).concat(units.slice(0, current.index + 1));
     const unit = after.find((u) => !isJudged(u));
     if (unit) show(unit);
-    else toast("Every unit is judged.");
+    else toast(words.allJudged);
   }
 
   document.addEventListener("keydown", (event) => {
@@ -666,10 +742,30 @@
     if (panes.some((view) => view.root.contains(event.target))) markSelection();
   });
 
+  function buildKeys() {
+    const box = $("keys");
+    box.appendChild(document.createTextNode(words.keys + " "));
+    const keys = [[["j", "k"], "keys.jk"], [["n"], "keys.n"], [["0", "9"], "keys.digits"], [["m"], "keys.m"],
+      [["u"], "keys.u"], [["c"], "keys.c"], [["Esc"], "keys.esc"]];
+    keys.forEach(([names, key], i) => {
+      names.forEach((name, j) => {
+        if (j > 0) box.appendChild(document.createTextNode(key === "keys.digits" ? "\u2013" : "/"));
+        box.appendChild(el("kbd", name));
+      });
+      box.appendChild(document.createTextNode(" " + words[key] + (i + 1 < keys.length ? ", " : ".")));
+    });
+  }
+
   // ------------------------------------------------------------------ start
 
-  document.title = data.dataset + " \u00b7 judging " + MODE_NAMES[mode];
-  $("heading").textContent = data.dataset + " \u00b7 " + MODE_NAMES[mode] + " (project " + data.project + ")";
+  const shown = { dataset: data.dataset, mode: words["mode." + mode], project: data.project };
+  document.documentElement.lang = words === MESSAGES.de ? "de" : "en";
+  document.title = say("pageTitle", shown);
+  $("heading").textContent = say("heading", shown);
+  for (const node of document.querySelectorAll("[data-text]")) node.textContent = words[node.dataset.text];
+  for (const node of document.querySelectorAll("[data-title]")) node.title = words[node.dataset.title];
+  for (const node of document.querySelectorAll("[data-label]")) node.setAttribute("aria-label", words[node.dataset.label]);
+  buildKeys();
   $("username").value = readUsername();
   $("username").addEventListener("input", () => {
     try {
