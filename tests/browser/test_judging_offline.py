@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from assay.judging.judgment_export import judgment_records
 from assay.judging.judgment_import import import_judgments
 from assay.judging.judgments import Span, list_judgments
 from assay.judging.offline_page import offline_page, write_offline_page
@@ -198,6 +199,10 @@ def test_judge_offline_download_and_merge(page: Page, ws: Workspace, tmp_path: P
     assert judged["citation"].spans == (Span(bees, bees + 11, "Bees \U0001f41d buzz"),)
     assert judged["citation"].report_spans == (Span(0, 15, "Bees make honey"),)
     assert {j.judge for j in judged.values()} == {"Ada Judge"}
+    # what the page wrote is what the project exports for the same judgments, key for key
+    exported = list(judgment_records(ws, project, dataset="bees-1"))
+    assert exported == [report, document, citation]
+    assert [list(r) for r in exported] == [list(r) for r in (report, document, citation)]
     assert dialogs == []
 
 
