@@ -11,6 +11,7 @@ from base64 import b64encode
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from assay.cli import make_app
@@ -23,6 +24,7 @@ from assay.records import Project
 from assay.store.projects import create_project, update_project_settings
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
+from assay.web import create_app
 from tests.conftest import SHARED
 
 KIDDIE = SHARED / "fixtures" / "autojudge" / "kiddie"
@@ -186,3 +188,25 @@ def test_assay_judge_html_writes_the_page(tmp_path: Path) -> None:
 
     folder = runner.invoke(make_app(), [*args, str(tmp_path)])
     assert folder.exit_code == 1 and "is a folder; give the HTML file to write" in folder.output
+
+
+def test_the_page_downloads_from_the_json_api(any_ws: Workspace) -> None:
+    project = _kiddie(any_ws)
+    client = TestClient(create_app(any_ws))
+    url = "/api/projects/kiddie/judging/offline-page"
+    done = client.get(url, params={"mode": "documents", "topic": ["bee"], "language": "de"})
+    assert done.status_code == 200, done.text
+    assert done.headers["content-disposition"] == 'attachment; filename="kiddie-documents.html"'
+    assert done.headers["content-type"] == "text/html; charset=utf-8"
+    expected = page_payload(
+        any_ws, project, mode="documents", topic_ids=["bee"], dataset="kiddie", language="de"
+    )
+    assert _embedded(done.text) == expected
+
+    assert client.get(url, params={"mode": "answers"}).status_code == 422
+    assert client.get(url, params={"topic": "a\x00b"}).status_code == 422
+    assert client.get(url, params={"language": "fr"}).status_code == 422
+    missing = client.get(url, params={"topic": "nope"})
+    assert missing.status_code == 404 and "has no judging topic 'nope'" in missing.text
+    blank = client.get(url, params={"dataset": " "})
+    assert blank.status_code == 422 and "the dataset label is empty" in blank.text

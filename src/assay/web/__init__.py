@@ -66,6 +66,7 @@ from assay.web.routes import (
     imports,
     items,
     judging_api,
+    judging_offline,
     members,
     projects,
     queue,
@@ -210,6 +211,7 @@ def create_app(ws: Workspace) -> FastAPI:
         agreement,
         adjudication,
         judging_api,
+        judging_offline,
     ):
         app.include_router(module.router, dependencies=signed)
     return app
