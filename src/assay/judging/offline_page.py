@@ -138,7 +138,6 @@ def page_payload(
         names = ", ".join(repr(t.topic_id) for t in topics)
         raise InvalidInput(f"nothing to judge in {mode} mode: topics {names} have no reports")
     return {
-        "format": 1,
         "project": project.name,
         "dataset": dataset,
         "mode": PAGE_MODES[mode],
@@ -164,8 +163,9 @@ def render_page(payload: dict[str, Any]) -> str:
     """The page's HTML with ``payload`` embedded. Its policy lets only its own inline script
     and style run (by hash), loads nothing and connects nowhere."""
     style, script = _asset("page.css"), _asset("page.js")
-    # our own files, inlined: a closing tag inside them would end their element early
+    # our own files, inlined: a closing tag or a comment opener would change their element
     assert "</style" not in style.lower() and "</script" not in script.lower()
+    assert "<!--" not in script
     csp = (
         f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
         "img-src 'none'; connect-src 'none'; form-action 'none'; base-uri 'none'"
