@@ -28,6 +28,7 @@ from assay.store.projects import create_project, get_project
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
 from tests.conftest import SHARED
+from tests.test_cli_remote import Team, team  # noqa: F401 (the team server fixture)
 
 KIDDIE = SHARED / "fixtures" / "autojudge" / "kiddie"
 BASE = SHARED / "fixtures" / "autojudge" / "base"
@@ -356,3 +357,93 @@ def test_import_runs_refuses_the_invalid_topics_file_naming_line_and_field(
     lenient = invoke(home, "judge", "import-runs", "--topics", invalid, "--lenient", "--json")
     assert lenient.exit_code == 2 and json.loads(lenient.output)["topics_added"] == 1
     assert "give --topics, run files, or both" in invoke(home, "judge", "import-runs").output
+
+
+def test_import_runs_takes_the_base_runs_in_every_citation_style(tmp_path: Path) -> None:
+    home = tmp_path / "ws"
+    assert invoke(home, "init").exit_code == 0
+    assert invoke(home, "projects", "create", "base").exit_code == 0
+    runs = ["my_best_run_01.jsonl", "my_best_run_02.jsonl", "my_best_run_02_with_citations.jsonl"]
+    done = invoke(home, "judge", "import-runs", "-t", str(BASE / "example-rag-topics.jsonl"),
+                  *(str(BASE / r) for r in runs), "--json")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["reports_added"] == 3
+    rows = json.loads(invoke(home, "judge", "progress", "-m", "citation", "--json").output)
+    assert rows["judged"] == 0 and rows["total"] >= 3
+
+
+def test_spans_marked_in_another_version_of_a_document_move_to_the_projects(
+    any_ws: Workspace, tmp_path: Path
+) -> None:
+    """run3 embeds a shorter Anthocyanin than run1 (the one the project keeps); a judge of
+    autojudge-annotate marked spans in run3's."""
+    project = kiddie_project(any_ws)
+    held = get_documents(any_ws, project, ["Anthocyanin"])["Anthocyanin"].text
+    run3 = next(
+        json.loads(line)["documents"]["Anthocyanin"]
+        for line in (KIDDIE / "runs" / "run3.jsonl").read_text().splitlines()
+        if "Anthocyanin" in json.loads(line).get("documents", {})
+    )
+    seen = f"{run3['title']}\n\n{run3['text']}"
+    assert seen != held
+
+    def line(word: str) -> dict[str, Any]:
+        at = seen.index(word)
+        return {
+            "dataset": "x", "request_id": "leaf", "docid": "Anthocyanin", "topic_id": "leaf",
+            "username": "ada", "rating": "Bad", "comment": "",
+            "spans": [{"start": at, "end": at + len(word), "text": word}], "document": run3,
+        }  # fmt: skip
+
+    moved = import_judgments(any_ws, project, _line(tmp_path, line("pigments")))
+    assert moved.added == 1 and moved.issues[0].severity == "warning"
+    assert "marked in another version of document 'Anthocyanin': moved from" in (
+        moved.issues[0].message
+    )
+    (stored,) = list_judgments(any_ws, project)
+    at = held.index("pigments")
+    assert stored.spans == (Span(at, at + 8, "pigments"),)
+    assert import_judgments(any_ws, project, _line(tmp_path, line("pigments"))).unchanged == 1
+    for word, why in (("vacuolar", "not found"), ("red", "found more than once")):
+        with pytest.raises(InvalidInput, match=f"its text is {why} in the project's"):
+            import_judgments(any_ws, project, _line(tmp_path, line(word)))
+
+
+def test_export_and_import_autojudge_against_a_team_server(team: Team) -> None:  # noqa: F811
+    project = get_project(team.ws, "handbook")
+    import_judging_inputs(
+        team.ws, project, topics=KIDDIE / "topics" / "kiddie-topics.jsonl", runs=[KIDDIE / "runs"]
+    )
+    judge_three_modes(team.ws, project, create_account(team.ws, "ada", "a long password 1").id)
+    out = team.tmp / "judgments.jsonl"
+    done = team.assay("export", "autojudge", str(out), "--mode", "report", "--dataset", "r1")
+    assert done.code == 0, done.err
+    assert f"Wrote 1 judgment(s) to {out}" in done.out
+    record = json.loads(out.read_text())
+    assert (record["dataset"], record["username"], record["run_id"]) == ("r1", "ada", "run1")
+
+    out.write_text(json.dumps({**record, "username": "grace"}) + "\n")
+    merged = team.assay("import", "autojudge", str(out), "--json")
+    assert merged.code == 0, merged.err
+    assert (json.loads(merged.out)["added"], json.loads(merged.out)["judges"]) == (1, ["grace"])
+    out.write_text(json.dumps({**record, "topic_id": "moon"}) + "\n")
+    refused = team.assay("import", "autojudge", str(out))
+    assert refused.code == 1
+    assert "judgments.jsonl line 1: field 'topic_id': the project has no judging topic 'moon'" in (
+        " ".join(refused.err.split())
+    )
+    read_only = team.assay("import", "autojudge", str(out), token=team.read)
+    assert read_only.code == 1 and "a read-only token may not import" in read_only.err
+
+
+def test_two_names_of_one_judge_in_a_file_are_one_judge(any_ws: Workspace, tmp_path: Path) -> None:
+    """A user name and the same account's display name: the later line replaces the
+    earlier one (no conflict between the two)."""
+    project = kiddie_project(any_ws)
+    create_account(any_ws, "ada", "a long password 1", display_name="Ada Lovelace")
+    lines = [_report_line(username="ada"), _report_line(username="Ada Lovelace", rating="Bad")]
+    path = _line(tmp_path, "".join(json.dumps(x) + "\n" for x in lines))
+    result = import_judgments(any_ws, project, path)
+    assert (result.added, result.updated) == (1, 1)
+    (stored,) = list_judgments(any_ws, project)
+    assert (stored.judge, stored.rating, stored.version) == ("Ada Lovelace", "Bad", 2)

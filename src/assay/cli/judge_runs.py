@@ -5,7 +5,7 @@ here: judgments are not the Bundle of items the other formats exchange)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -72,7 +72,7 @@ def import_runs(
     ctx: typer.Context,
     runs: list[Path] = typer.Argument(
         None,
-        metavar="[RUNS]...",
+        metavar="RUNS",
         help="Run files or folders of them (JSON Lines reports, gzip accepted).",
         show_default=False,
     ),
@@ -202,16 +202,11 @@ def print_issues(issues: list[Issue]) -> None:
 # ---------------------------------------------------------------- assay export/import autojudge
 
 
-def refuse_for_autojudge(ctx: typer.Context, **options: object) -> None:
-    """Judgments are not items: the options about items, and a team server, do not apply."""
+def refuse_for_autojudge(**options: object) -> None:
+    """Judgments are not items: the options about items do not apply."""
     given = [f"--{name.replace('_', '-')}" for name, value in options.items() if value]
     if given:
         fail(f"{', '.join(given)} do(es) not apply to the autojudge format (judgments)")
-    if remote.server(ctx) is not None:
-        fail(
-            "autojudge judgments are not exchanged through ASSAY_URL by this command; "
-            "use the server's /api/projects/{name}/judging API (docs/judging.md)"
-        )
 
 
 def export_autojudge(
@@ -226,7 +221,7 @@ def export_autojudge(
     as_json: bool,
 ) -> None:
     """``assay export autojudge PATH``: the project's judged units as autojudge-annotate's
-    JSON Lines (all modes unless --mode)."""
+    JSON Lines (all modes unless --mode); with ASSAY_URL, the server's."""
     from assay.judging.judgment_export import export_judgments
     from assay.judging.judgments import MODES
     from assay.people.accounts import get_account
@@ -243,7 +238,18 @@ def export_autojudge(
             judge_id=judge_id,
         )
 
-    count = run(ctx, body)
+    server = remote.server(ctx)
+    if server is not None:
+        from urllib.parse import urlencode
+
+        asked = [("mode", m) for m in modes] + [("topic", t) for t in topics]
+        asked += [(k, v) for k, v in (("judge", judge), ("dataset", dataset)) if v is not None]
+        where = remote.project_path(server.project(project), "judging", "export")
+        server.download(f"{where}?{urlencode(asked)}" if asked else where, path)
+        with path.open(encoding="utf-8") as written:
+            count = sum(1 for _ in written)
+    else:
+        count = run(ctx, body)
     if as_json:
         print_json({"path": str(path), "judgments": count})
     else:
@@ -254,21 +260,32 @@ def import_autojudge(
     ctx: typer.Context, path: Path, project: str | None, *, lenient: bool, as_json: bool
 ) -> None:
     """``assay import autojudge PATH``: merge judgments (autojudge-annotate's JSON Lines) by
-    username into the project's; one bad line refuses the file unless --lenient."""
-    from assay.judging.judgment_import import JudgmentImportReport, import_judgments
+    username into the project's; one bad line refuses the file unless --lenient. With
+    ASSAY_URL, into the server's project (a file; a folder is for local imports)."""
+    from assay.formats import Issue
+    from assay.judging.judgment_import import import_judgments
 
-    def body(ws: Workspace) -> JudgmentImportReport:
-        return import_judgments(ws, project_of(ws, project), path, lenient=lenient)
+    def body(ws: Workspace) -> dict[str, Any]:
+        return import_judgments(ws, project_of(ws, project), path, lenient=lenient).as_json()
 
-    report = run(ctx, body)
+    server = remote.server(ctx)
+    if server is not None:
+        if not path.is_file():
+            fail(escape(f"{path}: no such file (a server takes one file)"))
+        where = remote.project_path(server.project(project), "judging", "import")
+        report = server.upload(where, path, path.name, {"lenient": str(lenient).lower()})
+    else:
+        report = run(ctx, body)
+    issues = [Issue(i["where"], i["message"], i["severity"]) for i in report["issues"]]
     if as_json:
-        print_json(report.as_json())
+        print_json(report)
     else:
         console().print(
-            f"judgments: {report.added} added, {report.updated} replaced (the same judge's), "
-            f"{report.unchanged} unchanged; judges: {', '.join(report.judges) or '-'}",
+            f"judgments: {report['added']} added, {report['updated']} replaced (the same "
+            f"judge's), {report['unchanged']} unchanged; judges: "
+            f"{', '.join(report['judges']) or '-'}",
             markup=False,
         )
-        print_issues(report.issues)
-    if report.issues:
+        print_issues(issues)
+    if any(i.severity == "error" for i in issues):
         raise typer.Exit(2)

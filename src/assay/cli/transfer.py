@@ -103,7 +103,7 @@ def import_command(
     With ASSAY_URL set (see `assay --help`), this runs against that team server.
     """
     if format_name == AUTOJUDGE:
-        judge_runs.refuse_for_autojudge(ctx, replace=replace, status=status)
+        judge_runs.refuse_for_autojudge(replace=replace, status=status)
         judge_runs.import_autojudge(ctx, path, project, lenient=lenient, as_json=as_json)
         return
     from assay.formats import get_format
@@ -288,7 +288,6 @@ def export_command(
     """
     if format_name == AUTOJUDGE:
         judge_runs.refuse_for_autojudge(
-            ctx,
             chunking=chunking,
             status=status,
             allow_empty=allow_empty,

@@ -73,6 +73,9 @@ class JudgmentRecord:
     dataset: str
     where: str
     """``file line N``."""
+    judged_text: str | None = None
+    """The text the document spans were marked in, from the document the line carries
+    (``title + "\n\n" + text``); runs may embed other versions of a document."""
 
 
 # ---------------------------------------------------------------- writing
@@ -211,16 +214,30 @@ def _record(value: Any, where: str) -> JudgmentRecord:
                 f"field 'citation.sentence_idx': required, an integer; found {_found(index)}"
             )
         doc_id = _text(citation, "docid", "citation.docid", required=False) or None
-        return JudgmentRecord("citation", topic_id, run_id, doc_id, index, marks, dataset, where)
+        shown = _shown(citation.get("document"), "citation.document")
+        return JudgmentRecord(
+            "citation", topic_id, run_id, doc_id, index, marks, dataset, where, shown
+        )
     if marks.report_spans:
         raise _Bad("field 'report_spans': belongs to citation records only")
     if "docid" in value or "document" in value:
         doc_id = _text(value, "docid")
-        return JudgmentRecord("document", topic_id, None, doc_id, None, marks, dataset, where)
+        shown = _shown(value.get("document"), "document")
+        return JudgmentRecord(
+            "document", topic_id, None, doc_id, None, marks, dataset, where, shown
+        )
     if "run_id" in value or "report" in value:
         run_id = _text(value, "run_id")
         return JudgmentRecord("report", topic_id, run_id, None, None, marks, dataset, where)
     raise _Bad("not a judgment: a record has 'run_id' (report), 'docid' (document) or 'citation'")
+
+
+def _shown(document: Any, name: str) -> str | None:
+    """The text a judge saw of a document the line carries (None: it carries none)."""
+    if not isinstance(document, dict) or not isinstance(document.get("text"), str):
+        return None
+    title = _text(document, "title", f"{name}.title", required=False)
+    return f"{title}\n\n{document['text']}" if title else str(document["text"])
 
 
 def _text(obj: dict[str, Any], key: str, name: str = "", *, required: bool = True) -> str:

@@ -25,7 +25,7 @@ from assay.errors import AssayError, InvalidInput
 from assay.formats import Issue
 from assay.formats.autojudge import JudgmentRecord, read_judgments
 from assay.gold.project_config import judging_ratings
-from assay.judging.judgments import Span, Unit, check_spans, get_judgment, save_judgment
+from assay.judging.judgments import Span, Unit, check_spans, list_judgments, save_judgment
 from assay.judging.reports import Report, get_documents, list_reports, list_topics
 from assay.judging.run_import import refusal
 from assay.people.actors import account_ids, acting_account
@@ -46,7 +46,8 @@ class JudgmentImportReport:
     datasets: list[str] = field(default_factory=list)
     """The ``dataset`` labels the lines carried."""
     issues: list[Issue] = field(default_factory=list)
-    """Lines refused (lenient imports)."""
+    """Lines refused (lenient imports), and warnings (spans moved to the project's version of
+    their document)."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -108,20 +109,21 @@ def import_judgments(
             checked.append(found)
         if issues and not lenient:
             raise InvalidInput(refusal(issues))
-        report.issues = issues
+        report.issues = issues + checker.warnings
         judges = account_ids(conn, [c.record.marks.username for c in checked])
         default = author if author is not None else acting_account(ws, conn=conn)
+        stored = {(j.unit.key, j.judge_id): j for j in list_judgments(ws, project, conn=conn)}
         for item in checked:
             marks = item.record.marks
             judge_id = judges.get(marks.username, default)
-            held = get_judgment(ws, project, item.unit, judge_id, conn=conn)
+            held = stored.get((item.unit.key, judge_id))
             if held is not None and (
                 (held.rating, held.comment, held.spans, held.report_spans)
                 == (marks.rating, marks.comment, item.spans, item.report_spans)
             ):
                 report.unchanged += 1
                 continue
-            save_judgment(
+            stored[(item.unit.key, judge_id)] = save_judgment(
                 ws,
                 project,
                 item.unit,
@@ -153,6 +155,8 @@ class _Checker:
         self.reports: dict[str, dict[str, Report]] = {}
         self.documents: dict[str, dict[str, str]] = {}
         """Per topic: doc id → the text its spans point into."""
+        self.warnings: list[Issue] = []
+        """Spans moved to the project's version of their document."""
 
     def _topic(self, topic_id: str) -> tuple[dict[str, Report], dict[str, str]]:
         if topic_id not in self.topics:
@@ -184,6 +188,7 @@ class _Checker:
                     f"field 'docid': topic {record.topic_id!r} has no document "
                     f"{record.doc_id!r} in the project"
                 )
+            spans = self._moved(record, spans, documents[record.doc_id])
             check_spans(spans, documents[record.doc_id], "field 'spans' span")
             return _Checked(record, Unit.document(record.topic_id, record.doc_id), spans, ())
         run_field = "run_id" if record.mode == "report" else "citation.report.run_id"
@@ -222,10 +227,44 @@ class _Checker:
         if doc_id is not None and doc_id not in cited:
             raise InvalidInput(f"field 'citation.docid': sentence {index} does not cite {doc_id!r}")
         shown = documents.get(doc_id) if doc_id is not None else None
+        if shown is not None:
+            spans = self._moved(record, spans, shown)
         check_spans(spans, shown, "field 'spans' span")
         check_spans(report_spans, report.sentences[index].text, "field 'report_spans' span")
         unit = Unit.citation(record.topic_id, record.run_id, index, doc_id)
         return _Checked(record, unit, spans, report_spans)
+
+    def _moved(
+        self, record: JudgmentRecord, spans: tuple[Span, ...], held: str
+    ) -> tuple[Span, ...]:
+        """Document spans marked in another version of the document (the one the line
+        carries: runs embed passages of different lengths, the project keeps the longest),
+        moved to where their text is in the project's version when it is there once, with a
+        warning. Other spans are left for :func:`check_spans` to judge."""
+        judged = record.judged_text
+        if judged is None or judged == held:
+            return spans
+        moved = []
+        for number, span in enumerate(spans, 1):
+            here = held[span.start : span.end] == span.text
+            if here or judged[span.start : span.end] != span.text:
+                moved.append(span)
+                continue
+            where = f"field 'spans' span {number}: marked in another version of document"
+            found = held.count(span.text)
+            if found != 1:
+                times = "not found" if not found else "found more than once"
+                raise InvalidInput(
+                    f"{where} {record.doc_id!r}, and its text is {times} in the project's"
+                )
+            start = held.index(span.text)
+            end = start + len(span.text)
+            moved.append(Span(start, end, span.text, span.sentence_idx))
+            message = (
+                f"{where} {record.doc_id!r}: moved from {span.start}–{span.end} to {start}–{end}"
+            )
+            self.warnings.append(Issue(record.where, message, "warning"))
+        return tuple(moved)
 
 
 def _spans(values: tuple[dict[str, Any], ...], name: str) -> tuple[Span, ...]:

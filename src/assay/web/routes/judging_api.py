@@ -40,6 +40,7 @@ from assay.records import INT32, Project
 from assay.store.workspace import Workspace
 from assay.transfer.files import clean_upload_folders, safe_stem, unpack
 from assay.web.actors import actor_id
+from assay.web.bounds import Storable
 from assay.web.render import open_project
 from assay.web.routes.imports import TRUE, UPLOAD_FACTOR
 from assay.web.uploads import read_upload, too_large, upload_body
@@ -48,6 +49,8 @@ router = APIRouter()
 T = TypeVar("T")
 Mode = Literal["report", "document", "citation"]
 P = "/api/projects/{name}/judging"
+NO_NUL = r"^[^\x00]*$"
+"""Ids and names are compared in the database: PostgreSQL's text holds no NUL."""
 
 UPLOAD = upload_body({"lenient": {"type": "boolean", "description": "skip bad lines"}})
 
@@ -106,7 +109,7 @@ def api_progress(
     request: Request,
     name: str,
     mode: Mode = "report",
-    judge: str | None = Query(None, max_length=64, description="a user name"),
+    judge: str | None = Query(None, pattern=NO_NUL, max_length=64, description="a user name"),
 ) -> Any:
     """How far the judges got: per topic and run (per topic in document mode) how many units
     are judged, by ``judge`` or by anyone."""
@@ -130,11 +133,13 @@ def api_judgment(
     request: Request,
     name: str,
     mode: Mode,
-    topic_id: str = Query(min_length=1, max_length=200),
-    run_id: str | None = Query(None, min_length=1, max_length=200),
-    doc_id: str | None = Query(None, min_length=1, max_length=500),
+    topic_id: str = Query(pattern=NO_NUL, min_length=1, max_length=200),
+    run_id: str | None = Query(None, pattern=NO_NUL, min_length=1, max_length=200),
+    doc_id: str | None = Query(None, pattern=NO_NUL, min_length=1, max_length=500),
     sentence_idx: int | None = Query(None, ge=0, le=INT32),
-    judge: str | None = Query(None, max_length=64, description="a user name; default: you"),
+    judge: str | None = Query(
+        None, pattern=NO_NUL, max_length=64, description="a user name; default: you"
+    ),
 ) -> Any:
     """One judge's judgment of one unit, with the ``version`` a save sends back (0 and an
     empty judgment when the judge has not judged it)."""
@@ -165,9 +170,13 @@ def api_export(
     request: Request,
     name: str,
     mode: list[Mode] = Query([], description="repeatable; default: all three"),
-    topic: list[str] = Query([], description="topic ids; default: all"),
-    judge: str | None = Query(None, max_length=64, description="a user name; default: all"),
-    dataset: str | None = Query(None, max_length=500, description="default: the project"),
+    topic: list[Storable] = Query([], description="topic ids; default: all"),
+    judge: str | None = Query(
+        None, pattern=NO_NUL, max_length=64, description="a user name; default: all"
+    ),
+    dataset: str | None = Query(
+        None, pattern=NO_NUL, max_length=500, description="default: the project"
+    ),
 ) -> Response:
     """The judged units as autojudge-annotate's JSON Lines (one judgment per line, the exact
     keys of its report, document and citation records)."""
