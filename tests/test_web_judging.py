@@ -170,6 +170,11 @@ def test_the_workbench_pages_and_the_overview(any_ws: Workspace, project: Projec
 
     overview = client.get("/projects/ferries/judging?mode=citations").text
     assert "1 of 5 judged" in overview and "0 of 2 judged" in overview
+    # the way on: the results page, and the offline page of the mode shown
+    assert 'href="/projects/ferries/judging-results"' in overview
+    offline = "/api/projects/ferries/judging/offline-page?mode=citations"
+    assert f'href="{offline}"' in overview
+    assert client.get(offline).text.startswith("<!doctype html>")
     assert client.get("/projects/ferries/judging?mode=votes").status_code == 404
     assert 'href="/projects/ferries/judging"' in client.get("/projects/ferries").text
     german = client.get("/projects/ferries/judging", headers={"Accept-Language": "de"}).text

@@ -1,14 +1,16 @@
 """``assay judge``: judging mode from the terminal (TREC RAG topics and runs, judgments,
 the offline page, leaderboards). See docs/judging.md.
 
-The group is made here; each part of judging mode adds its commands in its own module.
+The group is made here; each part of judging mode keeps its commands in its own module:
+runs and judgments in and out (``judge_runs``), the offline page (``judge_html``), qrels,
+leaderboards and agreement (``judge_eval``).
 """
 
 from __future__ import annotations
 
 import typer
 
-from assay.cli import judge_eval, judge_runs
+from assay.cli import judge_eval, judge_html, judge_runs
 from assay.cli.common import command_group
 
 
@@ -20,5 +22,6 @@ def register(app: typer.Typer) -> None:
         "Import TREC RAG topics and runs, follow the judges' progress, write the offline "
         "judging page, and rank runs by their judgments.",
     )
-    judge_eval.register(group)
     judge_runs.register(group)
+    judge_html.register(group)
+    judge_eval.register(group)

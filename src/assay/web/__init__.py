@@ -65,6 +65,7 @@ from assay.web.routes import (
     imports,
     items,
     judging_api,
+    judging_offline,
     judging_pages,
     judging_results,
     members,
@@ -212,6 +213,7 @@ def create_app(ws: Workspace) -> FastAPI:
         judging_results,
         judging_api,
         judging_pages,
+        judging_offline,
     ):
         app.include_router(module.router, dependencies=signed)
     return app
