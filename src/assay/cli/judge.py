@@ -2,15 +2,15 @@
 the offline page, leaderboards). See docs/judging.md.
 
 The group is made here; each part of judging mode keeps its commands in its own module:
-runs and judgments in and out (``judge_runs``), the offline page (``judge_html``), qrels,
-leaderboards and agreement (``judge_eval``).
+runs and judgments in and out (``judge_runs``), topics given to judges (``judge_assign``),
+the offline page (``judge_html``), qrels, leaderboards and agreement (``judge_eval``).
 """
 
 from __future__ import annotations
 
 import typer
 
-from assay.cli import judge_eval, judge_html, judge_runs
+from assay.cli import judge_assign, judge_eval, judge_html, judge_runs
 from assay.cli.common import command_group
 
 
@@ -23,5 +23,6 @@ def register(app: typer.Typer) -> None:
         "judging page, and rank runs by their judgments.",
     )
     judge_runs.register(group)
+    judge_assign.register(group)
     judge_html.register(group)
     judge_eval.register(group)

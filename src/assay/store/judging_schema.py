@@ -106,3 +106,21 @@ judgments = sa.Table(
     sa.UniqueConstraint("project_id", "unit_key", "judge_id"),
     sa.Index(None, "project_id", "mode", "topic_id"),
 )
+
+# A lead's assignment of one topic, in one mode, to one judge: the judge's overview lists it
+# first and marks it; progress per judge follows from their judgments. Several judges may
+# share a topic (agreement needs them to).
+judging_assignments = sa.Table(
+    "judging_assignments",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    _project_id(),
+    sa.Column("topic_id", sa.String(200), nullable=False),
+    sa.Column("mode", sa.String(20), nullable=False),
+    sa.Column(
+        "judge_id", sa.Integer, sa.ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("assigned_by", sa.Integer, sa.ForeignKey("accounts.id"), nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.UniqueConstraint("project_id", "topic_id", "mode", "judge_id"),
+)

@@ -12,6 +12,7 @@ from typing import Any
 
 from assay.errors import InvalidInput, NotFound
 from assay.gold.project_config import judging_ratings
+from assay.judging.assignments import list_assignments
 from assay.judging.judgments import Judgment, Unit, list_judgments
 from assay.judging.reports import Report, get_documents, get_topic, list_reports, list_topics
 from assay.judging.units import progress, unit_states
@@ -60,24 +61,39 @@ def rating_labels(project: Project, t: Translator) -> list[dict[str, str]]:
 
 def overview(ws: Workspace, project: Project, judge_id: int) -> dict[str, Any]:
     """Per mode, the judge's progress per topic, and per run within it (reports and
-    citations): what the overview page lists."""
+    citations): what the overview page lists. The topics a lead gave this judge come first,
+    marked ``assigned``; ``judges`` names everyone a topic was given to."""
     titles = {topic.topic_id: topic.title for topic in list_topics(ws, project)}
+    given: dict[tuple[str, str], list[str]] = {}
+    mine: set[tuple[str, str]] = set()
+    for assignment in list_assignments(ws, project):
+        given.setdefault((assignment.mode, assignment.topic_id), []).append(assignment.judge)
+        if assignment.judge_id == judge_id:
+            mine.add((assignment.mode, assignment.topic_id))
     modes: dict[str, Any] = {}
     for page_mode, mode in PAGE_MODES.items():
         topics: dict[str, dict[str, Any]] = {}
         for row in progress(ws, project, mode, judge_id=judge_id):
             topic = topics.setdefault(
                 row.topic_id,
-                {"topic_id": row.topic_id, "title": titles.get(row.topic_id, ""), "runs": []},
+                {
+                    "topic_id": row.topic_id,
+                    "title": titles.get(row.topic_id, ""),
+                    "runs": [],
+                    "assigned": (mode, row.topic_id) in mine,
+                    "judges": given.get((mode, row.topic_id), []),
+                },
             )
             topic["runs"].append({"run_id": row.run_id, "judged": row.judged, "total": row.total})
         for topic in topics.values():
             topic["judged"] = sum(run["judged"] for run in topic["runs"])
             topic["total"] = sum(run["total"] for run in topic["runs"])
+        listed = sorted(topics.values(), key=lambda topic: not topic["assigned"])  # stable
         modes[page_mode] = {
-            "topics": list(topics.values()),
-            "judged": sum(topic["judged"] for topic in topics.values()),
-            "total": sum(topic["total"] for topic in topics.values()),
+            "topics": listed,
+            "judged": sum(topic["judged"] for topic in listed),
+            "total": sum(topic["total"] for topic in listed),
+            "assigned": sum(topic["assigned"] for topic in listed),
         }
     return {"topics": len(titles), "modes": modes}
 

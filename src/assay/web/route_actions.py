@@ -67,6 +67,8 @@ WRITES: dict[tuple[str, str], str] = {
     ("POST", f"{P}/judging/runs"): "import",
     ("POST", f"{P}/judging/import"): "import",
     ("PUT", f"{P}/judging/judgments"): "judgment.write",
+    ("POST", f"{P}/judging/assignments"): "item.assign",
+    ("POST", f"{P}/judging/assignments/remove"): "item.assign",
 }
 
 READS: dict[tuple[str, str], str] = {

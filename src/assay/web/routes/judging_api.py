@@ -20,14 +20,17 @@ from __future__ import annotations
 import io
 import tempfile
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from assay.formats.autojudge import write_records
+from assay.judging.assignments import assign_topics, list_assignments, unassign_topics
 from assay.judging.judgment_export import judgment_records
 from assay.judging.judgment_import import import_judgments
 from assay.judging.judgments import MODES, Unit, get_judgment, unit_texts
@@ -200,3 +203,39 @@ async def api_import_judgments(request: Request, name: str) -> Any:
         return import_judgments(ws, project, path, lenient=lenient, author=actor).as_json()
 
     return await _with_upload(request, name, work)
+
+
+class AssignmentBody(BaseModel):
+    """Topics of one mode given to (or taken back from) judges, by user name."""
+
+    model_config = ConfigDict(extra="forbid")
+    mode: Mode = "report"
+    topics: list[Annotated[str, Field(min_length=1, max_length=200, pattern=NO_NUL)]] = Field(
+        min_length=1, max_length=10_000
+    )
+    judges: list[Annotated[str, Field(min_length=1, max_length=64, pattern=NO_NUL)]] = Field(
+        min_length=1, max_length=1_000
+    )
+
+
+@router.get(f"{P}/assignments", tags=["judging"])
+def api_judging_assignments(request: Request, name: str, mode: Mode | None = None) -> Any:
+    """Which topics were given to which judges (of one mode)."""
+    ws, project = open_project(request, name)
+    return {"assignments": [asdict(a) for a in list_assignments(ws, project, mode=mode)]}
+
+
+@router.post(f"{P}/assignments", tags=["judging"])
+def api_assign_judging(request: Request, name: str, body: AssignmentBody) -> Any:
+    """Give topics to judges; answers how many assignments are new."""
+    ws, project = open_project(request, name)
+    by = actor_id(request)
+    added = assign_topics(ws, project, body.mode, body.topics, body.judges, assigned_by=by)
+    return {"added": added}
+
+
+@router.post(f"{P}/assignments/remove", tags=["judging"])
+def api_unassign_judging(request: Request, name: str, body: AssignmentBody) -> Any:
+    """Take topics back from judges (their judgments stay); answers how many were removed."""
+    ws, project = open_project(request, name)
+    return {"removed": unassign_topics(ws, project, body.mode, body.topics, body.judges)}
