@@ -24,9 +24,11 @@ from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve
 from screenshots_queue import SIZES, shoot
 
 from assay import open_workspace
+from assay.judging.assignments import assign_topics
 from assay.judging.judgments import Span, Unit, save_judgment
 from assay.judging.reports import get_documents, get_report
 from assay.judging.run_import import import_judging_inputs
+from assay.people.accounts import LOCAL, create_account
 from assay.people.actors import acting_account
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
@@ -96,6 +98,9 @@ def seed(ws: Workspace) -> None:
     ]
     for unit, fields in judged:
         save_judgment(ws, project, unit, judge_id=me, version=0, **fields)  # type: ignore[arg-type]
+    # a lead gave one topic to this judge and to another: listed first, marked
+    create_account(ws, "ada", "a long screenshot password")
+    assign_topics(ws, project, "report", ["bee"], [LOCAL, "ada"], assigned_by=me)
 
 
 def main() -> None:
