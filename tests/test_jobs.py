@@ -12,6 +12,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -228,6 +229,24 @@ def test_the_sqlite_queue_runs_one_job_per_key_and_requeues_a_dead_process(ws: W
     claimed = queue._claim()
     assert claimed is not None and claimed[2] == {"experiment": 1}
     assert queue._claim() is None  # the second job of the key waits for the first
+
+
+@pytest.mark.sqlite_only("the jobs table is the queue of a SQLite workspace")
+def test_a_job_this_process_runs_is_never_requeued_for_a_late_heartbeat(ws: Workspace) -> None:
+    """A long import batch can hold the write lock (or the GIL) past three heartbeats; if the
+    process requeued its own running job it would claim it again and run it twice at once."""
+    queue = SqliteQueue(ws, heartbeat_s=0.5, concurrency=2)
+    late = utcnow() - timedelta(seconds=60)
+    with ws.engine.begin() as conn:
+        job_id = conn.execute(
+            jobs_table.insert().values(
+                kind=EXPERIMENT, key="experiment-1", payload={"experiment": 1},
+                status="doing", worker=queue.me, heartbeat_at=late, message="",
+                created_at=late, updated_at=late,
+            )
+        ).inserted_primary_key[0]  # fmt: skip
+    assert queue.requeue_stalled(alive={job_id}) == 0  # its thread here is running it
+    assert queue.requeue_stalled() == 1  # its thread is gone: it is stalled
 
 
 def test_every_server_process_shows_a_run_another_one_runs(

@@ -5,6 +5,7 @@ ever landing half or twice. On SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import signal
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from assay.records import Project
 from assay.store.jobs_schema import transfer_jobs
 from assay.store.projects import create_project, get_project
 from assay.store.workspace import Workspace
+from assay.transfer import BatchPolicy, import_bundle
 from tests.test_jobs import spawn, stop, wait_until
 from tests.test_web_transfer import serving, wait
 
@@ -108,6 +110,9 @@ def test_a_cancelled_running_import_is_undone(
 
     monkeypatch.setattr(transfer_work, "PROGRESS_EVERY_S", 0.0)
     monkeypatch.setattr(transfer_work._ImportWatch, "batch", cancel_at_the_third)
+    # batches of 100 records: a quiet SQLite import would take all 2500 in one or two
+    small = functools.partial(import_bundle, batching=BatchPolicy(records=100, pause=0))
+    monkeypatch.setattr(transfer_work, "import_bundle", small)
     run_import(any_ws, jobs_payload(any_ws, job.id))
     assert batches[2] > 0  # items were in the database when the cancel came
     ended = get_job(any_ws, job.id)
@@ -142,7 +147,9 @@ def writing(ws: Workspace, job_id: str) -> bool:
 def test_a_killed_import_is_resumed_by_another_process_and_lands_once(
     any_ws: Workspace, project: Project, jobs: Jobs, tmp_path: Path
 ) -> None:
-    job = start_import(any_ws, jobs, "test", "csv", questions(4000), "ferries.csv", options())
+    # enough items for the import to outlast its first batches (up to 5,000 records or half a
+    # second each on a quiet machine), so the kill comes while it writes
+    job = start_import(any_ws, jobs, "test", "csv", questions(20000), "ferries.csv", options())
     first = spawn(any_ws, tmp_path, "worker")
     try:
         wait_until(lambda: writing(any_ws, job.id), "the first worker is writing items")
@@ -160,7 +167,7 @@ def test_a_killed_import_is_resumed_by_another_process_and_lands_once(
         stop(second)
     done = get_job(any_ws, job.id)
     assert done.state == "done", done.message
-    assert items_in(any_ws, "test") == 4000  # whole, once
+    assert items_in(any_ws, "test") == 20000  # whole, once
     assert get_project(any_ws, "test").importing_since is None
 
 

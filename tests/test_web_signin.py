@@ -360,21 +360,24 @@ def test_an_import_aimed_at_another_project_is_checked_there(team: Workspace) ->
     mine = create_project(team, "mine", "en")
     set_role(team, mine.id, lena.id, "lead")
     token, _ = create_token(team, lena.id, "ci", "write")
-    api = TestClient(create_app(team))
+    # as a context manager: the app's job threads stop (the accepted import ends) before
+    # the test's database goes away
+    with TestClient(create_app(team)) as api:
 
-    def upload(target: str):  # type: ignore[no-untyped-def]
-        return api.post(
-            "/api/projects/mine/transfer/imports",
-            headers={"Authorization": f"Bearer {token}"},
-            data={"format": "csv", "project": target},
-            files={"file": ("items.csv", b"query,answer\nq?,a.\n", "text/csv")},
-        )
+        def upload(target: str):  # type: ignore[no-untyped-def]
+            return api.post(
+                "/api/projects/mine/transfer/imports",
+                headers={"Authorization": f"Bearer {token}"},
+                data={"format": "csv", "project": target},
+                files={"file": ("items.csv", b"query,answer\nq?,a.\n", "text/csv")},
+            )
 
-    other = upload("p")  # lena is no member of p
-    assert other.status_code == 403 and "may not import in project 'p'" in other.json()["detail"]
-    new = upload("brand-new")
-    assert new.status_code == 403 and "may not project.create" in new.json()["detail"]
-    assert upload("mine").status_code == 202
+        other = upload("p")  # lena is no member of p
+        assert other.status_code == 403
+        assert "may not import in project 'p'" in other.json()["detail"]
+        new = upload("brand-new")
+        assert new.status_code == 403 and "may not project.create" in new.json()["detail"]
+        assert upload("mine").status_code == 202
 
 
 def test_a_reviewer_corrects_the_answer_but_not_the_question(team: Workspace) -> None:

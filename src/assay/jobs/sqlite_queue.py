@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Collection
 from datetime import timedelta
 from typing import Any
 
@@ -78,7 +79,7 @@ class SqliteQueue:
             if stop.is_set() and not running:
                 return
             if not stop.is_set():
-                self.requeue_stalled()
+                self.requeue_stalled(alive=set(running))
                 claimed = self._claim() if len(running) < self.concurrency else None
                 if claimed is not None:
                     thread = threading.Thread(
@@ -102,8 +103,13 @@ class SqliteQueue:
                 break
         self._wake.clear()
 
-    def requeue_stalled(self) -> int:
-        """Put back to ``todo`` the running jobs whose process is gone; returns how many."""
+    def requeue_stalled(self, alive: Collection[int] = ()) -> int:
+        """Put back to ``todo`` the running jobs whose process is gone; returns how many.
+
+        ``alive``: the jobs this process runs in threads that are still alive. Their
+        heartbeat may lag (a long import batch holds SQLite's write lock, or the GIL), but
+        they are running here: requeued, this process would claim them again and run them
+        twice at once."""
         cutoff = utcnow() - timedelta(seconds=3 * self.heartbeat_s)
         with self.ws.engine.begin() as conn:
             doing = conn.execute(
@@ -114,9 +120,12 @@ class SqliteQueue:
             stalled = [
                 r.id
                 for r in doing
-                if holder_gone(r.worker or "")
-                or r.heartbeat_at is None
-                or as_utc(r.heartbeat_at) < cutoff
+                if not (r.id in alive and r.worker == self.me)
+                and (
+                    holder_gone(r.worker or "")
+                    or r.heartbeat_at is None
+                    or as_utc(r.heartbeat_at) < cutoff
+                )
             ]
             if stalled:
                 conn.execute(
