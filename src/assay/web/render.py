@@ -14,12 +14,14 @@ from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.web.actors import allowed_actions
 from assay.web.i18n import COOKIE, LANGUAGES, Translator, negotiate
+from assay.web.locale_format import FILTERS
 from assay.web.state import workspace
 
 
 def make_templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=str(resources.files("assay.web") / "templates"))
     templates.env.globals["LANGUAGES"] = LANGUAGES
+    templates.env.filters.update(FILTERS)
     return templates
 
 
