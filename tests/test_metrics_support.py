@@ -196,3 +196,67 @@ def test_coverage_edges() -> None:
     assert coverage(text, ["alpha beta gamma", "beta gamma delta"]) == 1.0
     # a sentence below the similarity threshold contributes no phrase
     assert coverage(text, ["alpha beta gamma"], min_score=0.9) == 0.0
+
+
+# --- tokens people write in answers: URLs, numbers, citation markers ---------------------
+
+
+def _tokens(text: str) -> list[str]:
+    return [text[s:e] for s, e in tokenize(text)]
+
+
+def test_urls_are_one_token_and_end_no_sentence() -> None:
+    text = "See https://kelm.example/report-2023.pdf?page=2, or www.kelm.example. Then call."
+    tokens = _tokens(text)
+    assert "https://kelm.example/report-2023.pdf?page=2" in tokens
+    assert "www.kelm.example" in tokens  # the full stop after it ends the sentence
+    assert [text[s:e] for s, e in split_units(text)] == [
+        "See https://kelm.example/report-2023.pdf?page=2, or www.kelm.example.",
+        " Then call.",
+    ]
+
+
+@pytest.mark.parametrize("number", ["1,234.5", "3.2%", "1.234,5", "2023", "0.5"])
+def test_numbers_with_separators_are_one_token(number: str) -> None:
+    text = f"It was {number} in total."
+    assert _tokens(text) == ["It", " ", "was", " ", number, " ", "in", " ", "total", "."]
+    assert [text[s:e] for s, e in split_units(text)] == [text]
+
+
+def test_a_number_glued_to_letters_stays_a_word() -> None:
+    assert _tokens("abc123 123abc") == ["abc123", " ", "123abc"]
+
+
+def test_a_number_scores_against_the_same_number_only() -> None:
+    context = ["Revenue rose by 3.2% to 1,234.5 million."]
+    assert annotate_support("Revenue rose by 3.2%.", context).score == pytest.approx(
+        annotate_support("Revenue rose by.", context).units[0].score
+    )
+    tokens = annotate_support("Revenue 3.2% 1,234.5 4.7%", context).units[0].tokens
+    scores = {t.start: t.score for t in tokens if t.score is not None}
+    assert scores == {0: 1.0, 8: 1.0, 13: 1.0, 21: 0.0}  # "4.7%" shares no trigram
+
+
+@pytest.mark.parametrize("marker", ["[1]", "[12]", "[2, 3]", "[4-6]", "[1;2]"])
+def test_citation_markers_are_not_scored(marker: str) -> None:
+    context = ["The ferry leaves at night."]
+    plain = annotate_support("The ferry leaves at night.", context)
+    cited = annotate_support(f"The ferry leaves at night {marker}.", context)
+    assert plain.units[0].score == 1.0
+    assert cited.units[0].score == 1.0  # the marker neither lowers nor raises it
+    unit = cited.units[0]
+    markers = [t for t in unit.tokens if unit.text[t.start : t.end] == marker]
+    assert len(markers) == 1 and markers[0].score is None
+
+
+def test_a_citation_after_the_full_stop_stays_with_its_sentence() -> None:
+    text = "The ferry leaves at night.[1] It stops at pier 3. [2][3] Done."
+    assert [text[s:e] for s, e in split_units(text)] == [
+        "The ferry leaves at night.[1]",
+        " It stops at pier 3. [2][3]",
+        " Done.",
+    ]
+
+
+def test_brackets_that_are_not_citations_are_still_tokens() -> None:
+    assert _tokens("[a]") == ["[", "a", "]"]

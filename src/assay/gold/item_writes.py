@@ -22,6 +22,7 @@ from assay.gold.checks import check_item, errors
 from assay.gold.item_inputs import Status, editable_fields, editable_json
 from assay.gold.item_reads import get_item
 from assay.gold.item_rows import ItemRows, check_storable, insert_turns, item_rows, write_turns
+from assay.gold.taxonomy import check_single_choice
 from assay.people.actors import account_ids, acting_account
 from assay.records import STATUSES, Item, Project, to_json
 from assay.store.db import transaction, utcnow
@@ -174,6 +175,7 @@ def new_item(
     written, when the item cannot be stored (its evidence is anchored in ``texts``).
     ``author`` and ``named`` as :func:`insert_item` takes them."""
     check_storable(data)
+    check_single_choice(project, data)
     now = utcnow()
     created = (data.created_at if keep_history else None) or now
     updated = (data.updated_at if keep_history else None) or created
@@ -229,6 +231,7 @@ def save_item(
     stored item before anything is written and may refuse the save by raising (the web's
     question-edit rule), so the item is read once."""
     check_storable(data)
+    check_single_choice(project, data)
     with transaction(ws.engine, conn) as conn:
         check_writable(conn, project.id)
         author = author if author is not None else acting_account(ws, conn=conn)

@@ -8,6 +8,8 @@
 - ``retriever``: :class:`assay.search.retriever.RetrieverSettings` fields (kind, k, query_from,
   embedder, weights, k_rrf).
 - ``enrichments``: ``{name: [values]}`` offered per conversation turn.
+- ``enrichments_single``: names of the enrichments that take at most one value (default
+  ``["answerability"]``, see :mod:`assay.gold.taxonomy`).
 - ``query_types``: see :mod:`assay.gold.taxonomy`.
 - ``annotators_see_all``: whether annotators read every item of the project, not only their
   own (the role table's ``item.read`` rule asks for it).
@@ -21,7 +23,12 @@ import dataclasses
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.gold.taxonomy import check_query_types, enrichment_vocabulary
+from assay.gold.taxonomy import (
+    check_query_types,
+    check_single_choice_names,
+    enrichment_vocabulary,
+    single_choice_enrichments,
+)
 from assay.llm import GeneratorSettings
 from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.records import Project
@@ -32,6 +39,47 @@ from assay.store.workspace import Workspace
 
 def generator_settings(project: Project) -> GeneratorSettings:
     return GeneratorSettings.from_mapping(project.settings.get("generator") or {})
+
+
+CONVERSATION_GENERATOR = ("kind", "model", "temperature", "max_tokens")
+"""What a conversation may choose for itself (``item.extra["generator"]``); the endpoint
+(``base_url``), the local model file and the prompt template stay the project's, so an API
+key only ever goes to the host the project's lead configured."""
+
+
+def conversation_generator(project: Project, extra: Any) -> GeneratorSettings:
+    """The project's generator with a conversation's own choices on top: ``kind`` (the
+    offline generator, or the project's own kind), ``model`` (for an OpenAI-compatible
+    endpoint: another model it serves), ``temperature``, ``max_tokens``. Anything else is
+    refused by name."""
+    base = generator_settings(project)
+    chosen = extra.get("generator") if isinstance(extra, dict) else None
+    if not chosen:
+        return base
+    where = "conversation generator"
+    if not isinstance(chosen, dict):
+        raise InvalidInput(f"{where}: give an object with {', '.join(CONVERSATION_GENERATOR)}")
+    unknown = sorted(set(chosen) - set(CONVERSATION_GENERATOR))
+    if unknown:
+        raise InvalidInput(
+            f"{where}: {', '.join(unknown)} cannot be chosen per conversation (the project "
+            f"settings hold them); a conversation may choose: {', '.join(CONVERSATION_GENERATOR)}"
+        )
+    kind = chosen.get("kind") or base.kind
+    if kind not in ("offline", base.kind):
+        raise InvalidInput(
+            f"{where}: kind {kind!r} is not set up for this project; choose 'offline' or "
+            f"{base.kind!r}, or set the generator in the project settings"
+        )
+    values = dataclasses.asdict(base) | {"kind": kind}
+    if chosen.get("model"):
+        if kind != "openai":
+            raise InvalidInput(f"{where}: a model can be chosen for kind 'openai' only")
+        values["model"] = chosen["model"]
+    for key in ("temperature", "max_tokens"):
+        if chosen.get(key) is not None:
+            values[key] = chosen[key]
+    return GeneratorSettings.from_mapping(values)
 
 
 def retriever_settings(project: Project) -> RetrieverSettings:
@@ -99,6 +147,8 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
             settings[key] = parse_retriever_settings(value).model_dump()
         elif key == "enrichments":
             settings[key] = check_enrichments(value)
+        elif key == "enrichments_single":
+            settings[key] = check_single_choice_names(value)
         elif key == "query_types":
             settings[key] = check_query_types(value)
         elif key == "judging_ratings":
@@ -110,7 +160,7 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
         else:
             raise InvalidInput(
                 f"unknown setting {key!r}; settings are: generator, retriever, enrichments, "
-                "query_types, annotators_see_all, judging_ratings"
+                "enrichments_single, query_types, annotators_see_all, judging_ratings"
             )
     return update_project_settings(ws, project, settings)
 
@@ -121,6 +171,7 @@ def settings_view(project: Project) -> dict[str, Any]:
         "generator": dataclasses.asdict(generator_settings(project)),
         "retriever": retriever_settings(project).model_dump(),
         "enrichments": enrichment_vocabulary(project),
+        "enrichments_single": single_choice_enrichments(project),
         "annotators_see_all": bool(project.settings.get("annotators_see_all")),
         "judging_ratings": list(judging_ratings(project)),
     }

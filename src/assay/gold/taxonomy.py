@@ -3,6 +3,11 @@
 Defaults follow the four question types of "Know Your RAG" (used by RAGold) and RAGAPHENE's
 enrichment lists; a project can replace them in its settings (``query_types``,
 ``enrichments``). Labels and help texts are ours, in English and German.
+
+Most enrichments take any number of their values (a question can be a how-to *and* a
+comparison). A **single-choice** enrichment takes at most one: ``answerability`` by default,
+or the names a project lists in ``enrichments_single``. Names match without regard to case.
+:func:`check_single_choice` refuses an item that breaks this, on every write of an item.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.records import Project
+from assay.records import Item, Project
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,3 +130,36 @@ def check_query_types(entries: list[Any]) -> list[dict[str, Any]]:
 def enrichment_vocabulary(project: Project) -> dict[str, list[str]]:
     raw = project.settings.get("enrichments")
     return dict(raw) if isinstance(raw, dict) and raw else dict(DEFAULT_ENRICHMENTS)
+
+
+DEFAULT_SINGLE_CHOICE: tuple[str, ...] = ("answerability",)
+
+
+def single_choice_enrichments(project: Project) -> list[str]:
+    """Names of the project's enrichments that take at most one value."""
+    raw = project.settings.get("enrichments_single")
+    return list(raw) if isinstance(raw, list) else list(DEFAULT_SINGLE_CHOICE)
+
+
+def check_single_choice_names(value: object) -> list[str]:
+    """Validate the ``enrichments_single`` setting: a list of non-empty names."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise InvalidInput("enrichments_single: give a list of enrichment names (may be empty)")
+    return list(dict.fromkeys(v.strip() for v in value))
+
+
+def check_single_choice(project: Project, item: Item) -> None:
+    """Refuse an item where a single-choice enrichment holds two or more values, naming the
+    turn, the enrichment and the values."""
+    single = {name.casefold() for name in single_choice_enrichments(project)}
+    if not single:
+        return
+    for number, turn in enumerate(item.turns, 1):
+        for name, values in turn.enrichments.items():
+            chosen = list(dict.fromkeys(values))
+            if name.strip().casefold() in single and len(chosen) > 1:
+                shown = ", ".join(repr(v) for v in chosen)
+                raise InvalidInput(
+                    f"turn {number}: enrichment {name!r} takes one value, got {len(chosen)} "
+                    f"({shown}); keep one of them"
+                )

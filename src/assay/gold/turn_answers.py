@@ -29,7 +29,7 @@ from assay.errors import AssayError, Conflict, InvalidInput, NotFound
 from assay.gold.item_inputs import editable_copy
 from assay.gold.item_reads import get_item
 from assay.gold.item_writes import StaleItem, save_item
-from assay.gold.project_config import generator_settings, retriever_settings
+from assay.gold.project_config import conversation_generator, retriever_settings
 from assay.llm import (
     Generation,
     Generator,
@@ -240,7 +240,11 @@ def answer_events(
     turn (``first``) records the error and keeps no answer, any other turn is left as it was."""
     data = editable_copy(item)
     turn = data.turns[index]
-    settings = generator_settings(project)
+    try:  # the conversation's own generator choice, checked when it was saved
+        settings = conversation_generator(project, data.extra)
+    except AssayError as exc:
+        yield {"type": "error", "detail": str(exc), "item": item}
+        return
     chosen = turn_passages(ws, project, turn, source)
     history = history_messages([(t.query, t.answer) for t in data.turns[:index]])
     messages = render_rag_prompt(

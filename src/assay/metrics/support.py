@@ -20,6 +20,12 @@
    ``min_score`` (0.5).
 5. The overall score is the mean of the unit scores weighted by unit length in characters.
 
+Where Assay departs from RAGTools, so the overlay in the conversation workbench is right on
+the answers people write: a URL (``https://…``, ``www.…``) and a number with its separators
+and percent sign (``1,234.5``, ``3.2%``, ``1.234,5``) are one token each, and a full stop
+inside them ends no sentence; a citation marker (``[1]``, ``[2, 3]``, ``[4-6]``) is not
+scored, like a stop word, and stays with the sentence it follows.
+
 Matching is case-sensitive and without stemming. Context indexes are 0-based here (RAGTools
 prints 1-based ones). RAGTools' example (contexts "This is a test context.", "Another context
 sentence.", "Final piece of context."; answer "This is a test answer. It has multiple
@@ -48,9 +54,21 @@ STOPWORDS: frozenset[str] = frozenset(
 )
 """Words RAGTools does not score, in lowercase and with a capital first letter."""
 
-_TOKEN = re.compile(r"\s+|=>|\(;|[,.(){}\[\];:+\-*/<>=&|!]|@\w+|[@#$%^~`\"']|\w+")
+_URL = r"(?:https?://|www\.)[^\s<>\"'\[\]]*[^\s<>\"'\[\].,;:!?)]"
+_NUMBER = r"\d+(?:[.,]\d+)*%?(?!\w)"
+_CITATION = r"\[\d+(?:\s*[,;\u2013-]\s*\d+)*\]"
+_TOKEN = re.compile(
+    rf"{_URL}|{_CITATION}|{_NUMBER}"
+    r"|\s+|=>|\(;|[,.(){}\[\];:+\-*/<>=&|!]|@\w+|[@#$%^~`\"']|\w+"
+)
+_WHOLE = re.compile(rf"{_URL}|{_NUMBER}")
+"""Tokens whose full stops end no sentence."""
+_IS_CITATION = re.compile(rf"{_CITATION}\Z")
 _BLOCKS = re.compile(r"(```[\s\S]+?```)|(`[^`]*?`)|([^`]+)")
-_UNITS = re.compile(r"\n|\t|^\s*[*+-]\s*|^\s*\d+\.\s+|[^\n\t.!?]+[.!?]*|[*+\-.!?]", re.MULTILINE)
+_UNITS = re.compile(
+    rf"\n|\t|^\s*[*+-]\s*|^\s*\d+\.\s+|[^\n\t.!?]+[.!?]*(?:\s?{_CITATION})*|[*+\-.!?]",
+    re.MULTILINE,
+)
 
 
 class TokenSupport(NamedTuple):
@@ -80,8 +98,14 @@ class SupportResult(NamedTuple):
     units: tuple[UnitSupport, ...]
 
 
+def is_citation(token: str) -> bool:
+    """A citation marker such as ``[1]`` or ``[2, 3]``: never scored."""
+    return _IS_CITATION.match(token) is not None
+
+
 def tokenize(text: str) -> list[tuple[int, int]]:
-    """Token spans: whitespace runs, operators and punctuation, ``@macro`` and word runs.
+    """Token spans: URLs, citation markers, numbers, whitespace runs, operators and
+    punctuation, ``@macro`` and word runs.
 
     Characters none of these cover (such as ``?``) belong to no token.
     """
@@ -135,7 +159,8 @@ def split_units(answer: str) -> list[tuple[int, int]]:
         elif text.startswith("`"):
             spans.append((start, end))
         else:
-            spans.extend((start + m.start(), start + m.end()) for m in _UNITS.finditer(text))
+            masked = _WHOLE.sub(lambda m: re.sub(r"[.!?]", "_", m.group()), text)
+            spans.extend((start + m.start(), start + m.end()) for m in _UNITS.finditer(masked))
     return spans
 
 
@@ -157,7 +182,7 @@ def _score_unit(
     tokens: list[TokenSupport] = []
     for index, (token_start, token_end) in enumerate(token_spans):
         token = text[token_start:token_end]
-        if len(token) == 1 or token in stopwords:
+        if len(token) == 1 or token in stopwords or is_citation(token):
             tokens.append(TokenSupport(start + token_start, start + token_end, None, ()))
             continue
         scored += 1

@@ -145,7 +145,12 @@ def find_items(
     )
 
 
-def editor_url(project: Project, item_id: str, list_query: str = "", pos: int | None = None) -> str:
+def editor_url(
+    project: Project, item_id: str, list_query: str = "", pos: int | None = None, kind: str = "qa"
+) -> str:
+    """The editor of an item; a conversation's is the conversation workbench."""
+    if kind == "conversation":
+        return f"/projects/{quote(project.name)}/conversations/{quote(item_id)}"
     url = f"/projects/{quote(project.name)}/items/{quote(item_id)}"
     if pos is not None:
         url += "?" + urlencode({"list": list_query, "pos": pos})
@@ -176,4 +181,5 @@ def next_url(
     )
     if not following:
         return new
-    return editor_url(project, following[0].id, urlencode(filters), pos + 1)
+    nxt = following[0]
+    return editor_url(project, nxt.id, urlencode(filters), pos + 1, nxt.kind)

@@ -96,6 +96,8 @@ READS: dict[tuple[str, str], str] = {
     ("GET", f"{P}/judging/qrels.trec"): "export",
     # judgments as autojudge JSON Lines: an export
     ("GET", f"{P}/judging/export"): "export",
+    # one conversation as RAGAPHENE JSON, from its workbench
+    ("GET", f"{P}/conversations/{{item_id}}/ragaphene"): "export",
 }
 """Reading routes whose action is not the one their path suggests (see READ_SECTIONS)."""
 

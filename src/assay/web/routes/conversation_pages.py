@@ -76,7 +76,11 @@ def _workbench(
         "documents": shown["documents"],
         "settings": settings,
         "generator_label": model_label(generator_settings(project)),
-        "export_url": f"/projects/{quote(project.name)}/transfer?format=ragaphene",
+        "export_url": (
+            f"/api/projects/{quote(project.name)}/conversations/{quote(item.id)}/ragaphene"
+            if item
+            else f"/projects/{quote(project.name)}/transfer?format=ragaphene"
+        ),
         "list_url": f"/projects/{quote(project.name)}/conversations",
         "messages": {
             k: t(k) for k in t.fallback if k.startswith(("conv.", "status.", "items.label."))

@@ -21,6 +21,8 @@ class SettingsIn(BaseModel):
     generator: dict[str, Any] | None = None
     retriever: dict[str, Any] | None = None
     enrichments: dict[str, list[str]] | None = None
+    enrichments_single: list[str] | None = None
+    """Names of the enrichments that take one value at most."""
 
 
 @router.get("/api/projects/{name}/conversation-settings", tags=["conversations"])

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.errors import InvalidInput, NotFound
 from assay.gold.item_inputs import ItemBody, editable_copy
 from assay.gold.item_writes import StaleItem, create_item, save_item
+from assay.gold.project_config import conversation_generator
 from assay.gold.turn_answers import discard_draft, question_text, retrieve, take_draft
 from assay.metrics.overlap import covered_spans, passage_score, sentence_overlaps
 from assay.metrics.support import annotate_support
@@ -41,6 +42,7 @@ from assay.web.conversations_view import (
     listed_conversations,
     ndjson,
     payload,
+    ragaphene_json,
 )
 from assay.web.render import open_project
 
@@ -55,6 +57,8 @@ class TurnSend(BaseModel):
     query: str = Field(min_length=1, max_length=20_000)
     rewrite: str = Field(default="", max_length=20_000)
     retriever: dict[str, Any] | None = None
+    generator: dict[str, Any] | None = None
+    """The conversation's own generator choice (kind, model, temperature, max_tokens)."""
 
     def cleaned(self) -> tuple[str, str]:
         """The question and rewrite as stored; 422 for a question with nothing visible."""
@@ -117,9 +121,11 @@ def api_start_conversation(request: Request, name: str, body: TurnSend) -> Respo
     ws, project = open_project(request, name)
     query, rewrite = body.cleaned()
     overrides = body.retriever or {}
+    extra = {"retriever": overrides, "generator": body.generator or {}}
+    conversation_generator(project, extra)  # refused before anything is stored
     retrieved, how = retrieve(ws, project, [query], rewrite, overrides)
     turn = Turn(query=query, rewrite=rewrite, retrieved=retrieved, generation={"retrieval": how})
-    data = Item(kind="conversation", extra={"retriever": overrides}, turns=[turn])
+    data = Item(kind="conversation", extra=extra, turns=[turn])
     item = create_item(ws, project, data, author=actor_id(request))
     return ndjson(answer_stream(ws, project, item, 0, "retrieved", actor_id(request), first=True))
 
@@ -183,6 +189,7 @@ def api_save_conversation(request: Request, name: str, item_id: str, body: Conve
     check_question_edit(request, project, stored, body.item)
     if body.item.kind != "conversation":
         raise InvalidInput("a conversation stays a conversation: kind must be 'conversation'")
+    conversation_generator(project, body.item.extra)  # its own generator choice, checked
     keep_hold(ws, project, item_id, actor_id(request))
     try:
         item = save_edit(ws, project, stored, body.item, body.version, author=actor_id(request))
@@ -203,6 +210,9 @@ def api_send_turn(request: Request, name: str, item_id: str, body: TurnSend) -> 
     data = editable_copy(item)
     if body.retriever is not None:
         data.extra["retriever"] = body.retriever
+    if body.generator is not None:
+        data.extra["generator"] = body.generator
+        conversation_generator(project, data.extra)
     overrides = dict(data.extra.get("retriever") or {})
     questions = [t.query for t in data.turns] + [query]
     retrieved, how = retrieve(ws, project, questions, rewrite, overrides)
@@ -269,3 +279,17 @@ def api_draft(
     except StaleItem as exc:
         return conflict(ws, project, exc)
     return payload(ws, project, stored)
+
+
+@router.get("/api/projects/{name}/conversations/{item_id}/ragaphene", tags=["conversations"])
+def api_conversation_ragaphene(request: Request, name: str, item_id: str) -> Response:
+    """This conversation as a RAGAPHENE JSON file (schema version 2), whatever its status."""
+    ws, project = open_project(request, name)
+    item = get_conversation(ws, project, item_id)
+    stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in project.name)
+    filename = f"{stem}-conversation-{item.id[:8]}.ragaphene.json"
+    return Response(
+        ragaphene_json(ws, project, item),
+        media_type="application/json",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )

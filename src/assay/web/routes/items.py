@@ -10,7 +10,7 @@ from typing import Any, Literal
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.corpus.documents import document_names
@@ -226,7 +226,7 @@ def items_page(request: Request, name: str, page: PageNumber = 1) -> HTMLRespons
         section="items",
         filters=filters,
         rows=[
-            (row, editor_url(project, row.id, list_query, at.offset + i))
+            (row, editor_url(project, row.id, list_query, at.offset + i, row.kind))
             for i, row in enumerate(rows)
         ],
         page=at,
@@ -254,11 +254,15 @@ def item_page(
     list_query: str = Query("", alias="list"),
     pos: Position = None,
     task: int | None = Query(None, ge=1, le=INT32),
-) -> HTMLResponse:
+) -> Response:
     """The editor; ``list`` and ``pos`` say which list it was opened from (for "next"),
-    ``task`` the queue task it was opened for (Submit then opens the next one)."""
+    ``task`` the queue task it was opened for (Submit then opens the next one). A
+    conversation is sent on to its workbench."""
     ws, project = open_project(request, name)
     item = get_item(ws, project, item_id)
+    if item.kind == "conversation":  # never edited as a single-turn item
+        where = editor_url(project, item.id, kind=item.kind)
+        return RedirectResponse(where + (f"?task={task}" if task else ""), status_code=303)
     bar = queue_bar(request, ws, project, task, translator(request))
     return _editor(request, ws, project, item, list_query, pos, bar)
 

@@ -63,12 +63,17 @@ def project_overview(request: Request, name: str) -> dict[str, Any]:
         status: list_items(ws, project, status=status, author_id=mine, copies=copies, limit=0)[0]
         for status in ("draft", "submitted", "accepted", "rejected")
     }
+    conversations = list_items(
+        ws, project, kind="conversation", author_id=mine, copies=copies, limit=0
+    )[0]
     return {
         "name": project.name,
         "language": project.language,
         "importing_since": project.importing_since,  # an import is writing into it
         "documents": count_documents(ws, project),
         "items": sum(by_status.values()),
+        "single_turn": sum(by_status.values()) - conversations,
+        "conversations": conversations,
         "items_by_status": by_status,
         "chunkings": [c.name for c in list_chunkings(ws, project)],
         "query_types": query_types_json(query_types(project)),

@@ -19,6 +19,7 @@
     overlap: {},        // turn index → overlap result from the server
     active: 0,          // the turn the search panel adds to
     streaming: false, lastFailed: null,
+    collapsed: new Set(),  // turn indexes shown folded
     undo: null,         // the answer a taken draft replaced: { turn, answer, original_answer, generation }
   });
   state.active = Math.max(0, state.data.turns.length - 1);
@@ -50,7 +51,9 @@
     summaryRows,
     findingParams: (f) => Object.assign({ turn: f.turn }, f.params),
   });
-  const { changed, flush, saveNow, applySaved } = shell;
+  const { flush, saveNow, applySaved } = shell;
+  // Every change is saved (shell.changed) and heard by the scripts that add to the page.
+  const changed = () => { shell.changed(); touched.forEach((hear) => hear()); };
   // Opened from the queue: static/queue.js submits (saving what is here) and opens the next task.
   window.assay.openEditor = {
     state, flush, setSaveState: shell.setSaveState, conflictFrom: shell.conflictFrom, dropDraft: shell.dropDraft,
@@ -245,10 +248,14 @@
     const view = turnNode.querySelector(".answer-view");
     const result = state.overlap[index];
     view.replaceChildren();
+    turnNode.querySelector(".support-total").textContent = "";
     if (!result || !tr.answer.trim()) return;
     const chars = Array.from(tr.answer);
     const spans = result.answer_spans;
-    const units = result.support ? result.support.units : [{ start: 0, end: chars.length, score: null }];
+    // Support is measured against the passages marked relevant: without one, none is shown.
+    const relevant = tr.evidence.some((e) => e.label === "relevant");
+    const supportUnits = relevant && result.support ? result.support.units : null;
+    const units = supportUnits || [{ start: 0, end: chars.length, score: null }];
     for (const unit of units) {
       const sentence = el("span", { class: "unit" });
       let cursor = unit.start;
@@ -266,7 +273,7 @@
           title: t("conv.answer.support_unit", { score: Math.round(unit.score * 100) }) }), " ");
       }
     }
-    const total = result.support ? Math.round(result.support.score * 100) : null;
+    const total = units === supportUnits ? Math.round(result.support.score * 100) : null;
     turnNode.querySelector(".support-total").textContent = total === null ? "" : t("conv.answer.support", { score: total });
   }
 
@@ -292,6 +299,9 @@
 
   // ------------------------------------------------------------ one turn
 
+  const isSingle = (name) => (cfg.settings.enrichments_single || [])
+    .some((n) => n.trim().toLowerCase() === name.trim().toLowerCase());
+
   function enrichmentsBox(index) {
     const tr = state.data.turns[index];
     const box = el("div", { class: "enrichments" });
@@ -300,20 +310,28 @@
     for (const name of names) {
       const values = [...(state.vocab[name] || [])];
       for (const v of tr.enrichments[name] || []) if (!values.includes(v)) values.push(v);
-      const set = el("fieldset", { class: "enrichment" }, el("legend", { text: name }));
-      for (const value of values) {
-        const input = el("input", { type: "checkbox", value: value, "data-enrichment": name });
-        input.checked = (tr.enrichments[name] || []).includes(value);
-        input.addEventListener("change", () => {
-          const chosen = new Set(tr.enrichments[name] || []);
-          if (input.checked) chosen.add(value); else chosen.delete(value);
-          if (chosen.size) tr.enrichments[name] = values.filter((v) => chosen.has(v));
-          else delete tr.enrichments[name];
-          renderHints();
-          changed();
-        });
-        set.append(el("label", { class: "check" }, input, " " + value));
+      const one = isSingle(name);
+      const set = el("fieldset", { class: "enrichment" + (one ? " single" : "") },
+        el("legend", {}, name, one ? el("span", { class: "muted one-of", text: " · " + t("conv.enrich.one") }) : null));
+      const group = "t" + index + "-enr-" + names.indexOf(name);
+      const choose = (value, on) => {
+        // A single-choice enrichment holds one value at most: choosing one replaces the other.
+        const chosen = new Set(one ? [] : tr.enrichments[name] || []);
+        if (on && value !== null) chosen.add(value); else chosen.delete(value);
+        if (chosen.size) tr.enrichments[name] = values.filter((v) => chosen.has(v));
+        else delete tr.enrichments[name];
+        renderHints();
+        changed();
+      };
+      const held = tr.enrichments[name] || [];
+      for (const value of one ? [null, ...values] : values) {
+        const input = el("input", Object.assign({ type: one ? "radio" : "checkbox",
+          value: value === null ? "" : value, "data-enrichment": name }, one ? { name: group } : {}));
+        input.checked = value === null ? !held.length : held.includes(value);
+        input.addEventListener("change", () => choose(value, input.checked));
+        set.append(el("label", { class: "check" }, input, " " + (value === null ? t("conv.enrich.none") : value)));
       }
+      if (one && held.length > 1) set.append(el("p", { class: "hint", text: t("conv.enrich.two", { values: held.join(", ") }) }));
       box.append(set);
     }
     return box;
@@ -400,11 +418,20 @@
       ? el("p", { class: "undo-note", role: "status" }, t("conv.draft.taken") + " ",
         el("button", { type: "button", class: "secondary small undo-take", text: t("conv.draft.undo"), onclick: undoTake }))
       : null;
-    return el("li", { class: "turn" + (index === state.active ? " active" : ""), "data-turn": String(index) },
+    const collapsed = state.collapsed.has(index);
+    const body = "turn-body-" + index;
+    return el("li", { class: "turn" + (index === state.active ? " active" : "") + (collapsed ? " collapsed" : ""),
+      "data-turn": String(index), id: "turn-" + n, "aria-labelledby": "turn-title-" + index },
       el("div", { class: "turn-head" },
-        el("h3", { text: t("conv.turn.title", { n }) }),
+        el("button", { type: "button", class: "turn-toggle", "aria-expanded": String(!collapsed), "aria-controls": body,
+          title: t(collapsed ? "conv.turn.expand" : "conv.turn.collapse"), onclick: () => toggleTurn(index) },
+          el("span", { class: "chevron", "aria-hidden": "true" }),
+          el("h3", { id: "turn-title-" + index, text: t("conv.turn.title", { n }) })),
+        el("span", { class: "turn-summary muted", text: collapsed ? tr.query : "" }),
+        ...turnHeadParts.map((part) => part(index)),
         el("button", { type: "button", class: "secondary small", text: t("conv.turn.search_here"),
           onclick: () => activate(index, true) })),
+      el("div", { class: "turn-body", id: body, hidden: collapsed },
       el("div", { class: "bubble user" },
         questionField(),
         field("rewrite", "input", tr.rewrite, (v) => { tr.rewrite = v; changed(); }, { type: "text" })),
@@ -432,7 +459,26 @@
       el("section", { class: "turn-enrichments", "aria-label": t("conv.turn.enrichments", { n }) },
         el("h4", { text: t("conv.turn.enrichments_title") }),
         el("p", { class: "hint enrich-hint", hidden: true }),
-        enrichmentsBox(index)));
+        enrichmentsBox(index)),
+      ...turnParts.map((part) => part(index))));
+  }
+
+  // Other scripts add parts to every turn (the pool view, suggestion cards): part(index) → a
+  // node or null, in the turn's body (turnParts) or its head (turnHeadParts); and they hear
+  // every full redraw or change of the active turn (rendered) and every change (touched).
+  const turnParts = [], turnHeadParts = [], rendered = [], touched = [];
+
+  function toggleTurn(index, open) {
+    const show = open === undefined ? state.collapsed.has(index) : open;
+    if (show) state.collapsed.delete(index); else state.collapsed.add(index);
+    const node = document.querySelector('.turn[data-turn="' + index + '"]');
+    if (!node) return;
+    node.classList.toggle("collapsed", !show);
+    node.querySelector(".turn-body").hidden = !show;
+    const button = node.querySelector(".turn-toggle");
+    button.setAttribute("aria-expanded", String(show));
+    button.title = t(show ? "conv.turn.collapse" : "conv.turn.expand");
+    node.querySelector(".turn-summary").textContent = show ? "" : state.data.turns[index].query;
   }
 
   function renderAll() {
@@ -466,6 +512,7 @@
     document.querySelectorAll(".turn").forEach((node) => node.classList.toggle("active", Number(node.dataset.turn) === index));
     const tr = state.data.turns[index];
     $("search-turn").textContent = tr ? t("conv.search.for_turn", { n: index + 1 }) : "";
+    rendered.forEach((hear) => hear());
     if (tr && focusSearch) {
       $("search-q").value = tr.rewrite || tr.query;
       $("search-q").focus();
@@ -493,6 +540,7 @@
     if (!link) return;  // the reader's role may not export
     link.setAttribute("aria-disabled", String(!ready));
     link.classList.toggle("disabled", !ready);
+    if (state.id) link.href = shell.base + "/conversations/" + encodeURIComponent(state.id) + "/ragaphene";
     $("export-help").textContent = t(ready ? "conv.check.export_ready" : "conv.check.export_help");
   }
 
@@ -502,11 +550,24 @@
     updateExport();
     changed();
   }));
-  if ($("export-link")) $("export-link").addEventListener("click", async (e) => {
-    if ($("export-link").getAttribute("aria-disabled") === "true") { e.preventDefault(); window.assay.toast(t("conv.check.export_help"), "error"); return; }
+  // Export: the checklist above the button shows the checks; once every box is ticked one
+  // click saves what is pending and downloads this conversation as RAGAPHENE JSON.
+  async function exportConversation(e) {
     e.preventDefault();
-    if (await flush()) window.location.assign($("export-link").href);
-  });
+    if (!state.id) { window.assay.toast(t("conv.check.unsaved"), "error"); return; }
+    if ($("export-link").getAttribute("aria-disabled") === "true") {
+      const box = $("check-title").closest(".checklist");
+      box.scrollIntoView({ block: "nearest" });
+      const open = document.querySelector("[data-check]:not(:checked)");
+      if (open) open.focus();
+      window.assay.toast(t("conv.check.export_help"), "error");
+      return;
+    }
+    if (!(await flush())) return;
+    window.location.assign(shell.base + "/conversations/" + encodeURIComponent(state.id) + "/ragaphene");
+  }
+  if ($("export-link")) $("export-link").addEventListener("click", exportConversation);
+  if ($("export-button")) $("export-button").addEventListener("click", exportConversation);
 
   // ------------------------------------------------------------ settings panel
 
@@ -516,8 +577,48 @@
     $("set-k").value = r.k || "";
     $("set-from").value = r.query_from || "";
     $("set-template").value = cfg.settings.generator.prompt_template;
-    $("set-vocab").value = Object.entries(state.vocab).map(([name, values]) => name + ": " + values.join(", ")).join("\n");
+    $("set-vocab").value = Object.entries(state.vocab)
+      .map(([name, values]) => name + ": " + values.join(isSingle(name) ? " | " : ", ")).join("\n");
+    const g = (state.data.extra && state.data.extra.generator) || {};
+    $("set-gen-kind").value = g.kind || "";
+    $("set-gen-model").value = g.model || "";
+    $("set-gen-temp").value = g.temperature === undefined || g.temperature === null ? "" : g.temperature;
+    $("set-gen-max").value = g.max_tokens || "";
+    showGenerator();
   }
+
+  // ------------------------------------------------------------ the generator of this conversation
+
+  function generatorChoice() {
+    const g = {};
+    if ($("set-gen-kind").value) g.kind = $("set-gen-kind").value;
+    const kind = g.kind || cfg.settings.generator.kind;
+    if (kind === "openai" && $("set-gen-model").value.trim()) g.model = $("set-gen-model").value.trim();
+    if ($("set-gen-temp").value !== "") g.temperature = Number($("set-gen-temp").value);
+    if ($("set-gen-max").value) g.max_tokens = Number($("set-gen-max").value);
+    return g;
+  }
+
+  function showGenerator() {
+    // The badge names what answers the next question: the project's generator or this one's.
+    const g = (state.data.extra && state.data.extra.generator) || {};
+    const kind = g.kind || cfg.settings.generator.kind;
+    const model = g.model || cfg.generator_label;
+    $("set-gen-model").disabled = kind !== "openai";
+    $("gen-label").textContent = kind === "offline" ? t("conv.generator.offline") : t("conv.generator.model", { model });
+  }
+
+  for (const id of ["set-gen-kind", "set-gen-model", "set-gen-temp", "set-gen-max"]) {
+    $(id).addEventListener("change", () => {
+      state.data.extra = Object.assign({}, state.data.extra, { generator: generatorChoice() });
+      showGenerator();
+      if (state.id) changed();
+    });
+  }
+  $("gen-label").addEventListener("click", () => {
+    $("settings-panel").open = true;
+    $("set-gen-kind").focus();
+  });
 
   function retrieverOverrides() {
     const r = {};
@@ -549,13 +650,16 @@
 
   $("set-template-save").addEventListener("click", () => saveSettings({ generator: { prompt_template: $("set-template").value } }));
   $("set-vocab-save").addEventListener("click", () => {
-    const vocab = {};
+    // "name: a, b" offers any of the values; "name: a | b" exactly one of them.
+    const vocab = {}, single = [];
     for (const line of $("set-vocab").value.split("\n")) {
       const at = line.indexOf(":");
       if (at < 0) { if (line.trim()) { $("settings-state").textContent = t("conv.settings.vocabulary_line", { line }); return; } continue; }
-      vocab[line.slice(0, at).trim()] = line.slice(at + 1).split(",").map((v) => v.trim()).filter(Boolean);
+      const name = line.slice(0, at).trim(), rest = line.slice(at + 1);
+      if (rest.includes("|")) single.push(name);
+      vocab[name] = rest.split(rest.includes("|") ? "|" : ",").map((v) => v.trim()).filter(Boolean);
     }
-    saveSettings({ enrichments: vocab });
+    saveSettings({ enrichments: vocab, enrichments_single: single });
   });
 
   // ------------------------------------------------------------ sending and streaming
@@ -661,7 +765,9 @@
     if (!query || state.streaming) return;
     streamState("");
     if (!(await flush())) return;
-    const body = { query, rewrite: $("composer-rewrite").value.trim(), retriever: retrieverOverrides() };
+    const body = {
+      query, rewrite: $("composer-rewrite").value.trim(), retriever: retrieverOverrides(), generator: generatorChoice(),
+    };
     let url = shell.base + "/conversations";
     if (state.id) { url += "/" + encodeURIComponent(state.id) + "/turns"; body.version = state.version; }
     const sent = streamAnswer(url, body, null);
@@ -751,13 +857,34 @@
       e.preventDefault();
       return;
     }
+    if (key === "j" || key === "k") { movePassage(card, key === "j" ? 1 : -1); e.preventDefault(); return; }
     if (shell.sharedKey(e.key)) e.preventDefault();
   });
 
+  // j / k: the next or previous passage, across turns (folded turns are passed over).
+  function movePassage(card, step) {
+    const cards = [...document.querySelectorAll(".turn:not(.collapsed) .passage")];
+    if (!cards.length) return;
+    let at = cards.indexOf(card);
+    if (at < 0) {
+      const first = cards.findIndex((c) => Number(c.dataset.turn) >= state.active);
+      at = step > 0 ? Math.max(first, 0) - 1 : (first < 0 ? cards.length : first);
+    }
+    const next = cards[Math.min(Math.max(at + step, 0), cards.length - 1)];
+    next.focus({ preventScroll: true });
+    next.scrollIntoView({ block: "nearest" });
+    if (Number(next.dataset.turn) !== state.active) activate(Number(next.dataset.turn), false);
+  }
+
+  // ------------------------------------------------------------ for the scripts that add to it
+
+  window.assay.conversation = {
+    state, cfg, t, shell, changed, renderAll, toggleTurn, activate, passagesOf, labelOf, setLabel,
+    turnParts, turnHeadParts, rendered, touched,
+  };
+
   // ------------------------------------------------------------ start
 
-  $("gen-label").textContent = cfg.settings.generator.kind === "offline"
-    ? t("conv.generator.offline") : t("conv.generator.model", { model: cfg.generator_label });
   state.data.turns.forEach((tr) => normaliseGroups(tr));
   renderAll();
   shell.setSaveState(state.id ? "saved" : "idle");
