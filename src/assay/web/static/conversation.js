@@ -604,7 +604,8 @@
     const g = (state.data.extra && state.data.extra.generator) || {};
     const kind = g.kind || cfg.settings.generator.kind;
     const model = g.model || cfg.generator_label;
-    $("set-gen-model").disabled = kind !== "openai";
+    $("gen-llm-fields").hidden = kind === "offline";  // the extractive generator has no settings
+    $("gen-model-row").hidden = kind !== "openai";
     $("gen-label").textContent = kind === "offline" ? t("conv.generator.offline") : t("conv.generator.model", { model });
   }
 

@@ -26,7 +26,8 @@
       onclick: (e) => { e.preventDefault(); jump(index); } },
       el("span", { class: "turn-no", text: String(index + 1) }),
       el("span", { class: "turn-q", text: tr.query }),
-      el("span", { class: "badge " + (done ? "ok" : "warn"), text: t(done ? "conv.nav.done" : "conv.nav.open") }));
+      el("span", { class: "turn-state " + (done ? "done" : "open"), "aria-hidden": "true", title: t(done ? "conv.nav.done" : "conv.nav.open") }),
+      el("span", { class: "sr-only", text: t(done ? "conv.nav.done" : "conv.nav.open") }));
     return el("li", {}, link);
   }
 
