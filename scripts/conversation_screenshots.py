@@ -5,7 +5,8 @@ Run: python scripts/conversation_screenshots.py [--out docs/screenshots] [--all-
 Builds the demo in a temporary workspace, chats three turns in the workbench (passages
 rated, an edited answer, enrichments), then saves the workbench at 1440x900 in English
 (``conversation.png``), German (``conversation-de.png``) and at 1280x720
-(``conversation-1280.png``); ``--all-sizes`` also writes every size in both languages, and
+(``conversation-1280.png``), and a regenerated draft beside an answer
+(``conversation-draft.png``); ``--all-sizes`` also writes every size in both languages, and
 the items list with the conversation marked, to DIR.
 """
 
@@ -21,7 +22,7 @@ from playwright.sync_api import Page, sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from screenshots import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
+from screenshots import CHROMIUM, CHROMIUM_ARGS, ask_demo, serve  # noqa: E402
 
 from assay import open_workspace  # noqa: E402
 from assay.demo import open_demo  # noqa: E402
@@ -35,12 +36,7 @@ QUESTIONS = (
 
 def chat(page: Page, base_url: str) -> str:
     """Three turns with rated passages, an edited answer and enrichments; the page's URL."""
-    page.goto(f"{base_url}/projects/demo/conversations/new")
-    for n, question in enumerate(QUESTIONS):
-        page.locator("#composer-q").fill(question)
-        page.locator("#composer-q").press("Control+Enter")
-        page.locator(f"#t{n}-answer:not([readonly])").wait_for()
-        page.wait_for_function(f"document.getElementById('t{n}-answer').value.length > 0")
+    ask_demo(page, base_url, QUESTIONS)
     first = page.locator('.turn[data-turn="0"]')
     passages = first.locator(".passage")
     passages.nth(0).get_by_role("button", name="relevant", exact=True).click()
@@ -52,6 +48,18 @@ def chat(page: Page, base_url: str) -> str:
     answer.fill("Checked: " + answer.input_value().strip())
     page.locator("#save-state").get_by_text("All changes saved").wait_for(timeout=15_000)
     return page.url
+
+
+def draft_screenshot(page: Page, url: str, out: Path) -> None:
+    """Turn 1 regenerated: the new draft waits beside the person's answer
+    (``conversation-draft.png``)."""
+    page.goto(url)
+    first = page.locator('.turn[data-turn="0"]')
+    first.get_by_role("button", name="Regenerate").click()
+    page.locator("#t0-draft").wait_for(timeout=30_000)
+    page.locator("#t0-answer").scroll_into_view_if_needed()
+    page.evaluate("window.scrollBy(0, 120)")
+    page.screenshot(path=str(out / "conversation-draft.png"))
 
 
 def main() -> None:
@@ -101,6 +109,8 @@ def main() -> None:
                     page.goto(f"{base_url}/projects/demo")
                     page.screenshot(path=str(folder / f"home-{lang}-{width}.png"))
                 page.close()
+            page = browser.new_page(viewport={"width": 1440, "height": 900}, locale="en")
+            draft_screenshot(page, url, args.out)
             browser.close()
         ws.close()
 

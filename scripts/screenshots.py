@@ -145,34 +145,14 @@ def experiments_screenshots(
     page.screenshot(path=str(out / "compare.png"), full_page=True)
 
 
-def conversation_screenshot(page: Page, base_url: str, out: Path) -> None:
-    """A two-turn conversation with rated passages, an edited answer (its diff shown) and a
-    regenerated draft waiting beside it."""
-    page.on("dialog", lambda dialog: dialog.accept())
+def ask_demo(page: Page, base_url: str, questions: tuple[str, ...]) -> None:
+    """A new conversation on the demo project, each question asked and answered."""
     page.goto(f"{base_url}/projects/demo/conversations/new")
-    for n, question in enumerate(
-        (
-            "In which year was the tram company that became Kelmtal Mobil founded?",
-            "What share of it does the City of Kelmstadt own?",
-        )
-    ):
+    for n, question in enumerate(questions):
         page.locator("#composer-q").fill(question)
         page.locator("#composer-q").press("Control+Enter")
         page.locator(f"#t{n}-answer:not([readonly])").wait_for()
         page.wait_for_function(f"document.getElementById('t{n}-answer').value.length > 0")
-    first = page.locator('.turn[data-turn="0"]')
-    passages = first.locator(".passage")
-    passages.nth(0).get_by_role("button", name="relevant", exact=True).click()
-    passages.nth(1).get_by_role("button", name="irrelevant", exact=True).click()
-    first.locator('input[data-enrichment="answerability"][value="ANSWERABLE"]').check()
-    answer = page.locator("#t0-answer")
-    answer.fill("Checked: " + answer.input_value().replace("[1]", "").strip())
-    page.wait_for_timeout(800)
-    first.get_by_role("button", name="Regenerate").click()
-    page.locator("#t0-draft").wait_for()
-    first.scroll_into_view_if_needed()
-    page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=str(out / "conversation.png"), full_page=True)
 
 
 def transfer_screenshots(page: Page, base_url: str, out: Path) -> None:
@@ -287,7 +267,7 @@ def main() -> None:
             items_screenshots(page, base_url, args.out, item_id)
             transfer_screenshots(page, base_url, args.out)
             experiments_screenshots(page, base_url, args.out, ws, project)
-            conversation_screenshot(page, base_url, args.out)
+            # the conversation workbench: scripts/conversation_screenshots.py
             comments_screenshot(page, base_url, args.out, item_id)
             signin_screenshot(page, base_url, args.out, ws)
             browser.close()
