@@ -59,7 +59,7 @@ def test_a_conversation_in_the_items_list_opens_the_workbench(
 
         page.goto(server.url + "/projects/test/items")
         row = page.locator("table.items tr", has_text="When does the night ferry leave?")
-        expect(row.locator(".kind-conversation")).to_have_text("Conversation · 2 turns")
+        expect(row.locator(".kind-conversation")).to_have_text("Conversation · 2 turn(s)")
         single = page.locator("table.items tr", has_text="How much is a ferry ticket?")
         expect(single.locator(".kind-conversation")).to_have_count(0)
         row.get_by_role("link").click()
