@@ -131,3 +131,30 @@ def test_the_vocabulary_names_its_single_choice_enrichments(
     assert changed.json()["enrichments_single"] == ["Tone"]
     refused = client.put(url, json={"enrichments_single": "Tone"})
     assert refused.status_code == 422
+
+
+def test_a_choice_the_project_no_longer_allows_never_blocks_a_save(
+    ws: Workspace, project: Project
+) -> None:
+    client = make_client(ws, project)
+    saved = start(client, "When does the night ferry leave?")
+    url = "http://127.0.0.1:9/v1"
+    update_settings(ws, project, {"generator": {"kind": "openai", "base_url": url, "model": "m"}})
+    item_id, version = saved["item"]["id"], saved["item"]["version"]
+    body = saved["input"]
+    body["extra"]["generator"] = {"kind": "openai", "model": "m2"}
+    first = client.put(f"{API}/{item_id}", json={"version": version, "item": body})
+    assert first.status_code == 200, first.text
+    update_settings(ws, project, {"generator": None})  # back to the offline generator
+    body["turns"][0]["answer"] = "Mine: at 22:40."
+    later = client.put(f"{API}/{item_id}", json={"version": version + 1, "item": body})
+    assert later.status_code == 200, later.text
+    regenerated = events(
+        client.post(
+            f"{API}/{item_id}/turns/1/generate",
+            json={"version": version + 2, "source": "retrieved"},
+        )
+    )
+    assert regenerated[-1]["type"] == "error"
+    assert "kind 'openai' is not set up" in regenerated[-1]["detail"]
+    assert get_item(ws, project, item_id).turns[0].answer == "Mine: at 22:40."

@@ -189,7 +189,9 @@ def api_save_conversation(request: Request, name: str, item_id: str, body: Conve
     check_question_edit(request, project, stored, body.item)
     if body.item.kind != "conversation":
         raise InvalidInput("a conversation stays a conversation: kind must be 'conversation'")
-    conversation_generator(project, body.item.extra)  # its own generator choice, checked
+    if body.item.extra.get("generator") != stored.extra.get("generator"):
+        conversation_generator(project, body.item.extra)  # a new choice is checked; an old
+        # one the project's settings no longer allow fails when it is used, never a save
     keep_hold(ws, project, item_id, actor_id(request))
     try:
         item = save_edit(ws, project, stored, body.item, body.version, author=actor_id(request))
