@@ -2,6 +2,11 @@
 // (relevance of passages, passages it missed, the answer, enrichments, a rewrite). Autosave
 // with versions and a conflict dialog, as in the item editor. User data reaches the page only
 // through textContent and form values (never innerHTML).
+//
+// Also here: the conversation's own generator (extra.generator, the badge opens it), single-
+// choice enrichments as radio groups, folding turns, j/k between passages and the one-click
+// RAGAPHENE export after the checklist. Other scripts build on window.assay.conversation
+// (static/conversation_nav.js: the list of turns).
 (function () {
   "use strict";
 
