@@ -42,6 +42,12 @@ def two_runs(ws: Workspace) -> tuple[Any, int, int]:
     return project, first.id, second.id
 
 
+def judge_metric(url: str, name: str = "answerable") -> dict[str, Any]:
+    """A yes/no judge metric whose generator is the fake OpenAI-compatible server."""
+    generator = {"kind": "openai", "base_url": url, "model": "j"}
+    return {"kind": "judge", "name": name, "values": ["Yes", "No"], "generator": generator}
+
+
 def _sorted_by_size(rows: list[dict[str, Any]]) -> bool:
     sizes = [abs(r["diff"]) for r in rows if r["diff"] is not None]
     tail = [r["diff"] for r in rows[len(sizes) :]]
@@ -135,12 +141,7 @@ def judge_server() -> Iterator[FakeOpenAI]:
 def test_judge_against_gold_labels(any_ws: Workspace, judge_server: FakeOpenAI) -> None:
     project = create_project(any_ws, "test", "en")
     build_corpus(any_ws, project)
-    judge = {
-        "kind": "judge",
-        "name": "answerable",
-        "values": ["Yes", "No"],
-        "generator": {"kind": "openai", "base_url": judge_server.url, "model": "j"},
-    }
+    judge = judge_metric(judge_server.url)
     experiment = create_experiment(
         any_ws, project, "judged", pipelines=["keyword"], mode="rag", metrics=["token_f1", judge]
     )
@@ -221,3 +222,55 @@ def test_judge_against_imported_human_scores(any_ws: Workspace, tmp_path: Path) 
 
     direct = judge_agreement(any_ws, get_project(any_ws, project_ref), experiment["id"])
     assert json.loads(json.dumps(direct)) == found
+
+
+def test_judge_against_judged_reports(
+    any_ws: Workspace, judge_server: FakeOpenAI, tmp_path: Path
+) -> None:
+    """Judged reports whose topic is a task (here by the conversation's source id) and whose
+    run is named like the pipeline: their consensus rating, mapped onto the judge's values."""
+    from assay.judging.judgments import Unit, save_judgment
+    from assay.judging.run_import import import_judging_inputs
+    from assay.people.actors import account_for
+
+    project = create_project(any_ws, "test", "en")
+    build_corpus(any_ws, project)
+    topics = ["conv-7::1", "conv-7::2", "conv-7::3"]
+    (tmp_path / "topics.jsonl").write_text(
+        "".join(json.dumps({"request_id": t, "title": t}) + "\n" for t in topics)
+    )
+    runs = [
+        {
+            "metadata": {"team_id": "us", "run_id": "keyword", "topic_id": t},
+            "responses": [{"text": "Some answer.", "citations": []}],
+            "documents": {},
+        }
+        for t in topics
+    ]
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    import_judging_inputs(
+        any_ws, project, topics=tmp_path / "topics.jsonl", runs=[tmp_path / "runs.jsonl"]
+    )
+    ada, bo = account_for(any_ws, "ada"), account_for(any_ws, "bo")
+    # consensus: the lower median (Perfect + Bad gives Bad)
+    ratings = {"conv-7::1": ["Perfect"], "conv-7::2": ["Perfect", "Bad"], "conv-7::3": ["So-so"]}
+    for topic, given in ratings.items():
+        for judge_id, rating in zip((ada, bo), given, strict=False):
+            unit = Unit.report(topic, "keyword")
+            save_judgment(any_ws, project, unit, judge_id=judge_id, version=0, rating=rating)
+    judge = judge_metric(judge_server.url, "good")
+    experiment = create_experiment(
+        any_ws, project, "judged", pipelines=["keyword"], mode="rag", metrics=[judge]
+    )
+    run_experiment(any_ws, project, experiment.id)
+    mapping = {"Perfect": "yes", "Mostly Good": "yes", "So-so": "no", "Bad": "no"}
+    found = judge_agreement(any_ws, project, experiment.id, mapping=mapping)
+    report = next(r for r in found["reports"] if r["source"] == "judging:report")
+    # judge said yes, yes, no for the conversation's three turns (replies 3 to 5)
+    assert found["sources"]["judging:report"] == 3
+    assert report["pairs"] == 3 and report["agreed"] == 2
+    assert [
+        (d["task_id"].endswith("::2"), d["judge"], d["human"]) for d in report["disagreements"]
+    ] == [(True, "yes", "no")]
+    unmapped = judge_agreement(any_ws, project, experiment.id)
+    assert all(r["source"] != "judging:report" for r in unmapped["reports"])

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from assay.cli import remote
+from assay.cli import experiment_compare, remote
 from assay.cli.common import (
     JsonOption,
     ProjectOption,
@@ -41,6 +41,8 @@ def register(app: typer.Typer) -> None:
     command(group, "show", show)
     command(group, "cancel", cancel)
     command(group, "export-inspectorraget", export_inspectorraget)
+    command(group, "compare", experiment_compare.compare)
+    command(group, "judge-agreement", experiment_compare.judge_agreement_command)
 
 
 def _pipeline(value: str) -> Any:

@@ -123,7 +123,12 @@ def plots(
 ) -> dict[str, Any]:
     """Plot data: a histogram per metric and column, and means per query type."""
     values = {e.id: per_task_values(ws, project, e) for e in experiments}
-    metrics = metric_union(experiments)
+    # labels (a judge's yes/no) have no histogram: their counts are in the table
+    metrics = [
+        m
+        for m in metric_union(experiments)
+        if any(pipeline.get(m) for per in values.values() for pipeline in per.values())
+    ]
     distributions = {
         metric: [
             {
