@@ -1,14 +1,32 @@
-"""``assay experiments compare`` (two experiments, differences sorted) and ``assay
-experiments judge-agreement`` (an LLM judge against people's labels)."""
+"""Reports of finished experiments: ``assay experiments compare`` (two experiments,
+differences sorted), ``judge-agreement`` (an LLM judge against people's labels) and
+``export-inspectorraget``."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import typer
 
 from assay.cli import remote
-from assay.cli.common import JsonOption, ProjectOption, console, fail, print_json, project_of, run
+from assay.cli.common import (
+    JsonOption,
+    ProjectOption,
+    command,
+    console,
+    fail,
+    print_json,
+    project_of,
+    run,
+)
+
+
+def register(group: typer.Typer) -> None:
+    command(group, "compare", compare)
+    command(group, "judge-agreement", judge_agreement_command)
+    command(group, "export-inspectorraget", export_inspectorraget)
 
 
 def _number(value: Any, signed: bool = False) -> str:
@@ -140,3 +158,26 @@ def judge_agreement_command(
                 f"({case['pipeline']}) {case['query'][:60]}",
                 markup=False,
             )
+
+
+def export_inspectorraget(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., metavar="EXPERIMENT", help="Experiment name or id."),
+    path: Path = typer.Argument(..., metavar="PATH", help="The JSON file to write."),
+    project: str = ProjectOption,
+) -> None:
+    """Write an experiment as an InspectorRAGet file (schema version 2)."""
+    from assay.transfer.experiment_file import experiment_to_inspectorraget
+
+    server = remote.server(ctx)
+    if server is not None:
+        from assay.cli import remote_experiments
+
+        data = remote_experiments.inspectorraget(server, project, name)
+    else:
+        data = run(ctx, lambda ws: experiment_to_inspectorraget(ws, project_of(ws, project), name))
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    console().print(
+        f"Wrote {path}: {len(data['models'])} model(s), {len(data['tasks'])} task(s), "
+        f"{len(data['results'])} result(s)."
+    )
