@@ -179,6 +179,11 @@ def test_judge_against_gold_labels(any_ws: Workspace, judge_server: FakeOpenAI) 
     assert both.status_code == 422  # token_f1 is not measured by "plain"
     both = client.get(f"/projects/test/compare-experiments?a={experiment.id}&b={other.id}")
     assert "This experiment has no LLM judge metric." in both.text
+    twin = client.get(f"/api/projects/test/compare-experiments?a=judged&b={other.id}").json()
+    side_a = twin["judge_agreement"]["a"]
+    assert side_a["pipeline"] == "keyword" and side_a["reports"] == data["reports"]
+    none = judge_agreement(any_ws, project, experiment.id, pipeline="hybrid")
+    assert none["pipeline"] == "hybrid" and none["reports"] == []
     assert both.text.count('class="jh-report"') == len(data["reports"])
 
 

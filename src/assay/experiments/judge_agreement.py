@@ -148,9 +148,10 @@ def judging_source(
         if judgment.rating in grades and judgment.unit.run_id is not None:
             key = (judgment.unit.topic_id, judgment.unit.run_id)
             per_report.setdefault(key, []).append(grades[judgment.rating])
+    by_id = {t.task_id: t for t in tasks}
     labels: Labels = {}
     for result in results:
-        task = next((t for t in tasks if t.task_id == result.task_id), None)
+        task = by_id.get(result.task_id)
         if task is None:
             continue
         for topic in (task.task_id, task.item_id, *task.aliases):
@@ -204,9 +205,11 @@ def judge_agreement(
     ref: int | str,
     *,
     mapping: Mapping[str, str] | None = None,
+    pipeline: str | None = None,
     experiment: Experiment | None = None,
 ) -> dict[str, Any]:
-    """Every judge metric of the experiment against every fitting human source (JSON)."""
+    """Every judge metric of the experiment against every fitting human source (JSON);
+    ``pipeline``: that pipeline's results only (else all of them)."""
     experiment = experiment or get_experiment(ws, project, ref, with_aggregates=False)
     wanted = {
         normalise_label(k) or "": normalise_label(v) or "" for k, v in (mapping or {}).items()
@@ -215,7 +218,7 @@ def judge_agreement(
     reports: list[dict[str, Any]] = []
     sources: dict[str, int] = {}
     if judges:
-        results = list(iter_results(ws, project, experiment.id))
+        results = list(iter_results(ws, project, experiment.id, pipeline))
         tasks = experiment_tasks_of(ws, experiment.id)
         queries = {t.task_id: t.query() for t in tasks}
         found = {
@@ -234,6 +237,7 @@ def judge_agreement(
     return {
         "experiment": experiment.id,
         "name": experiment.name,
+        "pipeline": pipeline,
         "judge_metrics": list(judges),
         "sources": sources,
         "mapping": wanted,

@@ -36,8 +36,10 @@ def _comparison(
         ws, project, a, b, pipeline_a=pa or None, pipeline_b=pb or None, metric=metric or None
     )
     data["judge_agreement"] = {
-        "a": judge_agreement(ws, project, data["a"]["experiment"]),
-        "b": judge_agreement(ws, project, data["b"]["experiment"]),
+        side: judge_agreement(
+            ws, project, data[side]["experiment"], pipeline=data[side]["pipeline"]
+        )
+        for side in ("a", "b")
     }
     return ws, project, data
 
@@ -54,7 +56,7 @@ def api_compare(
 ) -> Any:
     """Two experiments side by side: per metric, per query type and per task (the
     ``tasks.rows`` largest differences of one metric), each sorted by the size of the
-    difference ``b - a``; and each experiment's judge against human labels."""
+    difference ``b - a``; and each side's judge against human labels (that pipeline's)."""
     return _comparison(request, name, a, b, pa, pb, metric)[2]
 
 
