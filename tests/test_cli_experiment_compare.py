@@ -10,11 +10,12 @@ from typer.testing import CliRunner
 from assay.cli import make_app
 from assay.experiments import create_experiment, run_experiment
 from assay.experiments.compare import compare_experiments
-from assay.store.projects import create_project
+from assay.store.projects import create_project, get_project
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
 from tests.experiments_corpus import build_corpus
 from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.test_cli_remote import Team, team  # noqa: F401 - the team server fixture
 from tests.test_web_experiment_compare import judge_metric
 
 
@@ -58,3 +59,27 @@ def test_compare_and_judge_agreement(tmp_path: Path) -> None:
         home, "experiments", "judge-agreement", "kw", "--project", "handbook", "--map", "x"
     )
     assert bad.exit_code != 0 and "HUMAN_LABEL=JUDGE_LABEL" in bad.output
+
+
+def test_compare_and_judge_agreement_against_a_server(team: Team) -> None:  # noqa: F811
+    """With ASSAY_URL the commands read the server's JSON twins (SQLite and PostgreSQL)."""
+    ws = team.ws
+    project = get_project(ws, "handbook")
+    build_corpus(ws, project)
+    hybrid = {"name": "hybrid", "retriever": {"kind": "hybrid", "embedder": "hashing"}}
+    for name, pipeline in (("kw", "keyword"), ("hy", hybrid)):
+        made = create_experiment(ws, project, name, pipelines=[pipeline], mode="retrieval")
+        run_experiment(ws, project, made.id)
+    expected = compare_experiments(ws, project, "kw", "hy", metric="R@10")
+    shown = team.assay(
+        "experiments", "compare", "kw", "hy", "--metric", "R@10", "--project", "handbook", "--json"
+    )
+    assert shown.code == 0, shown.err
+    data = json.loads(shown.out)
+    assert {k: data[k] for k in expected} == json.loads(json.dumps(expected))
+    assert set(data["judge_agreement"]) == {"a", "b"}
+    agreement = team.assay("experiments", "judge-agreement", "kw", "--project", "handbook")
+    assert agreement.code == 0, agreement.err
+    assert "has no LLM judge metric" in agreement.out
+    missing = team.assay("experiments", "compare", "kw", "nope", "--project", "handbook")
+    assert missing.code != 0 and "no experiment 'nope'" in missing.err
