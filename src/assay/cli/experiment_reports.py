@@ -16,6 +16,7 @@ from assay.cli.common import (
     ProjectOption,
     command,
     console,
+    escape,
     fail,
     print_json,
     project_of,
@@ -110,14 +111,13 @@ def judge_agreement_command(
     """How an experiment's LLM judge agrees with people's labels of the same tasks (gold
     items, judged reports, imported human scores): Cohen's kappa, confusion matrix,
     precision and recall per label, examples of disagreement."""
-    from assay.experiments.judge_agreement import judge_agreement
+    from assay.errors import InvalidInput
+    from assay.experiments.judge_agreement import judge_agreement, parse_mapping
 
-    pairs: dict[str, str] = {}
-    for pair in mapping:
-        human, sep, judge = pair.partition("=")
-        if not sep or not human.strip() or not judge.strip():
-            fail(f"--map {pair!r}: write HUMAN_LABEL=JUDGE_LABEL, e.g. --map Perfect=yes")
-        pairs[human.strip()] = judge.strip()
+    try:
+        pairs = parse_mapping(mapping)
+    except InvalidInput as exc:
+        fail(escape(f"--{exc}"))
     server = remote.server(ctx)
     if server is not None:
         path = remote.project_path(server.project(project), "experiments", name, "judge-agreement")

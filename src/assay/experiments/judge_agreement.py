@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from assay.errors import InvalidInput
 from assay.experiments.imported import is_imported
 from assay.experiments.judge import ERROR
 from assay.experiments.results import TaskResult, iter_results
@@ -43,6 +44,17 @@ Key = tuple[str, str]
 Labels = dict[Key, str]
 
 EXAMPLES = 10
+
+
+def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
+    """``HUMAN=JUDGE`` texts (the API's ``map``, the CLI's ``--map``) as a mapping."""
+    found: dict[str, str] = {}
+    for pair in pairs:
+        human, sep, judge = pair.partition("=")
+        if not sep or not human.strip() or not judge.strip():
+            raise InvalidInput(f"map {pair!r}: write HUMAN_LABEL=JUDGE_LABEL, e.g. Perfect=yes")
+        found[human.strip()] = judge.strip()
+    return found
 
 
 def judge_metrics(experiment: Experiment) -> dict[str, tuple[str, ...]]:

@@ -8,24 +8,12 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from assay.errors import InvalidInput
 from assay.experiments import list_experiments
 from assay.experiments.compare import TASK_ROWS, compare_experiments
-from assay.experiments.judge_agreement import judge_agreement
+from assay.experiments.judge_agreement import judge_agreement, parse_mapping
 from assay.web.render import open_project, render
 
 router = APIRouter()
-
-
-def mapping_of(pairs: list[str]) -> dict[str, str]:
-    """``human=judge`` pairs from the query string."""
-    found: dict[str, str] = {}
-    for pair in pairs:
-        human, sep, judge = pair.partition("=")
-        if not sep or not human.strip() or not judge.strip():
-            raise InvalidInput(f"map {pair!r}: write HUMAN_LABEL=JUDGE_LABEL, e.g. Perfect=yes")
-        found[human.strip()] = judge.strip()
-    return found
 
 
 def _comparison(
@@ -72,7 +60,7 @@ def api_judge_agreement(
     """The experiment's judge metrics against people's labels of the same tasks: Cohen's
     kappa, confusion matrix, precision and recall per label, disagreements."""
     ws, project = open_project(request, name)
-    return judge_agreement(ws, project, ref, mapping=mapping_of(map))
+    return judge_agreement(ws, project, ref, mapping=parse_mapping(map))
 
 
 @router.get(
