@@ -3,6 +3,7 @@ progress, open the compare page and a drill-down."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -49,8 +50,20 @@ def test_keyword_against_hybrid_from_the_page(
     expect(page.get_by_text("No experiments yet")).to_be_visible()
     page.get_by_label("Name", exact=True).first.fill("keyword vs hybrid")
     page.get_by_label("Mode", exact=True).select_option("rag")
-    expect(page.get_by_label("Metrics")).to_have_value(
-        "retrieval_recall, retrieval_ndcg, nDCG@10, token_f1, rouge_l"
+    chosen = page.locator("#metrics-chosen")
+    expect(chosen).to_have_text(
+        "Chosen: retrieval_recall, retrieval_ndcg, nDCG@10, token_f1, rouge_l"
+    )
+    # metrics come from the list: untick one, tick another with its cut-off
+    picker = page.locator("#metric-picker")
+    picker.get_by_role("checkbox", name="rouge_l").uncheck()
+    picker.get_by_role("checkbox", name="retrieval_mrr").check()
+    picker.get_by_label("Cut-off k of retrieval_mrr").fill("5")
+    expect(
+        picker.get_by_text("Share of the gold passage groups that were retrieved.")
+    ).to_be_visible()
+    expect(chosen).to_have_text(
+        "Chosen: retrieval_recall, retrieval_ndcg, nDCG@10, token_f1, retrieval_mrr@5"
     )
     expect(page.get_by_label("Retriever of pipeline 1")).to_have_value("keyword")
     expect(page.get_by_label("Retriever of pipeline 2")).to_have_value("hybrid")
@@ -61,11 +74,17 @@ def test_keyword_against_hybrid_from_the_page(
     # progress arrives through server-sent events until the run is over
     expect(page.locator("#run-state")).to_have_text("done", timeout=30_000)
     expect(page.locator("#run-counts")).to_have_text("12 of 12 done, 0 errors (100%)")
-    page.get_by_role("button", name="Show the results").click()
-
+    # the results are there at once, without reloading the page: numbers, not "–"
     table = page.locator("#aggregate-table")
     expect(table.locator("thead th")).to_have_text(["Metric", "keyword", "hybrid"])
     expect(table.locator("tbody tr").first.locator("th")).to_have_text("retrieval_recall")
+    first_mean = table.locator("tbody tr").first.locator("td").first
+    expect(first_mean).to_contain_text(re.compile(r"^\s*\d\.\d{3}"), timeout=30_000)
+    expect(table.locator("tr.meta td").first).to_have_text("6")  # scored tasks
+    expect(page.locator("#reload-results")).to_be_hidden()
+    mrr = table.locator("tbody tr", has=page.locator("th", has_text="retrieval_mrr@5"))
+    expect(mrr.locator("td").first).to_contain_text(re.compile(r"\d\.\d{3}"))
+    expect(table).not_to_contain_text("rouge_l")
     expect(page.locator("#plots svg").first).to_be_visible()
     expect(page.locator("#type-table")).to_contain_text("fact_single")
     expect(page.locator("#task-table tbody tr")).to_have_count(6)
@@ -122,8 +141,53 @@ def test_a_pipeline_from_an_uploaded_run_file(
 
     expect(page.locator("h1")).to_have_text("file vs keyword")
     expect(page.locator("#run-state")).to_have_text("done", timeout=30_000)
-    page.get_by_role("button", name="Show the results").click()
     table = page.locator("#aggregate-table")
     expect(table.locator("thead th")).to_have_text(["Metric", "system-a", "keyword"])
     recall = table.locator("tbody tr").first.locator("td").first
-    expect(recall).to_have_text("1.000")
+    expect(recall).to_contain_text("1.000")
+
+
+def test_compare_two_experiments_differences_sorted(
+    page: Page, ws: Workspace, live_server: LiveServer
+) -> None:
+    from assay.experiments import create_experiment, run_experiment
+
+    accepted_demo_items(ws)
+    project, _ = open_demo(ws)
+    hybrid = {"name": "hybrid", "retriever": {"kind": "hybrid", "embedder": "hashing"}}
+    for name, pipeline in (("keyword only", "keyword"), ("hybrid only", hybrid)):
+        made = create_experiment(ws, project, name, pipelines=[pipeline], mode="retrieval")
+        run_experiment(ws, project, made.id)
+    page.goto(live_server.url + "/projects/demo/experiments")
+    page.get_by_role("link", name="Compare two experiments").click()
+    expect(page.locator("h1")).to_have_text("Compare two experiments")
+    expect(page.get_by_label("Experiment A")).to_have_value(
+        str(next(e.id for e in _experiments(ws) if e.name == "keyword only"))
+    )
+    rows = page.locator("#compare-metrics tbody tr")
+    expect(rows).to_have_count(6)
+    differences = [_signed(t) for t in rows.locator("td:last-child").all_inner_texts()]
+    sizes = [abs(d) for d in differences if d is not None]
+    assert sizes == sorted(sizes, reverse=True) and sizes and max(sizes) > 0
+    tasks = page.locator("#compare-tasks tbody tr")
+    expect(tasks).to_have_count(6)
+    per_task = [_signed(t) for t in tasks.locator("td:last-child").all_inner_texts()]
+    task_sizes = [abs(d) for d in per_task if d is not None]
+    assert task_sizes == sorted(task_sizes, reverse=True)
+    # choose another metric for the tasks: the form keeps both experiments
+    page.get_by_label("Tasks by metric").select_option("R@10")
+    page.get_by_role("button", name="Compare").click()
+    expect(page.locator("#cmp-tasks-heading")).to_have_text("Per task: R@10")
+    expect(page.get_by_label("Experiment B")).not_to_have_value("")
+
+
+def _experiments(ws: Workspace) -> list:  # type: ignore[type-arg]
+    from assay.experiments import list_experiments
+
+    project, _ = open_demo(ws)
+    return list_experiments(ws, project)
+
+
+def _signed(text: str) -> float | None:
+    text = text.strip().replace("−", "-")
+    return None if text in ("", "–") else float(text.replace(",", ""))

@@ -97,6 +97,7 @@ def test_main_pages_run_under_the_content_security_policy(page: Page, ws: Worksp
             f"{base}/conversations/new",
             f"{base}/experiments",
             f"{base}/experiments/{experiment.id}",
+            f"{base}/compare-experiments?a={experiment.id}&b={experiment.id}",
             f"{base}/transfer",
             "/guide",
             "/no/such/page",
@@ -110,6 +111,8 @@ def test_main_pages_run_under_the_content_security_policy(page: Page, ws: Worksp
         visit(f"{base}/experiments")  # the new-experiment form (Alpine)
         page.get_by_label("Where pipeline 1 gets its answers").select_option("file")
         page.get_by_label("Where pipeline 1 gets its answers").select_option("search")
+        page.get_by_label("Mode", exact=True).select_option("generation")  # the metric list
+        page.locator("#metric-picker").get_by_role("checkbox", name="bleu").check()
         visit("/")  # the new-project form (Alpine, static/projects.js)
         page.get_by_label("Name", exact=True).fill("csp check")
         page.get_by_role("button", name="Create").click()

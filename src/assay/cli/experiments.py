@@ -1,4 +1,5 @@
-"""``assay experiments``: create, list, run (with a progress bar), show, cancel."""
+"""``assay experiments``: create, list, run (with a progress bar), show, cancel; the reports
+of finished experiments are in ``cli.experiment_reports``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from assay.cli import remote
+from assay.cli import experiment_reports, remote
 from assay.cli.common import (
     JsonOption,
     ProjectOption,
@@ -40,7 +41,7 @@ def register(app: typer.Typer) -> None:
     command(group, "run", run_command)
     command(group, "show", show)
     command(group, "cancel", cancel)
-    command(group, "export-inspectorraget", export_inspectorraget)
+    experiment_reports.register(group)
 
 
 def _pipeline(value: str) -> Any:
@@ -345,29 +346,6 @@ def cancel(
     else:
         result = run(ctx, body)
     console().print(f"Experiment {result.name!r}: stop requested (status {result.status}).")
-
-
-def export_inspectorraget(
-    ctx: typer.Context,
-    name: str = typer.Argument(..., metavar="EXPERIMENT", help="Experiment name or id."),
-    path: Path = typer.Argument(..., metavar="PATH", help="The JSON file to write."),
-    project: str = ProjectOption,
-) -> None:
-    """Write an experiment as an InspectorRAGet file (schema version 2)."""
-    from assay.transfer.experiment_file import experiment_to_inspectorraget
-
-    server = remote.server(ctx)
-    if server is not None:
-        from assay.cli import remote_experiments
-
-        data = remote_experiments.inspectorraget(server, project, name)
-    else:
-        data = run(ctx, lambda ws: experiment_to_inspectorraget(ws, project_of(ws, project), name))
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-    console().print(
-        f"Wrote {path}: {len(data['models'])} model(s), {len(data['tasks'])} task(s), "
-        f"{len(data['results'])} result(s)."
-    )
 
 
 def _print_experiment(experiment: Any) -> None:

@@ -9,6 +9,8 @@
 ``store``      experiments and their frozen tasks in the database
 ``results``    the stored results of an experiment, all or one task across pipelines
 ``runner``     run, cancel and resume with progress; ``evaluate_tasks`` for ``assay eval``
+``compare``    two experiments side by side, differences sorted
+``judge_agreement``  the LLM judge against people's labels of the same tasks
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ One module per concept:
 ``support``    RAGTools' trigram support of an answer by its contexts
 ``overlap``    RAGAPHENE's lexical overlap: copied phrases, similar sentences, coverage
 ``agreement``  Cohen's and Fleiss' kappa, Krippendorff's alpha
+``judge_agreement``  an LLM judge's labels against people's: kappa, confusion, per-label P/R
 
 ``METRICS`` lists the per-item metrics by name, and ``parse_metric("nDCG@10")`` checks a
 name and its ``@k`` cutoff, so experiments and the CLI can take metric names as text.

@@ -123,7 +123,12 @@ def plots(
 ) -> dict[str, Any]:
     """Plot data: a histogram per metric and column, and means per query type."""
     values = {e.id: per_task_values(ws, project, e) for e in experiments}
-    metrics = metric_union(experiments)
+    # labels (a judge's yes/no) have no histogram: their counts are in the table
+    metrics = [
+        m
+        for m in metric_union(experiments)
+        if any(pipeline.get(m) for per in values.values() for pipeline in per.values())
+    ]
     distributions = {
         metric: [
             {
@@ -174,8 +179,20 @@ def task_rows(
             "item_id": t.item_id,
             "query": t.query(),
             "query_type": t.query_type,
+            "unanswerable": t.unanswerable,
             "results": results[t.task_id],
         }
         for t in page
     ]
     return len(tasks), rows
+
+
+def task_counts(ws: Workspace, experiment: Experiment) -> dict[str, int]:
+    """How many tasks some metrics skip: unanswerable ones (retrieval metrics) and those
+    without a reference answer (answer metrics); the page says so beside the means."""
+    tasks = experiment_tasks_of(ws, experiment.id)
+    return {
+        "tasks": len(tasks),
+        "unanswerable": sum(1 for t in tasks if t.unanswerable),
+        "no_reference": sum(1 for t in tasks if not t.references),
+    }

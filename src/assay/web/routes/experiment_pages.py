@@ -11,9 +11,11 @@ from fastapi.responses import HTMLResponse
 
 from assay.corpus.chunkings import list_chunkings
 from assay.experiments import DEFAULT_METRICS, list_experiments
+from assay.experiments.judge_agreement import judge_agreement
 from assay.experiments.tasks import TURN_SELECTIONS
 from assay.gold.project_config import generator_settings, retriever_settings
 from assay.gold.taxonomy import query_types
+from assay.metrics import METRICS
 from assay.records import STATUSES, Project
 from assay.review.versions import list_versions
 from assay.store.workspace import Workspace
@@ -34,6 +36,7 @@ def form_options(request: Request, ws: Workspace, project: Project) -> dict[str,
     return {
         "modes": list(MODES),
         "default_metrics": {mode: list(names) for mode, names in DEFAULT_METRICS.items()},
+        "metric_kinds": metric_kinds(),
         "statuses": list(STATUSES),
         "turns": list(TURN_SELECTIONS),
         "chunkings": [c.name for c in list_chunkings(ws, project)],
@@ -46,6 +49,16 @@ def form_options(request: Request, ws: Workspace, project: Project) -> dict[str,
         "api": f"/api/projects/{quote(project.name)}/experiments",
         "files_api": f"/api/projects/{quote(project.name)}/experiment-files",
     }
+
+
+def metric_kinds() -> list[dict[str, Any]]:
+    """The metrics registry by family, for the form's list of metrics."""
+    kinds: dict[str, list[dict[str, Any]]] = {}
+    for spec in METRICS.values():
+        kinds.setdefault(spec.kind, []).append(
+            {"name": spec.name, "cutoff": spec.cutoff, "higher_is_better": spec.higher_is_better}
+        )
+    return [{"kind": kind, "metrics": metrics} for kind, metrics in kinds.items()]
 
 
 @router.get("/projects/{name}/experiments", response_class=HTMLResponse, include_in_schema=False)
@@ -93,6 +106,8 @@ def experiment_page(
         page=page,
         pages=max(1, -(-total // view.PAGE_SIZE)),
         compare_refs=[str(e.id) for e in chosen[1:]],
+        task_counts=view.task_counts(ws, main),
+        judge_agreement=judge_agreement(ws, project, main.id, experiment=main),
     )
 
 

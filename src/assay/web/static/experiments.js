@@ -7,6 +7,19 @@ document.addEventListener("alpine:init", () => {
   let counter = 0;
 
   const { readJson } = window.assay;
+  // metric families each mode can score (the server checks again)
+  const SHOWN = {
+    retrieval: ["retrieval", "ir"],
+    generation: ["generation", "support"],
+    rag: ["retrieval", "ir", "generation", "support"],
+  };
+
+  function splitMetrics(names) {
+    return names.map((text) => {
+      const [name, k] = text.split("@");
+      return { name, k: k || "" };
+    });
+  }
 
   function pipeline(retriever, embedder) {
     counter += 1;
@@ -28,10 +41,32 @@ document.addEventListener("alpine:init", () => {
       version: "",
       statuses: ["accepted"],
       pipelines: [pipeline("keyword", options.embedder), pipeline("hybrid", options.embedder)],
-      metrics: (options.default_metrics.retrieval || []).join(", "),
+      picked: [],
+      cutoffs: {},
       busy: false,
       error: "",
-      resetMetrics() { this.metrics = (options.default_metrics[this.mode] || []).join(", "); },
+      init() { this.resetMetrics(); },
+      resetMetrics() {
+        const chosen = splitMetrics(options.default_metrics[this.mode] || []);
+        this.picked = chosen.map((m) => m.name);
+        this.cutoffs = Object.fromEntries(
+          options.metric_kinds.flatMap((g) => g.metrics).filter((m) => m.cutoff !== "none")
+            .map((m) => [m.name, m.cutoff === "required" ? "10" : ""]));
+        for (const m of chosen) if (m.k) this.cutoffs[m.name] = m.k;
+      },
+      kindShown(kind) { return (SHOWN[this.mode] || []).includes(kind); },
+      chosenMetrics() {
+        const shown = new Set(options.metric_kinds.filter((g) => this.kindShown(g.kind))
+          .flatMap((g) => g.metrics.map((m) => m.name)));
+        return this.picked.filter((name) => shown.has(name)).map((name) => {
+          const k = String(this.cutoffs[name] ?? "").trim();
+          return k ? name + "@" + k : name;
+        });
+      },
+      chosenText() {
+        const chosen = this.chosenMetrics();
+        return chosen.length ? text.chosen.replace("{metrics}", chosen.join(", ")) : text.none_chosen;
+      },
       addPipeline() { this.pipelines.push(pipeline("dense", options.embedder)); this.autoName(this.pipelines.at(-1)); },
       autoName(p) {
         const taken = new Set(this.pipelines.filter((q) => q !== p).map((q) => q.name));
@@ -69,7 +104,7 @@ document.addEventListener("alpine:init", () => {
         const empty = this.pipelines.find((p) => p.kind === "file" && !p.runFile && !p.answersFile);
         if (empty) { this.error = text.need_file.replace("{name}", empty.name); return; }
         this.busy = true;
-        const metrics = this.metrics.split(",").map((m) => m.trim()).filter(Boolean);
+        const metrics = this.chosenMetrics();
         try {
           const pipelines = [];
           for (const p of this.pipelines) {
@@ -113,7 +148,7 @@ document.addEventListener("alpine:init", () => {
           this.p = JSON.parse(event.data);
           source.close();
           this.source = null;
-          this.finishedHere = true;
+          this.refresh();
         });
       },
       async cancel() {
@@ -129,6 +164,21 @@ document.addEventListener("alpine:init", () => {
         } catch (error) { window.assay.toast(error.message, "error"); }
       },
       reload() { window.location.reload(); },
+      // The results on the page were drawn when the page was loaded, before the run wrote
+      // them: once it is over, the same page is fetched again and its results put in place.
+      async refresh() {
+        try {
+          const response = await fetch(window.location.href, { headers: { Accept: "text/html" } });
+          if (!response.ok) throw new Error(String(response.status));
+          const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+          const incoming = fresh.getElementById("exp-results");
+          const here = document.getElementById("exp-results");
+          if (!incoming || !here) throw new Error("no results on the page");
+          here.replaceWith(document.importNode(incoming, true));
+        } catch (error) {
+          this.finishedHere = true; // the button reloads the whole page instead
+        }
+      },
     };
   });
 });
