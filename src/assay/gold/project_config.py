@@ -11,6 +11,8 @@
 - ``query_types``: see :mod:`assay.gold.taxonomy`.
 - ``annotators_see_all``: whether annotators read every item of the project, not only their
   own (the role table's ``item.read`` rule asks for it).
+- ``pool``: :class:`assay.search.pool_settings.PoolSettings` fields (sources, depth,
+  strong_coverage, strong_min_words): the pool and the unanswerable check's strong hit.
 - ``judging_ratings``: the rating scale of judging mode, first value "not rated" (default
   autojudge-annotate's: Not rated, Perfect, Mostly Good, So-so, Bad).
 """
@@ -25,6 +27,7 @@ from assay.gold.taxonomy import check_query_types, enrichment_vocabulary
 from assay.llm import GeneratorSettings
 from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.records import Project
+from assay.search.pool_settings import parse_pool_settings, pool_settings
 from assay.search.retriever import RetrieverSettings, parse_retriever_settings
 from assay.store.projects import update_project_settings
 from assay.store.workspace import Workspace
@@ -97,6 +100,8 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
             settings[key] = dataclasses.asdict(generator)
         elif key == "retriever":
             settings[key] = parse_retriever_settings(value).model_dump()
+        elif key == "pool":
+            settings[key] = parse_pool_settings(value).model_dump()
         elif key == "enrichments":
             settings[key] = check_enrichments(value)
         elif key == "query_types":
@@ -110,7 +115,7 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
         else:
             raise InvalidInput(
                 f"unknown setting {key!r}; settings are: generator, retriever, enrichments, "
-                "query_types, annotators_see_all, judging_ratings"
+                "query_types, annotators_see_all, judging_ratings, pool"
             )
     return update_project_settings(ws, project, settings)
 
@@ -123,4 +128,5 @@ def settings_view(project: Project) -> dict[str, Any]:
         "enrichments": enrichment_vocabulary(project),
         "annotators_see_all": bool(project.settings.get("annotators_see_all")),
         "judging_ratings": list(judging_ratings(project)),
+        "pool": pool_settings(project.settings).model_dump(),
     }

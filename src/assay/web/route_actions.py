@@ -88,6 +88,8 @@ READS: dict[tuple[str, str], str] = {
     # the dashboard counts every item of the project: those who read them all
     ("GET", "/projects/{name}/dashboard"): "item.read",
     ("GET", "/api/projects/{name}/dashboard"): "item.read",
+    # the project's pool coverage reads every item's gold
+    ("GET", "/api/projects/{name}/pool/summary"): "item.read",
     # the review queue lists other people's items
     ("GET", "/projects/{name}/review"): "item.read",
     ("GET", f"{P}/review-queue"): "item.read",
