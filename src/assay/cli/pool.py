@@ -226,8 +226,7 @@ def _print_pool(one: Pool, names: dict[str, str]) -> None:
         judged = f"  [green]{entry.judged}[/]" if entry.judged else ""
         name = escape(names.get(entry.doc_id, entry.doc_id))
         out.print(
-            f"[bold]{n}.[/] {name} chars {entry.start}–{entry.end}  "
-            f"[dim]{escape(found)}[/]{judged}"
+            f"[bold]{n}.[/] {name} chars {entry.start}–{entry.end}  [dim]{escape(found)}[/]{judged}"
         )
         out.print(f"    {entry.text[:160]}", markup=False)
     coverage = "—" if one.coverage is None else f"{one.coverage:.0%}"

@@ -101,7 +101,7 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
         elif key == "retriever":
             settings[key] = parse_retriever_settings(value).model_dump()
         elif key == "pool":
-            settings[key] = parse_pool_settings(value).model_dump()
+            settings[key] = _checked_pool(value)
         elif key == "enrichments":
             settings[key] = check_enrichments(value)
         elif key == "query_types":
@@ -118,6 +118,19 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
                 "query_types, annotators_see_all, judging_ratings, pool"
             )
     return update_project_settings(ws, project, settings)
+
+
+def _checked_pool(value: Any) -> dict[str, Any]:
+    """Pool settings; external endpoints the outgoing-HTTP policy refuses are refused now."""
+    pool = parse_pool_settings(value)
+    policy = OutgoingPolicy.from_settings()
+    for source in pool.sources:
+        if source.kind == "external":
+            try:
+                policy.check_url(source.endpoint, strict=False)
+            except OutgoingRefused as exc:
+                raise OutgoingRefused(f"pool settings: source {source.name!r}: {exc}") from None
+    return pool.model_dump()
 
 
 def settings_view(project: Project) -> dict[str, Any]:

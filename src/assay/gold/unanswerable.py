@@ -5,8 +5,8 @@ A turn is marked unanswerable by its query type (``unanswerable``) or, in conver
 its answerability enrichment (``UNANSWERABLE``). The check looks at
 the passages a search found for the question (the project's pool, see
 :mod:`assay.experiments.pools`) and calls a passage a *strong hit* when it holds at least
-``strong_coverage`` of the question's content words and at least ``strong_min_words`` of
-them (:mod:`assay.search.pool_settings`, defaults 0.8 and 2). Word coverage is used rather
+``strong_coverage`` of the question's content words (stop words and question words such
+as "how many" or "wie viele" left out) and at least ``strong_min_words`` of them (:mod:`assay.search.pool_settings`, defaults 0.8 and 2). Word coverage is used rather
 than a retriever's score because BM25 scores, cosines and fused RRF scores live on unrelated
 scales and an external system's scores on none at all; the share of the question found in a
 passage means the same whichever pipeline found it. A strong hit is a warning, never an
@@ -23,6 +23,20 @@ from assay.gold.checks import Finding, content_words
 from assay.gold.conversations import NO_RELEVANT, answerability
 from assay.gold.taxonomy import UNANSWERABLE
 from assay.records import Item, Turn
+
+
+QUESTION_WORDS = frozenset(
+    """how many much what when where which who whom whose why do does did can could should
+    would must may might shall wie viele viel was wann wo woher wohin welche welcher welches
+    wer wen wem warum wieso weshalb kann können muss müssen darf dürfen soll sollen""".split()
+)
+"""Words that ask rather than say what is asked about: left out of a question's words."""
+
+
+def asked_words(query: str) -> set[str]:
+    """The words of a question a passage would have to hold: its content words without the
+    question words."""
+    return content_words(query) - QUESTION_WORDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +66,7 @@ def strong_hits(
 ) -> list[StrongHit]:
     """The passages (``doc_id``, ``start``, ``end``, ``text``, optional ``found_by``) that are
     strong hits for ``query``, best coverage first."""
-    asked = content_words(query)
+    asked = asked_words(query)
     if len(asked) < min_words:
         return []
     found: list[StrongHit] = []

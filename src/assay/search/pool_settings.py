@@ -8,8 +8,8 @@ contract of docs/evaluation.md; sources of kind ``run`` are TREC run files uploa
 workspace (referred to by sha256 and name, never by a path on the server).
 
 ``strong_coverage`` defines the *strong hit* of the unanswerable check: a pooled passage
-holding at least that share of the question's content words (stop words and one-letter words
-left out), and at least ``strong_min_words`` of them.
+holding at least that share of the question's words (stop words, question words and
+one-letter words left out), and at least ``strong_min_words`` of them.
 """
 
 from __future__ import annotations
