@@ -2,15 +2,16 @@
 looks like its answer.
 
 A turn is marked unanswerable by its query type (``unanswerable``) or, in conversations, by
-its answerability enrichment (``UNANSWERABLE``). The check looks at
-the passages a search found for the question (the project's pool, see
-:mod:`assay.experiments.pools`) and calls a passage a *strong hit* when it holds at least
-``strong_coverage`` of the question's content words (stop words and question words such
-as "how many" or "wie viele" left out) and at least ``strong_min_words`` of them (:mod:`assay.search.pool_settings`, defaults 0.8 and 2). Word coverage is used rather
-than a retriever's score because BM25 scores, cosines and fused RRF scores live on unrelated
-scales and an external system's scores on none at all; the share of the question found in a
-passage means the same whichever pipeline found it. A strong hit is a warning, never an
-error: the passage may name the topic without answering the question.
+its answerability enrichment (``UNANSWERABLE``). The check looks at the passages a search
+found for the question (the project's pool, see :mod:`assay.experiments.pools`) and calls a
+passage a *strong hit* when it holds at least ``strong_coverage`` of the question's content
+words (stop words and question words such as "how many" or "wie viele" left out) and at
+least ``strong_min_words`` of them (:mod:`assay.search.pool_settings`, defaults 0.8 and 2).
+Word coverage is used rather than a retriever's score because BM25 scores, cosines and fused
+RRF scores live on unrelated scales and an external system's scores on none at all; the
+share of the question found in a passage means the same whichever pipeline found it. A
+strong hit is a warning, never an error: the passage may name the topic without answering
+the question.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from assay.gold.checks import Finding, content_words
 from assay.gold.conversations import NO_RELEVANT, answerability
 from assay.gold.taxonomy import UNANSWERABLE
 from assay.records import Item, Turn
-
 
 QUESTION_WORDS = frozenset(
     """how many much what when where which who whom whose why do does did can could should
