@@ -5,6 +5,7 @@ and nothing stored changes. Also the JSON endpoints."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -173,3 +174,63 @@ def test_json_endpoints_with_an_external_source(ws: Workspace, corpus: Corpus) -
     assert client.get("/api/projects/test/pool", params={"q": "x", "depth": 0}).status_code == 422
     missing = client.get("/api/projects/test/items/nope/pool")
     assert missing.status_code == 404
+
+
+def _events(response: Any) -> list[dict[str, Any]]:
+    assert response.status_code == 200, response.text
+    return [json.loads(line) for line in response.text.splitlines() if line.strip()]
+
+
+def test_the_workbench_retrieves_from_an_external_system(ws: Workspace, corpus: Corpus) -> None:
+    project = corpus.project
+    client = _client(ws)
+    replies: list[Any] = []
+
+    def answer(body: dict[str, Any]) -> Any:
+        return replies.pop(0) if replies else {"contexts": [{"text": "Meals on business trips"}]}
+
+    api = "/api/projects/test/conversations"
+    with FakeRag(answer) as service:
+        saved = client.put(
+            "/api/projects/test/pool-settings",
+            json={
+                "sources": _settings(service.url, timeout_s=0.5).model_dump()["sources"],
+                "chat": "mine",
+            },
+        )
+        assert saved.status_code == 200, saved.text
+        assert saved.json()["chat"] == "mine", saved.json()
+        assert saved.json()["sources"][1]["retries"] == 0, saved.json()
+        found = _events(client.post(api, json={"query": "What do meals on trips cost?"}))
+        assert found[-1]["type"] == "done", found[-1]
+        item = get_item(ws, project, found[-1]["item"]["id"])
+        turn = item.turns[0]
+        assert [c["title"] for c in turn.retrieved] == ["travel.txt"]
+        assert turn.retrieved[0]["found_by"] == {"mine": 1}
+        assert turn.generation["retrieval"]["settings"]["source"] == "mine"
+        assert service.requests[0]["query"] == "What do meals on trips cost?"
+        # the second turn sends the conversation so far; a failing system stores nothing
+        for failure, says in ((500, "HTTP 500"), ("slow", "timed out"), ("[]", "JSON object")):
+            replies.append(failure)
+            url = f"{api}/{item.id}/turns"
+            sent = client.post(url, json={"version": item.version, "query": "And hotels?"})
+            assert sent.status_code == 503 and says in sent.json()["detail"], sent.text
+            assert "'mine'" in sent.json()["detail"]
+            assert get_item(ws, project, item.id).turns == item.turns
+        second = _events(
+            client.post(
+                f"{api}/{item.id}/turns", json={"version": item.version, "query": "And hotels?"}
+            )
+        )
+        assert second[-1]["type"] == "done"
+        history = service.requests[-1]["history"]
+        assert history == [{"role": "user", "content": "What do meals on trips cost?"}]
+        # the whole pool: the index and the system, each passage once
+        client.put("/api/projects/test/pool-settings", json={"chat": "pool"})
+        pooled = _events(client.post(api, json={"query": "meals on business trips"}))
+        contexts = get_item(ws, project, pooled[-1]["item"]["id"]).turns[0].retrieved
+        meals = [c for c in contexts if "Meals" in c["text"]]
+        assert len(meals) == 1 and meals[0]["found_by"] == {"keyword": 1, "mine": 1}
+    bad = client.put("/api/projects/test/pool-settings", json={"chat": "nobody"})
+    assert bad.status_code == 422 and "chat 'nobody' is no source" in bad.text
+    assert len(get_item(ws, project, item.id).turns) == 2  # only the turn that was answered

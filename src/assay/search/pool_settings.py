@@ -7,6 +7,10 @@ dense indexes ten deep. Sources of kind ``external`` are RAG services behind the
 contract of docs/evaluation.md; sources of kind ``run`` are TREC run files uploaded to the
 workspace (referred to by sha256 and name, never by a path on the server).
 
+``chat`` chooses what the conversation workbench retrieves from: the project's retriever
+(empty, the default), the whole pool (``pool``), or one source by name (an external system,
+say), as RAGAPHENE's create mode lets a conversation use any retriever.
+
 ``strong_coverage`` defines the *strong hit* of the unanswerable check: a pooled passage
 holding at least that share of the question's words (stop words, question words and
 one-letter words left out), and at least ``strong_min_words`` of them.
@@ -24,6 +28,8 @@ from assay.errors import InvalidInput
 SourceKind = Literal["keyword", "dense", "hybrid", "external", "run"]
 SOURCE_KINDS: tuple[str, ...] = ("keyword", "dense", "hybrid", "external", "run")
 BUILT_IN: tuple[str, ...] = ("keyword", "dense", "hybrid")
+CHAT_POOL = "pool"
+"""The ``chat`` value that makes the conversation workbench retrieve from the whole pool."""
 
 
 class RunFile(BaseModel):
@@ -75,6 +81,12 @@ class PoolSettings(BaseModel):
         le=1,
         description="Share of the question's content words a strong hit holds.",
     )
+    chat: str = Field(
+        default="",
+        max_length=100,
+        description="Where the conversation workbench retrieves from: '' for the project's "
+        "retriever, 'pool' for the whole pool, or the name of one source.",
+    )
     strong_min_words: int = Field(
         default=2, ge=1, le=20, description="Content words a strong hit holds at least."
     )
@@ -85,6 +97,11 @@ class PoolSettings(BaseModel):
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise ValueError(f"source names must differ; named twice: {', '.join(twice)}")
+        if self.chat not in ("", CHAT_POOL, *names):
+            raise ValueError(
+                f"chat {self.chat!r} is no source; choose '' (the project's retriever), "
+                f"'{CHAT_POOL}' or one of: {', '.join(names)}"
+            )
         return self
 
 
@@ -135,6 +152,8 @@ def with_sources(
                 for name, ref in runs or ()
             ),
         ]
+        if data["chat"] not in ("", CHAT_POOL, *(s["name"] for s in data["sources"])):
+            data["chat"] = ""  # the chat's source is not among the sources given
     if depth is not None:
         data["depth"] = depth
     return parse_pool_settings(data)

@@ -15,6 +15,7 @@ P = "/api/projects/{name}"
 WRITES: dict[tuple[str, str], str] = {
     ("POST", "/api/projects"): "project.create",
     ("PUT", f"{P}/settings"): "project.settings",
+    ("PUT", f"{P}/pool-settings"): "project.settings",
     ("POST", f"{P}/documents"): "document.write",
     ("PATCH", f"{P}/documents/{{doc_id}}"): "document.write",
     ("DELETE", f"{P}/documents/{{doc_id}}"): "document.write",

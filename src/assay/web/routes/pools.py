@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query, Request
 
 from assay.corpus.documents import document_names
 from assay.experiments.pools import Pool, pool_strong_hits, project_pool, question_pool
+from assay.gold.project_config import update_settings
 from assay.records import Project
 from assay.search.pool_settings import PoolSettings, pool_settings, with_sources
 from assay.store.workspace import Workspace
@@ -91,3 +92,21 @@ def api_pool_summary(
                     {"task_id": pool.task_id, "query": pool.query, **dataclasses.asdict(hits[0])}
                 )
     return {"summary": whole.summary(), "unanswerable_with_strong_hits": warnings}
+
+
+@router.get("/api/projects/{name}/pool-settings", tags=["search"])
+def api_pool_settings(request: Request, name: str) -> Any:
+    """The pool settings: sources, depth, the strong-hit rule, and ``chat`` (what the
+    conversation workbench retrieves from)."""
+    _, project = open_project(request, name)
+    return pool_settings(project.settings).model_dump()
+
+
+@router.put("/api/projects/{name}/pool-settings", tags=["search"])
+def api_save_pool_settings(request: Request, name: str, body: dict[str, Any]) -> Any:
+    """Change some pool settings (fields left out keep their values); invalid settings and
+    endpoints the outgoing-HTTP policy refuses get 422 and nothing is stored."""
+    ws, project = open_project(request, name)
+    merged = {**pool_settings(project.settings).model_dump(), **body}
+    saved = update_settings(ws, project, {"pool": merged})
+    return pool_settings(saved.settings).model_dump()

@@ -76,6 +76,8 @@
     poolButton.setAttribute("aria-pressed", String(mode === "pool"));
     hits.hidden = mode === "pool";
     view.hidden = mode !== "pool";
+    const said = $("search-state");  // "10 hits" is about the hits
+    if (said) said.hidden = mode === "pool";
     if (mode === "pool") load();
   }
 
@@ -132,7 +134,7 @@
       el("ul", {}, ...strong.slice(0, 3).map((hit) => el("li", { class: "pool-strong" },
         el("span", { class: "docname", text: names[hit.doc_id] || hit.doc_id }), " ",
         el("span", { class: "badge warn", text: Math.round(hit.coverage * 100) + "%" }), " ",
-        el("span", { class: "pool-strong-text", text: hit.text.length > 240 ? hit.text.slice(0, 240) + "…" : hit.text }),
+        el("span", { class: "pool-strong-text", text: hit.text.length > 180 ? hit.text.slice(0, 180) + "…" : hit.text }),
         el("span", { class: "muted", text: " " + t("pool.warn.words", { words: hit.words.join(", ") }) })))));
   }
 
@@ -157,6 +159,34 @@
       if (state.mode === "pool") { status.textContent = t("pool.failed", { detail: err.message }); list.replaceChildren(); }
     }
   }
+
+  // ------------------------------------------------------------ the workbench's retriever
+
+  // What the workbench's chat retrieves from (the pool settings' "chat"): the project's
+  // retriever, the whole pool, or one pool source such as an external system.
+  async function chatChoice() {
+    if (!$("composer")) return;
+    let settings;
+    try { settings = await api("GET", base + "/pool-settings"); } catch (err) { return; }
+    const select = el("select", { id: "pool-chat" },
+      el("option", { value: "", text: t("pool.chat.project") }),
+      el("option", { value: "pool", text: t("pool.chat.pool") }),
+      ...settings.sources.map((s) => el("option", { value: s.name, text: t("pool.chat.source", { name: s.name, kind: s.kind }) })));
+    select.value = settings.chat;
+    const said = el("span", { class: "muted", role: "status", "aria-live": "polite" });
+    select.addEventListener("change", async () => {
+      try {
+        const saved = await api("PUT", base + "/pool-settings", { chat: select.value });
+        select.value = saved.chat;
+        said.textContent = t("pool.chat.saved");
+      } catch (err) {
+        said.textContent = t("pool.failed", { detail: err.message });
+        select.value = settings.chat;
+      }
+    });
+    toggle.before(el("p", { class: "pool-chat" }, el("label", { for: "pool-chat", text: t("pool.chat.label") }), " ", select, " ", said));
+  }
+  chatChoice();
 
   // The unanswerable check runs when the question is (or may have become) marked unanswerable.
   let timer = null;
