@@ -41,6 +41,16 @@ def found(doc: str | None, start: int | None, end: int | None, text: str = "") -
     return {"doc_id": doc, "start": start, "end": end, "text": text, "chunk_id": None}
 
 
+PASSWORDS = "How many characters must passwords have at least?"
+"""Marked unanswerable in these tests, though the security document answers it."""
+
+
+def doubtful_item(ws: Workspace, project: Project) -> Item:
+    """An item marked unanswerable whose answer the documents hold (a strong hit)."""
+    turn = Turn(query=PASSWORDS, answer="The documents do not say.", query_type="unanswerable")
+    return create_item(ws, project, Item(turns=[turn]))
+
+
 def test_same_passage_is_half_of_either() -> None:
     assert same_passage((0, 100), (10, 90))  # inside
     assert same_passage((0, 100), (50, 300))  # half of the first
@@ -175,19 +185,7 @@ def test_project_pool_summary_and_unanswerable_marks(any_ws: Workspace, corpus: 
 
 def test_unanswerable_check_warns_with_the_strong_hit(any_ws: Workspace, corpus: Corpus) -> None:
     ws, project = any_ws, corpus.project
-    doubtful = create_item(
-        ws,
-        project,
-        Item(
-            turns=[
-                Turn(
-                    query="How many characters must passwords have at least?",
-                    answer="The documents do not say.",
-                    query_type="unanswerable",
-                )
-            ]
-        ),
-    )
+    doubtful = doubtful_item(ws, project)
     findings = unanswerable_check(ws, project, doubtful, KEYWORD_ONLY)
     assert [f.code for f in findings] == ["unanswerable_strong_hit"]
     assert findings[0].level == "warning" and findings[0].params["count"] >= 1

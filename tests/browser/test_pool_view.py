@@ -14,6 +14,7 @@ from assay.records import Item, Project, Turn
 from assay.store.workspace import Workspace
 from tests.conftest import LiveServer
 from tests.experiments_corpus import build_corpus
+from tests.test_pools import PASSWORDS, doubtful_item
 
 pytestmark = pytest.mark.browser
 
@@ -60,19 +61,7 @@ def test_unanswerable_warning_shows_the_strong_hit(
 ) -> None:
     build_corpus(ws, project)
     update_settings(ws, project, {"pool": TWO_SOURCES})
-    doubtful = create_item(
-        ws,
-        project,
-        Item(
-            turns=[
-                Turn(
-                    query="How many characters must passwords have at least?",
-                    answer="The documents do not say.",
-                    query_type="unanswerable",
-                )
-            ]
-        ),
-    )
+    doubtful = doubtful_item(ws, project)
     page.goto(f"{live_server.url}/projects/test/items/{doubtful.id}")
     warning = page.locator("#pool-warning")
     expect(warning).to_be_visible(timeout=WAIT)
@@ -115,7 +104,7 @@ def test_workbench_warns_for_an_unanswerable_turn(
             turns=[
                 Turn(query="How much is a hotel night?", answer="120 euros."),
                 Turn(
-                    query="How many characters must passwords have at least?",
+                    query=PASSWORDS,
                     answer="Not in the documents.",
                     enrichments={"Answerability": ["UNANSWERABLE"]},
                 ),

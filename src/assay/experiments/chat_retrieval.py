@@ -16,15 +16,14 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from assay.corpus.chunkings import get_chunking
-from assay.errors import BackendUnavailable, InvalidInput
+from assay.errors import BackendUnavailable
 from assay.experiments.pool_sources import PoolSources, adhoc_task
 from assay.experiments.pools import merge
-from assay.gold.project_config import retriever_settings
-from assay.gold.turn_answers import OVERRIDES, doc_names
+from assay.gold.turn_answers import conversation_retriever, doc_names
 from assay.gold.turn_answers import retrieve as retrieve_with_index
 from assay.records import Context, Project
 from assay.search.pool_settings import CHAT_POOL, pool_settings
-from assay.search.retriever import parse_retriever_settings, query_text
+from assay.search.retriever import query_text
 from assay.store.workspace import Workspace
 
 
@@ -40,13 +39,7 @@ def retrieve(
     settings = pool_settings(project.settings)
     if not settings.chat:
         return retrieve_with_index(ws, project, questions, rewrite, overrides)
-    unknown = sorted(set(overrides) - set(OVERRIDES))
-    if unknown:
-        raise InvalidInput(
-            f"conversation retriever: unknown override(s) {', '.join(unknown)}; "
-            f"a conversation may set: {', '.join(OVERRIDES)}"
-        )
-    retriever = parse_retriever_settings({**retriever_settings(project).model_dump(), **overrides})
+    retriever = conversation_retriever(project, overrides)
     query = query_text(list(questions), rewrite or None, retriever.query_from)
     chosen = (
         settings

@@ -8,6 +8,7 @@ error that stopped it; one failing source never stops the others.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -131,15 +132,4 @@ class PoolSources:
             settings,
             embedder=self._embedder if source.kind != "keyword" else None,
         )
-        return [
-            {
-                "chunk_id": h.chunk_id,
-                "doc_id": h.doc_id,
-                "start": h.start,
-                "end": h.end,
-                "score": h.score,
-                "rank": h.rank,
-                "text": h.text,
-            }
-            for h in hits
-        ]
+        return [dataclasses.asdict(hit) for hit in hits]  # merge() reads the placement

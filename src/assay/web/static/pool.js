@@ -65,9 +65,10 @@
   const list = el("div", { class: "hits pool-list", role: "list", "aria-label": t("pool.toggle.pool") });
   const view = el("div", { id: "pool-view", class: "pool-view", hidden: true }, status, problems, list);
   const warning = el("div", { id: "pool-warning", class: "pool-warning", role: "alert", hidden: true });
-  hits.before(toggle);
+  const bar = el("div", { class: "pool-bar" }, toggle);
+  hits.before(bar);
   hits.after(view);
-  const anchor = $("ev-unanswerable") || toggle;
+  const anchor = $("ev-unanswerable") || bar;
   anchor.after(warning);
 
   function setMode(mode) {
@@ -122,6 +123,21 @@
       ...Object.entries(pool.unplaced).map(([source, n]) => el("li", { class: "muted", text: t("pool.unplaced", { source, n }) })));
   }
 
+  // About 180 characters of a strong hit: the stretch that holds the most question words.
+  function around(text, words) {
+    const lower = text.toLowerCase();
+    const hits = [];
+    for (const w of words) for (let at = lower.indexOf(w); at >= 0; at = lower.indexOf(w, at + 1)) hits.push([at, w]);
+    let start = 0;
+    let most = 0;
+    for (const [at] of hits) {
+      const from = Math.max(0, at - 40);
+      const inside = new Set(hits.filter(([p, w]) => p >= from && p + w.length <= from + 180).map(([, w]) => w)).size;
+      if (inside > most) { most = inside; start = from; }
+    }
+    return (start > 0 ? "…" : "") + text.slice(start, start + 180) + (start + 180 < text.length ? "…" : "");
+  }
+
   function renderWarning(pool) {
     const strong = pool && markedUnanswerable(pool) ? pool.strong_hits : [];
     warning.hidden = !strong.length;
@@ -134,7 +150,7 @@
       el("ul", {}, ...strong.slice(0, 3).map((hit) => el("li", { class: "pool-strong" },
         el("span", { class: "docname", text: names[hit.doc_id] || hit.doc_id }), " ",
         el("span", { class: "badge warn", text: Math.round(hit.coverage * 100) + "%" }), " ",
-        el("span", { class: "pool-strong-text", text: hit.text.length > 180 ? hit.text.slice(0, 180) + "…" : hit.text }),
+        el("span", { class: "pool-strong-text", text: around(hit.text, hit.words) }),
         el("span", { class: "muted", text: " " + t("pool.warn.words", { words: hit.words.join(", ") }) })))));
   }
 
@@ -184,7 +200,7 @@
         select.value = settings.chat;
       }
     });
-    toggle.before(el("p", { class: "pool-chat" }, el("label", { for: "pool-chat", text: t("pool.chat.label") }), " ", select, " ", said));
+    bar.append(el("span", { class: "pool-chat" }, el("label", { for: "pool-chat", text: t("pool.chat.label") }), select, said));
   }
   chatChoice();
 
