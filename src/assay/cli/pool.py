@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
 def pool(
     ctx: typer.Context,
     query: str = typer.Argument(
-        None, metavar="[QUERY]", help="One question to pool (leave out to pool the project)."
+        None, metavar="QUERY", help="One question to pool (leave out to pool the project)."
     ),
     item: str = typer.Option(
         None, "--item", metavar="ITEM_ID", help="Pool one item's question, judged by its gold."
@@ -62,7 +62,11 @@ def pool(
         help="A TREC run file on this machine; its query ids are task ids (repeat).",
     ),
     depth: int = typer.Option(
-        None, "--depth", "-k", metavar="K", help="Passages from each source (default: 10)."
+        None,
+        "--depth",
+        "-k",
+        metavar="K",
+        help="Passages from each source (default: the settings, 10).",
     ),
     statuses: str = typer.Option(
         "all", "--statuses", metavar="LIST", help="Project pool: items with these statuses."
