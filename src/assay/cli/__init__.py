@@ -21,6 +21,7 @@ from assay.cli import (
     experiments,
     items,
     judge,
+    pool,
     projects,
     queue,
     remote,
@@ -121,6 +122,7 @@ def make_app() -> typer.Typer:
     projects.register(app)
     corpus.register(app)
     search.register(app)
+    pool.register(app)
     serve.register(app)
     transfer.register(app)
     items.register(app)

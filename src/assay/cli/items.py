@@ -158,12 +158,14 @@ def show(
     project: str = ProjectOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Show one item: its turns, evidence and the findings of the completeness checks.
+    """Show one item: its turns, evidence and the findings of the completeness checks
+    (with the unanswerable check: turns marked unanswerable whose pool has strong hits).
 
     With --json, prints {"item", "findings", "documents"} (documents: the names of the
     documents its evidence points to), as GET /api/projects/NAME/items/ITEM_ID does.
     """
     from assay.corpus.documents import document_names
+    from assay.experiments.pools import unanswerable_check
     from assay.gold.checks import check_item
     from assay.gold.item_reads import get_item
 
@@ -171,7 +173,8 @@ def show(
         target: Project = project_of(ws, project)
         item = get_item(ws, target, item_id)
         cited = (e.doc_id for t in item.turns for e in t.evidence if e.doc_id)
-        return item, check_item(item, target), document_names(ws, target, cited)
+        findings = check_item(item, target) + unanswerable_check(ws, target, item)
+        return item, findings, document_names(ws, target, cited)
 
     item, findings, names = run(ctx, body)
     if as_json:

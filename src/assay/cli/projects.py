@@ -177,6 +177,14 @@ def delete(
     console().print(f"Deleted project {name!r}")
 
 
+POOL_PRESETS: dict[str, dict[str, Any]] = {
+    "keyword": {"sources": [{"name": "keyword", "kind": "keyword"}]},
+    "built-in": {
+        "sources": [{"name": kind, "kind": kind} for kind in ("keyword", "dense", "hybrid")]
+    },
+}
+
+
 def _spec(option: str, value: str, presets: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """A preset name, a JSON object, or @FILE holding one."""
     text = value
@@ -222,6 +230,16 @@ def settings(
         '"hybrid", "k": 5}) or @FILE; the fields given replace the stored ones.',
         show_default=False,
     ),
+    pool: str = typer.Option(
+        None,
+        "--pool",
+        metavar="SPEC",
+        help="Set the pool (assay pool, the pool view, the unanswerable check, the chat's "
+        "source): keyword, built-in (keyword, dense and hybrid), a JSON object "
+        '({"depth": 20, "chat": "pool"}) or @FILE; the fields given replace the stored '
+        "ones (docs/evaluation.md).",
+        show_default=False,
+    ),
     see_all: bool = typer.Option(
         None,
         "--annotators-see-all/--annotators-own-only",
@@ -233,7 +251,7 @@ def settings(
         [],
         "--reset",
         metavar="PART",
-        help="Restore the default of generator, retriever, enrichments, query_types or "
+        help="Restore the default of generator, retriever, enrichments, query_types, pool or "
         "annotators_see_all.",
     ),
     as_json: bool = JsonOption,
@@ -265,6 +283,9 @@ def settings(
         if retriever is not None:
             stored = retriever_settings(target).model_dump()
             changes["retriever"] = {**stored, **_spec("--retriever", retriever, retriever_presets)}
+        if pool is not None:
+            stored = target.settings.get("pool") or {}
+            changes["pool"] = {**stored, **_spec("--pool", pool, POOL_PRESETS)}
         if see_all is not None:
             changes["annotators_see_all"] = see_all
         if changes:

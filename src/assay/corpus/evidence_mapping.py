@@ -22,7 +22,18 @@ def chunks_for_span(
         for chunk_id, c_start, c_end in chunks
         if min(end, c_end) > max(start, c_start)
     ]
-    chosen = [cid for cid, shared, size in overlaps if 2 * shared >= length or 2 * shared >= size]
+    chosen = [cid for cid, shared, size in overlaps if _enough(shared, length, size)]
     if not chosen and overlaps:
         chosen = [max(overlaps, key=lambda o: o[1])[0]]
     return tuple(dict.fromkeys(chosen))
+
+
+def _enough(shared: int, length: int, size: int) -> bool:
+    return 2 * shared >= length or 2 * shared >= size
+
+
+def same_passage(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two passages of one document stand for each other under the overlap policy:
+    they overlap by at least half of either one (no fallback to the largest overlap)."""
+    shared = min(a[1], b[1]) - max(a[0], b[0])
+    return shared > 0 and _enough(shared, max(a[1] - a[0], 1), max(b[1] - b[0], 1))

@@ -35,7 +35,8 @@ class Finding:
     params: dict[str, Any] = field(default_factory=dict)
 
 
-def _words(text: str) -> set[str]:
+def content_words(text: str) -> set[str]:
+    """The words of a text that carry meaning: lower-cased, stop words and one-letter words out."""
     return {w for w in re.findall(r"\w+", text.lower()) if w not in STOP_WORDS and len(w) > 1}
 
 
@@ -92,8 +93,8 @@ def check_item(item: Item, project: Project) -> list[Finding]:
                 )
             )
         if relevant and turn.answer.strip():
-            support = set().union(*(_words(e.text) for e in relevant))
-            if not _words(turn.answer) & support:
+            support = set().union(*(content_words(e.text) for e in relevant))
+            if not content_words(turn.answer) & support:
                 findings.append(
                     Finding(
                         "warning",

@@ -13,6 +13,8 @@
 - ``query_types``: see :mod:`assay.gold.taxonomy`.
 - ``annotators_see_all``: whether annotators read every item of the project, not only their
   own (the role table's ``item.read`` rule asks for it).
+- ``pool``: :class:`assay.search.pool_settings.PoolSettings` fields (sources, depth,
+  strong_coverage, strong_min_words): the pool and the unanswerable check's strong hit.
 - ``judging_ratings``: the rating scale of judging mode, first value "not rated" (default
   autojudge-annotate's: Not rated, Perfect, Mostly Good, So-so, Bad).
 """
@@ -32,6 +34,7 @@ from assay.gold.taxonomy import (
 from assay.llm import GeneratorSettings
 from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.records import Project
+from assay.search.pool_settings import parse_pool_settings, pool_settings
 from assay.search.retriever import RetrieverSettings, parse_retriever_settings
 from assay.store.projects import update_project_settings
 from assay.store.workspace import Workspace
@@ -145,6 +148,8 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
             settings[key] = dataclasses.asdict(generator)
         elif key == "retriever":
             settings[key] = parse_retriever_settings(value).model_dump()
+        elif key == "pool":
+            settings[key] = _checked_pool(value)
         elif key == "enrichments":
             settings[key] = check_enrichments(value)
         elif key == "enrichments_single":
@@ -160,9 +165,22 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
         else:
             raise InvalidInput(
                 f"unknown setting {key!r}; settings are: generator, retriever, enrichments, "
-                "enrichments_single, query_types, annotators_see_all, judging_ratings"
+                "enrichments_single, query_types, annotators_see_all, judging_ratings, pool"
             )
     return update_project_settings(ws, project, settings)
+
+
+def _checked_pool(value: Any) -> dict[str, Any]:
+    """Pool settings; external endpoints the outgoing-HTTP policy refuses are refused now."""
+    pool = parse_pool_settings(value)
+    policy = OutgoingPolicy.from_settings()
+    for source in pool.sources:
+        if source.kind == "external":
+            try:
+                policy.check_url(source.endpoint, strict=False)
+            except OutgoingRefused as exc:
+                raise OutgoingRefused(f"pool settings: source {source.name!r}: {exc}") from None
+    return pool.model_dump()
 
 
 def settings_view(project: Project) -> dict[str, Any]:
@@ -174,4 +192,5 @@ def settings_view(project: Project) -> dict[str, Any]:
         "enrichments_single": single_choice_enrichments(project),
         "annotators_see_all": bool(project.settings.get("annotators_see_all")),
         "judging_ratings": list(judging_ratings(project)),
+        "pool": pool_settings(project.settings).model_dump(),
     }

@@ -45,7 +45,7 @@ from assay.people.actors import account_name
 from assay.records import Context, Hit, Item, Project, Turn
 from assay.search.embeddings import workspace_embedder
 from assay.search.indexes import search
-from assay.search.retriever import parse_retriever_settings, query_text
+from assay.search.retriever import RetrieverSettings, parse_retriever_settings, query_text
 from assay.store.db import utcnow
 from assay.store.workspace import Workspace
 
@@ -115,6 +115,17 @@ def doc_names(ws: Workspace, project: Project, doc_ids: Iterable[str]) -> dict[s
     return {doc_id: names.get(doc_id, doc_id) for doc_id in wanted}
 
 
+def conversation_retriever(project: Project, overrides: Mapping[str, Any]) -> RetrieverSettings:
+    """The project's retriever settings with a conversation's overrides (kind, k, query_from)."""
+    unknown = sorted(set(overrides) - set(OVERRIDES))
+    if unknown:
+        raise InvalidInput(
+            f"conversation retriever: unknown override(s) {', '.join(unknown)}; "
+            f"a conversation may set: {', '.join(OVERRIDES)}"
+        )
+    return parse_retriever_settings({**retriever_settings(project).model_dump(), **overrides})
+
+
 def retrieve(
     ws: Workspace,
     project: Project,
@@ -124,13 +135,7 @@ def retrieve(
 ) -> tuple[list[Context], dict[str, Any]]:
     """Contexts for the last question, with the project's retriever settings overridden by
     the conversation's (kind, k, query_from); returns the contexts and how they were found."""
-    unknown = sorted(set(overrides) - set(OVERRIDES))
-    if unknown:
-        raise InvalidInput(
-            f"conversation retriever: unknown override(s) {', '.join(unknown)}; "
-            f"a conversation may set: {', '.join(OVERRIDES)}"
-        )
-    settings = parse_retriever_settings({**retriever_settings(project).model_dump(), **overrides})
+    settings = conversation_retriever(project, overrides)
     query = query_text(list(questions), rewrite or None, settings.query_from)
     embedder = workspace_embedder(ws, settings.embedder) if settings.kind != "keyword" else None
     hits = search(ws, project, query, settings.k, retriever=settings, embedder=embedder)

@@ -15,6 +15,7 @@ P = "/api/projects/{name}"
 WRITES: dict[tuple[str, str], str] = {
     ("POST", "/api/projects"): "project.create",
     ("PUT", f"{P}/settings"): "project.settings",
+    ("PUT", f"{P}/pool-settings"): "project.settings",
     ("POST", f"{P}/documents"): "document.write",
     ("PATCH", f"{P}/documents/{{doc_id}}"): "document.write",
     ("DELETE", f"{P}/documents/{{doc_id}}"): "document.write",
@@ -88,6 +89,8 @@ READS: dict[tuple[str, str], str] = {
     # the dashboard counts every item of the project: those who read them all
     ("GET", "/projects/{name}/dashboard"): "item.read",
     ("GET", "/api/projects/{name}/dashboard"): "item.read",
+    # the project's pool coverage reads every item's gold
+    ("GET", "/api/projects/{name}/pool/summary"): "item.read",
     # the review queue lists other people's items
     ("GET", "/projects/{name}/review"): "item.read",
     ("GET", f"{P}/review-queue"): "item.read",

@@ -23,10 +23,11 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.errors import InvalidInput, NotFound
+from assay.experiments.chat_retrieval import retrieve  # the chat's source: pool settings
 from assay.gold.item_inputs import ItemBody, editable_copy
 from assay.gold.item_writes import StaleItem, create_item, save_item
 from assay.gold.project_config import conversation_generator
-from assay.gold.turn_answers import discard_draft, question_text, retrieve, take_draft
+from assay.gold.turn_answers import discard_draft, question_text, take_draft
 from assay.metrics.overlap import covered_spans, passage_score, sentence_overlaps
 from assay.metrics.support import annotate_support
 from assay.records import Item, Turn, to_json

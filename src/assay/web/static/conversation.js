@@ -829,6 +829,9 @@
 
   const runSearch = () => shell.search("10", renderHits);
   $("search-form").addEventListener("submit", (e) => { e.preventDefault(); runSearch(); });
+  // a passage marked in another view of the results (the pool: static/pool.js)
+  document.addEventListener("assay:mark", (e) =>
+    markFromSelectionOr(state.active, Object.assign({}, e.detail.passage, { origin: "searched" }), e.detail.label));
 
   // ------------------------------------------------------------ sub-span selections
 

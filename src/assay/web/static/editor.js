@@ -377,6 +377,8 @@
   $("search-form").addEventListener("submit", (e) => { e.preventDefault(); runSearch(); });
   $("search-q").addEventListener("input", () => { state.searchTouched = true; });
   $("search-k").addEventListener("change", runSearch);
+  // a passage marked in another view of the results (the pool: static/pool.js)
+  document.addEventListener("assay:mark", (e) => { markFromSelectionOr(e.detail.label, e.detail.passage); renderHits(); });
 
   // ------------------------------------------------------------ selections and the document view
 
