@@ -119,7 +119,7 @@ def items_screenshots(page: Page, base_url: str, out: Path, item_id: str) -> Non
 
     first = page.locator("#hits .hit").first
     first.get_by_role("button", name="Open the document").click()
-    page.locator("#doc-panel mark.focus").wait_for()
+    page.locator("#doc-panel .focus").first.wait_for()
     page.wait_for_timeout(300)
     page.screenshot(path=str(out / "item-editor-document.png"))
 

@@ -224,6 +224,7 @@
     const box = el("div", { class: "passage ev-text" });
     const name = state.docs[ev.doc_id] || "";
     P.draw(box, ev.text, { markup: P.marked(name) });
+    const fold = P.folded(box, foldLabels(), ".ev-span");
     const anchored = ev.doc_id && ev.start !== null && ev.start !== undefined && (!ev.anchor || ev.anchor === "ok");
     if (anchored) {
       documentText(ev.doc_id).then((text) => {
@@ -243,9 +244,10 @@
           offset: from, context: [ev.start, ev.end], markup: P.marked(state.docs[ev.doc_id]),
           spans: [{ start: ev.start, end: ev.end, cls: "ev-span span-" + ev.label }],
         });
+        fold[0].refit();
       });
     }
-    return P.folded(box, foldLabels());
+    return fold;
   }
 
   function evidenceRow(index, groupInfo) {
@@ -366,7 +368,7 @@
     if (!spans.length) return null;
     return el("ul", { class: "span-badges", "aria-label": t("items.hit.spans") },
       ...spans.map((e) => el("li", { class: "badge label-" + e.label, title: e.text },
-        t("items.label." + e.label) + ": ", el("q", { text: e.text.length > 40 ? e.text.slice(0, 38) + "…" : e.text }))));
+        t("items.label." + e.label) + ": ", el("q", { text: e.text.length > 32 ? e.text.slice(0, 30) + "…" : e.text }))));
   }
 
   function renderHits() {
@@ -390,17 +392,20 @@
         onmousedown: (e) => e.preventDefault(),   // keep a text selection alive
         onclick: () => { focusHit(index); markFromSelectionOr(kind, hit); },
       });
+      const meta = shell.hitMeta(hit, label, "items.hit.score");
       const article = el("article", {
         class: "hit" + (index === state.hitIndex ? " current" : "") + (label ? " marked-" + label : ""),
         role: "listitem", tabindex: index === Math.max(0, state.hitIndex) ? "0" : "-1",
         "data-index": String(index), "aria-label": t("items.hit.aria", { rank: hit.rank, doc: name }),
         onfocus: () => { state.hitIndex = index; markCurrent(); },
       },
-      shell.hitMeta(hit, label, "items.hit.score"),
+      meta,
       spanBadges(spans),
-      ...P.folded(text, foldLabels()),
-      el("div", { class: "hit-actions" }, markButton("relevant"), markButton("distracting"),
-        el("button", { type: "button", class: "secondary small", text: t("items.hit.open"),
+      ...P.folded(text, foldLabels(), ".ev-span, .q"));
+      meta.append(el("span", { class: "spacer" }), el("span", { class: "hit-actions" },
+        markButton("relevant"), markButton("distracting"),
+        el("button", { type: "button", class: "secondary small", text: t("items.hit.open_short"),
+          "aria-label": t("items.hit.open"), title: t("items.hit.open"),
           onclick: () => openDocument(hit.doc_id, hit.start, hit.end) })));
       box.append(article);
     });

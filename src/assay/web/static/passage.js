@@ -133,21 +133,42 @@
     return target;
   }
 
-  // A box that shows the first few lines of its content and a button to show it all (no
-  // scroll bar inside: the page is the one thing that scrolls). label: [more, less] texts.
-  function folded(content, label) {
+  // A box that shows a few lines of its content and a button to show it all (no scroll bar
+  // inside). label: [more, less] texts; focus: a selector of what the folded lines should
+  // show (the first marked span or query word), else they show the beginning.
+  function folded(content, label, focus) {
     const box = el("div", { class: "fold" }, content);
     const toggle = el("button", {
       type: "button", class: "link fold-toggle", text: label[0], "aria-expanded": "false",
       onclick: () => {
         const open = box.classList.toggle("open");
+        box.scrollTop = 0;
+        box.classList.remove("scrolled");
         toggle.textContent = label[open ? 1 : 0];
         toggle.setAttribute("aria-expanded", String(open));
+        if (!open) box.refit();
       },
     });
-    // shown only when the content is taller than the fold (measured once drawn)
+    // shown only when the content is taller than the fold
     toggle.hidden = true;
-    requestAnimationFrame(() => { toggle.hidden = content.scrollHeight <= box.clientHeight + 2; });
+    // measured once drawn, and again when the content changes (fold.refit())
+    box.refit = () => requestAnimationFrame(() => {
+      if (box.classList.contains("open")) return;
+      box.scrollTop = 0;
+      box.classList.remove("scrolled");
+      toggle.hidden = content.scrollHeight <= box.clientHeight + 2;
+      // the first of the selectors (in their order) that finds something
+      const target = toggle.hidden ? null
+        : (focus || "").split(",").map((f) => f.trim() && content.querySelector(f)).find(Boolean);
+      if (!target) return;
+      const line = parseFloat(getComputedStyle(content).lineHeight) || 20;
+      const top = target.getBoundingClientRect().top - content.getBoundingClientRect().top;
+      if (top > box.clientHeight - 2 * line) {
+        box.scrollTop = Math.max(0, top - line);
+        box.classList.add("scrolled");
+      }
+    });
+    box.refit();
     return [box, toggle];
   }
 
