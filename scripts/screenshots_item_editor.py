@@ -40,9 +40,7 @@ def add_sub_span(base_url: str, item_id: str) -> None:
         body["turns"][0]["evidence"].append(
             {"doc_id": first["doc_id"], "text": sentence.rstrip("."), "label": "distracting"}
         )
-        client.put(
-            api, json={"version": item["item"]["version"], "item": body}
-        ).raise_for_status()
+        client.put(api, json={"version": item["item"]["version"], "item": body}).raise_for_status()
 
 
 def open_from_list(page: Page, base_url: str, language: str, query: str) -> None:
