@@ -219,12 +219,16 @@
   const foldLabels = () => [t("items.passage.more"), t("items.passage.less")];
 
   // An evidence passage with a little of the text around it (muted), the passage itself
-  // highlighted, folded to a few lines.
+  // highlighted, folded to a few lines. The passage's own element (.ev-text) holds exactly
+  // its text (comments.js anchors on it); the context stands beside it.
   function evidencePassage(ev) {
-    const box = el("div", { class: "passage ev-text" });
-    const name = state.docs[ev.doc_id] || "";
-    P.draw(box, ev.text, { markup: P.marked(name) });
-    const fold = P.folded(box, foldLabels(), ".ev-span");
+    const name = () => state.docs[ev.doc_id] || "";
+    const own = el("span", { class: "ev-text ev-span span-" + ev.label });
+    P.draw(own, ev.text, { markup: P.marked(name()) });
+    const before = el("span", { class: "ctx" });
+    const after = el("span", { class: "ctx" });
+    const box = el("div", { class: "passage ev-passage" }, before, own, after);
+    const fold = P.folded(box, foldLabels(), ".ev-text");
     const anchored = ev.doc_id && ev.start !== null && ev.start !== undefined && (!ev.anchor || ev.anchor === "ok");
     if (anchored) {
       documentText(ev.doc_id).then((text) => {
@@ -240,10 +244,8 @@
         if (lineStart >= from) from = lineStart + 1;
         const lineEnd = chars.indexOf("\n", ev.end);
         if (lineEnd >= 0 && lineEnd < to) to = lineEnd;
-        P.draw(box, chars.slice(from, to).join(""), {
-          offset: from, context: [ev.start, ev.end], markup: P.marked(state.docs[ev.doc_id]),
-          spans: [{ start: ev.start, end: ev.end, cls: "ev-span span-" + ev.label }],
-        });
+        P.draw(before, chars.slice(from, ev.start).join(""), { markup: P.marked(name()) });
+        P.draw(after, chars.slice(ev.end, to).join(""), { markup: P.marked(name()) });
         fold[0].refit();
       });
     }
