@@ -12,6 +12,7 @@ item-editor-de.png), at 1280x720 (item-editor-1280.png) and with the document vi
 from __future__ import annotations
 
 import argparse
+import socket
 import tempfile
 from pathlib import Path
 
@@ -51,6 +52,12 @@ def open_from_list(page: Page, base_url: str, language: str, query: str) -> None
     page.wait_for_timeout(400)
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
@@ -60,7 +67,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         ws = open_workspace(Path(home))
         project, _ = open_demo(ws)
-        with serve(ws) as base_url, sync_playwright() as playwright:
+        with serve(ws, free_port()) as base_url, sync_playwright() as playwright:
             item_id = write_items(ws, project, base_url)
             add_sub_span(base_url, item_id)
             with httpx.Client() as client:
