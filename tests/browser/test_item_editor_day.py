@@ -263,3 +263,23 @@ def test_delete_asks_first(
     assert len(asked) == 2
     with pytest.raises(NotFound):
         get_item(ws, project, item)
+
+
+def test_the_editor_fits_1280_by_720(
+    page: Page, ws: Workspace, project: Project, live_server: LiveServer
+) -> None:
+    ids = corpus(ws, project)
+    for n in range(3):
+        ingest_bytes(ws, project, f"extra-{n}.txt", f"The night ferry note {n}.\n".encode())
+    item = complete(ws, project, ids["night-ferry.md"], "When does the night ferry leave?")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{live_server.url}/projects/test/items/{item}")
+    expect(page.locator("#hits .hit")).to_have_count(6, timeout=15_000)
+    # the page itself does not scroll; the answer and three hits are in view
+    page.wait_for_function("document.documentElement.scrollHeight <= window.innerHeight + 1")
+    expect(page.get_by_label("Reference answer")).to_be_in_viewport()
+    for n in range(3):
+        expect(page.locator("#hits .hit .hit-meta").nth(n)).to_be_in_viewport()
+    expect(page.get_by_role("button", name="Submit", exact=True)).to_be_in_viewport()
+    width = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert width <= 0
