@@ -283,3 +283,25 @@ def test_the_editor_fits_1280_by_720(
     expect(page.get_by_role("button", name="Submit", exact=True)).to_be_in_viewport()
     width = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert width <= 0
+
+
+def test_markup_in_a_markdown_passage_stays_inert(
+    page: Page, ws: Workspace, project: Project, live_server: LiveServer
+) -> None:
+    text = (
+        "# Ferry payloads\n\nThe ferry <img src=x onerror=window.__xss=3> sails "
+        "<script>window.__xss=4</script>**daily** [see](javascript:window.__xss=5).\n"
+    )
+    ingest_bytes(ws, project, "payload.md", text.encode())
+    page.goto(live_server.url + "/projects/test/items/new")
+    page.keyboard.type("ferry payloads")
+    hit = page.locator("#hits .hit", has_text="payload.md")
+    expect(hit).to_have_count(1, timeout=15_000)
+    passage = hit.locator(".passage")
+    expect(passage).to_contain_text("The ferry")
+    # markup is text kept hidden (offsets stay), never elements
+    assert hit.locator("img, script, a").count() == 0
+    assert "window.__xss=4" not in passage.inner_text()
+    assert passage.text_content() == text.strip()
+    expect(passage.locator(".md-b")).to_have_text("daily")
+    assert page.evaluate("window.__xss") is None

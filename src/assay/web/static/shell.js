@@ -321,8 +321,10 @@
       if (!query) return;
       const say = (key, params) => { $("search-state").textContent = t(prefix + ".search." + key, params); };
       say("searching");
+      const asked = (state.searchSeq = (state.searchSeq || 0) + 1);
       try {
         const result = await api("GET", base + "/editor/search?" + new URLSearchParams({ q: query, k }));
+        if (asked !== state.searchSeq) return;  // a later search was asked meanwhile: its hits count
         state.hits = result.hits;
         Object.assign(state.docs, result.documents);
         onHits();
