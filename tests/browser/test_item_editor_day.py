@@ -221,7 +221,7 @@ def test_a_blank_submit_points_at_the_missing_field(
     question = page.get_by_label("Question", exact=True)
     expect(question).to_have_attribute("aria-invalid", "true")
     expect(question).to_be_focused()
-    expect(page.locator("#save-state")).to_contain_text("the question is empty")
+    expect(page.locator("#save-state")).to_have_text("Not submitted: the question is empty")
     assert not [u for u in sent if "/items" in u]  # nothing to submit: no request at all
     assert not [u for u in sent if "null" in u]
 

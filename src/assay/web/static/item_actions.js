@@ -19,7 +19,7 @@
     if (target !== "evidence") field.setAttribute("aria-invalid", "true");
     field.focus();
     field.scrollIntoView({ block: "nearest" });
-    shell.setSaveState("error", message);
+    shell.setSaveState("missing", message);   // saved as a draft; not submitted
   }
 
   // After a refused submit: the first error finding's field.
