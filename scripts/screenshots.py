@@ -4,7 +4,8 @@ Run: python scripts/screenshots.py [--out docs/screenshots]
 
 Starts the app on the demo project in a temporary workspace, writes a few demo gold items
 through the JSON API (as the editor does), and saves 1280x900 PNGs of the documents page, the
-items list and the item editor (search results and evidence shown) with the system Chromium.
+items list and other pages with the system Chromium (the item editor's own screenshots:
+scripts/screenshots_item_editor.py).
 """
 
 from __future__ import annotations
@@ -112,16 +113,7 @@ def items_screenshots(page: Page, base_url: str, out: Path, item_id: str) -> Non
     page.goto(f"{base_url}/projects/demo/items")
     page.screenshot(path=str(out / "items-list.png"))
 
-    page.goto(f"{base_url}/projects/demo/items/{item_id}")
-    page.locator("#hits .hit").first.wait_for()
-    page.wait_for_timeout(300)
-    page.screenshot(path=str(out / "item-editor.png"))
-
-    first = page.locator("#hits .hit").first
-    first.get_by_role("button", name="Open the document").click()
-    page.locator("#doc-panel mark.focus").wait_for()
-    page.wait_for_timeout(300)
-    page.screenshot(path=str(out / "item-editor-document.png"))
+    # the item editor's own screenshots: scripts/screenshots_item_editor.py
 
 
 def experiments_screenshots(

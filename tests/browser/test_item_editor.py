@@ -80,9 +80,7 @@ def test_write_an_item_with_search_spans_groups_and_reload(
     page.keyboard.press("r")
     expect(page.locator("#ev-list .ev")).to_have_count(1)
 
-    # a sub-span: open the whole passage, select two words, press r
-    winter = page.locator("#hits .hit").nth(hit_index(page, "winter.txt"))
-    winter.locator("summary").click()
+    # a sub-span: select two words in the hit's passage (shown in the hit), press r
     select_in(page, f'#hits .hit[data-index="{hit_index(page, "winter.txt")}"] .hit-text', "21:15")
     page.keyboard.press("r")
     expect(page.locator("#ev-list .ev")).to_have_count(2)
@@ -145,7 +143,7 @@ def test_write_an_item_with_search_spans_groups_and_reload(
     assert all(e.anchor == "ok" for e in stored.evidence)
     assert stored.alternatives == ["22:40"]
 
-    page.get_by_role("button", name="Submit").click()
+    page.get_by_role("button", name="Submit", exact=True).click()
     expect(page.locator("#item-status")).to_have_text("submitted")
 
 
@@ -204,6 +202,7 @@ def test_german_interface(
     expect(page.get_by_label("Referenzantwort")).to_be_visible()
     expect(page.get_by_label("Fragetyp")).to_contain_text("Einzelfakt")
     expect(page.locator("#type-help")).to_contain_text("Die Dokumente nennen die Antwort")
+    page.locator("h1").click()  # the question has the focus on a new item
     page.keyboard.press("?")
     expect(page.get_by_role("heading", name="Tastenkürzel")).to_be_visible()
     page.goto(live_server.url + "/projects/test/items")

@@ -147,6 +147,17 @@ def may_edit_question(request: Request, project: Project, item: Item) -> Decisio
     return may(ws, actor, "item.edit_query", project, own=own)
 
 
+def may_delete_item(request: Request, project: Project, item: Item | None) -> Decision:
+    """Whether the caller may delete the item (``item.delete``; a new one would be their
+    own): the editor shows its Delete button only then. The guard still decides the DELETE."""
+    actor = request_actor(request)
+    ws = workspace(request)
+    own = item is None or (
+        not actor.personal and owns_item(ws, project.id, item.id, actor.account_id)
+    )
+    return may(ws, actor, "item.delete", project, own=own)
+
+
 def allowed_actions(request: Request) -> frozenset[str]:
     """What the caller may do in the project the path names (outside one: the workspace
     actions), for pages that show only the controls their reader may use; the guard still

@@ -183,3 +183,43 @@ def next_url(
         return new
     nxt = following[0]
     return editor_url(project, nxt.id, urlencode(filters), pos + 1, nxt.kind)
+
+
+def list_place(
+    ws: Workspace,
+    project: Project,
+    item_id: str,
+    list_query: str,
+    pos: int,
+    only_author: int | None = None,
+) -> dict[str, Any]:
+    """The editor's place in the list it was opened from: ``prev_url`` and ``next_url``
+    (None at either end), ``number`` (1-based, from ``pos``) and ``total`` (counted as the
+    list page counts, ``exact`` False past that: "1000+").
+
+    Both neighbours are read from the item's own sort key like :func:`next_url`; the one
+    before is the one after in the opposite order (the id breaks ties in the sort's own
+    direction, so reversing the sort reverses the whole order)."""
+    filters = clean_filters(dict(parse_qsl(list_query)))
+    sort = filters.get("sort") or "-updated"
+    backwards = {**filters, "sort": sort[1:] if sort.startswith("-") else "-" + sort}
+    query = urlencode(filters)
+    most = count_limit(0)
+    total, following = find_items(
+        ws, project, filters, 0, 1, only_author=only_author, limit_count=most, after=item_id
+    )
+    _, before = find_items(
+        ws, project, backwards, 0, 1, only_author=only_author, count=False, after=item_id
+    )
+    total, exact = bounded(total, most)
+    return {
+        "prev_url": editor_url(project, before[0].id, query, max(0, pos - 1), before[0].kind)
+        if before
+        else None,
+        "next_url": editor_url(project, following[0].id, query, pos + 1, following[0].kind)
+        if following
+        else None,
+        "number": pos + 1,
+        "total": max(total, pos + 1) if exact else total,
+        "exact": exact,
+    }

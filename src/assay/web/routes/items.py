@@ -34,6 +34,7 @@ from assay.web.actors import (
     actor_id,
     check_question_edit,
     copies_shown,
+    may_delete_item,
     may_edit_question,
     own_items_only,
 )
@@ -49,6 +50,7 @@ from assay.web.items_view import (
     find_items,
     item_payload,
     js_messages,
+    list_place,
     next_url,
     paginate,
     type_options,
@@ -278,6 +280,12 @@ def _editor(
 ) -> HTMLResponse:
     types = type_options(project, language(request))
     payload = item_payload(ws, project, item) if item else {"findings": [], "documents": {}}
+    mine = own_items_only(request, project)
+    place = (
+        list_place(ws, project, item.id, list_query, pos, mine)
+        if item is not None and pos is not None and queue is None
+        else None
+    )
     data = {
         "project": project.name,
         "item": payload.get("item"),
@@ -295,8 +303,12 @@ def _editor(
             item.id if item else None,
             list_query,
             pos,
-            own_items_only(request, project),
+            mine,
         ),
+        # opened from a list: its neighbours and "N of M" (Previous, Next, Submit and next)
+        "place": place,
+        "new_url": f"/projects/{quote(project.name)}/items/new",
+        "may_delete": bool(may_delete_item(request, project, item)),
         "list_url": f"/projects/{quote(project.name)}/items"
         + (f"?{list_query}" if list_query else ""),
         "messages": js_messages(translator(request)),

@@ -5,6 +5,7 @@
   "use strict";
 
   const { api, el, clone, sameSpan, newEvidence, typing } = window.assay;
+  const P = window.assay.passage;
   const cfg = window.assay.readJson("editor-data");
   const t = window.assay.translator(cfg.messages);
   const $ = (id) => document.getElementById(id);
@@ -19,7 +20,13 @@
     };
   }
 
-  const state = window.assay.editorState(cfg, blankItem, { hitIndex: -1, searchTouched: false });
+  const state = window.assay.editorState(cfg, blankItem, {
+    hitIndex: -1, searchTouched: false, texts: {}, searchTimer: null,
+  });
+  const SEARCH_DEBOUNCE_MS = 600;
+  // Other parts of the page (suggestions, pools) listen for these: assay:evidence (the
+  // evidence changed), assay:hits (new search hits drawn), assay:saved (a save came back).
+  const announce = (name, detail) => document.dispatchEvent(new CustomEvent("assay:" + name, { detail }));
   const turn = () => state.data.turns[0];
 
   // ------------------------------------------------------------ saving and conflicts
@@ -55,7 +62,7 @@
     findings: ["items.findings", "items.finding"], draftKey: "assay:draft:", statusId: "item-status",
     ready: () => true,
     request: saveRequest,
-    saved: () => shell.renderFindings(),
+    saved: (payload) => { shell.renderFindings(); announce("saved", payload); },
     render: () => fillForm(),
     summaryRows,
   });
@@ -90,12 +97,23 @@
 
   const unanswerable = () => turn().query_type === "unanswerable";
 
+  // The search follows the question (after a pause in typing) until the search box is
+  // edited by hand.
   $("f-query").addEventListener("input", (e) => {
     turn().query = e.target.value;
-    if (!state.searchTouched) $("search-q").value = e.target.value;
+    $("f-query").removeAttribute("aria-invalid");
+    if (!state.searchTouched) {
+      $("search-q").value = e.target.value;
+      clearTimeout(state.searchTimer);
+      state.searchTimer = setTimeout(runSearch, SEARCH_DEBOUNCE_MS);
+    }
     changed();
   });
-  $("f-answer").addEventListener("input", (e) => { turn().answer = e.target.value; changed(); });
+  $("f-answer").addEventListener("input", (e) => {
+    turn().answer = e.target.value;
+    $("f-answer").removeAttribute("aria-invalid");
+    changed();
+  });
   $("f-notes").addEventListener("input", (e) => { state.data.notes = e.target.value; changed(); });
   $("f-type").addEventListener("change", (e) => {
     const next = e.target.value;
@@ -188,10 +206,58 @@
     window.assay.toast(t("items.evidence.added", { label: t("items.label." + ev.label) }));
   }
 
+  // The text a document's passages are shown from (loaded once per document and page).
+  async function documentText(docId) {
+    if (!(docId in state.texts)) {
+      state.texts[docId] = api("GET", shell.base + "/documents/" + encodeURIComponent(docId))
+        .then((doc) => { state.docs[doc.id] = doc.name; return doc.text; }, () => null);
+    }
+    return state.texts[docId];
+  }
+
+  const CONTEXT_CHARS = 90;
+  const foldLabels = () => [t("items.passage.more"), t("items.passage.less")];
+
+  // An evidence passage with a little of the text around it (muted), the passage itself
+  // highlighted, folded to a few lines. The passage's own element (.ev-text) holds exactly
+  // its text (comments.js anchors on it); the context stands beside it.
+  function evidencePassage(ev) {
+    const name = () => state.docs[ev.doc_id] || "";
+    const own = el("span", { class: "ev-text ev-span span-" + ev.label });
+    P.draw(own, ev.text, { markup: P.marked(name()) });
+    const before = el("span", { class: "ctx" });
+    const after = el("span", { class: "ctx" });
+    const box = el("div", { class: "passage ev-passage" }, before, own, after);
+    const fold = P.folded(box, foldLabels(), ".ev-text");
+    const anchored = ev.doc_id && ev.start !== null && ev.start !== undefined && (!ev.anchor || ev.anchor === "ok");
+    if (anchored) {
+      documentText(ev.doc_id).then((text) => {
+        if (text === null || !box.isConnected) return;
+        const chars = Array.from(text);
+        if (chars.slice(ev.start, ev.end).join("") !== ev.text) return;
+        let from = Math.max(0, ev.start - CONTEXT_CHARS);
+        let to = Math.min(chars.length, ev.end + CONTEXT_CHARS);
+        // start and stop at a word (or line) boundary
+        while (from > 0 && from < ev.start && !/\s/.test(chars[from - 1])) from += 1;
+        while (to < chars.length && to > ev.end && !/\s/.test(chars[to])) to -= 1;
+        const lineStart = chars.lastIndexOf("\n", ev.start - 1);
+        if (lineStart >= from) from = lineStart + 1;
+        const lineEnd = chars.indexOf("\n", ev.end);
+        if (lineEnd >= 0 && lineEnd < to) to = lineEnd;
+        P.draw(before, chars.slice(from, ev.start).join(""), { markup: P.marked(name()) });
+        P.draw(after, chars.slice(ev.end, to).join(""), { markup: P.marked(name()) });
+        fold[0].refit();
+      });
+    }
+    return fold;
+  }
+
   function evidenceRow(index, groupInfo) {
     const ev = turn().evidence[index];
     const name = state.docs[ev.doc_id] || ev.doc_id || t("items.evidence.no_document");
+    // the one label control of a card (its colour says the label too)
     const labelSelect = el("select", {
+      class: "ev-label label-" + ev.label,
       "aria-label": t("items.evidence.label_of", { n: index + 1 }),
       onchange: (e) => {
         ev.label = e.target.value;
@@ -205,7 +271,7 @@
       labelSelect.append(option);
     }
     labelSelect.value = ev.label;
-    const actions = el("div", { class: "ev-actions" }, labelSelect);
+    const actions = el("div", { class: "ev-actions" });
     if (groupInfo) {
       actions.append(
         el("button", {
@@ -238,11 +304,11 @@
     const flag = ev.anchor && ev.anchor !== "ok" ? el("span", { class: "badge warn", text: t("items.evidence.anchor_" + ev.anchor) }) : null;
     return el("li", { class: "ev ev-" + ev.label, "data-label": ev.label, "data-group": String(ev.group) },
       el("div", { class: "ev-head" },
-        el("span", { class: "badge label-" + ev.label, text: t("items.label." + ev.label) }),
+        labelSelect,
         el("button", { type: "button", class: "link docname", text: name, title: t("items.hit.open"),
           onclick: () => openDocument(ev.doc_id, ev.start, ev.end) }),
         el("span", { class: "muted", text: where }), flag),
-      el("blockquote", { class: "ev-text", text: ev.text }),
+      ...evidencePassage(ev),
       actions);
   }
 
@@ -273,6 +339,7 @@
     $("ev-count").textContent = count ? "(" + count + ")" : "";
     $("ev-empty").hidden = count > 0;
     $("ev-unanswerable").hidden = !unanswerable();
+    announce("evidence", { evidence: turn().evidence });
   }
 
   // ------------------------------------------------------------ findings
@@ -280,23 +347,8 @@
   // Opened from the queue: static/queue.js submits (saving what is here) and opens the next task.
   window.assay.openEditor = {
     state, flush, setSaveState: shell.setSaveState, conflictFrom: shell.conflictFrom, dropDraft: shell.dropDraft,
-    failed: () => { renderFindings(); $("findings").scrollIntoView({ block: "nearest" }); },
+    failed: () => { renderFindings(); window.assay.itemActions.pointAtMissing(); },
   };
-  $("submit-button").addEventListener("click", async () => {
-    if (cfg.queue) { window.assay.queueSubmit(); return; }
-    if (!(await flush())) return;
-    try {
-      const payload = await api("POST", shell.base + "/items/" + encodeURIComponent(state.id) + "/status",
-        { version: state.version, status: "submitted" });
-      shell.applySaved(payload);
-      shell.setSaveState("submitted");
-    } catch (err) {
-      if (shell.conflictFrom(err)) return;
-      shell.setSaveState("error", err.status === 422 ? t("items.submit.missing") : err.message);
-      renderFindings();
-      $("findings").scrollIntoView({ block: "nearest" });
-    }
-  });
 
   // ------------------------------------------------------------ search and hits
 
@@ -305,29 +357,36 @@
     return found ? found.label : null;
   }
 
-  function snippet(hit) {
-    const p = el("p", { class: "snippet" });
-    let cursor = 0;
-    const marks = [...hit.highlights].sort((a, b) => a[0] - b[0]);
-    const chars = Array.from(hit.snippet);  // highlights count code points, as Python does
-    for (const [start, end] of marks) {
-      if (start < cursor) continue;
-      p.append(chars.slice(cursor, start).join(""), el("mark", { text: chars.slice(start, end).join("") }));
-      cursor = end;
-    }
-    p.append(chars.slice(cursor).join(""));
-    return p;
+  // The evidence already marked inside a hit's passage (sub-spans; the whole passage is
+  // markedLabel's), in passage order.
+  function spansIn(hit) {
+    return turn().evidence
+      .filter((e) => e.doc_id === hit.doc_id && e.start !== null && e.start !== undefined
+        && e.start >= hit.start && e.end <= hit.end && !sameSpan(e, hit))
+      .sort((a, b) => a.start - b.start);
+  }
+
+  function spanBadges(spans) {
+    if (!spans.length) return null;
+    return el("ul", { class: "span-badges", "aria-label": t("items.hit.spans") },
+      ...spans.map((e) => el("li", { class: "badge label-" + e.label, title: e.text },
+        t("items.label." + e.label) + ": ", el("q", { text: e.text.length > 32 ? e.text.slice(0, 30) + "…" : e.text }))));
   }
 
   function renderHits() {
     const box = $("hits");
     box.replaceChildren();
+    const terms = P.queryTerms($("search-q").value);
     state.hits.forEach((hit, index) => {
       const label = markedLabel(hit);
+      const spans = spansIn(hit);
       const name = state.docs[hit.doc_id] || hit.doc_id;
-      const full = el("div", {
-        class: "hit-text sel-source", "data-doc-id": hit.doc_id, "data-start": String(hit.start),
-        text: hit.text,
+      const text = el("div", {
+        class: "passage hit-text sel-source", "data-doc-id": hit.doc_id, "data-start": String(hit.start),
+      });
+      P.draw(text, hit.text, {
+        terms, offset: hit.start, markup: P.marked(name),
+        spans: spans.map((e) => ({ start: e.start, end: e.end, cls: "ev-span span-" + e.label })),
       });
       const markButton = (kind) => el("button", {
         type: "button", class: "small mark-" + kind, text: t("items.hit." + kind),
@@ -335,20 +394,24 @@
         onmousedown: (e) => e.preventDefault(),   // keep a text selection alive
         onclick: () => { focusHit(index); markFromSelectionOr(kind, hit); },
       });
+      const meta = shell.hitMeta(hit, label, "items.hit.score");
       const article = el("article", {
         class: "hit" + (index === state.hitIndex ? " current" : "") + (label ? " marked-" + label : ""),
         role: "listitem", tabindex: index === Math.max(0, state.hitIndex) ? "0" : "-1",
         "data-index": String(index), "aria-label": t("items.hit.aria", { rank: hit.rank, doc: name }),
         onfocus: () => { state.hitIndex = index; markCurrent(); },
       },
-      shell.hitMeta(hit, label, "items.hit.score"),
-      snippet(hit),
-      el("details", {}, el("summary", { text: t("items.hit.whole") }), full),
-      el("div", { class: "hit-actions" }, markButton("relevant"), markButton("distracting"),
-        el("button", { type: "button", class: "secondary small", text: t("items.hit.open"),
+      meta,
+      spanBadges(spans),
+      ...P.folded(text, foldLabels(), ".ev-span, .q"));
+      meta.append(el("span", { class: "spacer" }), el("span", { class: "hit-actions" },
+        markButton("relevant"), markButton("distracting"),
+        el("button", { type: "button", class: "secondary small", text: t("items.hit.open_short"),
+          "aria-label": t("items.hit.open"), title: t("items.hit.open"),
           onclick: () => openDocument(hit.doc_id, hit.start, hit.end) })));
       box.append(article);
     });
+    announce("hits", { hits: state.hits });
   }
 
   function markCurrent() {
@@ -368,6 +431,7 @@
   }
 
   function runSearch() {
+    clearTimeout(state.searchTimer);
     return shell.search($("search-k").value, () => {
       state.hitIndex = state.hits.length ? 0 : -1;
       renderHits();
@@ -382,11 +446,19 @@
 
   // ------------------------------------------------------------ selections and the document view
 
+  // Mark the selected text, else the given hit's whole passage. A selection that strays past
+  // its passage is clipped to it (and says so); one across several passages, or outside any,
+  // is refused with a message: it never becomes a whole passage unasked.
   function markFromSelectionOr(label, hit) {
-    const span = shell.selectionSpan(false);
-    if (span) {
-      addEvidence(Object.assign(span, { label }));
+    const chosen = shell.selectionClip();
+    if (chosen && chosen.refused) {
+      window.assay.toast(t("items.select.refused_" + chosen.refused), "error");
+      return true;
+    }
+    if (chosen) {
+      addEvidence(Object.assign(chosen.span, { label }));
       window.getSelection().removeAllRanges();
+      if (chosen.clipped) window.assay.toast(t("items.select.clipped", { text: chosen.span.text.slice(0, 60) }));
       return true;
     }
     if (hit) {
@@ -396,30 +468,44 @@
     return false;
   }
 
+  // The document panel: the whole text, the evidence already marked in it highlighted, the
+  // passage it was opened for in focus; select a part of it and mark it.
+  let shownDoc = null;
+  function drawDocument() {
+    if (!shownDoc) return;
+    const { doc, from, to } = shownDoc;
+    const spans = turn().evidence
+      .filter((e) => e.doc_id === doc.id && e.start !== null && e.start !== undefined)
+      .map((e) => ({ start: e.start, end: e.end, cls: "ev-span span-" + e.label }));
+    spans.push({ start: from, end: to, cls: "focus" });
+    P.draw($("doc-text"), doc.text, { spans, markup: P.marked(doc.name) });
+  }
+
   async function openDocument(docId, start, end) {
     if (!docId) return;
     const panel = $("doc-panel");
     try {
       const doc = await api("GET", shell.base + "/documents/" + encodeURIComponent(docId));
       state.docs[doc.id] = doc.name;
+      state.texts[doc.id] = Promise.resolve(doc.text);
       $("doc-title").textContent = doc.name;
       const pre = $("doc-text");
       pre.dataset.docId = doc.id;
       pre.dataset.start = "0";
       pre.classList.add("sel-source");
-      pre.replaceChildren();
-      const chars = Array.from(doc.text);   // offsets count code points
-      const from = Math.max(0, Math.min(start || 0, chars.length));
-      const to = Math.max(from, Math.min(end || from, chars.length));
-      const focus = el("mark", { class: "focus", text: chars.slice(from, to).join("") });
-      pre.append(chars.slice(0, from).join(""), focus, chars.slice(to).join(""));
+      const length = Array.from(doc.text).length;   // offsets count code points
+      const from = Math.max(0, Math.min(start || 0, length));
+      shownDoc = { doc, from, to: Math.max(from, Math.min(end || from, length)) };
+      drawDocument();
       panel.hidden = false;
-      focus.scrollIntoView({ block: "center" });
+      const focus = pre.querySelector(".focus");
+      if (focus) focus.scrollIntoView({ block: "center" });
       pre.focus({ preventScroll: true });
     } catch (err) {
       window.assay.toast(err.message, "error");
     }
   }
+  document.addEventListener("assay:evidence", drawDocument);
 
   function closeDocument() {
     $("doc-panel").hidden = true;
@@ -436,14 +522,16 @@
 
   // ------------------------------------------------------------ keys
 
-  async function saveAndNext() {
-    if (await flush()) window.location.assign(cfg.next_url);
-  }
-
   document.addEventListener("keydown", (e) => {
-    if ((e.ctrlKey || e.metaKey) && (e.key === "Enter" || e.key.toLowerCase() === "s")) {
+    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "s") {
+      // saves, and stays: never leaves the page
       e.preventDefault();
-      saveAndNext();
+      flush().then((ok) => { if (ok && state.id) shell.setSaveState("saved"); });
+      return;
+    }
+    if ((e.ctrlKey || e.metaKey) && e.key === "Enter") {
+      e.preventDefault();
+      window.assay.itemActions.submitByKey();
       return;
     }
     if (e.key === "Escape") {
@@ -473,9 +561,13 @@
 
   // ------------------------------------------------------------ start
 
+  Object.assign(window.assay.editor, {
+    cfg, t, shell, turn, addEvidence, openDocument, runSearch, render: fillForm,
+  });
   normaliseGroups();
   fillForm();
   shell.setSaveState(state.id ? "saved" : "idle");
   shell.offerRestore();
   if ($("search-q").value.trim()) runSearch();
+  if (!state.id && !$("f-query").readOnly) $("f-query").focus();
 })();

@@ -321,8 +321,10 @@
       if (!query) return;
       const say = (key, params) => { $("search-state").textContent = t(prefix + ".search." + key, params); };
       say("searching");
+      const asked = (state.searchSeq = (state.searchSeq || 0) + 1);
       try {
         const result = await api("GET", base + "/editor/search?" + new URLSearchParams({ q: query, k }));
+        if (asked !== state.searchSeq) return;  // a later search was asked meanwhile: its hits count
         state.hits = result.hits;
         Object.assign(state.docs, result.documents);
         onHits();
@@ -362,6 +364,32 @@
       };
     }
 
+    // The selection as a span of the one text (sel-source) it touches, clipped to that text
+    // when it strays past its edges: {span, clipped}; {refused: "none"} when it touches no
+    // such text, {refused: "several"} when it touches more than one; null when nothing is
+    // selected. Never a whole passage in place of a selection that went wrong.
+    function selectionClip() {
+      const selection = window.getSelection();
+      if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return null;
+      const range = selection.getRangeAt(0);
+      if (!range.toString().trim()) return null;
+      const sources = [...document.querySelectorAll(".sel-source")]
+        .filter((node) => node.dataset.docId && node.offsetParent !== null && range.intersectsNode(node));
+      if (sources.length !== 1) return { refused: sources.length ? "several" : "none" };
+      const source = sources[0];
+      const part = selectedPart(source, range);
+      if (!part) return { refused: "none" };
+      const shift = Number(source.dataset.start || 0);
+      const clipped = !source.contains(range.startContainer) || !source.contains(range.endContainer);
+      return {
+        span: {
+          doc_id: source.dataset.docId, start: shift + part.start, end: shift + part.end, text: part.text,
+          origin: "selected",
+        },
+        clipped,
+      };
+    }
+
     // ---------------------------------------------------------- help overlay and shared keys
 
     const { toggle: toggleHelp } = helpOverlay();
@@ -382,8 +410,8 @@
 
     return {
       base, changed, saveNow, flush, applySaved, setSaveState, offerRestore, adoptUrl, dropDraft,
-      openConflict, conflictFrom, renderFindings, search, hitMeta, selectionSpan, closeHelp,
-      sharedKey,
+      openConflict, conflictFrom, renderFindings, search, hitMeta, selectionSpan, selectionClip,
+      closeHelp, sharedKey,
     };
   }
 
