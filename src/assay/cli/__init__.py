@@ -27,6 +27,7 @@ from assay.cli import (
     review,
     search,
     serve,
+    suggest,
     synthesize,
     tokens,
     transfer,
@@ -132,6 +133,7 @@ def make_app() -> typer.Typer:
     experiments.register(app)
     conversation.register(app)
     synthesize.register(app)
+    suggest.register(app)
     users.register(app)
     tokens.register(app)
     versions.register(app)

@@ -19,17 +19,18 @@ transaction after every batch has come back.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from assay.corpus.anchoring import DocumentTexts
 from assay.errors import InvalidInput, NotFound
+from assay.gold.item_lists import list_items
 from assay.gold.item_reads import get_item
 from assay.gold.project_config import generator_settings, retriever_settings
 from assay.gold.suggestions import Suggestion, insert_suggestions, list_suggestions
 from assay.gold.turn_answers import canonical_context
-from assay.llm import Generation, Generator, GeneratorSettings, make_generator
+from assay.llm import Generation, Generator, GeneratorError, GeneratorSettings, make_generator
 from assay.llm.prompts import (
     RELEVANCE_PROMPT_VERSION,
     REWRITE_PROMPT_VERSION,
@@ -37,7 +38,7 @@ from assay.llm.prompts import (
     rewrite_prompt,
 )
 from assay.llm.records import Message
-from assay.llm.suggestion_replies import parse_judgments, parse_rewrite
+from assay.llm.suggestion_replies import ReplyError, parse_judgments, parse_rewrite
 from assay.records import Item, Project, Turn
 from assay.search.embeddings import workspace_embedder
 from assay.search.indexes import search
@@ -218,8 +219,8 @@ def suggest_relevance(
         raise InvalidInput(f"at most {MAX_PASSAGES} passages per request, not {len(passages)}")
     if not 1 <= k <= MAX_PASSAGES:
         raise InvalidInput(f"k must be between 1 and {MAX_PASSAGES}, not {k}")
-    settings = llm_settings(project)
     item = get_item(ws, project, item_id)
+    settings = llm_settings(project)
     current = _turn_of(item, turn)
     question, earlier = _question(item, turn)
     wanted = (
@@ -275,8 +276,8 @@ def suggest_rewrite(
 ) -> Suggestion:
     """Draft a standalone rewrite of turn ``turn``'s question from the turns before it and
     store it as a pending suggestion (an earlier pending rewrite of the turn stays too)."""
-    settings = llm_settings(project)
     item = get_item(ws, project, item_id)
+    settings = llm_settings(project)
     current = _turn_of(item, turn)
     if not current.query.strip():
         raise InvalidInput(f"turn {turn} has no question yet; there is nothing to rewrite")
@@ -294,3 +295,84 @@ def suggest_rewrite(
         [sid] = insert_suggestions(conn, project, item_id, [row])
         stored = list_suggestions(ws, project, item_id, turn=turn, conn=conn)
     return next(s for s in stored if s.id == sid)
+
+
+# ---------------------------------------------------------------- many items at once
+
+
+@dataclass(slots=True)
+class BatchReport:
+    """What :func:`suggest_items` did: suggestions stored per item, and the turns that failed
+    (each failure stored nothing for its turn; the others went on)."""
+
+    items: int = 0
+    created: int = 0
+    skipped: int = 0
+    per_item: dict[str, int] = field(default_factory=dict)
+    failed: list[dict[str, Any]] = field(default_factory=list)
+
+
+def open_item_ids(ws: Workspace, project: Project) -> list[str]:
+    """The project's gold items still in work (draft or submitted), oldest first."""
+    found: list[str] = []
+    for status in ("draft", "submitted"):
+        offset = 0
+        while True:
+            _total, rows = list_items(
+                ws, project, status=status, sort="created", offset=offset, limit=500, count=False
+            )
+            found += [row.id for row in rows]
+            if len(rows) < 500:
+                break
+            offset += 500
+    return found
+
+
+def suggest_items(
+    ws: Workspace,
+    project: Project,
+    *,
+    actor: int,
+    item_ids: Sequence[str] | None = None,
+    kind: str = "relevance",
+    k: int = 10,
+    progress: Callable[[int, int], None] | None = None,
+) -> BatchReport:
+    """Suggestions for every turn of the items named (default: :func:`open_item_ids`):
+    relevance labels for each turn's passages, or (``kind="rewrite"``) a rewrite for each
+    later conversation turn that has none and no pending one. A turn whose request fails is
+    reported and the rest go on; the offline generator is refused before anything is asked."""
+    if kind not in ("relevance", "rewrite"):
+        raise InvalidInput(f"unknown suggestion kind {kind!r}; kinds: relevance, rewrite")
+    llm_settings(project)
+    ids = list(item_ids) if item_ids is not None else open_item_ids(ws, project)
+    report = BatchReport()
+    for done, item_id in enumerate(ids, start=1):
+        item = get_item(ws, project, item_id)
+        report.items += 1
+        made = 0
+        for number, turn in enumerate(item.turns, start=1):
+            if kind == "rewrite" and (number == 1 or turn.rewrite.strip()):
+                continue
+            if not turn.query.strip():
+                continue
+            try:
+                if kind == "rewrite":
+                    waiting = list_suggestions(
+                        ws, project, item_id, turn=number, state="pending", kind="rewrite"
+                    )
+                    if not waiting:
+                        suggest_rewrite(ws, project, item_id, actor=actor, turn=number)
+                        made += 1
+                    continue
+                result = suggest_relevance(ws, project, item_id, actor=actor, turn=number, k=k)
+            except (GeneratorError, ReplyError) as exc:
+                report.failed.append({"item_id": item_id, "turn": number, "error": str(exc)})
+                continue
+            made += len(result.created)
+            report.skipped += len(result.skipped)
+        report.created += made
+        report.per_item[item_id] = made
+        if progress is not None:
+            progress(done, len(ids))
+    return report

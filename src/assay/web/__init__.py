@@ -74,6 +74,7 @@ from assay.web.routes import (
     reviews,
     search,
     signin,
+    suggestions,
     synthesis,
     transfer,
     versions,
@@ -214,6 +215,7 @@ def create_app(ws: Workspace) -> FastAPI:
         judging_api,
         judging_pages,
         judging_offline,
+        suggestions,
     ):
         app.include_router(module.router, dependencies=signed)
     return app
