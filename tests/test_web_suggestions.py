@@ -117,7 +117,8 @@ def test_suggest_accept_two_reject_one(
     }
     assert rates["relevance_by_model"][0]["model"] == "fake-judge-1"
     page = client.get("/projects/test/dashboard")
-    assert page.status_code == 200 and "fake-judge-1" in page.text
+    assert page.status_code == 200 and "Labels: fake-judge-1" in page.text
+    assert "dash-suggestions" in page.text  # the bars: one per label and per model
 
 
 FAILURES: dict[str, tuple[list[Behaviour], str]] = {

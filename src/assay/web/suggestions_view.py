@@ -18,8 +18,11 @@ def _bar(label: str, row: dict[str, Any], t: Translator) -> Bar:
         Segment(row[key], cls, f"{label} · {t('suggest.state.' + key)}: {row[key]}")
         for key, cls in STACK
     ]
+    decided = row["accepted"] + row["rejected"]
+    if not decided:
+        return Bar(label, segments, t("suggest.dash.only_waiting", pending=row["pending"]))
     rate = percent(row["acceptance_rate"], t.language)
-    return Bar(label, segments, t("suggest.dash.shown", rate=rate, total=row["total"]))
+    return Bar(label, segments, t("suggest.dash.shown", rate=rate, decided=decided))
 
 
 def suggestion_figure(data: dict[str, Any], t: Translator) -> Figure | None:
@@ -33,7 +36,9 @@ def suggestion_figure(data: dict[str, Any], t: Translator) -> Figure | None:
         for r in rates["relevance_by_label"]
         if r["total"]
     ]
-    bars += [_bar(r["model"], r, t) for r in rates["relevance_by_model"]]
+    bars += [
+        _bar(t("suggest.dash.model", model=r["model"]), r, t) for r in rates["relevance_by_model"]
+    ]
     bars += [
         _bar(t("suggest.dash.rewrites", model=r["model"]), r, t) for r in rates["rewrite_by_model"]
     ]

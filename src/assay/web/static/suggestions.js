@@ -101,7 +101,9 @@
       keep(payload.suggestions, payload.documents);
       busy = false;
       const decided = payload.suggestions.filter((s) => s.state !== "pending").length;
-      let text = t(action === "accept" ? "suggest.accepted" : "suggest.rejected", { count: decided });
+      const rewrites = payload.suggestions.every((s) => s.kind === "rewrite");
+      const key = action === "reject" ? "suggest.rejected" : rewrites ? "suggest.rewrite.taken" : "suggest.accepted";
+      let text = t(key, { count: decided });
       if (payload.skipped.length) text += " " + t("suggest.skipped", { count: payload.skipped.length });
       notes[index] = { text, kind: "" };
       if (action === "accept") adopt(payload, [...new Set(payload.suggestions.map((s) => s.turn - 1))]);
@@ -128,11 +130,13 @@
     const made = t("suggest.made_with", {
       hash: s.prompt_hash.slice(0, 12), temperature: s.params.temperature === undefined ? "–" : s.params.temperature,
     });
-    const actions = cfg.can_edit ? el("div", { class: "sg-actions" },
-      el("button", { type: "button", class: "small sg-accept", text: t("suggest.accept"),
-        onclick: () => decide(index, "accept", [s.id]) }),
-      el("button", { type: "button", class: "secondary small sg-reject", text: t("suggest.reject"),
-        onclick: () => decide(index, "reject", [s.id]) })) : null;
+    const model = el("span", { class: "muted sg-model", text: s.model, title: made });
+    const actions = el("div", { class: "sg-actions" },
+      cfg.can_edit ? el("button", { type: "button", class: "small sg-accept", text: t("suggest.accept"),
+        onclick: () => decide(index, "accept", [s.id]) }) : null,
+      cfg.can_edit ? el("button", { type: "button", class: "secondary small sg-reject", text: t("suggest.reject"),
+        onclick: () => decide(index, "reject", [s.id]) }) : null,
+      model);
     return el("li", {
       class: "sg-card sg-" + s.label, "data-suggestion": String(s.id),
       "aria-label": t("suggest.card_aria", { label, doc: docName(s.doc_id) }),
@@ -140,8 +144,7 @@
     el("div", { class: "sg-head" },
       el("span", { class: "sg-tag", text: t("suggest.tag") }),
       el("span", { class: "badge sg-label label-" + s.label, text: t("suggest.card_label", { label }) }),
-      el("span", { class: "docname", text: docName(s.doc_id) }),
-      el("span", { class: "muted sg-model", text: s.model, title: made })),
+      el("span", { class: "docname", text: docName(s.doc_id) })),
     el("p", { class: "sg-reason", text: s.reason }),
     el("details", { class: "sg-passage" },
       el("summary", { text: excerpt(s.text) }),
@@ -232,7 +235,8 @@
       passages.after(box);
     }
     if (box) fillBox(box.querySelector(".sg-box"), index);
-    const field = node.querySelector('[data-field="rewrite"]');
+    // a first question has nothing before it to lean on: rewrites are for later turns
+    const field = index > 0 ? node.querySelector('[data-field="rewrite"]') : null;
     if (!field) return;
     const holder = field.closest(".field");
     let rewrite = node.querySelector(".sg-rewrite-box");
@@ -243,12 +247,12 @@
     const pending = pendingOf(index, "rewrite");
     const latest = pending[pending.length - 1];
     const said = notes["r" + index];
-    rewrite.replaceChildren(
-      el("button", { type: "button", class: "secondary small sg-ask-rewrite", text: t("suggest.rewrite.ask"),
-        disabled: offline || !cfg.can_edit || busy, title: offline ? t("suggest.needs_llm") : "",
-        onclick: () => askRewrite(index) }),
-      said ? el("span", { class: "sg-note" + (said.kind ? " " + said.kind : ""), role: "status", text: said.text }) : null,
-      latest ? rewriteCard(index, latest) : null);
+    const parts = [el("button", { type: "button", class: "secondary small sg-ask-rewrite", text: t("suggest.rewrite.ask"),
+      disabled: offline || !cfg.can_edit || busy, title: offline ? t("suggest.needs_llm") : "",
+      onclick: () => askRewrite(index) })];
+    if (said) parts.push(el("span", { class: "sg-note" + (said.kind ? " " + said.kind : ""), role: "status", text: said.text }));
+    if (latest) parts.push(rewriteCard(index, latest));
+    rewrite.replaceChildren(...parts);
   }
 
   async function askRewrite(index) {
