@@ -17,7 +17,7 @@ from assay.gold.suggestions import list_suggestions
 from assay.records import Item, Project, Turn
 from assay.store.workspace import Workspace
 from tests.conftest import LiveServer
-from tests.fakes.openai_server import Computed, FakeOpenAI
+from tests.fakes.openai_server import Computed, FakeOpenAI, Reply
 from tests.suggestion_sample import QUESTION, add_documents, judge, rewrite, use_fake
 
 pytestmark = pytest.mark.browser
@@ -45,7 +45,9 @@ def test_item_editor_suggestions_accept_two_reject_one(
         expect(page.locator("#sg-needs")).to_be_visible()  # offline: suggestions need an LLM
         expect(page.locator("#sg-ask")).to_be_disabled()
 
-    with FakeOpenAI([FAKE]) as fake, LiveServer(ws) as server:
+    crashes: list[str] = []
+    page.on("pageerror", lambda error: crashes.append(str(error)))
+    with FakeOpenAI([Reply("Passage 1 looks relevant to me.")]) as fake, LiveServer(ws) as server:
         use_fake(ws, project, fake)
         page.goto(server.url + "/projects/test/items/new")
         expect(page.locator("#sg-needs")).to_be_hidden()
@@ -53,6 +55,12 @@ def test_item_editor_suggestions_accept_two_reject_one(
         page.get_by_role("button", name="Search", exact=True).click()
         expect(page.locator("#hits .hit")).to_have_count(4, timeout=20_000)
         ask = page.get_by_role("button", name="Suggest labels for these results")
+        ask.click()  # the model answers prose: a clear error, nothing stored
+        note = page.locator("#sg-panel .sg-note")
+        expect(note).to_contain_text("No suggestions were stored", timeout=20_000)
+        expect(note).to_contain_text("not JSON")
+        expect(page.locator("#sg-panel .sg-card")).to_have_count(0)
+        fake.reset([FAKE])
         ask.click()
         expect(page.locator("#sg-panel .sg-card")).to_have_count(4, timeout=20_000)
         expect(page.locator("#sg-panel .sg-note")).to_contain_text("4 new suggestions")
@@ -60,7 +68,7 @@ def test_item_editor_suggestions_accept_two_reject_one(
         expect(ferry).to_contain_text("suggests relevant")
         expect(ferry).to_contain_text("Fake reason")
         expect(ferry).to_contain_text("fake-judge-1")
-        assert fake.count == 1
+        assert fake.count == 1  # since the reset
 
         ferry.get_by_role("button", name="Accept").click()
         expect(page.locator("#ev-list .ev")).to_have_count(1, timeout=10_000)
@@ -80,6 +88,7 @@ def test_item_editor_suggestions_accept_two_reject_one(
         expect(page.locator("#sg-panel .sg-card")).to_have_count(1, timeout=10_000)
         expect(card(page, "winter.txt")).to_be_visible()
 
+    assert crashes == []
     item = get_item(ws, project, item_id)
     evidence = item.turns[0].evidence
     assert [(e.doc_id, e.label, e.origin, e.anchor) for e in evidence] == [
