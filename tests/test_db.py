@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from assay.store import jobs_schema, judging_schema, review_schema  # noqa: F401  (their tables join the metadata)
+from assay.store import jobs_schema, judging_schema, review_schema, suggestion_schema  # noqa: F401  (their tables join the metadata)
 from assay.store.db import create_engine, migrate
 from assay.store.projects import create_project, list_projects
 from assay.store.schema import metadata

@@ -39,6 +39,15 @@ class Reply:
 
 
 @dataclass(frozen=True)
+class Computed:
+    """A whole chat completion whose text ``answer(request body)`` makes (replies that
+    depend on the prompt, such as one judgment per passage asked about)."""
+
+    answer: Callable[[dict[str, Any]], str]
+    model: str = "fake-model"
+
+
+@dataclass(frozen=True)
 class EchoJson:
     """A JSON object as content, echoing what the request asked for (JSON mode checks)."""
 
@@ -96,7 +105,7 @@ class Redirect:
     code: int = 302
 
 
-Behaviour = Reply | EchoJson | Stream | Status | Raw | Slow | Redirect
+Behaviour = Reply | Computed | EchoJson | Stream | Status | Raw | Slow | Redirect
 
 
 class _Broken(Exception):
@@ -185,6 +194,9 @@ class FakeOpenAI:
             behaviour = Reply("slow reply")
         if isinstance(behaviour, Reply):
             return JSONResponse(_completion(behaviour.text, behaviour, body))
+        if isinstance(behaviour, Computed):
+            reply = Reply(behaviour.answer(body), model=behaviour.model)
+            return JSONResponse(_completion(reply.text, reply, body))
         if isinstance(behaviour, EchoJson):
             content = json.dumps(
                 {"response_format": body.get("response_format"), "messages": len(body["messages"])}

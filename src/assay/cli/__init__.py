@@ -28,6 +28,7 @@ from assay.cli import (
     review,
     search,
     serve,
+    suggest,
     synthesize,
     tokens,
     transfer,
@@ -134,6 +135,7 @@ def make_app() -> typer.Typer:
     experiments.register(app)
     conversation.register(app)
     synthesize.register(app)
+    suggest.register(app)
     users.register(app)
     tokens.register(app)
     versions.register(app)

@@ -102,6 +102,11 @@ def _print(figures: dict[str, Any]) -> None:
         f"  LLM drafts: {llm['total']} ({llm['accepted']} accepted, {llm['rejected']} "
         f"rejected, {llm['open']} open)"
     )
+    sg = figures["suggestions"]["overall"]
+    out.print(
+        f"  LLM suggestions: {sg['total']} ({sg['accepted']} accepted, {sg['rejected']} "
+        f"rejected, {sg['pending']} waiting; {_percent(sg['acceptance_rate'])} of decided accepted)"
+    )
 
 
 def _percent(share: float | None) -> str:

@@ -202,3 +202,90 @@ def match_rendered(template: str, text: str) -> dict[str, str] | None:
     pattern.append("$")
     match = re.match("".join(pattern), text, re.DOTALL)
     return None if match is None else match.groupdict()
+
+
+# ---------------------------------------------------------------- suggestions for annotators
+#
+# Relevance labels for passages and standalone rewrites of conversation questions: the model's
+# reply is a JSON object read strictly by assay.llm.suggestion_replies, and what it proposes
+# waits for a person (assay.gold.suggestions). The version names go into the stored
+# parameters, so a changed prompt shows in the acceptance rates.
+
+RELEVANCE_PROMPT_VERSION = "relevance-1"
+REWRITE_PROMPT_VERSION = "rewrite-1"
+SUGGESTION_PASSAGE_CHARS = 2000
+"""A passage longer than this is cut (marked "[…]") in a relevance prompt."""
+
+RELEVANCE_SYSTEM = """\
+You help people build a test collection for a search and question-answering system. For a \
+question and some numbered passages, judge each passage on its own:
+
+- "relevant": the passage states (part of) the answer to the question;
+- "distracting": the passage is about the same subject and looks useful, but does not \
+answer the question (a near miss: another case, another period, another product);
+- "irrelevant": the passage has nothing useful for the question.
+
+Give every passage a short reason of at most 25 words, written in {language}.
+Reply with one JSON object and nothing else, in this shape:
+{{"judgments": [{{"passage": 1, "label": "relevant", "reason": "..."}}, ...]}}
+with exactly one entry for each passage number."""
+
+REWRITE_SYSTEM = """\
+You help people build a test collection of conversations with a question-answering system. \
+The last question of a conversation often leans on earlier turns ("And in winter?", "How \
+much does it cost?"). Rewrite it as a standalone question that a search engine could answer \
+without the conversation: resolve pronouns and ellipsis from the earlier turns, keep its \
+meaning and its language ({language}), add nothing the user did not ask. If it already \
+stands alone, return it unchanged.
+Reply with one JSON object and nothing else: {{"rewrite": "..."}}"""
+
+
+def relevance_prompt(
+    question: str,
+    passages: Sequence[str],
+    earlier_questions: Sequence[str] = (),
+    language: str = "en",
+) -> list[Message]:
+    """The messages asking for one label and reason per passage (numbered from 1). Earlier
+    questions of a conversation give the last one its context."""
+    if not question.strip():
+        raise InvalidInput("the question is empty; there is nothing to judge passages against")
+    if not passages:
+        raise InvalidInput("there are no passages to judge")
+    lines = []
+    if earlier_questions:
+        lines.append("Earlier questions in this conversation:")
+        lines.extend(f"- {q.strip()}" for q in earlier_questions if q.strip())
+        lines.append("")
+    lines.append(f"Question: {question.strip()}")
+    lines.append("")
+    lines.append("Passages:")
+    for number, text in enumerate(passages, start=1):
+        body = text.strip()
+        if len(body) > SUGGESTION_PASSAGE_CHARS:
+            body = body[:SUGGESTION_PASSAGE_CHARS].rstrip() + " […]"
+        lines += ["", f"[{number}]", body]
+    system = RELEVANCE_SYSTEM.format(language=language_name(language))
+    return [Message("system", system), Message("user", "\n".join(lines))]
+
+
+def rewrite_prompt(
+    earlier: Sequence[tuple[str, str]], question: str, language: str = "en"
+) -> list[Message]:
+    """The messages asking for a standalone rewrite of ``question`` after the earlier
+    ``(question, answer)`` turns of its conversation."""
+    if not question.strip():
+        raise InvalidInput("the question is empty; there is nothing to rewrite")
+    lines = ["Conversation so far:"]
+    for query, answer in earlier:
+        lines.append(f"User: {query.strip()}")
+        if answer.strip():
+            said = " ".join(answer.split())
+            if len(said) > SUGGESTION_PASSAGE_CHARS // 2:
+                said = said[: SUGGESTION_PASSAGE_CHARS // 2].rstrip() + " […]"
+            lines.append(f"Assistant: {said}")
+    if not earlier:
+        lines.append("(none: this is the first question)")
+    lines += ["", f"Last question: {question.strip()}"]
+    system = REWRITE_SYSTEM.format(language=language_name(language))
+    return [Message("system", system), Message("user", "\n".join(lines))]

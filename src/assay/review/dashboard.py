@@ -16,7 +16,9 @@ items themselves, so it stays quick at 100k items. What each figure means:
   submitted or accepted) name the same query type, by the week the last one changed; and
   from reviews, the share of verdicts that accept the work unchanged;
 - LLM drafts: items of origin ``llm-*`` or ``synthesized`` by status (open: draft or
-  submitted) and query type; evidence of origin ``llm-suggestion`` by its item's status.
+  submitted) and query type; evidence of origin ``llm-suggestion`` by its item's status;
+- LLM suggestions: relevance suggestions accepted and rejected per suggested label and per
+  model, rewrites per model (see :func:`assay.gold.suggestions.acceptance_rates`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.errors import InvalidInput
+from assay.gold.suggestions import acceptance_rates as suggestion_rates
 from assay.gold.taxonomy import query_types
 from assay.records import STATUSES, Project
 from assay.review.activity import throughput, time_per_item, utc_day
@@ -73,6 +76,7 @@ def dashboard(
             "time_per_item": time_per_item(conn, project, today, days),
             "agreement": _agreement(conn, project, today),
             "llm_drafts": _llm_drafts(conn, project, counts),
+            "suggestions": suggestion_rates(ws, project, conn=conn),
         }
 
 

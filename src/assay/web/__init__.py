@@ -76,6 +76,7 @@ from assay.web.routes import (
     reviews,
     search,
     signin,
+    suggestions,
     synthesis,
     transfer,
     versions,
@@ -218,6 +219,7 @@ def create_app(ws: Workspace) -> FastAPI:
         judging_api,
         judging_pages,
         judging_offline,
+        suggestions,
     ):
         app.include_router(module.router, dependencies=signed)
     return app

@@ -9,6 +9,7 @@ from assay.gold.taxonomy import query_types
 from assay.records import Project
 from assay.web.dashboard_plots import Bar, Figure, Segment, hbars, heatmap, lines
 from assay.web.i18n import Translator
+from assay.web.suggestions_view import suggestion_figure
 
 STATUS_ORDER = ("accepted", "submitted", "draft", "rejected")
 """How a bar of items stacks its statuses: finished work first."""
@@ -168,5 +169,6 @@ def figures(data: dict[str, Any], project: Project, t: Translator) -> dict[str, 
         "agreement": agreement(data, t),
         "llm": llm_drafts(data, labels, t),
         "coverage": coverage(data, t),
+        "suggestions": suggestion_figure(data, t),
         "durations": {p["username"]: duration(p["median_seconds"], t) for p in timed},
     }

@@ -70,6 +70,10 @@ WRITES: dict[tuple[str, str], str] = {
     ("PUT", f"{P}/judging/judgments"): "judgment.write",
     ("POST", f"{P}/judging/assignments"): "item.assign",
     ("POST", f"{P}/judging/assignments/remove"): "item.assign",
+    # LLM suggestions for an item (web.routes.suggestions): asking and deciding edit the item
+    ("POST", f"{P}/items/{{item_id}}/suggestions"): "item.edit",
+    ("POST", f"{P}/items/{{item_id}}/suggestions/accept"): "item.edit",
+    ("POST", f"{P}/items/{{item_id}}/suggestions/reject"): "item.edit",
 }
 
 READS: dict[tuple[str, str], str] = {

@@ -64,7 +64,7 @@
     state, flush, setSaveState: shell.setSaveState, conflictFrom: shell.conflictFrom, dropDraft: shell.dropDraft,
   };
   window.assay.flushEditor = flush;  // comments.js saves pending edits before a comment
-  window.assay.editor = { state, flush, applySaved };  // for static/review.js
+  window.assay.editor = { state, flush, applySaved, render: () => renderAll() };  // for static/review.js, suggestions.js
 
   // ------------------------------------------------------------ passages of a turn
 

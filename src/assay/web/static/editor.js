@@ -68,7 +68,7 @@
   });
   const { changed, flush, renderFindings } = shell;
   window.assay.flushEditor = flush;  // comments.js saves pending edits before a comment
-  window.assay.editor = { state, flush, applySaved: shell.applySaved };  // for static/review.js
+  window.assay.editor = { state, flush, applySaved: shell.applySaved, render: fillForm };  // for static/review.js, suggestions.js
 
   // ------------------------------------------------------------ the form
 
@@ -265,7 +265,7 @@
         normaliseGroups(); renderEvidence(); renderHits(); changed();
       },
     });
-    for (const label of ["relevant", "distracting"]) {
+    for (const label of ["relevant", "distracting"].concat(ev.label === "irrelevant" ? ["irrelevant"] : [])) {
       const option = el("option", { value: label, text: t("items.label." + label) });
       if (label === "relevant" && unanswerable()) option.disabled = true;
       labelSelect.append(option);
