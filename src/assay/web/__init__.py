@@ -43,6 +43,7 @@ from assay.web.headers import SecurityHeadersMiddleware
 from assay.web.hosts import HostMiddleware
 from assay.web.i18n import load_catalogs
 from assay.web.login_limit import LoginLimiter
+from assay.web.openapi_text import describe
 from assay.web.paths import hide_paths, workspace_paths
 from assay.web.proxies import ProxyHeadersMiddleware
 from assay.web.render import make_templates, render, translator
@@ -74,6 +75,7 @@ from assay.web.routes import (
     reviews,
     search,
     signin,
+    site,
     synthesis,
     transfer,
     versions,
@@ -184,6 +186,7 @@ def create_app(ws: Workspace) -> FastAPI:
     signed = [Depends(guard)]
     app.include_router(apidocs.router, dependencies=signed)
     for module in (
+        site,
         signin,
         projects,
         members,
@@ -216,6 +219,7 @@ def create_app(ws: Workspace) -> FastAPI:
         judging_offline,
     ):
         app.include_router(module.router, dependencies=signed)
+    describe(app)  # our summaries in the OpenAPI document
     return app
 
 

@@ -11,9 +11,9 @@
   let fmt = window.assay.translator(messages);
 
   function size(bytes) {
-    if (bytes >= 1e6) return (bytes / 1e6).toFixed(1) + " MB";
-    if (bytes >= 1e3) return (bytes / 1e3).toFixed(1) + " kB";
-    return bytes + " B";
+    if (bytes >= 1e6) return assayFormat.num(bytes / 1e6, 1) + " MB";
+    if (bytes >= 1e3) return assayFormat.num(bytes / 1e3, 1) + " kB";
+    return assayFormat.num(bytes) + " B";
   }
 
   function stageText(job) {
