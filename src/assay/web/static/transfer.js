@@ -140,7 +140,7 @@
         const last = await followWithCancel(job, stop, (data) => showProgress(bar, status, data));
         if (last.state === "done") {
           box.classList.add("ok");
-          status.textContent = fmt("done_export", { items: last.result.items, size: size(last.result.size) });
+          status.textContent = fmt("done_export", { items: assayFormat.num(last.result.items), size: size(last.result.size) });
           const link = el("a", { class: "button", text: fmt("download", { name: last.filename }) });
           link.href = last.download;
           link.setAttribute("download", last.filename);
