@@ -171,3 +171,12 @@ def test_statuses_on_german_pages_come_from_the_catalog(
             shown = " ".join(chrome_texts(client.get(path).text))
             assert any(status in shown for status in statuses), path
             assert not english & set(re.findall(r"\w+", shown)), path
+
+
+def test_every_format_is_described_in_both_languages() -> None:
+    from assay.formats import formats
+
+    catalogs = load_catalogs()
+    for name, spec in formats().items():
+        assert catalogs["en"].get(f"format.{name}") == spec.description, name
+        assert catalogs["de"].get(f"format.{name}"), name

@@ -35,6 +35,7 @@ def operations(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_every_operation_has_our_summary_and_a_description(client: TestClient) -> None:
     found = operations(client.get("/api/openapi.json").json())
     assert len(found) > 90
+    assert [key for key, op in found.items() if not op.get("tags")] == []  # no "default"
     assert sorted(set(found) - set(SUMMARIES)) == [], "write a summary in web/openapi_text.py"
     assert sorted(set(SUMMARIES) - set(found)) == [], "a summary for no operation: remove it"
     stale = sorted(key for key in DESCRIPTIONS if key not in found)

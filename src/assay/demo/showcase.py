@@ -157,6 +157,7 @@ def build_showcase(ws: Workspace, folder: Path) -> Showcase:
                 Turn(
                     query="When was the tram company founded?",
                     answer="In 1962, as Städtische Straßenbahn Kelmstadt.",
+                    original_answer="It was founded in 1962 [1].",
                     retrieved=[passage],
                     evidence=[Evidence(doc_id=profile.id, start=None, end=None, text="1962")],
                     enrichments={"answerability": ["ANSWERABLE"]},
@@ -165,6 +166,8 @@ def build_showcase(ws: Workspace, folder: Path) -> Showcase:
                     query="And who owns it today?",
                     rewrite="Who owns Kelmtal Mobil GmbH today?",
                     answer="The City of Kelmstadt holds 74.9 percent, the District 25.1.",
+                    original_answer="The City of Kelmstadt holds 74.9 percent.",
+                    enrichments={"answerability": ["ANSWERABLE"], "Multi-Turn": ["Follow-up"]},
                     retrieved=[passage],
                 ),
             ],

@@ -4,7 +4,7 @@ can never carry markup of its own.
 
 A line ``[[query-types]]`` is replaced by the query types and their definitions from
 ``assay.gold.taxonomy``, so the guide and the editor's help texts cannot drift apart. A line
-``![caption](name.png)`` shows the picture ``static/guide/name.png`` (copies of the
+``![caption](name.jpg)`` shows the picture ``static/guide/name.jpg`` (copies of the
 screenshots that ``scripts/screenshots.py`` writes, served by this server) with its caption.
 
 Opened from a project (``/projects/{name}/guide``) the page keeps that project's menu.
@@ -29,7 +29,7 @@ QUERY_TYPES_MARKER = "[[query-types]]"
 HEADING = re.compile(r"^(#{1,3})\s+(.*)$")
 BULLET = re.compile(r"^[-*]\s+(.*)$")
 NUMBERED = re.compile(r"^\d+[.)]\s+(.*)$")
-PICTURE = re.compile(r"^!\[([^\]]+)\]\(([a-z0-9-]+\.png)\)$")
+PICTURE = re.compile(r"^!\[([^\]]+)\]\(([a-z0-9-]+\.(?:png|jpg))\)$")
 PICTURES = "/static/guide/"
 
 
