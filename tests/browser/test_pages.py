@@ -99,6 +99,8 @@ def test_main_pages_run_under_the_content_security_policy(page: Page, ws: Worksp
             f"{base}/experiments/{experiment.id}",
             f"{base}/transfer",
             "/guide",
+            f"{base}/guide",
+            "/api/docs",
             "/no/such/page",
         ):
             visit(path)
