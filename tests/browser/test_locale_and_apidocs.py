@@ -34,7 +34,7 @@ def test_numbers_follow_the_page_language(
 ) -> None:
     long_document(ws, project)
     documents = live_server.url + "/projects/test/documents"
-    page.goto(live_server.url + f"/language/en?next=/projects/test/documents")
+    page.goto(live_server.url + "/language/en?next=/projects/test/documents")
     row = page.locator("tr", has=page.get_by_role("link", name="ferry.txt", exact=True))
     expect(row.locator("td.num").first).to_have_text("1,234")
     assert page.evaluate("assayFormat.pct(0.125, 1)") == "12.5%"
@@ -84,3 +84,30 @@ def test_api_docs_render_with_nothing_but_this_server(page: Page, live_server: L
     assert any("/static/vendor/swagger-ui-bundle" in url for url in asked)
     assert any(url.endswith("/api/openapi.json") for url in asked)
     assert violations == []
+
+
+def test_the_guide_inside_a_project_shows_its_pictures_and_keeps_the_menu(
+    page: Page, project: Project, live_server: LiveServer
+) -> None:
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+    page.goto(live_server.url + "/projects/test")
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Guide").click()
+    expect(page.get_by_role("heading", name="Guide for annotators")).to_be_visible()
+    assert page.url == live_server.url + "/projects/test/guide"
+    menu = page.get_by_role("navigation", name="Main")
+    expect(menu.get_by_role("link", name="Documents")).to_have_attribute(
+        "href", "/projects/test/documents"
+    )
+    pictures = page.locator("article.guide figure img")
+    assert pictures.count() >= 6
+    for index in range(pictures.count()):
+        picture = pictures.nth(index)
+        picture.scroll_into_view_if_needed()  # they load lazily
+        page.wait_for_function(
+            "(img) => img.complete && img.naturalWidth > 0", arg=picture.element_handle()
+        )
+    assert [url for url in asked if not url.startswith(live_server.url + "/")] == []
+    page.get_by_role("button", name="Deutsch").click()
+    expect(page.get_by_role("heading", name="Gespräche")).to_be_visible()
+    assert "-de.jpg" in (page.locator("article.guide figure img").first.get_attribute("src") or "")
