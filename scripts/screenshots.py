@@ -4,8 +4,9 @@ Run: python scripts/screenshots.py [--out docs/screenshots] [--only NAME ...] [-
 
 Builds a demo workspace with something on every page (``assay.demo.showcase``: the demo
 project with gold in every status, a review, comments, a conversation, two dataset versions,
-an experiment run, a judging project; plus an empty project), serves it on loopback and saves
-every page with the system Chromium at 1440x900 (``NAME.png``) and 1280x720
+an experiment run, a judging project; plus copies by three annotators to agree on, as
+``scripts/agreement_screenshots.py`` makes them, and an empty project), serves it on loopback
+and saves every page with the system Chromium at 1440x900 (``NAME.png``) and 1280x720
 (``NAME-1280.png``), and the main pages in German too (``NAME-de.png``,
 ``NAME-de-1280.png``). The last pages switch team mode on (sign-in, queue, assignments).
 It also writes the pictures the in-app guide shows (``src/assay/web/static/guide/``).
@@ -76,7 +77,7 @@ class Shot:
     guide: bool = False  # the guide shows it
 
 
-def shots(show: Showcase, task_id: str) -> list[Shot]:
+def shots(show: Showcase, task_id: str, adjudicate_id: str) -> list[Shot]:
     home = f"/projects/{show.project.name}"
     judging = f"/projects/{show.judging_project}/judging"
     topic = "topic=night-ferry"
@@ -114,7 +115,8 @@ def shots(show: Showcase, task_id: str) -> list[Shot]:
         ),
         Shot("dashboard", f"{home}/dashboard", german=True),
         Shot("agreement", f"{home}/agreement"),
-        Shot("adjudication", f"{home}/adjudication"),
+        Shot("adjudication-list", f"{home}/adjudication"),
+        Shot("adjudication", f"{home}/adjudication/{adjudicate_id}"),
         Shot("versions", f"{home}/versions", german=True),
         Shot("version", f"{home}/versions/{a}"),
         Shot("versions-diff", f"{home}/version-diff?a={a}&b={b}"),
@@ -182,11 +184,14 @@ def main() -> None:
         show = build_showcase(ws, Path(home))
         create_project(ws, "empty", "de")
         task_id = experiment_tasks_of(ws, show.experiment_id)[0].task_id
+        from agreement_screenshots import build as build_overlap  # copies to agree on
+
+        _, adjudicate_id = build_overlap(ws)
         wanted = set(args.only) if args.only else None
         with serve(ws, args.port) as base_url, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(locale="en-GB")
-            for shot in shots(show, task_id):
+            for shot in shots(show, task_id, adjudicate_id):
                 if wanted is None or shot.name in wanted:
                     written += shoot(page, base_url, shot, args.out)
             if wanted is None or wanted & {s.name for s in TEAM_SHOTS}:
