@@ -22,7 +22,8 @@ from playwright.sync_api import Page, sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from screenshots import CHROMIUM, CHROMIUM_ARGS, ask_demo, serve  # noqa: E402
+from screenshot_gold import ask_demo  # noqa: E402
+from screenshots import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
 
 from assay import open_workspace  # noqa: E402
 from assay.demo import open_demo  # noqa: E402

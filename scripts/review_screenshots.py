@@ -16,7 +16,8 @@ import tempfile
 from pathlib import Path
 
 from playwright.sync_api import Browser, Page, sync_playwright
-from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, gold_body, serve
+from screenshot_gold import gold_body
+from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve
 
 from assay import open_workspace
 from assay.demo import gold_items, open_demo

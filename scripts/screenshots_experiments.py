@@ -29,7 +29,8 @@ from assay.gold.item_writes import set_status
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve, write_items
+from screenshot_gold import write_items
+from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 SIZES = {"": (1440, 900), "-1280": (1280, 720)}

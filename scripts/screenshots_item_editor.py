@@ -18,7 +18,8 @@ from pathlib import Path
 
 import httpx
 from playwright.sync_api import Page, sync_playwright
-from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve, write_items
+from screenshot_gold import write_items
+from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve
 
 from assay import open_workspace
 from assay.demo import open_demo

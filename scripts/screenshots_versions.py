@@ -27,7 +27,8 @@ from assay.review.history import item_history, restore_version
 from assay.review.versions import create_version
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve, write_items
+from screenshot_gold import write_items
+from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve
 
 
 def main() -> None:

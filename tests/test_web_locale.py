@@ -39,3 +39,18 @@ def test_language_names_in_the_readers_language() -> None:
     assert language_name("en", "de") == "Englisch"
     assert language_name("de", "en") == "German"
     assert language_name("zz-unknown", "en") == "zz-unknown"
+
+
+def test_query_type_names_in_the_readers_language() -> None:
+    from assay.records import Project
+    from assay.web.type_names import query_type_label
+
+    assert query_type_label("fact_single", None, "de") == "Einzelfakt"
+    assert query_type_label("fact_single", None, "en") == "Single fact"
+    assert query_type_label("made_up", None, "de") == "made_up"
+    assert query_type_label(None, None, "de") == "–"
+    own = {"id": "howto", "label": {"en": "How-to", "de": "Anleitung"}, "help": {"en": "Steps."}}
+    at = datetime(2026, 11, 28)
+    project = Project(1, "p", "en", {"query_types": [own]}, at, at)
+    assert query_type_label("howto", project, "de") == "Anleitung"
+    assert query_type_label("fact_single", project, "de") == "fact_single"  # not in its list

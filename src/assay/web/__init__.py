@@ -43,6 +43,7 @@ from assay.web.headers import SecurityHeadersMiddleware
 from assay.web.hosts import HostMiddleware
 from assay.web.i18n import load_catalogs
 from assay.web.login_limit import LoginLimiter
+from assay.web.openapi_text import describe
 from assay.web.paths import hide_paths, workspace_paths
 from assay.web.proxies import ProxyHeadersMiddleware
 from assay.web.render import make_templates, render, translator
@@ -77,6 +78,7 @@ from assay.web.routes import (
     search,
     signin,
     suggestions,
+    site,
     synthesis,
     transfer,
     versions,
@@ -187,6 +189,7 @@ def create_app(ws: Workspace) -> FastAPI:
     signed = [Depends(guard)]
     app.include_router(apidocs.router, dependencies=signed)
     for module in (
+        site,
         signin,
         projects,
         members,
@@ -222,6 +225,7 @@ def create_app(ws: Workspace) -> FastAPI:
         suggestions,
     ):
         app.include_router(module.router, dependencies=signed)
+    describe(app)  # our summaries in the OpenAPI document
     return app
 
 

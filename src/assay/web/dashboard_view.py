@@ -10,6 +10,7 @@ from assay.records import Project
 from assay.web.dashboard_plots import Bar, Figure, Segment, hbars, heatmap, lines
 from assay.web.i18n import Translator
 from assay.web.suggestions_view import suggestion_figure
+from assay.web.locale_format import number
 
 STATUS_ORDER = ("accepted", "submitted", "draft", "rejected")
 """How a bar of items stacks its statuses: finished work first."""
@@ -28,13 +29,11 @@ def duration(seconds: float, t: Translator) -> str:
 
 def count(value: int, language: str) -> str:
     """``12,345`` in English, ``12.345`` in German."""
-    text = f"{value:,}"
-    return text.replace(",", ".") if language == "de" else text
+    return number(value, language)
 
 
 def _decimal(value: float, t: Translator) -> str:
-    text = f"{value:.1f}"
-    return text.replace(".", ",") if t.language == "de" else text
+    return number(value, t.language, 1)
 
 
 def type_labels(project: Project, language: str, t: Translator) -> dict[str, str]:

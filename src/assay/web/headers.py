@@ -2,7 +2,8 @@
 
 Pages load scripts and styles only from ``/static`` (no inline script, no ``eval``: Alpine runs
 as its CSP build), may not be framed, and do not leak their address to other sites. A response
-that sets its own policy (the API docs page) keeps it.
+that sets its own policy keeps it (no page does: the API docs page runs vendored Swagger UI
+under this one).
 """
 
 from __future__ import annotations

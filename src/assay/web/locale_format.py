@@ -40,10 +40,17 @@ def percent(value: float | None, lang: str, digits: int = 0) -> str:
     return format_percent(value, format=pattern, locale=lang)
 
 
-def moment(value: datetime | date | None, lang: str) -> str:
-    """A date, with the minute when it is a datetime."""
-    if value is None:
+def moment(value: datetime | date | str | None, lang: str) -> str:
+    """A date, with the minute when it is a datetime; an ISO 8601 text (as JSON views hold
+    them) is read first, and one that is not a date is shown as it is."""
+    if value is None or value == "":
         return DASH
+    if isinstance(value, str):
+        text = value.replace("Z", "+00:00")
+        try:
+            value = date.fromisoformat(text) if len(text) == 10 else datetime.fromisoformat(text)
+        except ValueError:
+            return text
     day = format_date(value, "medium", locale=lang)
     if not isinstance(value, datetime):
         return day

@@ -16,12 +16,14 @@ from assay.web.actors import allowed_actions
 from assay.web.i18n import COOKIE, LANGUAGES, Translator, negotiate
 from assay.web.locale_format import FILTERS
 from assay.web.state import workspace
+from assay.web.type_names import FILTERS as TYPE_FILTERS
 
 
 def make_templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=str(resources.files("assay.web") / "templates"))
     templates.env.globals["LANGUAGES"] = LANGUAGES
     templates.env.filters.update(FILTERS)
+    templates.env.filters.update(TYPE_FILTERS)
     return templates
 
 

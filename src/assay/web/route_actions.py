@@ -117,6 +117,7 @@ PUBLIC = frozenset(
         ("GET", "/language/{code}"),
         # the API's description (the app's own route, outside the guarded routers)
         ("GET", "/api/openapi.json"),
+        ("GET", "/favicon.ico"),  # the sign-in page's icon, like /static
     }
 )
 

@@ -3,7 +3,11 @@ renderer (headings, paragraphs, lists, bold, code) that escapes everything first
 can never carry markup of its own.
 
 A line ``[[query-types]]`` is replaced by the query types and their definitions from
-``assay.gold.taxonomy``, so the guide and the editor's help texts cannot drift apart.
+``assay.gold.taxonomy``, so the guide and the editor's help texts cannot drift apart. A line
+``![caption](name.jpg)`` shows the picture ``static/guide/name.jpg`` (copies of the
+screenshots that ``scripts/screenshots.py`` writes, served by this server) with its caption.
+
+Opened from a project (``/projects/{name}/guide``) the page keeps that project's menu.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup, escape
 
 from assay.gold.taxonomy import DEFAULT_QUERY_TYPES, QueryType
-from assay.web.render import language, render
+from assay.web.render import language, open_project, render
 from assay.web.state import workspace
 
 router = APIRouter()
@@ -25,6 +29,8 @@ QUERY_TYPES_MARKER = "[[query-types]]"
 HEADING = re.compile(r"^(#{1,3})\s+(.*)$")
 BULLET = re.compile(r"^[-*]\s+(.*)$")
 NUMBERED = re.compile(r"^\d+[.)]\s+(.*)$")
+PICTURE = re.compile(r"^!\[([^\]]+)\]\(([a-z0-9-]+\.(?:png|jpg))\)$")
+PICTURES = "/static/guide/"
 
 
 def inline(text: str) -> str:
@@ -65,6 +71,7 @@ def render_markdown(source: str, query_types_html: str = "") -> Markup:
         line = raw.strip()
         heading = HEADING.match(line)
         item = BULLET.match(line) or NUMBERED.match(line)
+        picture = PICTURE.match(line)
         if not line:
             close_paragraph()
             close_list()
@@ -72,6 +79,10 @@ def render_markdown(source: str, query_types_html: str = "") -> Markup:
             close_paragraph()
             close_list()
             html.append(query_types_html)
+        elif picture:
+            close_paragraph()
+            close_list()
+            html.append(figure(picture.group(1), picture.group(2)))
         elif heading:
             close_paragraph()
             close_list()
@@ -94,6 +105,15 @@ def render_markdown(source: str, query_types_html: str = "") -> Markup:
     close_paragraph()
     close_list()
     return Markup("\n".join(html))
+
+
+def figure(caption: str, name: str) -> str:
+    """A picture with its caption; ``name`` matched ``PICTURE`` (a plain file name)."""
+    text = escape(caption)
+    return (
+        f'<figure><img src="{PICTURES}{name}" alt="{text}" loading="lazy">'
+        f"<figcaption>{text}</figcaption></figure>"
+    )
 
 
 def query_types_html(types: tuple[QueryType, ...], lang: str) -> str:
@@ -132,4 +152,17 @@ def api_guide(request: Request) -> Any:
 def guide_page(request: Request) -> HTMLResponse:
     return render(
         request, "guide.html", project=None, section="guide", guide=guide_html(language(request))
+    )
+
+
+@router.get("/projects/{name}/guide", response_class=HTMLResponse, include_in_schema=False)
+def project_guide_page(request: Request, name: str) -> HTMLResponse:
+    """The same guide inside a project: its menu stays, so the reader can go straight back."""
+    _, project = open_project(request, name)
+    return render(
+        request,
+        "guide.html",
+        project=project,
+        section="guide",
+        guide=guide_html(language(request)),
     )

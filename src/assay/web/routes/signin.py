@@ -42,7 +42,7 @@ def login_page(request: Request, next: str = "/") -> Response:
     return render(request, "login.html", next=local_path(next), section="login")
 
 
-@router.get("/api/session")
+@router.get("/api/session", tags=["session"])
 def who(request: Request) -> dict[str, Any]:
     """Who is signed in: ``{"mode", "username"}``; username null when nobody is."""
     ws = workspace(request)
@@ -53,7 +53,7 @@ def who(request: Request) -> dict[str, Any]:
     }
 
 
-@router.post("/api/session")
+@router.post("/api/session", tags=["session"])
 def sign_in(request: Request, body: SignIn) -> Response:
     """Sign in with a user name and password. Failures answer 401 with ``code``: ``wrong``,
     ``locked`` (and ``until``, HH:MM UTC) or ``disabled``; after 10 failures in a minute from
@@ -94,7 +94,7 @@ def sign_in(request: Request, body: SignIn) -> Response:
     return response
 
 
-@router.delete("/api/session", status_code=204)
+@router.delete("/api/session", status_code=204, tags=["session"])
 def sign_out(request: Request) -> Response:
     """Sign out: the session ends on the server and the cookie is cleared."""
     secret = request.cookies.get(SESSION_COOKIE)

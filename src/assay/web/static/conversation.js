@@ -159,11 +159,11 @@
     const meta = el("div", { class: "passage-meta" },
       p.rank ? el("span", { class: "rank", text: String(p.rank) }) : null,
       el("span", { class: "docname", text: name }),
-      p.score !== null ? el("span", { class: "muted", text: t("conv.passage.score", { score: Number(p.score).toFixed(2) }) }) : null,
+      p.score !== null ? el("span", { class: "muted", text: t("conv.passage.score", { score: assayFormat.num(p.score, 2) }) }) : null,
       p.origin !== "retrieved" ? el("span", { class: "badge", text: t("conv.origin." + p.origin) }) : null,
       label ? el("span", { class: "badge label-" + label, text: t("items.label." + label) })
         : el("span", { class: "badge warn", text: t("conv.passage.unrated") }),
-      ov && ov.score ? el("span", { class: "muted", text: t("conv.passage.overlap", { score: ov.score.toFixed(2) }) }) : null);
+      ov && ov.score ? el("span", { class: "muted", text: t("conv.passage.overlap", { score: assayFormat.num(ov.score, 2) }) }) : null);
     return el("li", {
       class: "passage" + (label ? " marked-" + label : ""), tabindex: "0",
       "data-turn": String(index), "data-position": String(position),
@@ -274,11 +274,11 @@
       view.append(sentence);
       if (unit.score !== null && unit.score !== undefined) {
         const level = unit.score >= 0.5 ? "high" : unit.score >= 0.25 ? "mid" : "low";
-        view.append(el("span", { class: "support support-" + level, text: Math.round(unit.score * 100) + "%",
-          title: t("conv.answer.support_unit", { score: Math.round(unit.score * 100) }) }), " ");
+        view.append(el("span", { class: "support support-" + level, text: assayFormat.pct(unit.score),
+          title: t("conv.answer.support_unit", { score: assayFormat.pct(unit.score) }) }), " ");
       }
     }
-    const total = units === supportUnits ? Math.round(result.support.score * 100) : null;
+    const total = units === supportUnits ? assayFormat.pct(result.support.score) : null;
     turnNode.querySelector(".support-total").textContent = total === null ? "" : t("conv.answer.support", { score: total });
   }
 

@@ -339,7 +339,7 @@
       return el("div", { class: "hit-meta" },
         el("span", { class: "rank", text: String(hit.rank) }),
         el("span", { class: "docname", text: state.docs[hit.doc_id] || hit.doc_id }),
-        el("span", { class: "muted", text: t(scoreKey, { score: hit.score.toFixed(2) }) }),
+        el("span", { class: "muted", text: t(scoreKey, { score: assayFormat.num(hit.score, 2) }) }),
         label ? el("span", { class: "badge label-" + label, text: t("items.label." + label) }) : null);
     }
 

@@ -11,9 +11,9 @@
   let fmt = window.assay.translator(messages);
 
   function size(bytes) {
-    if (bytes >= 1e6) return (bytes / 1e6).toFixed(1) + " MB";
-    if (bytes >= 1e3) return (bytes / 1e3).toFixed(1) + " kB";
-    return bytes + " B";
+    if (bytes >= 1e6) return assayFormat.num(bytes / 1e6, 1) + " MB";
+    if (bytes >= 1e3) return assayFormat.num(bytes / 1e3, 1) + " kB";
+    return assayFormat.num(bytes) + " B";
   }
 
   function stageText(job) {
@@ -140,7 +140,7 @@
         const last = await followWithCancel(job, stop, (data) => showProgress(bar, status, data));
         if (last.state === "done") {
           box.classList.add("ok");
-          status.textContent = fmt("done_export", { items: last.result.items, size: size(last.result.size) });
+          status.textContent = fmt("done_export", { items: assayFormat.num(last.result.items), size: size(last.result.size) });
           const link = el("a", { class: "button", text: fmt("download", { name: last.filename }) });
           link.href = last.download;
           link.setAttribute("download", last.filename);
