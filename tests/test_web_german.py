@@ -33,7 +33,7 @@ ENGLISH = re.compile(
     r"Single fact|Unanswerable|Reasoning|Mean|Progress|Skip|Accept|Reject|Reason|Author|"
     r"Your name|Sign in|Sign out|Projects|Chunk boundaries|Created at|Overview|Reports|"
     r"Citations|Rating|Comments|History|Restore|Compare|Running|Failed|Queued|Waiting|"
-    r"Finished|Show|Hide|Close|Back|Help|Keys|unknown|Judged|"
+    r"Finished|Show|Hide|Close|Back|Help|Keys|unknown|Judged(?!@)|"
     r"retrieval only|every turn|relevant passages|API documentation)\b"
 )
 """Interface words of the English pages that no German page may show (words the German

@@ -58,7 +58,7 @@ def test_keyword_against_hybrid_from_the_page(
     picker = page.locator("#metric-picker")
     picker.get_by_role("checkbox", name="rouge_l").uncheck()
     picker.get_by_role("checkbox", name="retrieval_mrr").check()
-    picker.get_by_label("Cut-off k of retrieval_mrr").fill("5")
+    picker.get_by_label("Cut-off k of retrieval_mrr@k").fill("5")
     expect(
         picker.get_by_text("Share of the gold passage groups that were retrieved.")
     ).to_be_visible()
