@@ -371,6 +371,8 @@ def export_inspectorraget(
 
 
 def _print_experiment(experiment: Any) -> None:
+    from assay.cli.experiment_costs import print_costs
+
     out = console()
     out.print(
         f"[bold]{experiment.name}[/] (id {experiment.id}, mode {experiment.mode}): "
@@ -397,4 +399,4 @@ def _print_experiment(experiment: Any) -> None:
                 cells.append("-" if mean is None else f"{mean:.4f}")
         table.add_row(metric, *cells)
     table.add_row("errors", *(str(experiment.aggregates[p].get("errors", 0)) for p in pipelines))
-    out.print(table)
+    print_costs(out, table, experiment, pipelines)
