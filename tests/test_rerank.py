@@ -11,8 +11,8 @@ from assay.llm import GeneratorSettings, make_generator
 from assay.llm.outgoing import OutgoingPolicy
 from assay.records import Hit
 from assay.search.rerank import (
-    RerankerSettings,
     RerankError,
+    RerankerSettings,
     make_reranker,
     parse_reranker,
     rerank_hits,
@@ -95,7 +95,7 @@ def test_tei_reply_must_be_a_list(fake: FakeReranker) -> None:
 
 def test_error_status_is_not_retried_but_5xx_is(fake: FakeReranker) -> None:
     fake.reset([Status(400, '{"error": "bad model"}')])
-    with pytest.raises(RerankError, match="HTTP 400: .*bad model"):
+    with pytest.raises(RerankError, match=r"HTTP 400: .*bad model"):
         _http(fake.url).rerank("q", DOCS)
     assert len(fake.requests) == 1
     fake.reset([Status(503), Overlap()])
@@ -130,7 +130,7 @@ def test_key_goes_to_the_reranker_host_only(fake: FakeReranker) -> None:
 
 def test_outgoing_policy_refuses_private_hosts() -> None:
     settings = RerankerSettings(url="http://10.0.0.7:8080/v1/rerank")
-    with pytest.raises(RerankError, match="reranker http://10.0.0.7.*private address"):
+    with pytest.raises(RerankError, match=r"reranker http://10.0.0.7.*private address"):
         HttpReranker(settings, policy=OutgoingPolicy())
     policy = OutgoingPolicy(allow_loopback=False)
     with pytest.raises(RerankError, match="loopback"):
@@ -145,7 +145,7 @@ def test_settings_are_checked() -> None:
         parse_reranker({"url": "http://x/rerank", "api": "cohere"})
     with pytest.raises(InvalidInput, match="depth must be from 1 to 1000"):
         parse_reranker({"url": "http://x/rerank", "depth": 0})
-    with pytest.raises(InvalidInput, match="unknown field.*colour"):
+    with pytest.raises(InvalidInput, match=r"unknown field.*colour"):
         parse_reranker({"url": "http://x/rerank", "colour": "red"})
     with pytest.raises(InvalidInput, match="offline generator only quotes"):
         make_reranker(RerankerSettings(kind="llm"), generator={"kind": "offline"})
@@ -190,5 +190,5 @@ def test_llm_reranker_errors_name_the_passage() -> None:
         with pytest.raises(RerankError, match=r"LLM reranker \(judge\): passage 1: no rating"):
             reranker.rerank("q", DOCS)
         server.reset([ChatStatus(400, "nope")])
-        with pytest.raises(RerankError, match="passage 0: LLM endpoint .* 400"):
+        with pytest.raises(RerankError, match=r"passage 0: LLM endpoint .* 400"):
             reranker.rerank("q", DOCS)
