@@ -41,6 +41,7 @@ from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.llm.records import Generator, Message
 from assay.records import Chunking, Project
 from assay.search.embeddings import workspace_embedder
+from assay.search.filters import parse_filters
 from assay.search.retriever import RetrieverSettings
 from assay.search.stages import Retrieval, Stages, make_stage_tools, retrieve
 from assay.store.workspace import Workspace
@@ -84,6 +85,14 @@ class PipelineSpec(BaseModel):
                 'the {"sha256", "name"} it returns, or use the CLI, which reads your local '
                 "file"
             )
+        return value
+
+    @field_validator("filters", mode="before")
+    @classmethod
+    def _filters_from_text(cls, value: Any) -> Any:
+        """Filters may come as text (``key = value; key in a | b``): stored as JSON."""
+        if isinstance(value, str):
+            return {key: list(values) for key, values in parse_filters(value).items()}
         return value
 
     @field_validator("generator")
