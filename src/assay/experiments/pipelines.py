@@ -69,6 +69,7 @@ class PipelineSpec(BaseModel):
     run_file: FileRef | None = None
     answers_file: FileRef | None = None
     rewrite: str = "none"
+    rewrite_generator: dict[str, Any] = Field(default_factory=dict)
     reranker: dict[str, Any] = Field(default_factory=dict)
     expand: int = 0
     filters: dict[str, Any] = Field(default_factory=dict)
@@ -95,7 +96,7 @@ class PipelineSpec(BaseModel):
             return {key: list(values) for key, values in parse_filters(value).items()}
         return value
 
-    @field_validator("generator")
+    @field_validator("generator", "rewrite_generator")
     @classmethod
     def _valid_generator(cls, value: dict[str, Any]) -> dict[str, Any]:
         GeneratorSettings.from_mapping(value)  # raises InvalidInput naming the field
@@ -231,7 +232,9 @@ class PipelineRunner:
         if spec.kind == "search" and mode != "retrieval":
             self.generator = make_generator(spec.generator_settings())
         if spec.kind == "search" and mode != "generation":
-            self.tools = make_stage_tools(self.stages, spec.generator)
+            self.tools = make_stage_tools(
+                self.stages, spec.generator, rewrite_generator=spec.rewrite_generator
+            )
         if spec.kind == "search" and spec.retriever.kind != "keyword" and mode != "generation":
             self.embedder = workspace_embedder(ws, spec.retriever.embedder)
         if spec.kind == "external":
@@ -307,8 +310,9 @@ class PipelineRunner:
             )
             timings["generate_ms"] = _ms(began)
             answer = generation.text
-            usage = details.setdefault("usage", {})
-            usage["generate"] = {"model": generation.model, **generation.usage}
+            if generation.usage:  # the offline generator reports none: no model was called
+                usage = details.setdefault("usage", {})
+                usage["generate"] = {"model": generation.model, **generation.usage}
         return Outcome(
             retrieved=tuple(retrieved),
             answer=answer,

@@ -7,6 +7,8 @@
   ``ASSAY_LLM_API_KEY`` only.
 - ``retriever``: :class:`assay.search.retriever.RetrieverSettings` fields (kind, k, query_from,
   embedder, weights, k_rrf).
+- ``reranker``: :class:`assay.search.rerank.RerankerSettings` fields (kind, url, model, api,
+  depth, …), used by the editor's search panel when its rerank toggle is on.
 - ``enrichments``: ``{name: [values]}`` offered per conversation turn.
 - ``query_types``: see :mod:`assay.gold.taxonomy`.
 - ``annotators_see_all``: whether annotators read every item of the project, not only their
@@ -25,6 +27,7 @@ from assay.gold.taxonomy import check_query_types, enrichment_vocabulary
 from assay.llm import GeneratorSettings
 from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.records import Project
+from assay.search.rerank import RerankerSettings, parse_reranker
 from assay.search.retriever import RetrieverSettings, parse_retriever_settings
 from assay.store.projects import update_project_settings
 from assay.store.workspace import Workspace
@@ -36,6 +39,11 @@ def generator_settings(project: Project) -> GeneratorSettings:
 
 def retriever_settings(project: Project) -> RetrieverSettings:
     return parse_retriever_settings(project.settings.get("retriever") or {})
+
+
+def reranker_settings(project: Project) -> RerankerSettings | None:
+    """The project's reranker, or None when it has none."""
+    return parse_reranker(project.settings.get("reranker") or None)
 
 
 def check_enrichments(value: Any) -> dict[str, list[str]]:
@@ -97,6 +105,17 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
             settings[key] = dataclasses.asdict(generator)
         elif key == "retriever":
             settings[key] = parse_retriever_settings(value).model_dump()
+        elif key == "reranker":
+            reranker = parse_reranker(value)
+            if reranker is None:
+                settings.pop(key, None)
+                continue
+            if reranker.kind == "http":
+                try:
+                    OutgoingPolicy.from_settings().check_url(reranker.url, strict=False)
+                except OutgoingRefused as exc:
+                    raise OutgoingRefused(f"reranker settings: url: {exc}") from None
+            settings[key] = reranker.to_json()
         elif key == "enrichments":
             settings[key] = check_enrichments(value)
         elif key == "query_types":
@@ -109,8 +128,8 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
             settings[key] = value
         else:
             raise InvalidInput(
-                f"unknown setting {key!r}; settings are: generator, retriever, enrichments, "
-                "query_types, annotators_see_all, judging_ratings"
+                f"unknown setting {key!r}; settings are: generator, retriever, reranker, "
+                "enrichments, query_types, annotators_see_all, judging_ratings"
             )
     return update_project_settings(ws, project, settings)
 
@@ -120,6 +139,7 @@ def settings_view(project: Project) -> dict[str, Any]:
     return {
         "generator": dataclasses.asdict(generator_settings(project)),
         "retriever": retriever_settings(project).model_dump(),
+        "reranker": reranker.to_json() if (reranker := reranker_settings(project)) else None,
         "enrichments": enrichment_vocabulary(project),
         "annotators_see_all": bool(project.settings.get("annotators_see_all")),
         "judging_ratings": list(judging_ratings(project)),

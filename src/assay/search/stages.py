@@ -70,14 +70,20 @@ class StageTools:
     reranker: Reranker | None = None
 
 
-def make_stage_tools(stages: Stages, generator: Mapping[str, Any] | None = None) -> StageTools:
+def make_stage_tools(
+    stages: Stages,
+    generator: Mapping[str, Any] | None = None,
+    *,
+    rewrite_generator: Mapping[str, Any] | None = None,
+) -> StageTools:
     """The generator a rewrite needs and the reranker, made once for many queries.
-    ``generator``: the generator settings to use (the pipeline's or the project's)."""
+    ``generator``: the generator settings to use (the pipeline's or the project's) where
+    the stage names none of its own (``rewrite_generator``, the reranker's ``generator``)."""
     rewriter: Generator | None = None
     if stages.rewrite != "none":
         from assay.llm import GeneratorSettings, make_generator
 
-        chosen = GeneratorSettings.from_mapping(generator or {})
+        chosen = GeneratorSettings.from_mapping(rewrite_generator or generator or {})
         if chosen.kind == "offline":
             raise InvalidInput(
                 f"query rewrite {stages.rewrite!r} needs a generator that is a language model "

@@ -377,6 +377,7 @@
   $("search-form").addEventListener("submit", (e) => { e.preventDefault(); runSearch(); });
   $("search-q").addEventListener("input", () => { state.searchTouched = true; });
   $("search-k").addEventListener("change", runSearch);
+  if ($("search-rerank")) $("search-rerank").addEventListener("change", runSearch);
 
   // ------------------------------------------------------------ selections and the document view
 

@@ -322,7 +322,9 @@
       const say = (key, params) => { $("search-state").textContent = t(prefix + ".search." + key, params); };
       say("searching");
       try {
-        const result = await api("GET", base + "/editor/search?" + new URLSearchParams({ q: query, k }));
+        const params = { q: query, k };
+        if ($("search-rerank") && $("search-rerank").checked) params.rerank = "true";
+        const result = await api("GET", base + "/editor/search?" + new URLSearchParams(params));
         state.hits = result.hits;
         Object.assign(state.docs, result.documents);
         onHits();
