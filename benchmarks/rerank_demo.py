@@ -15,6 +15,7 @@ Prints nDCG@10, R@10 (recall) and RR (MRR) per pipeline, with the reranker's tim
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import threading
 import time
@@ -105,7 +106,12 @@ def main() -> None:
             ],
         )
         began = time.perf_counter()
-        done = run_experiment(ws, project, experiment.id)
+        done = run_experiment(
+            ws,
+            project,
+            experiment.id,
+            progress=lambda n, total: print(f"  {n}/{total}", file=sys.stderr, flush=True),
+        )
         took = time.perf_counter() - began
         server.should_exit = True
         print(f"demo gold set: {done.task_count} tasks, rerank depth {args.depth}, run {took:.1f} s")

@@ -166,6 +166,12 @@ def test_options_are_checked_when_the_experiment_is_created(
                 {"name": "x", "kind": "external", "endpoint": "http://127.0.0.1:9/", "expand": 1}
             ],
         )
+    with pytest.raises(InvalidInput, match="pipeline 'x': rewrite 'hyde' needs a generator"):
+        create_experiment(any_ws, project, "bad", pipelines=[{"name": "x", "rewrite": "hyde"}])
+    with pytest.raises(InvalidInput, match="'x': the LLM reranker needs a generator"):
+        create_experiment(
+            any_ws, project, "bad", pipelines=[{"name": "x", "reranker": {"kind": "llm"}}]
+        )
     with pytest.raises(InvalidInput, match="reranker url: outgoing request refused"):
         create_experiment(
             any_ws,

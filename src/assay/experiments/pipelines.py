@@ -43,7 +43,13 @@ from assay.records import Chunking, Project
 from assay.search.embeddings import workspace_embedder
 from assay.search.filters import parse_filters
 from assay.search.retriever import RetrieverSettings
-from assay.search.stages import Retrieval, Stages, make_stage_tools, retrieve
+from assay.search.stages import (
+    Retrieval,
+    Stages,
+    check_stage_generators,
+    make_stage_tools,
+    retrieve,
+)
 from assay.store.workspace import Workspace
 
 PipelineKind = Literal["search", "external", "file"]
@@ -104,7 +110,8 @@ class PipelineSpec(BaseModel):
 
     @model_validator(mode="after")
     def _valid_stages(self) -> PipelineSpec:
-        self.stages()  # raises InvalidInput naming the option
+        stages = self.stages()  # raises InvalidInput naming the option
+        check_stage_generators(stages, self.generator, self.rewrite_generator)
         return self
 
     def generator_settings(self) -> GeneratorSettings:

@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 
 from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
-from assay.search.rerank import RerankError, RerankerSettings, Reranking
+from assay.search.rerank_records import RerankError, RerankerSettings, Reranking
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 

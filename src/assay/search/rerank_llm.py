@@ -15,7 +15,7 @@ from typing import Any
 
 from assay.errors import InvalidInput
 from assay.llm.records import Generator, GeneratorError, Message
-from assay.search.rerank import RerankError, Reranking
+from assay.search.rerank_records import RerankError, Reranking
 
 PROMPT = """\
 Rate how well the passage answers the search query, on a scale from 0 to 10:

@@ -64,6 +64,28 @@ class Stages:
         return self.rewrite != "none" or bool(self.reranker or self.expand or self.filters)
 
 
+def check_stage_generators(
+    stages: Stages,
+    generator: Mapping[str, Any] | None = None,
+    rewrite_generator: Mapping[str, Any] | None = None,
+) -> None:
+    """A rewrite and the LLM reranker need a language model, not the offline generator
+    (``generator``: the one they use when they name none of their own)."""
+    from assay.llm import GeneratorSettings
+
+    uses = []
+    if stages.rewrite != "none":
+        uses.append((f"rewrite {stages.rewrite!r}", rewrite_generator or generator))
+    if stages.reranker is not None and stages.reranker.kind == "llm":
+        uses.append(("the LLM reranker", stages.reranker.generator or generator))
+    for what, chosen in uses:
+        if GeneratorSettings.from_mapping(chosen or {}).kind == "offline":
+            raise InvalidInput(
+                f"{what} needs a generator that is a language model (kind openai or local); "
+                "the offline generator only quotes passages"
+            )
+
+
 @dataclass(frozen=True, slots=True)
 class StageTools:
     rewriter: Generator | None = None
