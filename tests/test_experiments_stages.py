@@ -172,6 +172,14 @@ def test_options_are_checked_when_the_experiment_is_created(
         create_experiment(
             any_ws, project, "bad", pipelines=[{"name": "x", "reranker": {"kind": "llm"}}]
         )
+    private = {"kind": "openai", "base_url": "http://10.0.0.1/v1", "model": "m"}
+    with pytest.raises(InvalidInput, match="'x': rewrite generator base_url: outgoing request"):
+        create_experiment(
+            any_ws,
+            project,
+            "bad",
+            pipelines=[{"name": "x", "rewrite": "hyde", "rewrite_generator": private}],
+        )
     with pytest.raises(InvalidInput, match="reranker url: outgoing request refused"):
         create_experiment(
             any_ws,

@@ -196,6 +196,11 @@ def check_outgoing(specs: Sequence[PipelineSpec], judges: Sequence[GeneratorSett
         for s in specs
         if s.reranker.get("kind", "http") == "http" and s.reranker
     ]
+    for s in specs:
+        for what, given in (("rewrite", s.rewrite_generator), ("reranker", s.reranker)):
+            inner = given.get("generator", {}) if what == "reranker" else given
+            if inner and GeneratorSettings.from_mapping(inner).kind == "openai":
+                urls.append((f"pipeline {s.name!r}: {what} generator base_url", inner["base_url"]))
     urls += [("judge base_url", g.base_url) for g in judges if g.kind == "openai"]
     for where, url in urls:
         try:
