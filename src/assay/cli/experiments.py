@@ -349,30 +349,6 @@ def cancel(
 
 
 def _print_experiment(experiment: Any) -> None:
-    out = console()
-    out.print(
-        f"[bold]{experiment.name}[/] (id {experiment.id}, mode {experiment.mode}): "
-        f"{experiment.status}, {experiment.done_count}/{experiment.total} done, "
-        f"{experiment.error_count} error(s)"
-    )
-    if experiment.message:
-        out.print(experiment.message, markup=False)
-    _print_version(experiment)
-    if not experiment.aggregates:
-        return
-    from rich.table import Table
+    from assay.cli.experiment_show import print_experiment
 
-    pipelines = list(experiment.aggregates)
-    table = Table("metric", *pipelines)
-    for metric in experiment.metric_names:
-        cells = []
-        for pipeline in pipelines:
-            part = experiment.aggregates[pipeline]["overall"].get(metric, {})
-            mean = part.get("mean")
-            if mean is None and part.get("counts"):
-                cells.append(", ".join(f"{k}: {v}" for k, v in part["counts"].items()))
-            else:
-                cells.append("-" if mean is None else f"{mean:.4f}")
-        table.add_row(metric, *cells)
-    table.add_row("errors", *(str(experiment.aggregates[p].get("errors", 0)) for p in pipelines))
-    out.print(table)
+    print_experiment(experiment, _print_version)

@@ -197,7 +197,7 @@ def _spec(option: str, value: str, presets: dict[str, dict[str, Any]]) -> dict[s
         if text.strip() in presets:
             return dict(presets[text.strip()])
         fail(
-            f"{option} {value!r}: give {', '.join(presets)}, a JSON object or @FILE "
+            f"{option} {value!r}: give {''.join(f'{p}, ' for p in presets)}a JSON object or @FILE "
             "(see docs/llm.md)"
         )
     try:
@@ -240,6 +240,15 @@ def settings(
         "ones (docs/evaluation.md).",
         show_default=False,
     ),
+    reranker: str = typer.Option(
+        None,
+        "--reranker",
+        metavar="SPEC",
+        help="Set the reranker of the editor's search panel: a JSON object such as "
+        '\'{"kind": "http", "url": "http://127.0.0.1:8080/v1/rerank"}\' or @FILE (replaces '
+        "the stored one; --reset reranker removes it). A key comes from ASSAY_RERANK_API_KEY.",
+        show_default=False,
+    ),
     see_all: bool = typer.Option(
         None,
         "--annotators-see-all/--annotators-own-only",
@@ -251,8 +260,8 @@ def settings(
         [],
         "--reset",
         metavar="PART",
-        help="Restore the default of generator, retriever, enrichments, query_types, pool or "
-        "annotators_see_all.",
+        help="Restore the default of generator, retriever, reranker, enrichments, "
+        "query_types, pool or annotators_see_all.",
     ),
     as_json: bool = JsonOption,
 ) -> None:
@@ -286,6 +295,8 @@ def settings(
         if pool is not None:
             stored = target.settings.get("pool") or {}
             changes["pool"] = {**stored, **_spec("--pool", pool, POOL_PRESETS)}
+        if reranker is not None:
+            changes["reranker"] = _spec("--reranker", reranker, {})
         if see_all is not None:
             changes["annotators_see_all"] = see_all
         if changes:
@@ -300,6 +311,8 @@ def settings(
     for part in ("generator", "retriever"):
         values = {k: v for k, v in shown[part].items() if k != "prompt_template"}
         out.print(f"{part}: {json.dumps(values, ensure_ascii=False)}", markup=False)
+    reranking = shown.get("reranker")
+    out.print(f"reranker: {json.dumps(reranking) if reranking else 'none'}", markup=False)
     seen = "every item" if shown["annotators_see_all"] else "only their own items"
     out.print(f"annotators see: {seen}", markup=False)
     if changes:

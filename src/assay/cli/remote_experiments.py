@@ -31,7 +31,7 @@ def experiment_of(data: dict[str, Any]) -> Experiment:
         value = data.get(f.name)
         if f.name.endswith("_at") and isinstance(value, str):
             value = datetime.fromisoformat(value)
-        values[f.name] = {} if value is None and f.name == "aggregates" else value
+        values[f.name] = {} if value is None and f.name in ("aggregates", "costs") else value
     return Experiment(**values)
 
 

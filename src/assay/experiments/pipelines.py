@@ -22,7 +22,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from assay.errors import AssayError, InvalidInput
 from assay.experiments.external import ContextResolver, ExternalClient
@@ -34,8 +41,15 @@ from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.llm.records import Generator, Message
 from assay.records import Chunking, Project
 from assay.search.embeddings import workspace_embedder
-from assay.search.indexes import search
+from assay.search.filters import parse_filters
 from assay.search.retriever import RetrieverSettings
+from assay.search.stages import (
+    Retrieval,
+    Stages,
+    check_stage_generators,
+    make_stage_tools,
+    retrieve,
+)
 from assay.store.workspace import Workspace
 
 PipelineKind = Literal["search", "external", "file"]
@@ -60,6 +74,11 @@ class PipelineSpec(BaseModel):
     retries: int = Field(default=2, ge=0, le=10)
     run_file: FileRef | None = None
     answers_file: FileRef | None = None
+    rewrite: str = "none"
+    rewrite_generator: dict[str, Any] = Field(default_factory=dict)
+    reranker: dict[str, Any] = Field(default_factory=dict)
+    expand: int = 0
+    filters: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("run_file", "answers_file", mode="before")
     @classmethod
@@ -75,14 +94,34 @@ class PipelineSpec(BaseModel):
             )
         return value
 
-    @field_validator("generator")
+    @field_validator("filters", mode="before")
+    @classmethod
+    def _filters_from_text(cls, value: Any) -> Any:
+        """Filters may come as text (``key = value; key in a | b``): stored as JSON."""
+        if isinstance(value, str):
+            return {key: list(values) for key, values in parse_filters(value).items()}
+        return value
+
+    @field_validator("generator", "rewrite_generator")
     @classmethod
     def _valid_generator(cls, value: dict[str, Any]) -> dict[str, Any]:
         GeneratorSettings.from_mapping(value)  # raises InvalidInput naming the field
         return value
 
+    @model_validator(mode="after")
+    def _valid_stages(self) -> PipelineSpec:
+        stages = self.stages()  # raises InvalidInput naming the option
+        check_stage_generators(stages, self.generator, self.rewrite_generator)
+        return self
+
     def generator_settings(self) -> GeneratorSettings:
         return GeneratorSettings.from_mapping(self.generator)
+
+    def stages(self) -> Stages:
+        """The retrieval stages of a ``search`` pipeline: rewrite, filters, rerank, expand."""
+        return Stages.parse(
+            rewrite=self.rewrite, reranker=self.reranker, expand=self.expand, filters=self.filters
+        )
 
 
 def parse_pipeline(value: str | Mapping[str, Any]) -> PipelineSpec:
@@ -106,7 +145,13 @@ def parse_pipeline(value: str | Mapping[str, Any]) -> PipelineSpec:
             for e in error.errors()
         )
         raise InvalidInput(f"pipeline {data.get('name', '?')!r}: {problems}") from None
+    except InvalidInput as exc:
+        raise InvalidInput(f"pipeline {data.get('name', '?')!r}: {exc}") from None
     where = f"pipeline {spec.name!r}"
+    if spec.kind != "search" and spec.stages().active:
+        raise InvalidInput(
+            f"{where}: rewrite, reranker, expand and filters apply to kind 'search' only"
+        )
     if spec.kind == "external" and not spec.endpoint.startswith(("http://", "https://")):
         raise InvalidInput(f"{where}: kind 'external' needs endpoint, an http(s) URL")
     if spec.kind == "file" and not (spec.run_file or spec.answers_file):
@@ -146,6 +191,16 @@ def check_outgoing(specs: Sequence[PipelineSpec], judges: Sequence[GeneratorSett
         for s in specs
         if s.kind == "search" and s.generator_settings().kind == "openai"
     ]
+    urls += [
+        (f"pipeline {s.name!r}: reranker url", s.reranker.get("url", ""))
+        for s in specs
+        if s.reranker.get("kind", "http") == "http" and s.reranker
+    ]
+    for s in specs:
+        for what, given in (("rewrite", s.rewrite_generator), ("reranker", s.reranker)):
+            inner = given.get("generator", {}) if what == "reranker" else given
+            if inner and GeneratorSettings.from_mapping(inner).kind == "openai":
+                urls.append((f"pipeline {s.name!r}: {what} generator base_url", inner["base_url"]))
     urls += [("judge base_url", g.base_url) for g in judges if g.kind == "openai"]
     for where, url in urls:
         try:
@@ -184,8 +239,14 @@ class PipelineRunner:
         self.run: dict[str, list[tuple[str, float]]] = {}
         self.answers: dict[str, dict[str, Any]] = {}
         self.embedder: Any = None
+        self.tools = make_stage_tools(Stages())
+        self.stages = spec.stages()
         if spec.kind == "search" and mode != "retrieval":
             self.generator = make_generator(spec.generator_settings())
+        if spec.kind == "search" and mode != "generation":
+            self.tools = make_stage_tools(
+                self.stages, spec.generator, rewrite_generator=spec.rewrite_generator
+            )
         if spec.kind == "search" and spec.retriever.kind != "keyword" and mode != "generation":
             self.embedder = workspace_embedder(ws, spec.retriever.embedder)
         if spec.kind == "external":
@@ -228,6 +289,7 @@ class PipelineRunner:
             answer=outcome.answer,
             contexts=outcome.contexts,
             timings={**outcome.timings, "total_ms": _ms(start)},
+            details=outcome.details,
         )
 
     def _answer(self, task: Task) -> Outcome:
@@ -237,33 +299,15 @@ class PipelineRunner:
             return self._file(task)
         timings: dict[str, float] = {}
         retrieved: list[dict[str, Any]] = []
+        details: dict[str, Any] = {}
         if self.mode == "generation":
             passages = [(_label(e.doc_id), e.text) for e in task.relevant if e.text.strip()]
         else:
-            began = time.perf_counter()
-            hits = search(
-                self.ws,
-                self.project,
-                task.query(self.spec.retriever.query_from),
-                self.spec.retriever.k,
-                self.chunking.name,
-                self.spec.retriever,
-                embedder=self.embedder,
-            )
-            timings["retrieve_ms"] = _ms(began)
-            retrieved = [
-                {
-                    "chunk_id": h.chunk_id,
-                    "doc_id": h.doc_id,
-                    "start": h.start,
-                    "end": h.end,
-                    "score": h.score,
-                    "rank": h.rank,
-                    "text": h.text,
-                }
-                for h in hits
-            ]
-            passages = [(_label(h.doc_id), h.text) for h in hits]
+            found = self.retrieve(task)
+            timings.update(found.timings)
+            retrieved = found.entries()
+            passages = [(_label(c.hit.doc_id), c.text) for c in found.contexts]
+            details = found.details()
         answer = ""
         if self.generator is not None:
             began = time.perf_counter()
@@ -278,11 +322,31 @@ class PipelineRunner:
             )
             timings["generate_ms"] = _ms(began)
             answer = generation.text
+            if generation.usage:  # the offline generator reports none: no model was called
+                usage = details.setdefault("usage", {})
+                usage["generate"] = {"model": generation.model, **generation.usage}
         return Outcome(
             retrieved=tuple(retrieved),
             answer=answer,
             contexts=tuple(text for _, text in passages),
             timings=timings,
+            details=details,
+        )
+
+    def retrieve(self, task: Task) -> Retrieval:
+        """The retrieval of a ``search`` pipeline for one task, every stage included
+        (what judgment pools take from a pipeline); errors propagate."""
+        return retrieve(
+            self.ws,
+            self.project,
+            task.query(self.spec.retriever.query_from),
+            k=self.spec.retriever.k,
+            chunking=self.chunking,
+            retriever=self.spec.retriever,
+            stages=self.stages,
+            tools=self.tools,
+            embedder=self.embedder,
+            history=task.history,
         )
 
     def _external(self, task: Task) -> Outcome:

@@ -97,6 +97,8 @@ class Scorer:
             verdict = judge(generator, metric, task, outcome.answer, outcome.contexts)
             verdicts[metric.name] = verdict
             judged[metric.name] = {"reply": verdict.reply, "error": verdict.error}
+            if verdict.usage:
+                judged[metric.name]["usage"] = {"model": metric.generator.model, **verdict.usage}
         metrics = score_task(
             self.plan, task, outcome, level=level, embed=self.embed, verdicts=verdicts
         )
@@ -125,7 +127,7 @@ def _store(conn: sa.Connection, experiment_id: int, scored: Scored) -> int:
             contexts=list(outcome.contexts),
             timings=outcome.timings,
             metrics=scored.metrics,
-            details=scored.details,
+            details={**outcome.details, **scored.details},
             error=outcome.error,
             created_at=utcnow(),
         )

@@ -83,6 +83,8 @@ class Outcome:
     contexts: tuple[str, ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
     error: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    """What the stages did: ``rewrite`` (the rewritten query), ``usage`` per stage."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from assay.corpus.chunkings import get_chunking
 from assay.errors import Conflict, InvalidInput, NotFound
+from assay.experiments.costs import cost_totals
 from assay.experiments.pipelines import (
     PipelineSpec,
     attach_local_files,
@@ -70,6 +71,9 @@ class Experiment:
     aggregates: dict[str, Any] = field(default_factory=dict)
     """Per pipeline: :func:`assay.experiments.scoring.aggregate` plus ``errors`` (only
     filled by :func:`get_experiment`)."""
+    costs: dict[str, Any] = field(default_factory=dict)
+    """Tokens and cost per pipeline and in total: :func:`assay.experiments.costs.cost_totals`
+    (only filled by :func:`get_experiment`)."""
 
     @property
     def total(self) -> int:
@@ -81,7 +85,9 @@ class Experiment:
         return [m if isinstance(m, str) else str(m.get("name")) for m in self.metrics]
 
 
-def _experiment(row: Any, aggregates: dict[str, Any] | None = None) -> Experiment:
+def _experiment(
+    row: Any, aggregates: dict[str, Any] | None = None, costs: dict[str, Any] | None = None
+) -> Experiment:
     return record_from_row(
         Experiment,
         row,
@@ -92,6 +98,7 @@ def _experiment(row: Any, aggregates: dict[str, Any] | None = None) -> Experimen
         started_at=as_utc(row.started_at) if row.started_at else None,
         finished_at=as_utc(row.finished_at) if row.finished_at else None,
         aggregates=aggregates or {},
+        costs=costs or {},
     )
 
 
@@ -318,14 +325,17 @@ def get_experiment(
             p["name"]: [] for p in row.pipelines
         }
         errors: dict[str, int] = {p["name"]: 0 for p in row.pipelines}
+        used: list[tuple[str, dict[str, Any]]] = []
         for result in conn.execute(
             sa.select(
                 experiment_results.c.pipeline,
                 experiment_results.c.task_id,
                 experiment_results.c.metrics,
+                experiment_results.c.details,
                 experiment_results.c.error,
             ).where(experiment_results.c.experiment_id == row.id)
         ):
+            used.append((result.pipeline, result.details))
             if result.error is not None:
                 errors[result.pipeline] = errors.get(result.pipeline, 0) + 1
                 continue
@@ -336,7 +346,8 @@ def get_experiment(
         name: {**aggregate(rows, names), "errors": errors.get(name, 0)}
         for name, rows in per_pipeline.items()
     }
-    return _experiment(row, aggregates)
+    costs = cost_totals(used, [p["name"] for p in row.pipelines])
+    return _experiment(row, aggregates, costs)
 
 
 def experiment_tasks_of(

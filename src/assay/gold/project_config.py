@@ -7,6 +7,8 @@
   ``ASSAY_LLM_API_KEY`` only.
 - ``retriever``: :class:`assay.search.retriever.RetrieverSettings` fields (kind, k, query_from,
   embedder, weights, k_rrf).
+- ``reranker``: :class:`assay.search.rerank.RerankerSettings` fields (kind, url, model, api,
+  depth, …), used by the editor's search panel when its rerank toggle is on.
 - ``enrichments``: ``{name: [values]}`` offered per conversation turn.
 - ``enrichments_single``: names of the enrichments that take at most one value (default
   ``["answerability"]``, see :mod:`assay.gold.taxonomy`).
@@ -35,6 +37,7 @@ from assay.llm import GeneratorSettings
 from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.records import Project
 from assay.search.pool_settings import parse_pool_settings, pool_settings
+from assay.search.rerank import RerankerSettings, parse_reranker
 from assay.search.retriever import RetrieverSettings, parse_retriever_settings
 from assay.store.projects import update_project_settings
 from assay.store.workspace import Workspace
@@ -87,6 +90,11 @@ def conversation_generator(project: Project, extra: Any) -> GeneratorSettings:
 
 def retriever_settings(project: Project) -> RetrieverSettings:
     return parse_retriever_settings(project.settings.get("retriever") or {})
+
+
+def reranker_settings(project: Project) -> RerankerSettings | None:
+    """The project's reranker, or None when it has none."""
+    return parse_reranker(project.settings.get("reranker") or None)
 
 
 def check_enrichments(value: Any) -> dict[str, list[str]]:
@@ -150,6 +158,17 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
             settings[key] = parse_retriever_settings(value).model_dump()
         elif key == "pool":
             settings[key] = _checked_pool(value)
+        elif key == "reranker":
+            reranker = parse_reranker(value)
+            if reranker is None:
+                settings.pop(key, None)
+                continue
+            if reranker.kind == "http":
+                try:
+                    OutgoingPolicy.from_settings().check_url(reranker.url, strict=False)
+                except OutgoingRefused as exc:
+                    raise OutgoingRefused(f"reranker settings: url: {exc}") from None
+            settings[key] = reranker.to_json()
         elif key == "enrichments":
             settings[key] = check_enrichments(value)
         elif key == "enrichments_single":
@@ -164,8 +183,9 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
             settings[key] = value
         else:
             raise InvalidInput(
-                f"unknown setting {key!r}; settings are: generator, retriever, enrichments, "
-                "enrichments_single, query_types, annotators_see_all, judging_ratings, pool"
+                f"unknown setting {key!r}; settings are: generator, retriever, reranker, "
+                "enrichments, enrichments_single, query_types, annotators_see_all, "
+                "judging_ratings, pool"
             )
     return update_project_settings(ws, project, settings)
 
@@ -188,6 +208,7 @@ def settings_view(project: Project) -> dict[str, Any]:
     return {
         "generator": dataclasses.asdict(generator_settings(project)),
         "retriever": retriever_settings(project).model_dump(),
+        "reranker": reranker.to_json() if (reranker := reranker_settings(project)) else None,
         "enrichments": enrichment_vocabulary(project),
         "enrichments_single": single_choice_enrichments(project),
         "annotators_see_all": bool(project.settings.get("annotators_see_all")),

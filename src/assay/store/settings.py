@@ -96,6 +96,13 @@ class Settings(BaseSettings):
         default=True,
         description="Whether outgoing requests may go to loopback addresses (127.0.0.0/8, ::1).",
     )
+    llm_prices: str = Field(
+        default="",
+        description=(
+            'Prices of models for the cost totals of experiments: JSON {"model": {"input": '
+            'USD, "output": USD}}, per million tokens.'
+        ),
+    )
 
     server_runs_jobs: bool = Field(
         default=True,

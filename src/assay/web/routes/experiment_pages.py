@@ -22,6 +22,7 @@ from assay.store.workspace import Workspace
 from assay.web import experiments_view as view
 from assay.web.bounds import PageNumber
 from assay.web.experiment_jobs import progress_json, running, summary
+from assay.web.experiment_stages import stage_options
 from assay.web.experiment_task import drill_down
 from assay.web.render import language, open_project, render
 
@@ -43,6 +44,7 @@ def form_options(request: Request, ws: Workspace, project: Project) -> dict[str,
         "versions": [v.name for v in list_versions(ws, project)],
         "embedder": retriever.embedder,
         "generator": {"kind": generator.kind, "model": generator.model},
+        **stage_options(project),
         "query_types": [
             {"id": q.id, "label": q.label.get(lang) or q.id} for q in query_types(project)
         ],

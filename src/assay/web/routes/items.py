@@ -24,11 +24,11 @@ from assay.gold.item_writes import (
     set_status,
     submit_item,
 )
+from assay.gold.panel_search import panel_search
 from assay.records import INT32, Item, Project, to_json
 from assay.review.comments import open_comment_counts
 from assay.review.queue import keep_hold
 from assay.review.reviews import save_edit
-from assay.search.indexes import search
 from assay.store.workspace import Workspace
 from assay.web.actors import (
     actor_id,
@@ -190,10 +190,13 @@ def api_item_events(request: Request, name: str, item_id: str) -> Any:
 
 
 @router.get("/api/projects/{name}/editor/search", tags=["items"])
-def api_editor_search(request: Request, name: str, q: str, k: int = Query(10, ge=1, le=100)) -> Any:
-    """The editor's search panel: hits over the default chunking, with document names."""
+def api_editor_search(
+    request: Request, name: str, q: str, k: int = Query(10, ge=1, le=100), rerank: bool = False
+) -> Any:
+    """The editor's search panel: hits over the default chunking, with document names;
+    ``rerank`` reorders them with the project's reranker."""
     ws, project = open_project(request, name)
-    hits = search(ws, project, q, k) if q.strip() else []
+    hits = panel_search(ws, project, q, k, rerank=rerank)
     names = document_names(ws, project, {hit.doc_id for hit in hits})
     return {"hits": to_json(hits), "documents": names}
 

@@ -443,6 +443,7 @@
   $("search-k").addEventListener("change", runSearch);
   // a passage marked in another view of the results (the pool: static/pool.js)
   document.addEventListener("assay:mark", (e) => { markFromSelectionOr(e.detail.label, e.detail.passage); renderHits(); });
+  if ($("search-rerank")) $("search-rerank").addEventListener("change", runSearch);
 
   // ------------------------------------------------------------ selections and the document view
 

@@ -25,7 +25,7 @@ document.addEventListener("alpine:init", () => {
     counter += 1;
     return {
       key: counter, name: retriever, kind: "search", retriever, embedder, k: 10,
-      generator: "offline", runFile: null, answersFile: null,
+      generator: "offline", runFile: null, answersFile: null, ...window.assay.stageDefaults(),
     };
   }
 
@@ -96,7 +96,7 @@ document.addEventListener("alpine:init", () => {
         if (p.retriever !== "keyword") retriever.embedder = p.embedder;
         const spec = { name: p.name.trim(), kind: "search", retriever };
         spec.generator = p.generator === "project" ? options.generator : { kind: "offline" };
-        return spec;
+        return Object.assign(spec, window.assay.stageSpec(p, options));
       },
       async submit() {
         this.error = "";

@@ -323,7 +323,9 @@
       say("searching");
       const asked = (state.searchSeq = (state.searchSeq || 0) + 1);
       try {
-        const result = await api("GET", base + "/editor/search?" + new URLSearchParams({ q: query, k }));
+        const params = { q: query, k };
+        if ($("search-rerank") && $("search-rerank").checked) params.rerank = "true";
+        const result = await api("GET", base + "/editor/search?" + new URLSearchParams(params));
         if (asked !== state.searchSeq) return;  // a later search was asked meanwhile: its hits count
         state.hits = result.hits;
         Object.assign(state.docs, result.documents);

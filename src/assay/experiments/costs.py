@@ -1,0 +1,154 @@
+"""Token and cost totals of an experiment, per pipeline and overall.
+
+Each stored result may carry the usage of the models it called (``details.usage``: one entry
+per stage, ``rewrite``, ``rerank``, ``generate``, each ``{"model", "prompt_tokens",
+"completion_tokens", …}``; judges' usage under ``details.judges.<name>.usage``). Totals add
+them up: input tokens (``prompt_tokens`` or ``input_tokens``; a bare ``total_tokens``, as some
+rerankers report, counts as input), output tokens (``completion_tokens`` or
+``output_tokens``), and calls. Failed results count too: their calls were made.
+
+Prices come from the setting ``ASSAY_LLM_PRICES``: JSON ``{"model": {"input": USD,
+"output": USD}}`` per million tokens. A cost is given only where every model used has a
+price; the models without one are listed (``unpriced``), so a missing price never passes as
+free. Prices are applied when totals are read, so changing them updates old experiments.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from assay.errors import InvalidInput
+
+PRICES_SETTING = "ASSAY_LLM_PRICES"
+Prices = dict[str, tuple[float, float]]
+
+
+def parse_prices(text: str) -> Prices:
+    """``{"model": {"input": x, "output": y}}`` (USD per 1M tokens) → ``{model: (x, y)}``."""
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InvalidInput(f"{PRICES_SETTING} is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(
+            f'{PRICES_SETTING} must be an object such as {{"gpt-4o-mini": {{"input": 0.15, '
+            '"output": 0.6}}}'
+        )
+    prices: Prices = {}
+    for model, price in data.items():
+        if not isinstance(price, dict) or set(price) - {"input", "output"}:
+            raise InvalidInput(
+                f"{PRICES_SETTING}: {model!r} needs an object with input and output (USD per "
+                "million tokens)"
+            )
+        values = []
+        for side in ("input", "output"):
+            value = price.get(side, 0)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or value < 0
+            ):
+                raise InvalidInput(f"{PRICES_SETTING}: {model!r} {side} must be a number >= 0")
+            values.append(float(value))
+        prices[str(model)] = (values[0], values[1])
+    return prices
+
+
+def prices_from_settings() -> Prices:
+    from assay.store.settings import Settings
+
+    return parse_prices(Settings().llm_prices)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def usage_entries(details: Mapping[str, Any]) -> Iterator[tuple[str, int, int]]:
+    """``(model, input tokens, output tokens)`` of every model call a result recorded."""
+    found: list[Mapping[str, Any]] = []
+    usage = details.get("usage")
+    if isinstance(usage, Mapping):
+        found.extend(v for v in usage.values() if isinstance(v, Mapping))
+    judges = details.get("judges")
+    if isinstance(judges, Mapping):
+        found.extend(
+            j["usage"] for j in judges.values() if isinstance(j, Mapping) and j.get("usage")
+        )
+    for entry in found:
+        given_in = _int(entry.get("prompt_tokens")) or _int(entry.get("input_tokens"))
+        given_out = _int(entry.get("completion_tokens")) or _int(entry.get("output_tokens"))
+        if not given_in and not given_out:
+            given_in = _int(entry.get("total_tokens"))
+        yield str(entry.get("model") or "(unnamed)"), given_in, given_out
+
+
+def _blank() -> dict[str, Any]:
+    return {"calls": 0, "input_tokens": 0, "output_tokens": 0, "by_model": {}}
+
+
+def _add(total: dict[str, Any], model: str, tokens_in: int, tokens_out: int) -> None:
+    total["calls"] += 1
+    total["input_tokens"] += tokens_in
+    total["output_tokens"] += tokens_out
+    part = total["by_model"].setdefault(model, {"calls": 0, "input_tokens": 0, "output_tokens": 0})
+    part["calls"] += 1
+    part["input_tokens"] += tokens_in
+    part["output_tokens"] += tokens_out
+
+
+def _priced(total: dict[str, Any], prices: Prices) -> dict[str, Any]:
+    cost = 0.0
+    unpriced = []
+    for model, part in total["by_model"].items():
+        price = prices.get(model)
+        if price is None:
+            part["cost_usd"] = None
+            if part["input_tokens"] or part["output_tokens"]:
+                unpriced.append(model)
+            continue
+        part["cost_usd"] = (
+            part["input_tokens"] * price[0] + part["output_tokens"] * price[1]
+        ) / 1e6
+        cost += part["cost_usd"]
+    total["total_tokens"] = total["input_tokens"] + total["output_tokens"]
+    total["unpriced"] = sorted(unpriced)
+    total["cost_usd"] = None if unpriced else cost
+    return total
+
+
+def cost_totals(
+    rows: Iterable[tuple[str, Mapping[str, Any]]],
+    pipelines: Iterable[str] = (),
+    prices: Prices | None = None,
+) -> dict[str, Any]:
+    """Totals of ``(pipeline, details)`` rows: ``{"pipelines": {name: total}, "total":
+    total}``, each ``{calls, input_tokens, output_tokens, total_tokens, cost_usd,
+    unpriced, by_model}``."""
+    problem = ""
+    if prices is None:
+        try:
+            prices = prices_from_settings()
+        except InvalidInput as exc:  # shown with the totals; the page still opens
+            prices, problem = {}, str(exc)
+    per: dict[str, dict[str, Any]] = {name: _blank() for name in pipelines}
+    overall = _blank()
+    for pipeline, details in rows:
+        bucket = per.setdefault(pipeline, _blank())
+        for model, tokens_in, tokens_out in usage_entries(details or {}):
+            _add(bucket, model, tokens_in, tokens_out)
+            _add(overall, model, tokens_in, tokens_out)
+    totals: dict[str, Any] = {
+        "pipelines": {name: _priced(total, prices) for name, total in per.items()},
+        "total": _priced(overall, prices),
+    }
+    if problem:
+        totals["prices_error"] = problem
+    return totals
