@@ -114,7 +114,9 @@ def main() -> None:
         )
         took = time.perf_counter() - began
         server.should_exit = True
-        print(f"demo gold set: {done.task_count} tasks, rerank depth {args.depth}, run {took:.1f} s")
+        print(
+            f"demo gold set: {done.task_count} tasks, rerank depth {args.depth}, run {took:.1f} s"
+        )
         print(f"{'pipeline':<16}" + "".join(f"{m:>22}" for m in METRICS) + f"{'errors':>8}")
         for name, part in done.aggregates.items():
             means = [part["overall"][m]["mean"] for m in METRICS]

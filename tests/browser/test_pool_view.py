@@ -83,7 +83,9 @@ def test_workbench_pool_view(
     conversation = corpus.items[2]
     page.goto(f"{live_server.url}/projects/test/conversations/{conversation.id}")
     expect(page.locator("#pool-toggle")).to_be_visible(timeout=WAIT)
-    page.locator(".turn[data-turn='0'] .turn-head").get_by_role("button", name="Search more for this turn").click()  # search here
+    page.locator(".turn[data-turn='0'] .turn-head").get_by_role(
+        "button", name="Search more for this turn"
+    ).click()  # search here
     page.locator("#pool-toggle").click()
     entries = page.locator("#pool-view .pool-entry")
     passwords = entries.filter(has_text="at least 14 characters")
@@ -115,5 +117,7 @@ def test_workbench_warns_for_an_unanswerable_turn(
     warning = page.locator("#pool-warning")
     expect(warning).to_be_visible(timeout=WAIT)
     expect(warning.locator(".pool-strong").first).to_contain_text("at least 14 characters")
-    page.locator(".turn[data-turn='0'] .turn-head").get_by_role("button", name="Search more for this turn").click()  # the answerable turn
+    page.locator(".turn[data-turn='0'] .turn-head").get_by_role(
+        "button", name="Search more for this turn"
+    ).click()  # the answerable turn
     expect(warning).to_be_hidden(timeout=WAIT)
