@@ -72,7 +72,7 @@ def time_llm(queries: int) -> None:
     generator = make_generator(GeneratorSettings(kind="local", max_tokens=16))
     reranker = LlmReranker(generator, name="LLM reranker (SmolLM2-135M)")
     for gold in gold_items()[:queries]:
-        passages = [e["text"] for e in gold["evidence"]][:3] + ["The canteen opens at noon."]
+        passages = [*[e["text"] for e in gold["evidence"]][:3], "The canteen opens at noon."]
         began = time.perf_counter()
         try:
             scores: Any = reranker.rerank(gold["query"], passages).scores

@@ -9,8 +9,8 @@ from assay.gold.taxonomy import query_types
 from assay.records import Project
 from assay.web.dashboard_plots import Bar, Figure, Segment, hbars, heatmap, lines
 from assay.web.i18n import Translator
-from assay.web.suggestions_view import suggestion_figure
 from assay.web.locale_format import number
+from assay.web.suggestions_view import suggestion_figure
 
 STATUS_ORDER = ("accepted", "submitted", "draft", "rejected")
 """How a bar of items stacks its statuses: finished work first."""
