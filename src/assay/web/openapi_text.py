@@ -134,6 +134,20 @@ SUMMARIES: dict[str, str] = {
     f"GET {P}/judging/offline-page": "Download the offline judging page",
     # help
     "GET /api/guide": "The annotators' guide",
+    # pools and LLM suggestions
+    f"GET {P}/pool": "Pool a free question over the project's sources",
+    f"GET {P}/items/{{item_id}}/pool": "Pool an item's question, marked by its gold",
+    f"GET {P}/pool/summary": "Pool every question and report coverage",
+    f"GET {P}/pool-settings": "Show the pool settings",
+    f"PUT {P}/pool-settings": "Change the pool settings",
+    f"GET {P}/items/{{item_id}}/suggestions": "List an item's LLM suggestions",
+    f"POST {P}/items/{{item_id}}/suggestions": "Ask the generator for suggestions",
+    f"POST {P}/items/{{item_id}}/suggestions/accept": "Accept LLM suggestions",
+    f"POST {P}/items/{{item_id}}/suggestions/reject": "Reject LLM suggestions",
+    # comparisons and exports of one
+    f"GET {P}/compare-experiments": "Compare two experiments",
+    f"GET {P}/experiments/{{ref}}/judge-agreement": "Agreement of the LLM judge with people",
+    f"GET {P}/conversations/{{item_id}}/ragaphene": "Download one conversation as RAGAPHENE JSON",
 }
 
 DESCRIPTIONS: dict[str, str] = {
