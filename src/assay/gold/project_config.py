@@ -11,6 +11,8 @@
 - ``query_types``: see :mod:`assay.gold.taxonomy`.
 - ``annotators_see_all``: whether annotators read every item of the project, not only their
   own (the role table's ``item.read`` rule asks for it).
+- ``keep_textless_documents``: whether uploads and ``assay ingest`` keep a file without
+  extractable text (with a warning) instead of refusing it (the default).
 - ``judging_ratings``: the rating scale of judging mode, first value "not rated" (default
   autojudge-annotate's: Not rated, Perfect, Mostly Good, So-so, Bad).
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from assay.corpus.ingest import KEEP_TEXTLESS, keeps_textless
 from assay.errors import InvalidInput
 from assay.gold.taxonomy import check_query_types, enrichment_vocabulary
 from assay.llm import GeneratorSettings
@@ -103,14 +106,14 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
             settings[key] = check_query_types(value)
         elif key == "judging_ratings":
             settings[key] = check_ratings(value)
-        elif key == "annotators_see_all":
+        elif key in ("annotators_see_all", KEEP_TEXTLESS):
             if not isinstance(value, bool):
-                raise InvalidInput(f"annotators_see_all: give true or false, not {value!r}")
+                raise InvalidInput(f"{key}: give true or false, not {value!r}")
             settings[key] = value
         else:
             raise InvalidInput(
                 f"unknown setting {key!r}; settings are: generator, retriever, enrichments, "
-                "query_types, annotators_see_all, judging_ratings"
+                f"query_types, annotators_see_all, {KEEP_TEXTLESS}, judging_ratings"
             )
     return update_project_settings(ws, project, settings)
 
@@ -122,5 +125,6 @@ def settings_view(project: Project) -> dict[str, Any]:
         "retriever": retriever_settings(project).model_dump(),
         "enrichments": enrichment_vocabulary(project),
         "annotators_see_all": bool(project.settings.get("annotators_see_all")),
+        KEEP_TEXTLESS: keeps_textless(project),
         "judging_ratings": list(judging_ratings(project)),
     }
