@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import socket
 import tempfile
 from pathlib import Path
 
@@ -88,7 +89,7 @@ def shoot(page: Page, base: str, doc_id: str, lang: str, size: str, out: Path, n
     page.locator("#export-start").click()
     page.locator("#export-download").wait_for(timeout=60_000)
     page.wait_for_timeout(500)
-    page.screenshot(path=str(out / f"transfer{suffix}.png"))
+    page.screenshot(path=str(out / f"transfer{suffix}.png"), full_page=True)
 
 
 def accept_some(ws: Workspace, project: Project) -> None:
@@ -96,6 +97,13 @@ def accept_some(ws: Workspace, project: Project) -> None:
     rows = list_items(ws, project, limit=100)[1]
     for row in rows[::2]:
         set_status(ws, project, row.id, "accepted", row.version)
+
+
+def free_port() -> int:
+    """A port nothing listens on now (other screenshot scripts may hold the usual one)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def main() -> None:
@@ -107,7 +115,7 @@ def main() -> None:
         ws = open_workspace(Path(home))
         project, _ = open_demo(ws)
         doc = get_document_by_name(ws, project, "company-profile.md")
-        with serve(ws) as base, sync_playwright() as pw:
+        with serve(ws, port=free_port()) as base, sync_playwright() as pw:
             write_items(ws, project, base)
             accept_some(ws, project)
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
