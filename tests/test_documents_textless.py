@@ -132,10 +132,10 @@ def test_documents_list_counts_chunks_and_citing_items(any_ws: Workspace) -> Non
     assert page.status_code == 200
     assert f'data-doc-id="{short.id}"' in page.text and 'data-used-by="2"' in page.text
 
-    cited = client.get(f"/api/projects/docs/documents/{short.id}/citations").json()["items"]
+    cited = client.get(f"/api/projects/docs/documents/{short.id}/items").json()["items"]
     assert [(c["query"], c["kind"]) for c in cited] == [("q2", "qa"), ("first", "conversation")]
     assert cited[1]["url"].startswith("/projects/docs/conversations/")
-    assert client.get(f"/api/projects/docs/documents/{unused.id}/citations").json()["items"] == []
+    assert client.get(f"/api/projects/docs/documents/{unused.id}/items").json()["items"] == []
     refused = client.delete(f"/api/projects/docs/documents/{short.id}")
     assert refused.status_code == 409 and "q2" in refused.json()["detail"]
 

@@ -161,7 +161,7 @@
     const row = holder(button);
     let data;
     try {
-      data = await window.assay.api("GET", row.dataset.api + "/citations");
+      data = await window.assay.api("GET", row.dataset.api + "/items");
     } catch (error) {
       say(button, error.message, "error");
       return;
