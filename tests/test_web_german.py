@@ -178,5 +178,6 @@ def test_every_format_is_described_in_both_languages() -> None:
 
     catalogs = load_catalogs()
     for name, spec in formats().items():
-        assert catalogs["en"].get(f"format.{name}") == spec.description, name
-        assert catalogs["de"].get(f"format.{name}"), name
+        for part in ("label", "description"):
+            assert catalogs["en"].get(f"format.{name}.{part}"), (name, part)
+            assert catalogs["de"].get(f"format.{name}.{part}"), (name, part)

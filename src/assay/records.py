@@ -73,6 +73,10 @@ class DocumentSummary:
     chars: int
     warnings: tuple[str, ...]
     created_at: datetime
+    chunks: int = 0
+    """Chunks under the project's default chunking."""
+    used_by: int = 0
+    """Items (conversations among them) whose evidence cites the document."""
 
 
 @dataclass(frozen=True, slots=True)

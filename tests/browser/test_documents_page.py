@@ -177,7 +177,8 @@ def test_view_chunks_rename_and_delete_with_confirm(
     assert marker == '"#1"'
     expect(page.get_by_label("Chunk boundaries of")).to_have_value("default")
 
-    # Notes with a payload stay text.
+    # Notes with a payload stay text (the form is among the folded details).
+    page.get_by_text("Details: file, parser, metadata, name and notes").click()
     page.get_by_label("Notes", exact=True).fill(PAYLOAD)
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.locator("article.document .row-status")).to_have_text("Saved.")
@@ -204,12 +205,11 @@ def test_view_chunks_rename_and_delete_with_confirm(
     expect(page.locator(f'tr[data-doc-id="{long_doc.id}"]')).to_have_count(0)
     assert [d.name for d in list_documents(ws, project)] == ["cited.txt"]
 
-    # A document cited by an item cannot be deleted; the message names the item.
+    # A document cited by an item cannot be deleted; the first click names the item.
     blocked = page.locator(f'tr[data-doc-id="{cited.id}"] button[data-action="delete"]')
     expect(blocked).to_have_accessible_name("Delete cited.txt")
     blocked.click()
-    expect(blocked).to_have_accessible_name("Click again to delete")
-    blocked.click()
+    expect(blocked).to_have_accessible_name("Delete cited.txt")
     status = page.locator(f'tr[data-doc-id="{cited.id}"] .row-status')
     expect(status).to_contain_text("When does the museum open?")
     expect(status).to_have_class(re.compile(r"\berror\b"))

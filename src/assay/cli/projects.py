@@ -256,17 +256,24 @@ def settings(
         "default: only their own).",
         show_default=False,
     ),
+    keep_textless: bool = typer.Option(
+        None,
+        "--keep-textless/--refuse-textless",
+        help="Whether uploads and `assay ingest` keep a file with no extractable text (an "
+        "image, a scanned PDF), marked with a warning, or refuse it (the default).",
+        show_default=False,
+    ),
     reset: list[str] = typer.Option(
         [],
         "--reset",
         metavar="PART",
         help="Restore the default of generator, retriever, reranker, enrichments, "
-        "query_types, pool or annotators_see_all.",
+        "query_types, pool, annotators_see_all or keep_textless_documents.",
     ),
     as_json: bool = JsonOption,
 ) -> None:
-    """Show or change a project's generator and retriever settings, and whether its
-    annotators see every item.
+    """Show or change a project's generator and retriever settings, whether its
+    annotators see every item, and whether files without text are kept.
 
     `assay chat`, `assay generate`, `assay synthesize` and the web workbench use the
     project's generator (offline by default: extractive, no LLM) and retriever. See
@@ -299,6 +306,8 @@ def settings(
             changes["reranker"] = _spec("--reranker", reranker, {})
         if see_all is not None:
             changes["annotators_see_all"] = see_all
+        if keep_textless is not None:
+            changes["keep_textless_documents"] = keep_textless
         if changes:
             target = update_settings(ws, target, changes)
         return {"project": target.name, **settings_view(target)}
@@ -315,5 +324,7 @@ def settings(
     out.print(f"reranker: {json.dumps(reranking) if reranking else 'none'}", markup=False)
     seen = "every item" if shown["annotators_see_all"] else "only their own items"
     out.print(f"annotators see: {seen}", markup=False)
+    kept = "kept with a warning" if shown["keep_textless_documents"] else "refused"
+    out.print(f"files without text: {kept}", markup=False)
     if changes:
         out.print(f"Saved the settings of project {shown['project']!r}.", markup=False)

@@ -15,7 +15,7 @@ from assay.records import Document, DocumentSummary, ParseInfo, Project
 from assay.store.db import as_utc, count_rows, reading, transaction
 from assay.store.import_lock import check_writable
 from assay.store.projects import bump_corpus_version, check_name
-from assay.store.schema import accounts, documents, evidence, items, turns
+from assay.store.schema import accounts, chunkings, chunks, documents, evidence, items, turns
 from assay.store.workspace import Workspace
 
 
@@ -112,6 +112,9 @@ def list_documents(
         query = query.where(documents.c.name.icontains(name_contains, autoescape=True))
     with reading(ws.engine, conn) as conn:
         rows = conn.execute(query).all()
+        ids = [row.id for row in rows]
+        chunk_counts = _default_chunk_counts(conn, project.id, ids)
+        used_by = citing_counts(conn, ids)
     return [
         DocumentSummary(
             id=row.id,
@@ -122,9 +125,42 @@ def list_documents(
             chars=row.chars or 0,
             warnings=tuple((row.parse_info or {}).get("warnings", ())),
             created_at=as_utc(row.created_at),
+            chunks=chunk_counts.get(row.id, 0),
+            used_by=used_by.get(row.id, 0),
         )
         for row in rows
     ]
+
+
+def _default_chunk_counts(conn: sa.Connection, project_id: int, ids: list[str]) -> dict[str, int]:
+    """Chunks per document under the project's default chunking: one grouped query."""
+    if not ids:
+        return {}
+    rows = conn.execute(
+        sa.select(chunks.c.doc_id, sa.func.count().label("n"))
+        .join(chunkings, chunkings.c.id == chunks.c.chunking_id)
+        .where(
+            chunkings.c.project_id == project_id,
+            chunkings.c.is_default.is_(True),
+            chunks.c.doc_id.in_(ids),
+        )
+        .group_by(chunks.c.doc_id)
+    )
+    return {row.doc_id: row.n for row in rows}
+
+
+def citing_counts(conn: sa.Connection, ids: list[str]) -> dict[str, int]:
+    """How many items (conversations among them) cite each document in their evidence: one
+    grouped query over the evidence index, no document text read."""
+    if not ids:
+        return {}
+    rows = conn.execute(
+        sa.select(evidence.c.doc_id, sa.func.count(sa.distinct(turns.c.item_id)).label("n"))
+        .join(turns, turns.c.id == evidence.c.turn_id)
+        .where(evidence.c.doc_id.in_(ids))
+        .group_by(evidence.c.doc_id)
+    )
+    return {row.doc_id: row.n for row in rows}
 
 
 def document_names(
@@ -256,8 +292,14 @@ def update_document(
 
 def citing_items(conn: sa.Connection, doc_id: str) -> list[tuple[str, str]]:
     """``(item_id, query)`` of the items whose evidence points at a document."""
+    return [(item_id, query) for item_id, query, _kind in cited_by(conn, doc_id)]
+
+
+def cited_by(conn: sa.Connection, doc_id: str) -> list[tuple[str, str, str]]:
+    """``(item_id, query, kind)`` of the items whose evidence points at a document, oldest
+    first (``kind``: qa or conversation)."""
     rows = conn.execute(
-        sa.select(items.c.id, items.c.query)
+        sa.select(items.c.id, items.c.query, items.c.kind)
         .where(
             items.c.id.in_(
                 sa.select(turns.c.item_id)
@@ -265,9 +307,9 @@ def citing_items(conn: sa.Connection, doc_id: str) -> list[tuple[str, str]]:
                 .where(evidence.c.doc_id == doc_id)
             )
         )
-        .order_by(items.c.created_at)
+        .order_by(items.c.created_at, items.c.id)
     ).all()
-    return [(row.id, row.query) for row in rows]
+    return [(row.id, row.query, row.kind) for row in rows]
 
 
 def delete_document(
@@ -297,3 +339,11 @@ def delete_document(
         ).first()
     if not still_used and conn is None:  # a caller's transaction may still roll back
         ws.blobs.path(document.sha256).unlink(missing_ok=True)
+
+
+def citations(
+    ws: Workspace, document: Document, *, conn: sa.Connection | None = None
+) -> list[tuple[str, str, str]]:
+    """:func:`cited_by` in its own read: what a page lists before a delete."""
+    with reading(ws.engine, conn) as reader:
+        return cited_by(reader, document.id)

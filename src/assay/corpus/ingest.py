@@ -23,7 +23,7 @@ from assay.corpus.anchoring import flag_stale_evidence
 from assay.corpus.chunkings import IMPORTED, chunk_document, project_chunkings
 from assay.corpus.documents import get_document, parse_info_to_json
 from assay.errors import AssayError, InvalidInput
-from assay.parsing import guess_media_type, parse
+from assay.parsing import ParsedText, guess_media_type, parse
 from assay.people.actors import account_name, acting_account
 from assay.records import Document, ParseInfo, Project
 from assay.store.db import reading, transaction, utcnow
@@ -45,6 +45,35 @@ class Source:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+KEEP_TEXTLESS = "keep_textless_documents"
+"""The project setting that keeps files without extractable text (default: refused)."""
+
+
+class NoText(InvalidInput):
+    """A file yielded no text and the project does not keep such files."""
+
+
+def keeps_textless(project: Project) -> bool:
+    """Whether the project keeps files that yield no text (with a warning) or refuses them."""
+    return bool(project.settings.get(KEEP_TEXTLESS))
+
+
+def check_text(name: str, parsed: ParsedText, media_type: str, project: Project) -> None:
+    """Refuse a file without extractable text unless the project keeps such files."""
+    if parsed.text.strip() or keeps_textless(project):
+        return
+    why = (
+        f"Assay reads no text from {media_type} files"
+        if parsed.parser == "none"
+        else "the file holds no text (a scanned PDF is only images; run OCR on it first)"
+    )
+    raise NoText(
+        f"{name}: no text could be extracted ({why}); not added. Upload text, Markdown, HTML, "
+        f"PDF or Word files, or let the project keep files without text "
+        f"(assay projects settings --keep-textless)"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     source: str
@@ -53,6 +82,8 @@ class Outcome:
     doc_id: str = ""
     name: str = ""
     warnings: tuple[str, ...] = ()
+    reason: str = ""
+    """Why a file was refused, when it is one a page explains: ``no_text``."""
 
 
 @dataclass
@@ -132,7 +163,9 @@ def ingest_source(
     ws: Workspace, project: Project, source: Source, author: int | None = None
 ) -> Outcome:
     try:
-        document, duplicate_of = _store(ws, project, source, author)
+        document, duplicate_of = _store(ws, project, source, author, require_text=True)
+    except NoText as exc:
+        return Outcome(source.name, "error", str(exc), reason="no_text")
     except AssayError as exc:
         return Outcome(source.name, "error", str(exc))
     except Exception as exc:  # a parser bug must not stop a batch of a thousand files
@@ -160,7 +193,11 @@ def ingest_bytes(
     author: int | None = None,
     conn: sa.Connection | None = None,
 ) -> Document:
-    """Store one file's bytes as a document (or return the existing one with the same bytes)."""
+    """Store one file's bytes as a document (or return the existing one with the same bytes).
+
+    A file without extractable text is kept (with a warning) whatever the project's setting:
+    imports and scripts call this; uploads and ``assay ingest`` go through
+    :func:`ingest_source`, which applies the setting."""
     source = Source(name, _constant(data), len(data), dict(metadata or {}))
     document, duplicate_of = _store(ws, project, source, author, conn=conn)
     return duplicate_of or document
@@ -173,6 +210,7 @@ def _store(
     author: int | None,
     *,
     conn: sa.Connection | None = None,
+    require_text: bool = False,
 ) -> tuple[Document, Document | None]:
     limit = ws.settings.max_file_bytes
     if source.size is not None and source.size > limit:
@@ -191,6 +229,8 @@ def _store(
         media_type,
         fallback_encoding=ws.settings.text_fallback_encoding or None,
     )
+    if require_text:
+        check_text(source.name, parsed, media_type, project)
     ws.blobs.put(data)
     info = ParseInfo(parsed.parser, parsed.pages, parsed.warnings, parsed.page_starts)
     now = utcnow()
@@ -300,7 +340,8 @@ def replace_document(
 ) -> ReplaceReport:
     """Replace a document's file: re-parse, re-chunk, and flag evidence that no longer matches.
 
-    The document keeps its id and name; evidence is never moved to a new place. Items whose
+    The document keeps its id and name; evidence is never moved to a new place. A file without
+    extractable text is refused (:class:`NoText`) unless the project keeps such files. Items whose
     evidence went stale need review (:func:`assay.corpus.anchoring.flag_stale_evidence`); ``actor``
     (an account id; default: :func:`acting_account`) is recorded in their history.
     """
@@ -309,6 +350,7 @@ def replace_document(
     media_type = guess_media_type(name, data)
     fallback = ws.settings.text_fallback_encoding or None
     parsed = parse(name, data, media_type, fallback_encoding=fallback)
+    check_text(name, parsed, media_type, project)
     sha256 = ws.blobs.put(data)
     info = ParseInfo(parsed.parser, parsed.pages, parsed.warnings, parsed.page_starts)
     dropped = 0

@@ -227,6 +227,8 @@ class FormatSpec:
     description: str
     extensions: tuple[str, ...]
     module: str
+    label: str = ""
+    """The name people know it by (pages translate it: ``format.<name>.label``)."""
 
     def _load(self) -> Any:
         return importlib.import_module(f"assay.formats.{self.module}")
@@ -263,55 +265,66 @@ def formats() -> dict[str, FormatSpec]:
             "Assay's own zip: documents with their bytes, chunkings, items, evidence (lossless)",
             (".zip",),
             "native",
+            "Assay archive (lossless)",
         ),
         FormatSpec(
             "ragold",
             "RAGold export zip: annotations.json (schema v2; v1 read) and files/<uuid>/<name>",
             (".zip",),
             "ragold",
+            "RAGold export",
         ),
         FormatSpec(
             "autorag",
             "AutoRAG folder: qa.parquet and corpus.parquet for one chunking",
             ("",),
             "autorag",
+            "AutoRAG dataset",
         ),
         FormatSpec(
             "beir",
             "BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv (graded relevance)",
             ("",),
             "beir",
+            "BEIR benchmark",
         ),
         FormatSpec(
             "trec",
             "TREC folder: qrels.txt, run.txt and topics.tsv (a single qrels or run file reads)",
             ("", ".txt"),
             "trec",
+            "TREC qrels and runs",
         ),
-        FormatSpec("csv", "CSV, one row per item, for spreadsheets", (".csv",), "csv"),
+        FormatSpec(
+            "csv", "CSV, one row per item, for spreadsheets", (".csv",), "csv", "Spreadsheet (CSV)"
+        ),
         FormatSpec(
             "hf",
             "Hugging Face dataset folder: parquet files and a README.md dataset card",
             ("",),
             "hf",
+            "Hugging Face dataset",
         ),
         FormatSpec(
             "ragaphene",
             "RAGAPHENE conversation JSON (schema v2; v1 read), one conversation or a list",
             (".json",),
             "ragaphene",
+            "RAGAPHENE conversations",
         ),
         FormatSpec(
             "mtrag",
             "MTRAG generation tasks (JSON Lines), one task per line",
             (".jsonl",),
             "mtrag",
+            "MTRAG generation tasks",
         ),
         FormatSpec(
             "inspectorraget",
             "InspectorRAGet JSON (v2; v1 read): documents, tasks as items, results as experiment",
             (".json",),
             "inspectorraget",
+            "InspectorRAGet evaluation",
         ),
     ]
     return {spec.name: spec for spec in specs}

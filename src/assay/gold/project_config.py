@@ -17,6 +17,8 @@
   own (the role table's ``item.read`` rule asks for it).
 - ``pool``: :class:`assay.search.pool_settings.PoolSettings` fields (sources, depth,
   strong_coverage, strong_min_words): the pool and the unanswerable check's strong hit.
+- ``keep_textless_documents``: whether uploads and ``assay ingest`` keep a file without
+  extractable text (with a warning) instead of refusing it (the default).
 - ``judging_ratings``: the rating scale of judging mode, first value "not rated" (default
   autojudge-annotate's: Not rated, Perfect, Mostly Good, So-so, Bad).
 """
@@ -26,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from assay.corpus.ingest import KEEP_TEXTLESS, keeps_textless
 from assay.errors import InvalidInput
 from assay.gold.taxonomy import (
     check_query_types,
@@ -177,15 +180,15 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
             settings[key] = check_query_types(value)
         elif key == "judging_ratings":
             settings[key] = check_ratings(value)
-        elif key == "annotators_see_all":
+        elif key in ("annotators_see_all", KEEP_TEXTLESS):
             if not isinstance(value, bool):
-                raise InvalidInput(f"annotators_see_all: give true or false, not {value!r}")
+                raise InvalidInput(f"{key}: give true or false, not {value!r}")
             settings[key] = value
         else:
             raise InvalidInput(
                 f"unknown setting {key!r}; settings are: generator, retriever, reranker, "
                 "enrichments, enrichments_single, query_types, annotators_see_all, "
-                "judging_ratings, pool"
+                f"{KEEP_TEXTLESS}, judging_ratings, pool"
             )
     return update_project_settings(ws, project, settings)
 
@@ -212,6 +215,7 @@ def settings_view(project: Project) -> dict[str, Any]:
         "enrichments": enrichment_vocabulary(project),
         "enrichments_single": single_choice_enrichments(project),
         "annotators_see_all": bool(project.settings.get("annotators_see_all")),
+        KEEP_TEXTLESS: keeps_textless(project),
         "judging_ratings": list(judging_ratings(project)),
         "pool": pool_settings(project.settings).model_dump(),
     }

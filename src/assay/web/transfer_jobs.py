@@ -34,6 +34,7 @@ def uses_chunking(spec: FormatSpec) -> bool:
 def format_json(spec: FormatSpec) -> dict[str, Any]:
     return {
         "name": spec.name,
+        "label": spec.label or spec.name,
         "description": spec.description,
         "extensions": list(spec.extensions),
         "folder": takes_folder(spec),

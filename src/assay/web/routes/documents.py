@@ -13,11 +13,13 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict
 from starlette.concurrency import run_in_threadpool
 
 from assay.corpus.chunkings import document_chunks, get_chunking, list_chunkings
 from assay.corpus.documents import (
+    citations,
     count_documents,
     delete_document,
     get_document,
@@ -25,15 +27,16 @@ from assay.corpus.documents import (
     original_bytes,
     update_document,
 )
-from assay.corpus.ingest import Source, ingest_source, replace_document
+from assay.corpus.ingest import Source, ingest_source, keeps_textless, replace_document
 from assay.errors import AssayError
 from assay.records import Document, Hit, Project, to_json
 from assay.search.indexes import search as search_chunks
 from assay.search.indexes import sync_project
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
-from assay.web.actors import actor_id
+from assay.web.actors import actor_id, allowed_actions
 from assay.web.bounds import Offset, PageNumber
+from assay.web.doc_view import HTML, MARKDOWN, RENDERED, html_view, markdown_view
 from assay.web.render import open_project, render, translator
 from assay.web.state import workspace
 from assay.web.uploads import read_upload, too_large, upload_body
@@ -58,6 +61,7 @@ def document_json(document: Document) -> dict[str, Any]:
         "media_type": document.media_type,
         "size": document.size,
         "chars": len(document.text),
+        "without_text": not document.text.strip(),
         "warnings": list(document.parse_info.warnings),
         "notes": document.notes,
         "author": document.author,
@@ -96,7 +100,9 @@ def count_matching(ws: Workspace, project: Project, q: str) -> int:
 )
 async def api_upload(request: Request, name: str) -> Response:
     """Upload one file (multipart field ``file``): 201 with the new document, 200 when the
-    same content is already there, 413 over the size limit, 422 when it cannot be read."""
+    same content is already there, 413 over the size limit, 422 when it cannot be read or
+    yields no text (``reason``: ``no_text``; a project with the setting
+    ``keep_textless_documents`` keeps it, ``without_text`` true and a warning)."""
     ws = workspace(request)
     project = await run_in_threadpool(get_project, ws, name)
     upload = await read_upload(request, ws.settings.max_file_bytes)
@@ -111,7 +117,8 @@ async def api_upload(request: Request, name: str) -> Response:
     source = Source(upload.filename or "unnamed", lambda: data, len(data), metadata)
     outcome = await run_in_threadpool(ingest_source, ws, project, source, actor_id(request))
     if outcome.status == "error":
-        return JSONResponse({"detail": outcome.message}, status_code=422)
+        body = {"detail": outcome.message, "reason": outcome.reason or None}
+        return JSONResponse(body, status_code=422)
     if outcome.status == "duplicate":
         duplicate_of = {"id": outcome.doc_id, "name": outcome.name}
         return JSONResponse({"duplicate_of": duplicate_of, "detail": outcome.message})
@@ -180,6 +187,29 @@ def api_delete_document(request: Request, name: str, doc_id: str) -> Response:
     return Response(status_code=204)
 
 
+@router.get("/api/projects/{name}/documents/{doc_id}/items", tags=["documents"])
+def api_citations(request: Request, name: str, doc_id: str) -> Any:
+    """The items (conversations among them) whose evidence cites the document, oldest first,
+    with the link to each: what a delete would be refused for. Reading it is reading items
+    (``item.read``: an annotator only where the project lets them see every item)."""
+    ws, project = open_project(request, name)
+    document = get_document(ws, project, doc_id)
+    return {"doc_id": document.id, "items": citations_json(ws, project, document)}
+
+
+def citations_json(ws: Workspace, project: Project, document: Document) -> list[dict[str, str]]:
+    base = f"/projects/{quote(project.name)}"
+    return [
+        {
+            "id": item_id,
+            "kind": kind,
+            "query": query,
+            "url": f"{base}/{'conversations' if kind == 'conversation' else 'items'}/{item_id}",
+        }
+        for item_id, query, kind in citations(ws, document)
+    ]
+
+
 @router.get("/api/projects/{name}/documents/{doc_id}/chunks", tags=["documents"])
 def api_document_chunks(
     request: Request, name: str, doc_id: str, chunking: str | None = None
@@ -230,6 +260,7 @@ def documents_page(
         page=page,
         pages=pages,
         max_file_mb=f"{ws.settings.max_file_mb:g}",
+        keep_textless=keeps_textless(project),
     )
 
 
@@ -237,11 +268,15 @@ def documents_page(
     "/projects/{name}/documents/{doc_id}", response_class=HTMLResponse, include_in_schema=False
 )
 def document_page(
-    request: Request, name: str, doc_id: str, chunking: str | None = None
+    request: Request, name: str, doc_id: str, chunking: str | None = None, view: str = ""
 ) -> HTMLResponse:
+    """The document: its text first (Markdown and HTML rendered unless ``view=text``, which
+    shows the extracted text with chunk boundaries), the items that cite it, then details."""
     ws, project = open_project(request, name)
     document = get_document(ws, project, doc_id)
     selected = get_chunking(ws, project, chunking or None)
+    rendered = rendered_view(ws, document) if view != "text" else None
+    cited = citations_json(ws, project, document) if "item.read" in allowed_actions(request) else []
     return render(
         request,
         "document.html",
@@ -252,7 +287,23 @@ def document_page(
         chunking=selected,
         chunks=document_chunks(ws, selected, document.id),
         max_file_mb=f"{ws.settings.max_file_mb:g}",
+        view="rendered" if rendered is not None else "text",
+        renders=document.media_type in RENDERED and bool(document.text.strip()),
+        rendered=rendered,
+        cited=cited,
     )
+
+
+def rendered_view(ws: Workspace, document: Document) -> Markup | None:
+    """Markdown and HTML documents shown rendered (None for other types or without text)."""
+    if not document.text.strip():
+        return None
+    if document.media_type == MARKDOWN:
+        return markdown_view(document.text)
+    if document.media_type == HTML:
+        data = original_bytes(ws, document)
+        return html_view(document.text, data.decode("utf-8", errors="replace"))
+    return None
 
 
 @router.get("/projects/{name}/documents/{doc_id}/original", tags=["documents"])

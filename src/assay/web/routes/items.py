@@ -39,6 +39,7 @@ from assay.web.actors import (
     own_items_only,
 )
 from assay.web.bounds import Offset, PageNumber, Position
+from assay.web.evidence_start import started_item
 from assay.web.items_view import (
     PAGE_SIZE,
     SORT_OPTIONS,
@@ -244,9 +245,21 @@ def items_page(request: Request, name: str, page: PageNumber = 1) -> HTMLRespons
 
 
 @router.get("/projects/{name}/items/new", response_class=HTMLResponse, include_in_schema=False)
-def new_item_page(request: Request, name: str) -> HTMLResponse:
+def new_item_page(
+    request: Request,
+    name: str,
+    doc: str = "",
+    start: int = Query(0, ge=0, le=INT32),
+    end: int = Query(0, ge=0, le=INT32),
+) -> HTMLResponse:
+    """A new item; ``doc``, ``start`` and ``end`` start it with that passage as evidence."""
     ws, project = open_project(request, name)
-    return _editor(request, ws, project, None, "", None)
+    started = None
+    if doc:
+        types = type_options(project, language(request))
+        first_type = types[0]["id"] if types else "fact_single"
+        started = started_item(ws, project, doc, start, end, first_type)
+    return _editor(request, ws, project, None, "", None, started=started)
 
 
 @router.get(
@@ -280,9 +293,12 @@ def _editor(
     list_query: str,
     pos: int | None,
     queue: dict[str, Any] | None = None,
+    *,
+    started: dict[str, Any] | None = None,
 ) -> HTMLResponse:
     types = type_options(project, language(request))
     payload = item_payload(ws, project, item) if item else {"findings": [], "documents": {}}
+    payload = started or payload
     mine = own_items_only(request, project)
     place = (
         list_place(ws, project, item.id, list_query, pos, mine)

@@ -46,6 +46,11 @@ class SettingsIn(BaseModel):
         default=None,
         description="Whether annotators read every item, not only their own; null = no",
     )
+    keep_textless_documents: StrictBool | None = Field(
+        default=None,
+        description="Whether uploads keep files without extractable text (with a warning) "
+        "instead of refusing them; null = refuse",
+    )
 
 
 def query_types_json(entries: Any) -> list[dict[str, Any]]:
@@ -130,6 +135,8 @@ def api_update_settings(request: Request, name: str, body: SettingsIn) -> Any:
         changes["query_types"] = None if given is None else [without_blanks(e) for e in given]
     if "annotators_see_all" in body.model_fields_set:
         changes["annotators_see_all"] = body.annotators_see_all
+    if "keep_textless_documents" in body.model_fields_set:
+        changes["keep_textless_documents"] = body.keep_textless_documents
     update_settings(ws, get_project(ws, name), changes)
     return to_json(project_overview(request, name))
 

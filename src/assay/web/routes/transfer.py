@@ -24,7 +24,7 @@ from assay.jobs.transfer_jobs import DONE, EXPORT, RUNNING, project_jobs, worksp
 from assay.jobs.transfer_work import cancel
 from assay.store.projects import get_project
 from assay.transfer import DEFAULT_STATUSES, STATUSES
-from assay.web.render import render
+from assay.web.render import render, translator
 from assay.web.routes.imports import UPLOAD_FACTOR
 from assay.web.state import jobs, workspace
 from assay.web.transfer_jobs import current_job, format_json, job_json
@@ -111,17 +111,31 @@ def api_download(request: Request, name: str, job_id: str) -> FileResponse:
 
 
 @router.get("/projects/{name}/transfer", response_class=HTMLResponse, include_in_schema=False)
-def transfer_page(request: Request, name: str) -> HTMLResponse:
+def transfer_page(request: Request, name: str, format: str = "") -> HTMLResponse:
+    """The page; ``format`` (a name from /api/formats) preselects the format of both forms."""
     ws = workspace(request)
     project = get_project(ws, name)
     chunkings = list_chunkings(ws, project)
     limit = UPLOAD_FACTOR * ws.settings.max_file_mb
+    t = translator(request)
+    known = formats()
+    shown = [
+        {
+            **format_json(spec),
+            "label": t(f"format.{spec.name}.label"),
+            "help": t(f"format.{spec.name}.description"),
+        }
+        for spec in known.values()
+    ]
     return render(
         request,
         "transfer.html",
         project=project,
         section="transfer",
-        formats=[format_json(spec) for spec in formats().values()],
+        formats=shown,
+        format_labels={f["name"]: f["label"] for f in shown},
+        chosen_format=format if format in known else "",
+        unknown_format=format if format and format not in known else "",
         chunkings=chunkings,
         statuses=STATUSES,
         default_statuses=DEFAULT_STATUSES,

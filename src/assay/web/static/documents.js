@@ -62,10 +62,15 @@
       const data = result.data;
       if (result.status === 201) {
         const doc = data.document;
-        row.classList.add("ok");
-        status.textContent = doc.warnings.length
-          ? fmt("added_warnings", { name: doc.name, warnings: doc.warnings.join("; ") })
-          : fmt("added", { name: doc.name });
+        // Only a clean upload is green; one kept with warnings (or without text) is amber.
+        row.classList.add(doc.warnings.length || doc.without_text ? "warn" : "ok");
+        if (doc.without_text) status.textContent = fmt("kept_without_text", { name: doc.name });
+        else if (doc.warnings.length) status.textContent = fmt("added_warnings", { name: doc.name, warnings: doc.warnings.join("; ") });
+        else status.textContent = fmt("added", { name: doc.name });
+      } else if (result.status === 422 && data.reason === "no_text") {
+        row.classList.add("error");
+        status.textContent = fmt("no_text", { name: file.name });
+        status.title = data.detail;
       } else if (result.status === 200 && data.duplicate_of) {
         row.classList.add("duplicate");
         status.textContent = fmt("duplicate", { name: data.duplicate_of.name });
@@ -150,7 +155,33 @@
     });
   }
 
+  // The items and conversations that cite a document, as links: a delete is refused while
+  // there are any, so they are named before anything is confirmed.
+  async function showCitations(button) {
+    const row = holder(button);
+    let data;
+    try {
+      data = await window.assay.api("GET", row.dataset.api + "/items");
+    } catch (error) {
+      say(button, error.message, "error");
+      return;
+    }
+    if (!data.items.length) return false;
+    const box = row.querySelector(".row-status");
+    const list = el("ul", { class: "citing" });
+    for (const item of data.items) {
+      const link = el("a", { href: item.url, text: item.query || fmt("no_question") });
+      list.append(el("li", {}, link, " ", el("span", { class: "muted", text: fmt("kind_" + item.kind) })));
+    }
+    box.replaceChildren(el("p", { text: fmt("cited_refusal", { name: row.dataset.name, count: data.items.length }) }), list);
+    box.className = "row-status error";
+    return true;
+  }
+
   async function deleteDocument(button) {
+    if (!button.classList.contains("confirming") && Number(holder(button).dataset.usedBy || 0) > 0) {
+      if (await showCitations(button) !== false) return;
+    }
     if (!button.classList.contains("confirming")) {
       button.classList.add("confirming");
       button.textContent = button.dataset.confirm;
@@ -219,10 +250,71 @@
     }
   }
 
+  // ---- a new item from a selection in the document's text ---------------------------------
+
+  // Offsets (code points) of the selection in the extracted text: every shown run of text is
+  // an element with data-start whose content is exactly the text at that offset.
+  function selectionOffsets(root) {
+    const selection = window.getSelection();
+    if (!selection || !selection.rangeCount || selection.isCollapsed) return null;
+    const range = selection.getRangeAt(0);
+    if (!root.contains(range.commonAncestorContainer)) return null;
+    const runs = Array.from(root.querySelectorAll("[data-start]")).filter(
+      (node) => !node.querySelector("[data-start]") && range.intersectsNode(node));
+    if (!runs.length) return null;
+    const points = (text, at) => Array.from(text.slice(0, at)).length;
+    const offsetIn = (node, container, at) => {
+      const before = document.createRange();
+      before.selectNodeContents(node);
+      before.setEnd(container, at);
+      return points(node.textContent, before.toString().length);
+    };
+    const first = runs[0];
+    const last = runs[runs.length - 1];
+    const start = Number(first.dataset.start) +
+      (first.contains(range.startContainer) ? offsetIn(first, range.startContainer, range.startOffset) : 0);
+    const end = Number(last.dataset.start) + (last.contains(range.endContainer)
+      ? offsetIn(last, range.endContainer, range.endOffset) : Array.from(last.textContent).length);
+    return end > start ? { start, end } : null;
+  }
+
+  function setupSelection(bar) {
+    const body = document.getElementById("doc-body");
+    const button = document.getElementById("new-from-selection");
+    let chosen = null;
+    document.addEventListener("selectionchange", () => {
+      const offsets = selectionOffsets(body);
+      if (offsets) chosen = offsets;
+      else if (document.activeElement !== button) chosen = null;
+      button.disabled = !chosen;
+    });
+    button.addEventListener("click", () => {
+      if (!chosen) return;
+      const query = new URLSearchParams({ doc: body.dataset.docId, start: chosen.start, end: chosen.end });
+      location.href = bar.dataset.new + "?" + query.toString();
+    });
+  }
+
+  function setupKeepTextless(box) {
+    box.addEventListener("change", async () => {
+      try {
+        await window.assay.api("PUT", box.dataset.api, { keep_textless_documents: box.checked });
+        window.assay.toast(fmt(box.checked ? "keep_on" : "keep_off"));
+      } catch (error) {
+        box.checked = !box.checked;
+        window.assay.toast(error.message, "error");
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     fmt = window.assay.translator(window.assay.readJson("doc-messages"));
     const section = document.getElementById("upload");
     if (section) setupUpload(section);
+    const bar = document.getElementById("selection-bar");
+    if (bar) setupSelection(bar);
+    const keep = document.getElementById("keep-textless");
+    if (keep) setupKeepTextless(keep);
     const flash = sessionStorage.getItem("assay-flash");
     if (flash) {
       sessionStorage.removeItem("assay-flash");

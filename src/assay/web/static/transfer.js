@@ -137,15 +137,22 @@
       start.disabled = true;
       try {
         const job = await window.assay.api("POST", section.dataset.api, body);
+        refreshJobs();
         const last = await followWithCancel(job, stop, (data) => showProgress(bar, status, data));
+        refreshJobs();
         if (last.state === "done") {
           box.classList.add("ok");
+          bar.max = 1;
+          bar.value = 1;
           status.textContent = fmt("done_export", { items: assayFormat.num(last.result.items), size: size(last.result.size) });
           const link = el("a", { class: "button", text: fmt("download", { name: last.filename }) });
           link.href = last.download;
           link.setAttribute("download", last.filename);
           link.id = "export-download";
           result.append(link);
+          // The page may have scrolled on while the job ran: bring the link into view.
+          link.scrollIntoView({ block: "center", behavior: "smooth" });
+          link.focus({ preventScroll: true });
           const left = Object.entries(last.result.left_out || {}).map(([st, n]) => n + " " + fmt("status_" + st));
           if (left.length) result.append(el("p", { class: "muted left-out", text: fmt("left_out", { items: left.join(", ") }) }));
           showNeedsReview(result, last.result, section.dataset.items);
@@ -232,11 +239,31 @@
     }
     format.addEventListener("change", describe);
     describe();
-    // Pick the format from the file name where it is plain (a .csv is csv, a .zip stays).
+    // Pick the format from the file name where it is plain (a .csv is csv, a .zip stays),
+    // unless the link that opened the page chose it.
+    const linked = new URLSearchParams(location.search).get("format");
+    const dropped = document.getElementById("import-dropped");
     file.addEventListener("change", () => {
       const name = (file.files[0] && file.files[0].name.toLowerCase()) || "";
-      if (name.endsWith(".csv")) format.value = "csv";
+      if (name.endsWith(".csv") && format.value !== linked) format.value = "csv";
+      dropped.textContent = file.files[0] ? fmt("dropped", { name: file.files[0].name }) : "";
       describe();
+    });
+    const zone = document.getElementById("import-drop");
+    zone.addEventListener("dragover", (event) => {
+      event.preventDefault();
+      zone.classList.add("over");
+    });
+    zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+    zone.addEventListener("drop", (event) => {
+      event.preventDefault();
+      zone.classList.remove("over");
+      const files = event.dataTransfer && event.dataTransfer.files;
+      if (!files || !files.length) return;
+      const one = new DataTransfer();
+      one.items.add(files[0]);
+      file.files = one.files;
+      file.dispatchEvent(new Event("change", { bubbles: true }));
     });
 
     function disarm() {
@@ -294,7 +321,9 @@
             : fmt("failed", { detail: sent.data.detail || sent.status }) + " " + fmt("nothing_changed");
           return;
         }
+        refreshJobs();
         const last = await followWithCancel(sent.data, stop, (job) => showProgress(bar, status, job));
+        refreshJobs();
         if (last.state === "done") {
           box.classList.add("ok");
           status.textContent = fmt("stage_finished");
@@ -311,10 +340,41 @@
     });
   }
 
+  // ---- the job list ----------------------------------------------------------------------
+
+  // Redraw the list of jobs from the server (rendered and escaped there), so jobs started
+  // here, in another tab or by the CLI show up and move on without a reload.
+  let refreshing = null;
+  function refreshJobs() {
+    if (refreshing) return refreshing;
+    refreshing = (async () => {
+      try {
+        const response = await fetch(location.pathname, { headers: { Accept: "text/html" } });
+        if (!response.ok) return;
+        const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+        const next = fresh.getElementById("jobs");
+        const now = document.getElementById("jobs");
+        if (next && now) now.replaceWith(document.importNode(next, true));
+      } catch (_) { /* a moment without the server: the next round tries again */ }
+      finally { refreshing = null; }
+    })();
+    return refreshing;
+  }
+
+  function watchJobs() {
+    const POLL_MS = 3000;
+    setInterval(() => {
+      const list = document.getElementById("jobs");
+      if (document.hidden || !list) return;
+      refreshJobs();
+    }, POLL_MS);
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     messages = window.assay.readJson("transfer-messages");
     fmt = window.assay.translator(messages);
     setupExport();
     setupImport();
+    watchJobs();
   });
 })();
