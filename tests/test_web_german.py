@@ -48,7 +48,7 @@ class Chrome(HTMLParser):
     scripts, styles, the document text and what a user or a document wrote."""
 
     SKIP = frozenset({"script", "style", "pre", "textarea", "code", "svg"})
-    USER = ("user-text", "doctext", "snippet", "question", "answer", "passage", "hit")
+    USER = ("user-text", "doctext", "rendered", "snippet", "question", "answer", "passage", "hit")
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -177,7 +177,7 @@ def test_every_format_is_described_in_both_languages() -> None:
     from assay.formats import formats
 
     catalogs = load_catalogs()
-    for name, spec in formats().items():
+    for name in formats():
         for part in ("label", "description"):
             assert catalogs["en"].get(f"format.{name}.{part}"), (name, part)
             assert catalogs["de"].get(f"format.{name}.{part}"), (name, part)

@@ -36,6 +36,7 @@ SUMMARIES: dict[str, str] = {
     f"DELETE {P}/documents/{{doc_id}}": "Delete a document",
     f"POST {P}/documents/{{doc_id}}/replace": "Replace a document's file",
     f"GET {P}/documents/{{doc_id}}/chunks": "List a document's chunks",
+    f"GET {P}/documents/{{doc_id}}/items": "List the items that cite a document",
     "GET /projects/{name}/documents/{doc_id}/original": "Download the uploaded file",
     f"GET {P}/chunkings": "List chunkings",
     f"POST {P}/chunkings": "Create a chunking",
