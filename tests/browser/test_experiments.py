@@ -86,7 +86,7 @@ def test_keyword_against_hybrid_from_the_page(
     expect(mrr.locator("td").first).to_contain_text(re.compile(r"\d\.\d{3}"))
     expect(table).not_to_contain_text("rouge_l")
     expect(page.locator("#plots svg").first).to_be_visible()
-    expect(page.locator("#type-table")).to_contain_text("fact_single")
+    expect(page.locator("#type-table")).to_contain_text("Single fact")
     expect(page.locator("#task-table tbody tr")).to_have_count(6)
 
     first = page.locator("#task-table tbody tr").first.get_by_role("link")

@@ -276,7 +276,7 @@ def test_the_editor_fits_1280_by_720(
     page.goto(f"{live_server.url}/projects/test/items/{item}")
     expect(page.locator("#hits .hit")).to_have_count(6, timeout=15_000)
     # the page itself does not scroll; the answer and three hits are in view
-    page.wait_for_function("document.documentElement.scrollHeight <= window.innerHeight + 1")
+    page.wait_for_function("() => document.documentElement.scrollHeight <= window.innerHeight + 1")
     expect(page.get_by_label("Reference answer")).to_be_in_viewport()
     for n in range(3):
         expect(page.locator("#hits .hit .hit-meta").nth(n)).to_be_in_viewport()
