@@ -271,7 +271,7 @@ def test_acceptance_rates_and_the_project_home(ws: Workspace, corpus: Project) -
     assert page.status_code == 200
     assert "LLM drafts: acceptance" in page.text
     assert "offline-extractive" in page.text
-    assert "<td>67 %</td>" in page.text and "<td>0 %</td>" in page.text
+    assert "<td>67%</td>" in page.text and "<td>0%</td>" in page.text  # English: no space
     client.get("/language/de")
     german = client.get("/projects/test")
     assert german.status_code == 200 and "LLM-Entwürfe: Annahme" in german.text
