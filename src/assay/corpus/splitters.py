@@ -158,15 +158,24 @@ def _split_by_windows(
     out: list[Span],
 ) -> None:
     """What splitting into pieces and packing them (:func:`_pack`) gives, one chunk at a
-    time: a chunk runs to the last piece end within ``max_length`` (one ``rfind``), and with
-    overlap the next one starts where :func:`_pack` would start it (:func:`_overlap_start`),
-    so the cost follows the number of chunks, not of pieces. A piece longer than
-    ``max_length`` is split by the remaining separators, as in :func:`_split_region`."""
+    time: a chunk runs to the last piece end within ``max_length`` (one ``rfind``), so the
+    cost follows the number of chunks, not of pieces. A piece longer than ``max_length`` is
+    split by the remaining separators, as in :func:`_split_region`.
+
+    With overlap the next chunk starts at the first piece start (else word start) at most
+    ``overlap`` back, a guess that ignores the piece after the chunk. :func:`_pack` would
+    start later only where that piece does not fit in a chunk from the guess; then the
+    guessed chunk cannot reach past the last one, which the next ``rfind`` shows, and only
+    then :func:`_next_start` works the start out exactly."""
     max_length, overlap = params.max_length, params.overlap
     width = len(separator)
-    repeated = separator[0] if width > 1 and len(set(separator)) == 1 else None
+    repeated = separator[0] if width > 1 and separator.count(separator[0]) == width else None
     region = start
     find, rfind, append = text.find, text.rfind, out.append
+    space = _SPACE.search
+    # chunks are appended without the separator's trailing whitespace: trimming drops it
+    kept = len(separator.rstrip()) - width
+    last_start = last_end = -1  # the chunk before a guessed start
     while start < end:
         limit = start + max_length
         if end <= limit:
@@ -178,26 +187,77 @@ def _split_by_windows(
                 cut = _last_piece_end(text, region, found, separator)
             else:
                 cut = found + width
-            append((start, cut))
-            if overlap:  # the piece after the chunk, unless it is too long to share one
-                following = find(separator, cut, min(end, cut + max_length))
-                piece_end = following + width if following != -1 else end
-                lowest = max(cut - overlap, piece_end - max_length, start + 1)
-                if lowest < cut and piece_end - cut <= max_length:
-                    found = find(separator, max(lowest - width, region), cut - 1)
+            if cut <= last_end:  # the guess was too early
+                start = _next_start(text, region, last_start, last_end, end, separator, params)
+                last_end = -1
+                continue
+            append((start, cut + kept))
+            if overlap:
+                lowest = cut - overlap
+                if lowest <= start:
+                    lowest = start + 1
+                if lowest < cut:
+                    last_start, last_end = start, cut
+                    found = find(
+                        separator, lowest - width if lowest - width > region else region, cut - 1
+                    )
                     if found == -1:
-                        start = _word_start(text, lowest, cut)
+                        if text[lowest - 1].isspace():
+                            start = lowest
+                        else:
+                            match = space(text, lowest, cut)
+                            start = (
+                                match.end() if match is not None and match.end() < cut else lowest
+                            )
                     elif repeated is None:
                         start = found + width  # the first piece start in the overlap
                     else:
                         start = _overlap_start(text, region, lowest, cut, separator, found)
                     continue
             start = cut
+            last_end = -1
+            continue
+        if last_end != -1:  # no piece end after a guessed start
+            found = find(separator, last_end, end)
+            piece_end = end if found == -1 else found + width
+            if piece_end - last_end <= max_length:  # it fits after all: start exactly
+                start = _next_start(text, region, last_start, last_end, end, separator, params)
+                last_end = -1
+                continue
+            start, last_end = last_end, -1  # too long to share a chunk: no overlap
+            _split_region(text, start, piece_end, remaining, params, out)
+            start = piece_end
             continue
         found = find(separator, start, end)
         piece_end = end if found == -1 else found + width
         _split_region(text, start, piece_end, remaining, params, out)
         start = piece_end
+
+
+def _next_start(
+    text: str,
+    region: int,
+    start: int,
+    cut: int,
+    end: int,
+    separator: str,
+    params: RecursiveParams,
+) -> int:
+    """Where :func:`_pack` starts the chunk after ``text[start:cut]`` in a region that
+    starts at ``region`` and ends at ``end``: the next chunk must still hold the piece after
+    ``cut``; if that piece is longer than ``max_length`` there is no overlap."""
+    max_length, width = params.max_length, len(separator)
+    following = text.find(separator, cut, min(end, cut + max_length))
+    piece_end = following + width if following != -1 else end
+    lowest = max(cut - params.overlap, piece_end - max_length, start + 1)
+    if lowest >= cut or piece_end - cut > max_length:
+        return cut
+    found = text.find(separator, max(lowest - width, region), cut - 1)
+    if found == -1:
+        return _word_start(text, lowest, cut)
+    if len(set(separator)) == 1 and width > 1:
+        return _overlap_start(text, region, lowest, cut, separator, found)
+    return found + width
 
 
 def _overlap_start(
@@ -273,10 +333,13 @@ def _word_start(text: str, lowest: int, end: int) -> int:
 def tidy_spans(text: str, spans: list[Span]) -> list[Span]:
     """Trim whitespace; drop chunks that are blank or add nothing to the previous one."""
     tidy: list[Span] = []
+    append = tidy.append
+    non_space = _NON_SPACE.search
+    last_start = -1
     last_end = 0
     for start, end in spans:
         if text[start].isspace():  # most chunks start on a word: no search needed
-            match = _NON_SPACE.search(text, start, end)
+            match = non_space(text, start, end)
             if match is None:
                 continue
             start = match.start()
@@ -284,10 +347,11 @@ def tidy_spans(text: str, spans: list[Span]) -> list[Span]:
             end -= 1
         if end <= last_end:
             continue
-        if tidy and tidy[-1][0] == start:
+        if start == last_start:
             tidy[-1] = (start, end)  # trimming made it start where the last one did: keep one
         else:
-            tidy.append((start, end))
+            append((start, end))
+            last_start = start
         last_end = end
     return tidy
 
