@@ -83,24 +83,41 @@ def recursive_spans(
 def split_recursive(text: str, params: RecursiveParams) -> list[Span]:
     """The ``recursive`` chunker with checked parameters."""
     raw: list[Span] = []
-    _split_region(text, 0, len(text), params.separators, params, raw)
+    _split_region(text, 0, len(text), _levels(params), params, raw)
     return tidy_spans(text, raw)
+
+
+# A separator as the splitting uses it: the text, its length, whether the one-search path
+# (:func:`_split_by_windows`) takes it, its character if it repeats one ("\n\n"), and how
+# much a chunk ending with it keeps of it before trimming (minus its length).
+_Level = tuple[str, int, bool, str | None, int]
+
+
+def _levels(params: RecursiveParams) -> tuple[_Level, ...]:
+    """The separators worked out once per text, not once per region."""
+    levels = []
+    for separator in params.separators:
+        width = len(separator)
+        repeated = separator[0] if width > 1 and separator.count(separator[0]) == width else None
+        kept = len(separator.rstrip()) - width
+        levels.append((separator, width, _use_windows(separator, params), repeated, kept))
+    return tuple(levels)
 
 
 def _split_region(
     text: str,
     start: int,
     end: int,
-    separators: tuple[str, ...],
+    levels: tuple[_Level, ...],
     params: RecursiveParams,
     out: list[Span],
 ) -> None:
     """Append untrimmed chunk spans for ``text[start:end]`` to ``out``."""
     max_length = params.max_length
     index = 0
-    while index < len(separators) and text.find(separators[index], start, end) == -1:
+    while index < len(levels) and text.find(levels[index][0], start, end) == -1:
         index += 1
-    if index == len(separators):
+    if index == len(levels):
         # No separator left: cut hard, stepping so that parts overlap by ``overlap``.
         step = max_length - params.overlap
         for cut in range(start, end, step):
@@ -109,10 +126,11 @@ def _split_region(
                 break
         return
 
-    separator = separators[index]
-    if _use_windows(separator, params):
-        _split_by_windows(text, start, end, separator, separators[index + 1 :], params, out)
+    level = levels[index]
+    if level[2]:
+        _split_by_windows(text, start, end, level, levels[index + 1 :], params, out)
         return
+    separator = level[0]
 
     # Pieces end just after each separator; the region's rest is the last piece.
     pieces: list[Span] = []
@@ -126,7 +144,7 @@ def _split_region(
     if position < end:
         pieces.append((position, end))
 
-    remaining = separators[index + 1 :]
+    remaining = levels[index + 1 :]
     group_start = 0
     for number, (piece_start, piece_end) in enumerate(pieces):
         if piece_end - piece_start > max_length:
@@ -152,8 +170,8 @@ def _split_by_windows(
     text: str,
     start: int,
     end: int,
-    separator: str,
-    remaining: tuple[str, ...],
+    level: _Level,
+    remaining: tuple[_Level, ...],
     params: RecursiveParams,
     out: list[Span],
 ) -> None:
@@ -168,13 +186,11 @@ def _split_by_windows(
     guessed chunk cannot reach past the last one, which the next ``rfind`` shows, and only
     then :func:`_next_start` works the start out exactly."""
     max_length, overlap = params.max_length, params.overlap
-    width = len(separator)
-    repeated = separator[0] if width > 1 and separator.count(separator[0]) == width else None
+    # chunks are appended without the separator's trailing whitespace: trimming drops it
+    separator, width, _, repeated, kept = level
     region = start
     find, rfind, append = text.find, text.rfind, out.append
     space = _SPACE.search
-    # chunks are appended without the separator's trailing whitespace: trimming drops it
-    kept = len(separator.rstrip()) - width
     last_start = last_end = -1  # the chunk before a guessed start
     while start < end:
         limit = start + max_length
@@ -187,49 +203,50 @@ def _split_by_windows(
                 cut = _last_piece_end(text, region, found, separator)
             else:
                 cut = found + width
-            if cut <= last_end:  # the guess was too early
-                start = _next_start(text, region, last_start, last_end, end, separator, params)
+            if cut > last_end:
+                append((start, cut + kept))
+                if overlap:
+                    lowest = cut - overlap
+                    if lowest <= start:
+                        lowest = start + 1
+                    if lowest < cut:
+                        last_start, last_end = start, cut
+                        found = find(
+                            separator,
+                            lowest - width if lowest - width > region else region,
+                            cut - 1,
+                        )
+                        if found == -1:
+                            if text[lowest - 1].isspace():
+                                start = lowest
+                            else:
+                                match = space(text, lowest, cut)
+                                start = (
+                                    match.end()
+                                    if match is not None and match.end() < cut
+                                    else lowest
+                                )
+                        elif repeated is None:
+                            start = found + width  # the first piece start in the overlap
+                        else:
+                            start = _overlap_start(text, region, lowest, cut, separator, found)
+                        continue
+                start = cut
                 last_end = -1
                 continue
-            append((start, cut + kept))
-            if overlap:
-                lowest = cut - overlap
-                if lowest <= start:
-                    lowest = start + 1
-                if lowest < cut:
-                    last_start, last_end = start, cut
-                    found = find(
-                        separator, lowest - width if lowest - width > region else region, cut - 1
-                    )
-                    if found == -1:
-                        if text[lowest - 1].isspace():
-                            start = lowest
-                        else:
-                            match = space(text, lowest, cut)
-                            start = (
-                                match.end() if match is not None and match.end() < cut else lowest
-                            )
-                    elif repeated is None:
-                        start = found + width  # the first piece start in the overlap
-                    else:
-                        start = _overlap_start(text, region, lowest, cut, separator, found)
-                    continue
-            start = cut
-            last_end = -1
-            continue
-        if last_end != -1:  # no piece end after a guessed start
-            found = find(separator, last_end, end)
-            piece_end = end if found == -1 else found + width
-            if piece_end - last_end <= max_length:  # it fits after all: start exactly
+            following = last_end  # a guess too early: the piece after the last chunk
+        else:  # no piece ends before ``limit``: look on from there
+            following = limit - width + 1 if limit - width + 1 > start else start
+            if following < last_end:
+                following = last_end
+        found = find(separator, following, end)
+        piece_end = end if found == -1 else found + width
+        if last_end != -1:  # no new piece end after a guessed start
+            if piece_end - last_end <= max_length:  # the piece fits after all: start exactly
                 start = _next_start(text, region, last_start, last_end, end, separator, params)
                 last_end = -1
                 continue
             start, last_end = last_end, -1  # too long to share a chunk: no overlap
-            _split_region(text, start, piece_end, remaining, params, out)
-            start = piece_end
-            continue
-        found = find(separator, start, end)
-        piece_end = end if found == -1 else found + width
         _split_region(text, start, piece_end, remaining, params, out)
         start = piece_end
 
