@@ -190,7 +190,6 @@ def _split_by_windows(
     separator, width, _, repeated, kept = level
     region = start
     find, rfind, append = text.find, text.rfind, out.append
-    space = _SPACE.search
     last_start = last_end = -1  # the chunk before a guessed start
     while start < end:
         limit = start + max_length
@@ -217,15 +216,7 @@ def _split_by_windows(
                             cut - 1,
                         )
                         if found == -1:
-                            if text[lowest - 1].isspace():
-                                start = lowest
-                            else:
-                                match = space(text, lowest, cut)
-                                start = (
-                                    match.end()
-                                    if match is not None and match.end() < cut
-                                    else lowest
-                                )
+                            start = _word_start(text, lowest, cut)
                         elif repeated is None:
                             start = found + width  # the first piece start in the overlap
                         else:
