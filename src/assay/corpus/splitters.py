@@ -225,11 +225,11 @@ def _split_by_windows(
                 start = cut
                 last_end = -1
                 continue
-            following = last_end  # a guess too early: the piece after the last chunk
-        else:  # no piece ends before ``limit``: look on from there
-            following = limit - width + 1 if limit - width + 1 > start else start
-            if following < last_end:
-                following = last_end
+        # a guess too early, or no piece end at all: none ends between the last chunk's end
+        # and ``limit``, so the next one is looked for from there
+        following = limit - width + 1 if limit - width + 1 > start else start
+        if following < last_end:
+            following = last_end
         found = find(separator, following, end)
         piece_end = end if found == -1 else found + width
         if last_end != -1:  # no new piece end after a guessed start
