@@ -83,24 +83,41 @@ def recursive_spans(
 def split_recursive(text: str, params: RecursiveParams) -> list[Span]:
     """The ``recursive`` chunker with checked parameters."""
     raw: list[Span] = []
-    _split_region(text, 0, len(text), params.separators, params, raw)
+    _split_region(text, 0, len(text), _levels(params), params, raw)
     return tidy_spans(text, raw)
+
+
+# A separator as the splitting uses it: the text, its length, whether the one-search path
+# (:func:`_split_by_windows`) takes it, its character if it repeats one ("\n\n"), and how
+# much a chunk ending with it keeps of it before trimming (minus its length).
+_Level = tuple[str, int, bool, str | None, int]
+
+
+def _levels(params: RecursiveParams) -> tuple[_Level, ...]:
+    """The separators worked out once per text, not once per region."""
+    levels = []
+    for separator in params.separators:
+        width = len(separator)
+        repeated = separator[0] if width > 1 and separator.count(separator[0]) == width else None
+        kept = len(separator.rstrip()) - width
+        levels.append((separator, width, _use_windows(separator, params), repeated, kept))
+    return tuple(levels)
 
 
 def _split_region(
     text: str,
     start: int,
     end: int,
-    separators: tuple[str, ...],
+    levels: tuple[_Level, ...],
     params: RecursiveParams,
     out: list[Span],
 ) -> None:
     """Append untrimmed chunk spans for ``text[start:end]`` to ``out``."""
     max_length = params.max_length
     index = 0
-    while index < len(separators) and text.find(separators[index], start, end) == -1:
+    while index < len(levels) and text.find(levels[index][0], start, end) == -1:
         index += 1
-    if index == len(separators):
+    if index == len(levels):
         # No separator left: cut hard, stepping so that parts overlap by ``overlap``.
         step = max_length - params.overlap
         for cut in range(start, end, step):
@@ -109,10 +126,11 @@ def _split_region(
                 break
         return
 
-    separator = separators[index]
-    if _use_windows(separator, params):
-        _split_by_windows(text, start, end, separator, separators[index + 1 :], params, out)
+    level = levels[index]
+    if level[2]:
+        _split_by_windows(text, start, end, level, levels[index + 1 :], params, out)
         return
+    separator = level[0]
 
     # Pieces end just after each separator; the region's rest is the last piece.
     pieces: list[Span] = []
@@ -126,7 +144,7 @@ def _split_region(
     if position < end:
         pieces.append((position, end))
 
-    remaining = separators[index + 1 :]
+    remaining = levels[index + 1 :]
     group_start = 0
     for number, (piece_start, piece_end) in enumerate(pieces):
         if piece_end - piece_start > max_length:
@@ -152,21 +170,27 @@ def _split_by_windows(
     text: str,
     start: int,
     end: int,
-    separator: str,
-    remaining: tuple[str, ...],
+    level: _Level,
+    remaining: tuple[_Level, ...],
     params: RecursiveParams,
     out: list[Span],
 ) -> None:
     """What splitting into pieces and packing them (:func:`_pack`) gives, one chunk at a
-    time: a chunk runs to the last piece end within ``max_length`` (one ``rfind``), and with
-    overlap the next one starts where :func:`_pack` would start it (:func:`_overlap_start`),
-    so the cost follows the number of chunks, not of pieces. A piece longer than
-    ``max_length`` is split by the remaining separators, as in :func:`_split_region`."""
+    time: a chunk runs to the last piece end within ``max_length`` (one ``rfind``), so the
+    cost follows the number of chunks, not of pieces. A piece longer than ``max_length`` is
+    split by the remaining separators, as in :func:`_split_region`.
+
+    With overlap the next chunk starts at the first piece start (else word start) at most
+    ``overlap`` back, a guess that ignores the piece after the chunk. :func:`_pack` would
+    start later only where that piece does not fit in a chunk from the guess; then the
+    guessed chunk cannot reach past the last one, which the next ``rfind`` shows, and only
+    then :func:`_next_start` works the start out exactly."""
     max_length, overlap = params.max_length, params.overlap
-    width = len(separator)
-    repeated = separator[0] if width > 1 and len(set(separator)) == 1 else None
+    # chunks are appended without the separator's trailing whitespace: trimming drops it
+    separator, width, _, repeated, kept = level
     region = start
     find, rfind, append = text.find, text.rfind, out.append
+    last_start = last_end = -1  # the chunk before a guessed start
     while start < end:
         limit = start + max_length
         if end <= limit:
@@ -178,26 +202,70 @@ def _split_by_windows(
                 cut = _last_piece_end(text, region, found, separator)
             else:
                 cut = found + width
-            append((start, cut))
-            if overlap:  # the piece after the chunk, unless it is too long to share one
-                following = find(separator, cut, min(end, cut + max_length))
-                piece_end = following + width if following != -1 else end
-                lowest = max(cut - overlap, piece_end - max_length, start + 1)
-                if lowest < cut and piece_end - cut <= max_length:
-                    found = find(separator, max(lowest - width, region), cut - 1)
-                    if found == -1:
-                        start = _word_start(text, lowest, cut)
-                    elif repeated is None:
-                        start = found + width  # the first piece start in the overlap
-                    else:
-                        start = _overlap_start(text, region, lowest, cut, separator, found)
-                    continue
-            start = cut
-            continue
-        found = find(separator, start, end)
+            if cut > last_end:
+                append((start, cut + kept))
+                if overlap:
+                    lowest = cut - overlap
+                    if lowest <= start:
+                        lowest = start + 1
+                    if lowest < cut:
+                        last_start, last_end = start, cut
+                        found = find(
+                            separator,
+                            lowest - width if lowest - width > region else region,
+                            cut - 1,
+                        )
+                        if found == -1:
+                            start = _word_start(text, lowest, cut)
+                        elif repeated is None:
+                            start = found + width  # the first piece start in the overlap
+                        else:
+                            start = _overlap_start(text, region, lowest, cut, separator, found)
+                        continue
+                start = cut
+                last_end = -1
+                continue
+        # a guess too early, or no piece end at all: none ends between the last chunk's end
+        # and ``limit``, so the next one is looked for from there
+        following = limit - width + 1 if limit - width + 1 > start else start
+        if following < last_end:
+            following = last_end
+        found = find(separator, following, end)
         piece_end = end if found == -1 else found + width
+        if last_end != -1:  # no new piece end after a guessed start
+            if piece_end - last_end <= max_length:  # the piece fits after all: start exactly
+                start = _next_start(text, region, last_start, last_end, end, separator, params)
+                last_end = -1
+                continue
+            start, last_end = last_end, -1  # too long to share a chunk: no overlap
         _split_region(text, start, piece_end, remaining, params, out)
         start = piece_end
+
+
+def _next_start(
+    text: str,
+    region: int,
+    start: int,
+    cut: int,
+    end: int,
+    separator: str,
+    params: RecursiveParams,
+) -> int:
+    """Where :func:`_pack` starts the chunk after ``text[start:cut]`` in a region that
+    starts at ``region`` and ends at ``end``: the next chunk must still hold the piece after
+    ``cut``; if that piece is longer than ``max_length`` there is no overlap."""
+    max_length, width = params.max_length, len(separator)
+    following = text.find(separator, cut, min(end, cut + max_length))
+    piece_end = following + width if following != -1 else end
+    lowest = max(cut - params.overlap, piece_end - max_length, start + 1)
+    if lowest >= cut or piece_end - cut > max_length:
+        return cut
+    found = text.find(separator, max(lowest - width, region), cut - 1)
+    if found == -1:
+        return _word_start(text, lowest, cut)
+    if len(set(separator)) == 1 and width > 1:
+        return _overlap_start(text, region, lowest, cut, separator, found)
+    return found + width
 
 
 def _overlap_start(
@@ -273,10 +341,13 @@ def _word_start(text: str, lowest: int, end: int) -> int:
 def tidy_spans(text: str, spans: list[Span]) -> list[Span]:
     """Trim whitespace; drop chunks that are blank or add nothing to the previous one."""
     tidy: list[Span] = []
+    append = tidy.append
+    non_space = _NON_SPACE.search
+    last_start = -1
     last_end = 0
     for start, end in spans:
         if text[start].isspace():  # most chunks start on a word: no search needed
-            match = _NON_SPACE.search(text, start, end)
+            match = non_space(text, start, end)
             if match is None:
                 continue
             start = match.start()
@@ -284,10 +355,11 @@ def tidy_spans(text: str, spans: list[Span]) -> list[Span]:
             end -= 1
         if end <= last_end:
             continue
-        if tidy and tidy[-1][0] == start:
+        if start == last_start:
             tidy[-1] = (start, end)  # trimming made it start where the last one did: keep one
         else:
-            tidy.append((start, end))
+            append((start, end))
+            last_start = start
         last_end = end
     return tidy
 
