@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +22,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from tests.fakes.served import Served
 
 
 @dataclass(frozen=True)
@@ -112,34 +112,23 @@ class _Broken(Exception):
     """Raised inside a streaming body to make uvicorn drop the connection mid-response."""
 
 
-class FakeOpenAI:
+class FakeOpenAI(Served):
+    what = "fake OpenAI server"
+
     def __init__(self, script: Sequence[Behaviour] = (Reply(),), host: str = "127.0.0.1") -> None:
         """``host``: the loopback address to listen on (127.0.0.2 gives a second host)."""
-        import uvicorn
-
         if not script:
             raise ValueError("the script needs at least one behaviour")
         self.script = list(script)
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
-        self._closing = False
         app = Starlette(
             routes=[
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
             ]
         )
-        config = uvicorn.Config(
-            app,
-            host=host,
-            port=0,
-            log_level="critical",
-            lifespan="off",
-            timeout_graceful_shutdown=2,
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.port = 0
+        self.serve(app, host)
         self.host = host
 
     def reset(self, script: Sequence[Behaviour]) -> FakeOpenAI:
@@ -159,21 +148,6 @@ class FakeOpenAI:
     @property
     def count(self) -> int:
         return len(self.requests)
-
-    def __enter__(self) -> FakeOpenAI:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("the fake OpenAI server did not start")
-            time.sleep(0.01)
-        self.port = self.server.servers[0].sockets[0].getsockname()[1]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._closing = True
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
 
     # --- the app --------------------------------------------------------------------------
 

@@ -16,8 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +24,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from tests.fakes.served import Served
 
 
 @dataclass(frozen=True)
@@ -63,31 +63,20 @@ def overlap(query: str, text: str) -> int:
     return len(wanted & set(_WORD.findall(text.lower())))
 
 
-class FakeReranker:
-    def __init__(self, script: Sequence[Behaviour] = (Overlap(),)) -> None:
-        import uvicorn
+class FakeReranker(Served):
+    what = "fake rerank server"
 
+    def __init__(self, script: Sequence[Behaviour] = (Overlap(),)) -> None:
         self.script = list(script)
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
-        self._closing = False
         app = Starlette(
             routes=[
                 Route("/v1/rerank", self._standard, methods=["POST"]),
                 Route("/rerank", self._tei, methods=["POST"]),
             ]
         )
-        config = uvicorn.Config(
-            app,
-            host="127.0.0.1",
-            port=0,
-            log_level="critical",
-            lifespan="off",
-            timeout_graceful_shutdown=2,
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.port = 0
+        self.serve(app)
 
     @property
     def url(self) -> str:
@@ -103,21 +92,6 @@ class FakeReranker:
         self.requests.clear()
         self.headers.clear()
         return self
-
-    def __enter__(self) -> FakeReranker:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("the fake rerank server did not start")
-            time.sleep(0.01)
-        self.port = self.server.servers[0].sockets[0].getsockname()[1]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._closing = True
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
 
     async def _next(self, request: Request) -> tuple[Behaviour, dict[str, Any]]:
         body = await request.json()
