@@ -131,7 +131,7 @@ def test_the_dashboard_shows_the_plots(page: Page, ws: Workspace, live_server: L
     uncovered = page.locator(".dash-uncovered")
     uncovered.locator("summary").click()
     uncovered.get_by_role("link").first.click()
-    expect(page.get_by_role("heading", name="Extracted text")).to_be_visible()
+    expect(page.get_by_role("heading", name="Text", exact=True)).to_be_visible()
 
 
 @pytest.mark.parametrize("language", ["en", "de"])

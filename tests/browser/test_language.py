@@ -31,7 +31,7 @@ def test_switch_to_german_and_back(
     expect(page.get_by_label("Ihr Name")).to_be_visible()
 
     page.get_by_role("link", name="fahrplan.txt", exact=True).click()
-    expect(page.get_by_role("heading", name="Extrahierter Text")).to_be_visible()
+    expect(page.get_by_role("heading", name="Text", exact=True)).to_be_visible()
     expect(page.get_by_label("Abschnittsgrenzen von")).to_have_value("default")
     assert doc.id in page.url
 

@@ -40,7 +40,7 @@ def test_browse_search_and_read(
         ["Ferries", "night", "ferry"]
     )
     page.locator("article.hit a").first.click()
-    expect(page.locator("pre.doctext")).to_contain_text("The night ferry leaves at 22:40.")
+    expect(page.locator("#doc-body")).to_contain_text("The night ferry leaves at 22:40.")
 
     page.goto(live_server.url + "/projects/test/documents?search=buses")
     page.locator("article.hit a").first.click()

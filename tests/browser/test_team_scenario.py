@@ -87,7 +87,9 @@ def test_owner_annotator_reviewer_and_a_disabled_user(
     expect(annotator.get_by_role("link", name="ferries")).to_be_visible()
     expect(annotator.get_by_role("link", name="archive")).to_have_count(0)
     expect(annotator.get_by_role("heading", name="New project")).to_have_count(0)
-    expect(annotator.get_by_text("English · 1 documents · 0 items")).to_be_visible()  # not the owner's
+    expect(
+        annotator.get_by_text("English · 1 documents · 0 items")
+    ).to_be_visible()  # not the owner's
     annotator.get_by_role("link", name="ferries").click()
     expect(annotator.get_by_role("heading", name="ferries", exact=True)).to_be_visible()
     expect(annotator.get_by_role("link", name="Write a new item")).to_be_visible()
