@@ -767,8 +767,20 @@
   }
 
   async function send() {
+    if (!$("composer-q").value.trim() || state.sending) return;
+    state.sending = true;  // a second Ctrl+Enter while this one waits sends nothing twice
+    try {
+      // the answer may show "stored" while its stream is still closing: wait, never drop a question
+      while (state.streaming) await new Promise((done) => setTimeout(done, 50));
+      await ask();
+    } finally {
+      state.sending = false;
+    }
+  }
+
+  async function ask() {
     const query = $("composer-q").value.trim();
-    if (!query || state.streaming) return;
+    if (!query) return;
     streamState("");
     if (!(await flush())) return;
     const body = {
