@@ -11,7 +11,7 @@ after it, so the workbench can show the new evidence or rewrite. The rules are i
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
@@ -43,6 +43,9 @@ router = APIRouter()
 PATH = "/api/projects/{name}/items/{item_id}/suggestions"
 
 
+SuggestionId = Annotated[int, Field(ge=1, le=INT32)]  # a row id: never past the column's range
+
+
 class PassageRef(BaseModel):
     """A passage by its document and character offsets (code points) in the document's text."""
 
@@ -71,14 +74,14 @@ class AcceptIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     version: int = Field(ge=1, le=INT32)
-    ids: list[int] = Field(min_length=1, max_length=500)
+    ids: list[SuggestionId] = Field(min_length=1, max_length=500)
     rewrite: str | None = Field(default=None, max_length=20_000)
     skip_disagreeing: bool = False
 
 
 class RejectIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    ids: list[int] = Field(min_length=1, max_length=500)
+    ids: list[SuggestionId] = Field(min_length=1, max_length=500)
 
 
 def _item_view(ws: Workspace, project: Project, item: Item) -> dict[str, Any]:
