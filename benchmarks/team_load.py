@@ -26,8 +26,8 @@ figures are a floor for a server with its own cores.
 
     python benchmarks/team_load.py [--home DIR] [--items 100000] [--docs 1000]
         [--chunks-per-doc 1000] [--annotators 50] [--seconds 120] [--think 1.0]
-        [--workers 1,2,4] [--closed-clients 16] [--closed-seconds 20] [--rounds 1]
-        [--only sqlite|postgres]
+        [--team-workers 1] [--workers 1,2,4] [--closed-clients 16] [--closed-seconds 20]
+        [--rounds 1] [--only sqlite|postgres]
 
 Goals (issue 13): autosave p95 <= 50 ms, editor p95 <= 150 ms, search-while-typing p95
 <= 50 ms, 0 errors, 0 lost saves.
@@ -328,7 +328,7 @@ def run_clients(
 
 
 def team_round(kind: str, home: Path, url: str, args: argparse.Namespace) -> None:
-    workers, count = args.workers[0], args.annotators
+    workers, count = args.team_workers, args.annotators
     figures, elapsed = run_clients(home, url, workers, count, args.seconds, args.think, count)
     report(kind, f"{count} annotators, think {args.think} s, {workers} worker(s)", figures, elapsed)
     lost = lost_saves(url, home, figures.saved)
@@ -359,6 +359,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=120)
     parser.add_argument("--think", type=float, default=1.0, help="mean think time, seconds")
     parser.add_argument("--workers", default="1,2,4", help="worker counts for the closed loop")
+    parser.add_argument(
+        "--team-workers", type=int, default=1, help="server processes for the team round"
+    )
     parser.add_argument("--closed-clients", type=int, default=16)
     parser.add_argument("--closed-seconds", type=float, default=20)
     parser.add_argument("--rounds", type=int, default=1, help="closed-loop rounds per worker count")
