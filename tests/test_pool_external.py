@@ -234,3 +234,37 @@ def test_the_workbench_retrieves_from_an_external_system(ws: Workspace, corpus: 
     bad = client.put("/api/projects/test/pool-settings", json={"chat": "nobody"})
     assert bad.status_code == 422 and "chat 'nobody' is no source" in bad.text
     assert len(get_item(ws, project, item.id).turns) == 2  # only the turn that was answered
+
+
+def test_assay_chat_retrieves_from_the_pool_chat_source(
+    ws: Workspace, corpus: Corpus, tmp_path: Any
+) -> None:
+    """The terminal chat follows the workbench's chat source; a failing source skips the
+    question with its reason and the chat goes on."""
+    from typer.testing import CliRunner
+
+    from assay.cli import make_app
+
+    project = corpus.project
+    replies: list[Any] = ["[]"]
+
+    def answer(body: dict[str, Any]) -> Any:
+        return replies.pop(0) if replies else {"contexts": [{"text": "Meals on business trips"}]}
+
+    with FakeRag(answer) as service:
+        chosen = _settings(service.url).model_dump() | {"chat": "mine"}
+        update_settings(ws, project, {"pool": chosen})
+        result = CliRunner().invoke(
+            make_app(),
+            ["--home", str(ws.settings.home), "chat", "-p", "test", "--save"],
+            input="What do meals cost?\nAnd meals on trips?\n",
+        )
+    assert result.exit_code == 0, result.output
+    assert "passages from the pool source mine" in result.output
+    assert "No passages:" in result.output and "'mine'" in result.output
+    assert "travel.txt" in result.output
+    saved = [line for line in result.output.splitlines() if line.startswith("Saved as draft")]
+    item = get_item(ws, project, saved[0].split()[4])
+    assert [t.query for t in item.turns] == ["And meals on trips?"]
+    assert item.turns[0].retrieved[0]["found_by"] == {"mine": 1}
+    assert [r["history"] for r in service.requests] == [[], []]

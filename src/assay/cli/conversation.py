@@ -43,34 +43,42 @@ def chat(
 ) -> None:
     """Chat with a project in the terminal: each line you type is a user turn.
 
-    For every turn the project's retriever finds passages and its generator answers (the
-    default generator is offline: extractive, no LLM). The answer is printed with its
-    citations and the passages' document names. A generator error is shown and the session
-    goes on. End with an empty input (Ctrl-D). With --save the conversation becomes a draft
-    item, stored as the web workbench stores one: questions, answers (also kept as the
-    original answer), retrieved passages and how each answer was made (model, prompt hash,
-    retrieval query and settings; never an API key), ready to regenerate, edit and export on
-    the web. The generator and retriever are the project's: `assay projects settings
-    --generator …` changes them (docs/llm.md).
+    For every turn the chat source finds passages and the project's generator answers (the
+    default generator is offline: extractive, no LLM). The chat source is the web
+    workbench's: the project's retriever, or what the pool settings' `chat` names (the whole
+    pool or one pool source, such as an external RAG system; docs/evaluation.md). The answer
+    is printed with its citations and the passages' document names. A generator error, or a
+    chat source that fails, is shown and the session goes on. End with an empty input
+    (Ctrl-D). With --save the conversation becomes a draft item, stored as the web workbench
+    stores one: questions, answers (also kept as the original answer), retrieved passages and
+    how each answer was made (model, prompt hash, retrieval query and settings; never an API
+    key), ready to regenerate, edit and export on the web. `assay projects settings
+    --generator …` changes the generator (docs/llm.md).
     """
-    from assay.errors import InvalidInput
+    from assay.errors import BackendUnavailable, InvalidInput
+    from assay.experiments.chat_retrieval import retrieve
     from assay.gold.conversations import generator_label
     from assay.gold.item_writes import create_item
     from assay.gold.project_config import generator_settings, retriever_settings
     from assay.gold.turn_answers import answered_turn, question_text
     from assay.llm import make_generator
     from assay.records import Item
+    from assay.search.pool_settings import CHAT_POOL, pool_settings
 
     def body(ws: Workspace) -> None:
         target = project_of(ws, project)
         settings = generator_settings(target)
         retriever = retriever_settings(target)
+        chat = pool_settings(target.settings).chat
+        source = {"": f"retriever {retriever.kind}", CHAT_POOL: "whole pool"}.get(
+            chat, f"pool source {chat}"
+        )
         generator = make_generator(settings)
         out = console()
         out.print(
             f"Chatting with project [bold]{target.name}[/] — generator: "
-            f"{generator_label(settings)}; retriever: {retriever.kind}, top {retriever.k}. "
-            "Type a question per line; Ctrl-D ends."
+            f"{generator_label(settings)}; passages from the {escape(source)}, top "
+            f"{retriever.k}. Type a question per line; Ctrl-D ends."
         )
         turns: list[Turn] = []
         for number, line in enumerate(sys.stdin, 1):
@@ -81,7 +89,13 @@ def chat(
             except InvalidInput as exc:
                 out.print(f"[red]Skipped:[/] {escape(str(exc))}")
                 continue
-            turn, generation = answered_turn(ws, target, generator, settings, turns, query)
+            try:
+                turn, generation = answered_turn(
+                    ws, target, generator, settings, turns, query, retrieve
+                )
+            except BackendUnavailable as exc:  # the chat source failed: nothing to answer from
+                out.print(f"[red]No passages:[/] {escape(str(exc))}")
+                continue
             turns.append(turn)
             _print_turn(turn, generation)
         if save and turns:
@@ -108,9 +122,15 @@ def _print_turn(turn: Turn, generation: Generation | None) -> None:
     for index, context in enumerate(turn.retrieved):
         mark = "*" if index in cited else " "
         snippet = " ".join(str(context["text"]).split())[:100]
+        score = context["score"]  # an external system may give none
+        where = ", ".join(
+            part
+            for part in (context["chunk_id"], None if score is None else f"score {score:.3f}")
+            if part
+        )
         out.print(
             f" {mark}[{index + 1}] {escape(str(context['title']))} "
-            f"[dim]({context['chunk_id']}, score {context['score']:.3f})[/] {escape(snippet)}"
+            f"[dim]({escape(where)})[/] {escape(snippet)}"
         )
     out.print()
 

@@ -126,6 +126,12 @@ def conversation_retriever(project: Project, overrides: Mapping[str, Any]) -> Re
     return parse_retriever_settings({**retriever_settings(project).model_dump(), **overrides})
 
 
+Retrieve = Callable[
+    [Workspace, Project, Sequence[str], str, dict[str, Any]], tuple[list[Context], dict[str, Any]]
+]
+"""How a new turn's contexts are found: :func:`retrieve` or a later stage's chat source."""
+
+
 def retrieve(
     ws: Workspace,
     project: Project,
@@ -200,16 +206,19 @@ def answered_turn(
     settings: GeneratorSettings,
     earlier: Sequence[Turn],
     query: str,
+    retriever: Retrieve | None = None,
 ) -> tuple[Turn, Generation | None]:
     """A new turn after ``earlier``, retrieved and answered as the workbench answers a new
     turn (same contexts, generation record and failure record) but in one call and not
     stored: ``assay chat`` saves the whole conversation at the end. A failed generation
     leaves no answer and the error in ``generation["error"]``, so the chat can go on. The
-    stored model is the one that answered, when the generator names it."""
+    stored model is the one that answered, when the generator names it. ``retriever``
+    replaces the project's index search (the workbench's chat source, which later stages
+    define); it has :func:`retrieve`'s signature."""
     asks_rewrite = retriever_settings(project).query_from == "rewrite"  # a chat has no rewrite
     overrides = {"query_from": "last_turn"} if asks_rewrite else {}
     questions = [t.query for t in earlier] + [query]
-    retrieved, how = retrieve(ws, project, questions, "", overrides)
+    retrieved, how = (retriever or retrieve)(ws, project, questions, "", overrides)
     turn = Turn(query=query, retrieved=retrieved)
     chosen = turn_passages(ws, project, turn, "retrieved")
     history = history_messages([(t.query, t.answer) for t in earlier])
