@@ -18,6 +18,11 @@ Latencies are measured at the client (httpx, HTTP/1.1 keep-alive, one connection
 annotator). Every acknowledged save's answer is checked against the database at the end: a
 save answered 200 whose text is not stored counts as lost.
 
+``--warmup S`` lets the team work S seconds before the clock starts (their requests are not
+timed, their saves are checked): a fresh server's first requests open the 1M-chunk index, fill
+the connection pool and warm the database's caches, which a server that has been up for a while
+has done long ago. ``--team-workers N`` runs the team against N server processes.
+
 Then a closed loop (no think time, ``--closed-clients`` clients, ``--closed-seconds``) gives
 requests/s for each ``--workers`` count, alternating databases in one run.
 
@@ -26,8 +31,8 @@ figures are a floor for a server with its own cores.
 
     python benchmarks/team_load.py [--home DIR] [--items 100000] [--docs 1000]
         [--chunks-per-doc 1000] [--annotators 50] [--seconds 120] [--think 1.0]
-        [--team-workers 1] [--workers 1,2,4] [--closed-clients 16] [--closed-seconds 20]
-        [--rounds 1] [--only sqlite|postgres]
+        [--team-workers 1] [--warmup 0] [--workers 1,2,4] [--closed-clients 16]
+        [--closed-seconds 20] [--rounds 1] [--only sqlite|postgres]
 
 Goals (issue 13): autosave p95 <= 50 ms, editor p95 <= 150 ms, search-while-typing p95
 <= 50 ms, 0 errors, 0 lost saves.
@@ -108,6 +113,8 @@ class Figures:
     errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     saved: dict[str, str] = field(default_factory=dict)
     """item id -> the answer of its last acknowledged save"""
+    since: float = 0.0
+    """Latencies are kept from this monotonic time on (the warm-up before is not timed)."""
 
 
 def prepare(kind: str, home: Path, url: str, args: argparse.Namespace) -> None:
@@ -200,12 +207,14 @@ async def signed_in(base: str, username: str) -> httpx.AsyncClient:
 
 async def timed(figures: Figures, label: str, call: Any) -> httpx.Response | None:
     began = time.perf_counter()
+    counted = time.monotonic() >= figures.since
     try:
         reply: httpx.Response = await call
     except httpx.HTTPError:
         figures.errors[label] += 1
         return None
-    figures.latencies[label].append((time.perf_counter() - began) * 1000)
+    if counted:
+        figures.latencies[label].append((time.perf_counter() - began) * 1000)
     if reply.status_code >= 400:
         figures.errors[label] += 1
         return None
@@ -304,10 +313,18 @@ def report(kind: str, label: str, figures: Figures, seconds: float) -> None:
 
 
 def run_clients(
-    home: Path, url: str, workers: int, clients: int, seconds: float, think: float, count: int
+    home: Path,
+    url: str,
+    workers: int,
+    clients: int,
+    seconds: float,
+    think: float,
+    count: int,
+    warmup: float = 0.0,
 ) -> tuple[Figures, float]:
     """``clients`` annotators (numbers 0.., items split ``count`` ways) against a fresh
-    server for ``seconds``; the figures and the time it took."""
+    server for ``warmup`` seconds not timed, then ``seconds`` timed; the figures and the
+    timed seconds."""
     figures = Figures()
     with server(home, url, workers) as base:
 
@@ -316,7 +333,7 @@ def run_clients(
             # is signed in, and 50 Argon2 checks at once held up the first list pages for
             # seconds (and under load ran past the client's timeout)
             signed = [await signed_in(base, f"annotator{n:02d}") for n in range(clients)]
-            began = time.monotonic()
+            began = figures.since = time.monotonic() + warmup
             until = began + seconds
             await asyncio.gather(
                 *(annotator(c, n, count, until, think, figures) for n, c in enumerate(signed))
@@ -329,8 +346,13 @@ def run_clients(
 
 def team_round(kind: str, home: Path, url: str, args: argparse.Namespace) -> None:
     workers, count = args.team_workers, args.annotators
-    figures, elapsed = run_clients(home, url, workers, count, args.seconds, args.think, count)
-    report(kind, f"{count} annotators, think {args.think} s, {workers} worker(s)", figures, elapsed)
+    figures, elapsed = run_clients(
+        home, url, workers, count, args.seconds, args.think, count, args.warmup
+    )
+    label = (
+        f"{count} annotators, think {args.think} s, {workers} worker(s), warm-up {args.warmup} s"
+    )
+    report(kind, label, figures, elapsed)
     lost = lost_saves(url, home, figures.saved)
     print(f"[{kind}]     acknowledged saves {len(figures.saved)}, lost {lost}")
 
@@ -361,6 +383,9 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4", help="worker counts for the closed loop")
     parser.add_argument(
         "--team-workers", type=int, default=1, help="server processes for the team round"
+    )
+    parser.add_argument(
+        "--warmup", type=float, default=0.0, help="seconds the team works before the clock starts"
     )
     parser.add_argument("--closed-clients", type=int, default=16)
     parser.add_argument("--closed-seconds", type=float, default=20)
