@@ -144,7 +144,7 @@ def test_recursive_piece_ends_give_the_chunks_of_windows_and_packing(
     overlap = min(int(max_length * overlap_share), max_length - 1)
     given = {"max_length": max_length, "overlap": overlap, "separators": separators}
     by_piece_ends = recursive_spans(text, **given)
-    with patch.object(recursive_packing, "_split_by_piece_ends", lambda *_args: False):
+    with patch.object(recursive_packing, "_top_piece_ends", lambda *_args: (0, None)):
         by_windows = recursive_spans(text, **given)
         with patch.object(recursive_packing, "_use_windows", lambda _separator, _params: False):
             by_pieces = recursive_spans(text, **given)
@@ -156,7 +156,7 @@ def test_recursive_windows_on_realistic_texts(seed: int) -> None:
     text = realistic_text(seed) + "".join(random.Random(seed).choices(FRAGMENTS, k=400))
     for size, overlap in ((40, 0), (200, 0), (1000, 0), (40, 12), (200, 50), (1000, 200)):
         fast = recursive_spans(text, max_length=size, overlap=overlap)
-        with patch.object(recursive_packing, "_split_by_piece_ends", lambda *_args: False):
+        with patch.object(recursive_packing, "_top_piece_ends", lambda *_args: (0, None)):
             assert recursive_spans(text, max_length=size, overlap=overlap) == fast
             with patch.object(recursive_packing, "_use_windows", lambda _sep, _params: False):
                 assert recursive_spans(text, max_length=size, overlap=overlap) == fast

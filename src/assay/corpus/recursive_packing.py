@@ -36,32 +36,59 @@ def raw_recursive_spans(text: str, params: RecursiveParams) -> list[Span]:
     """Untrimmed chunk spans of ``text``, in order; both ends ascend strictly."""
     raw: list[Span] = []
     levels = _levels(params)
-    if not _split_by_piece_ends(text, levels, params, raw):
-        _split_region(text, 0, len(text), levels, params, raw)
+    index, ends = _top_piece_ends(text, levels, params.max_length)
+    if ends is None:
+        _split_region(text, 0, len(text), levels[index:], params, raw)
+    else:
+        _split_by_piece_ends(text, ends, levels[index], levels[index + 1 :], params, raw)
     return raw
 
 
-def _split_by_piece_ends(
-    text: str, levels: tuple[_Level, ...], params: RecursiveParams, out: list[Span]
-) -> bool:
-    """Chunk the whole text from a list of its top-level piece ends, made by one regex scan,
-    packing as :func:`_pack` does with two bisections a chunk. False (and nothing appended)
-    where the first separator that occurs ends pieces densely (shorter than ``max_length``
-    / 8 on average): there one ``rfind`` a chunk (:func:`_split_by_windows`) costs less."""
+# pieces looked at before deciding whether the text's pieces are long enough
+_PROBE = 64
+
+
+def _top_piece_ends(
+    text: str, levels: tuple[_Level, ...], max_length: int
+) -> tuple[int, list[int] | None]:
+    """The first separator that occurs in ``text`` (its index; ``len(levels)`` if none) and
+    the ends of the pieces it splits the text into, found by one regex scan. None instead
+    of the ends where there are none or the pieces are short (under ``max_length / 2`` on
+    average, judged from the first ones, then from all): one ``rfind`` a chunk
+    (:func:`_split_by_windows`) then costs less than listing them."""
     end = len(text)
-    max_length, overlap = params.max_length, params.overlap
-    cap = 8 * end // max_length + 16
-    index = 0
+    index, ends = 0, []
     while index < len(levels):
-        ends = [match.end() for match in islice(levels[index][6].finditer(text), cap)]
+        finditer = levels[index][6].finditer
+        ends = [match.end() for match in islice(finditer(text), _PROBE)]
         if ends:
             break
         index += 1
-    if index == len(levels) or len(ends) == cap:
-        return False
+    if not ends:
+        return index, None
+    if len(ends) == _PROBE:
+        if ends[-1] < _PROBE * max_length // 2:
+            return index, None
+        cap = 2 * end // max_length + 1
+        ends += [match.end() for match in islice(finditer(text, ends[-1]), cap)]
+        if len(ends) >= cap:
+            return index, None
     if ends[-1] < end:
         ends.append(end)
-    remaining, kept = levels[index + 1 :], levels[index][4]
+    return index, ends
+
+
+def _split_by_piece_ends(
+    text: str,
+    ends: list[int],
+    level: _Level,
+    remaining: tuple[_Level, ...],
+    params: RecursiveParams,
+    out: list[Span],
+) -> None:
+    """Chunk the whole text from the ends of its pieces as :func:`_pack` does, with two
+    bisections a chunk; a piece longer than ``max_length`` is split by ``remaining``."""
+    max_length, overlap, kept = params.max_length, params.overlap, level[4]
     append = out.append
     count = len(ends)
     start = first = 0  # the chunk's start; the index of the first piece end after it
@@ -90,7 +117,6 @@ def _split_by_piece_ends(
             start, first = ends[at], at + 1
         else:
             start, first = _word_start(text, lowest, cut), last
-    return True
 
 
 # A separator as the splitting uses it: the text, its length, whether the one-search path
