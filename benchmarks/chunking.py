@@ -8,17 +8,18 @@ MB/s (MB = 10**6 bytes of UTF-8) for the best of ``--repeat`` runs.
 
     python benchmarks/chunking.py [--mb 8] [--repeat 3]
 
-Figures (8 MB, 2-core machine shared with other work, load average 9, 5 alternating rounds,
-CPU seconds of this process, two runs; recursive chunks identical to LangChain's without
-overlap, 10,866 chunks):
+Figures (8 MB, 2-core machine shared with other work, load average 8-12, 5-7 alternating
+rounds, CPU seconds of this process, three runs; recursive chunks identical to LangChain's
+without overlap, 10,866 chunks):
 
-- without overlap: ours 15-17 ms min, 17-19 ms median; LangChain 63-66 ms min; ours 3.9-4.3x
-  faster (min), 3.8x (median). Before this change 3.4-3.8x.
-- with overlap 200: ours 22 ms min, 23-25 ms median; LangChain 62-64 ms; 2.8-2.9x (min and
-  median) in this script; 3.1x in a separate alternating run of old code, new code and
-  LangChain (9 rounds, load 9-12). Before: 2.2-2.5x. With overlap the chunks differ from
-  LangChain's on purpose (see :mod:`assay.corpus.splitters`, point 4); they are identical
-  to the previous implementation's (``tests/test_chunking_reference.py``).
+- without overlap: ours 15-19 ms min; LangChain 63-71 ms min; ours 3.7-4.3x faster (min),
+  3.8x (median). Before this change 3.4-3.8x.
+- with overlap 200: ours 22-25 ms min; LangChain 62-68 ms; 2.7-2.9x (min and median) in this
+  script, 3.1x in a separate run alternating old code, new code and LangChain (9 rounds).
+  Before: 2.2-2.5x. Not yet the 3x goal. Compiling ``recursive_packing`` with mypyc (15 s
+  build) gave 3.0x min, 2.7x median: no real gain, the rest is regex scanning and trimming.
+  With overlap the chunks differ from LangChain's on purpose (:mod:`assay.corpus.splitters`,
+  point 4); they equal the previous implementation's (``tests/test_chunking_reference.py``).
 - token windows 19 MB/s and sentences 12-14 MB/s at load 2, the same rate from 1 to 16 MB
   (nothing grows faster than the text).
 """
