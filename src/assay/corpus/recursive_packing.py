@@ -98,6 +98,8 @@ def _split_by_piece_ends(
             _split_region(text, start, ends[first], remaining, params, out)
             start = ends[first]
             first += 1
+            if kept and first < count:  # drop the separator's whitespace from the last chunk
+                _trim_last(out, start + kept)
             continue
         cut = ends[last]
         if last + 1 == count:
@@ -117,6 +119,14 @@ def _split_by_piece_ends(
             start, first = ends[at], at + 1
         else:
             start, first = _word_start(text, lowest, cut), last
+
+
+def _trim_last(out: list[Span], end: int) -> None:
+    """End the last span at ``end`` if it ends later and both ends still ascend strictly
+    (as :func:`assay.corpus.splitters.tidy_spans` needs)."""
+    start, last_end = out[-1]
+    if start < end < last_end and (len(out) == 1 or out[-2][1] < end):
+        out[-1] = (start, end)
 
 
 # A separator as the splitting uses it: the text, its length, whether the one-search path
