@@ -14,8 +14,8 @@ without overlap, 10,866 chunks):
 
 - without overlap: ours 15-19 ms min; LangChain 63-71 ms min; ours 3.7-4.3x faster (min),
   3.8x (median). Before this change 3.4-3.8x.
-- with overlap 200: ours 22-25 ms min; LangChain 62-68 ms; 2.7-2.9x (min and median) in this
-  script, 3.1x in a separate run alternating old code, new code and LangChain (9 rounds).
+- with overlap 200: ours 21-25 ms min; LangChain 62-68 ms; 2.65-2.9x (min and median) in this
+  script, 3.1x in separate runs alternating old code, new code and LangChain (9 rounds).
   Before: 2.2-2.5x. Not yet the 3x goal. Compiling ``recursive_packing`` with mypyc (15 s
   build) gave 3.0x min, 2.7x median: no real gain, the rest is regex scanning and trimming.
   With overlap the chunks differ from LangChain's on purpose (:mod:`assay.corpus.splitters`,
