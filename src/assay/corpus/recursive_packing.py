@@ -9,14 +9,12 @@ faster ways give the same spans without listing every piece where that would cos
 - :func:`_split_by_piece_ends` for the whole text: the ends of its top-level pieces
   (usually paragraphs) come from one regex scan, and each chunk takes two bisections.
 - :func:`_split_by_windows` inside a region (a long paragraph split into sentences): one
-  ``rfind`` a chunk finds the last piece end that fits, so the cost follows the chunks, not
-  the pieces.
+  ``rfind`` a chunk finds the last piece end that fits; the cost follows the chunks.
 
 Multi-character separators are searched forward with a regex that looks for their first
 character and looks ahead for the rest (:func:`_forward_finder`): in CPython that is several
 times faster than ``str.find`` with a separator whose last character is common (". ") or
-that is absent for long stretches ("\\n\\n" in a paragraph); ``str.rfind`` is kept for
-backward searches, where it is fast.
+that is absent for long stretches ("\\n\\n" in a paragraph); backward, ``str.rfind`` is fast.
 """
 
 from __future__ import annotations
