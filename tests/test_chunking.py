@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assay.corpus import splitters
+from assay.corpus import recursive_packing
 from assay.corpus.chunker_params import DEFAULT_SEPARATORS
 from assay.corpus.chunker_registry import CHUNKERS, chunk_text, describe_chunkers
 from assay.corpus.sentences import sentence_spans
@@ -104,15 +104,22 @@ def test_recursive_spans_properties(
     assert all(end - start <= max_length for start, end in spans)
 
 
-@PROPERTY_SETTINGS
-@given(
-    text=st.text(alphabet=st.sampled_from(["a", "b", " ", "\n", ".", "-", "é"]), max_size=300),
-    max_length=st.integers(1, 60),
-    overlap_share=st.sampled_from([0.0, 0.0, 0.1, 0.3, 0.6, 0.9]),
-    separators=st.sampled_from(
+# texts dense in separators, and settings under which the recursive chunker's three ways of
+# finding chunks (piece ends, windows, pieces packed one by one) must agree
+separator_soup = st.text(
+    alphabet=st.sampled_from(["a", "b", " ", "\n", ".", "-", "é"]), max_size=300
+)
+packing_cases = {
+    "max_length": st.integers(1, 60),
+    "overlap_share": st.sampled_from([0.0, 0.0, 0.1, 0.3, 0.6, 0.9]),
+    "separators": st.sampled_from(
         [DEFAULT_SEPARATORS, ("\n\n\n", "\n"), ("--", " "), ("---", "-"), ("a-a", "a"), (". ",)]
     ),
-)
+}
+
+
+@PROPERTY_SETTINGS
+@given(text=separator_soup, **packing_cases)
 def test_recursive_windows_give_the_chunks_of_pieces_and_packing(
     text: str, max_length: int, overlap_share: float, separators: tuple[str, ...]
 ) -> None:
@@ -122,9 +129,26 @@ def test_recursive_windows_give_the_chunks_of_pieces_and_packing(
     overlap = min(int(max_length * overlap_share), max_length - 1)
     given = {"max_length": max_length, "overlap": overlap, "separators": separators}
     fast = recursive_spans(text, **given)
-    with patch.object(splitters, "_use_windows", lambda _separator, _params: False):
+    with patch.object(recursive_packing, "_use_windows", lambda _separator, _params: False):
         slow = recursive_spans(text, **given)
     assert fast == slow
+
+
+@PROPERTY_SETTINGS
+@given(text=st.one_of(separator_soup, any_text), **packing_cases)
+def test_recursive_piece_ends_give_the_chunks_of_windows_and_packing(
+    text: str, max_length: int, overlap_share: float, separators: tuple[str, ...]
+) -> None:
+    """The whole text packed from a list of its top-level piece ends (two bisections a
+    chunk) gives the chunks of the other two ways: windows, and pieces packed one by one."""
+    overlap = min(int(max_length * overlap_share), max_length - 1)
+    given = {"max_length": max_length, "overlap": overlap, "separators": separators}
+    by_piece_ends = recursive_spans(text, **given)
+    with patch.object(recursive_packing, "_top_piece_ends", lambda *_args: (0, None)):
+        by_windows = recursive_spans(text, **given)
+        with patch.object(recursive_packing, "_use_windows", lambda _separator, _params: False):
+            by_pieces = recursive_spans(text, **given)
+    assert by_piece_ends == by_windows == by_pieces
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -132,8 +156,10 @@ def test_recursive_windows_on_realistic_texts(seed: int) -> None:
     text = realistic_text(seed) + "".join(random.Random(seed).choices(FRAGMENTS, k=400))
     for size, overlap in ((40, 0), (200, 0), (1000, 0), (40, 12), (200, 50), (1000, 200)):
         fast = recursive_spans(text, max_length=size, overlap=overlap)
-        with patch.object(splitters, "_use_windows", lambda _separator, _params: False):
+        with patch.object(recursive_packing, "_top_piece_ends", lambda *_args: (0, None)):
             assert recursive_spans(text, max_length=size, overlap=overlap) == fast
+            with patch.object(recursive_packing, "_use_windows", lambda _sep, _params: False):
+                assert recursive_spans(text, max_length=size, overlap=overlap) == fast
 
 
 @PROPERTY_SETTINGS
