@@ -126,10 +126,7 @@ def conversation_retriever(project: Project, overrides: Mapping[str, Any]) -> Re
     return parse_retriever_settings({**retriever_settings(project).model_dump(), **overrides})
 
 
-Retrieve = Callable[
-    [Workspace, Project, Sequence[str], str, dict[str, Any]], tuple[list[Context], dict[str, Any]]
-]
-"""How a new turn's contexts are found: :func:`retrieve` or a later stage's chat source."""
+Retrieve = Callable[..., tuple[list[Context], dict[str, Any]]]  # as retrieve() below
 
 
 def retrieve(
@@ -212,9 +209,8 @@ def answered_turn(
     turn (same contexts, generation record and failure record) but in one call and not
     stored: ``assay chat`` saves the whole conversation at the end. A failed generation
     leaves no answer and the error in ``generation["error"]``, so the chat can go on. The
-    stored model is the one that answered, when the generator names it. ``retriever``
-    replaces the project's index search (the workbench's chat source, which later stages
-    define); it has :func:`retrieve`'s signature."""
+    stored model is the one that answered, when the generator names it. ``retriever`` (a
+    later stage's chat source) replaces :func:`retrieve`."""
     asks_rewrite = retriever_settings(project).query_from == "rewrite"  # a chat has no rewrite
     overrides = {"query_from": "last_turn"} if asks_rewrite else {}
     questions = [t.query for t in earlier] + [query]
