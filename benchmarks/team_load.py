@@ -363,6 +363,9 @@ def main() -> None:
     parser.add_argument("--closed-seconds", type=float, default=20)
     parser.add_argument("--rounds", type=int, default=1, help="closed-loop rounds per worker count")
     parser.add_argument("--only", choices=["sqlite", "postgres"])
+    parser.add_argument(
+        "--pg-database", default="assay_team_load", help="database name on a shared server"
+    )
     args = parser.parse_args()
     args.workers = [int(n) for n in args.workers.split(",")]
     kinds = [args.only] if args.only else ["sqlite", "postgres"]
@@ -377,7 +380,7 @@ def main() -> None:
             elif pg_url is None:
                 print("[postgres] no PostgreSQL server: skipped")
             else:
-                targets[kind] = (home, database(pg_url, "assay_team_load"))
+                targets[kind] = (home, database(pg_url, args.pg_database))
         for kind, (home, url) in targets.items():
             args.home = str(home)  # seed() reports where it reuses a project
             prepare(kind, home, url, args)

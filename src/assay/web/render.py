@@ -38,9 +38,8 @@ def language(request: Request) -> str:
 
 
 def translator(request: Request) -> Translator:
-    catalogs = request.app.state.catalogs
-    lang = language(request)
-    return Translator(lang, catalogs[lang], catalogs["en"])
+    translators: dict[str, Translator] = request.app.state.translators
+    return translators[language(request)]
 
 
 def render(

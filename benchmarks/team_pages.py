@@ -1,0 +1,148 @@
+"""CPU and SQL statements per request of the pages a team's annotator opens, in-process.
+
+Uses the workspace benchmarks/team_load.py seeded (``--home DIR/sqlite`` or a PostgreSQL
+``--url``): signs in as ``annotator00`` (team mode), opens list page 1, then times each
+request ``--repeat`` times with ``time.process_time`` (CPU of this process: the server's work
+plus the TestClient's small share) and counts the SQL statements of one request:
+
+  list page      GET /projects/bench/items?page=N (N cycles 1..5)
+  editor page    GET an item's editor through a link of the list page (list context)
+  editor search  GET /api/projects/bench/editor/search?q=... (three growing prefixes)
+
+    python benchmarks/team_pages.py --home /tmp/pages-team/sqlite [--url URL] [--repeat 60]
+    python benchmarks/team_pages.py --compare SRC_A SRC_B --rounds 3 -- [arguments above]
+
+``--compare`` runs the script alternately with ``PYTHONPATH`` set to each source folder
+(before and after a change), ``--rounds`` times, and prints min / median per side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+PASSWORD = "team-load-password-1"
+LINK = re.compile(r'href="(/projects/[^"/]+/items/[0-9a-f-]{36}\?[^"]*)"')
+QUERIES = ("ferr", "ferry time", "ferry timetable dep")
+
+
+def measure(args: argparse.Namespace) -> dict[str, dict[str, float]]:
+    import sqlalchemy as sa
+    from fastapi.testclient import TestClient
+
+    from assay.store.settings import Settings
+    from assay.store.workspace import Workspace
+    from assay.web import create_app
+
+    home = Path(args.home)
+    url = args.url or f"sqlite:///{home / 'assay.db'}"
+    ws = Workspace.open(Settings(home=home, database_url=url), create=False)
+    statements = [0]
+
+    @sa.event.listens_for(ws.engine, "before_cursor_execute")
+    def count(*_: Any) -> None:
+        statements[0] += 1
+
+    client = TestClient(create_app(ws), base_url="http://127.0.0.1:8765")
+    client.get("/login")
+    client.headers["X-CSRF-Token"] = client.cookies.get("assay_csrf", "")
+    reply = client.post("/api/session", json={"username": "annotator00", "password": PASSWORD})
+    reply.raise_for_status()
+    page = client.get("/projects/bench/items", params={"page": 1})
+    page.raise_for_status()
+    links = [link.replace("&amp;", "&") for link in LINK.findall(page.text)]
+    if not links:
+        raise SystemExit("the list page shows no editor links")
+
+    def list_page(n: int) -> Any:
+        return client.get("/projects/bench/items", params={"page": 1 + n % 5})
+
+    def editor(n: int) -> Any:
+        return client.get(links[n % len(links)])
+
+    def search(n: int) -> Any:
+        return client.get("/api/projects/bench/editor/search", params={"q": QUERIES[n % 3]})
+
+    calls: dict[str, Callable[[int], Any]] = {
+        "list page": list_page,
+        "editor page": editor,
+        "editor search": search,
+    }
+    figures: dict[str, dict[str, float]] = {}
+    for label, call in calls.items():
+        for n in range(5):  # warm: templates, catalogs, index readers
+            call(n).raise_for_status()
+        statements[0] = 0
+        call(0).raise_for_status()
+        counted = statements[0]
+        began = time.process_time()
+        for n in range(args.repeat):
+            call(n).raise_for_status()
+        cpu = (time.process_time() - began) / args.repeat * 1000
+        figures[label] = {"ms": cpu, "statements": counted}
+    ws.close()
+    return figures
+
+
+def compare(args: argparse.Namespace, rest: list[str]) -> None:
+    sides = args.compare
+    seen: dict[str, dict[str, list[float]]] = {s: {} for s in sides}
+    counted: dict[str, dict[str, float]] = {s: {} for s in sides}
+    print(f"load {os.getloadavg()}", flush=True)
+    for round_ in range(args.rounds):
+        for side in sides:
+            env = {**os.environ, "PYTHONPATH": side}
+            out = subprocess.run(
+                [sys.executable, __file__, "--json", *rest],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            for label, figure in json.loads(out.strip().splitlines()[-1]).items():
+                seen[side].setdefault(label, []).append(figure["ms"])
+                counted[side][label] = figure["statements"]
+            print(f"round {round_ + 1} {side}: done, load {os.getloadavg()[0]:.1f}", flush=True)
+    for label in seen[sides[0]]:
+        for side in sides:
+            values = seen[side][label]
+            print(
+                f"{label:14} {side:28} CPU ms/request min {min(values):6.2f} median "
+                f"{statistics.median(values):6.2f}  statements {counted[side][label]:.0f}"
+            )
+    print(f"load {os.getloadavg()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--home", default="/tmp/pages-team/sqlite")
+    parser.add_argument("--url", default="")
+    parser.add_argument("--repeat", type=int, default=60)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--compare", nargs=2, metavar="SRC")
+    parser.add_argument("--rounds", type=int, default=3)
+    argv = sys.argv[1:]
+    rest = argv[argv.index("--") + 1 :] if "--" in argv else []
+    args = parser.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
+    if args.compare:
+        compare(args, rest)
+        return
+    figures = measure(args)
+    if args.json:
+        print(json.dumps(figures))
+        return
+    for label, figure in figures.items():
+        print(f"{label:14} {figure['ms']:6.2f} ms CPU  {figure['statements']:.0f} statements")
+
+
+if __name__ == "__main__":
+    main()
