@@ -64,7 +64,16 @@ def list_items(
     ``count=False`` skips counting (the total is then 0): for callers that only look at a
     few rows. ``count_limit``: count no further than that; a total of ``count_limit + 1``
     then means "more than ``count_limit``"."""
-    chosen = _Listing.make(sort, status, query_type, author, kind, text, review, copies)
+    chosen = _Listing.make(
+        sort=sort,
+        status=status,
+        query_type=query_type,
+        author=author,
+        kind=kind,
+        text=text,
+        review=review,
+        copies=copies,
+    )
     with reading(ws.engine, conn) as conn:
         parts = _parts(conn, project, author_id)
         total = chosen.total(conn, project, parts, author_id, count, count_limit)
@@ -81,23 +90,17 @@ def list_neighbours(
     project: Project,
     item_id: str,
     *,
-    status: str | None = None,
-    query_type: str | None = None,
-    author: str | None = None,
     author_id: int | None = None,
-    kind: str | None = None,
-    text: str = "",
-    review: bool = False,
-    copies: str = "exclude",
-    sort: str = "-updated",
     count_limit: int | None = None,
+    **filters: Any,
 ) -> tuple[int, ItemSummary | None, ItemSummary | None]:
-    """The item's neighbours in a list (filters and sort as :func:`list_items`): how many
+    """The item's neighbours in a list (``filters``: the filters and sort of
+    :func:`list_items`, by the same names): how many
     the list holds (as ``list_items`` counts with ``count_limit``), the item after it and
     the item before it (None at either end), read from the item's own sort key wherever the
     item now is. One connection, the list's parts and the item's key read once: what three
     ``list_items(after=...)`` calls did in nine statements, here in five."""
-    chosen = _Listing.make(sort, status, query_type, author, kind, text, review, copies)
+    chosen = _Listing.make(**filters)
     column, descending = chosen.column, chosen.descending
     with reading(ws.engine, None) as conn:
         parts = _parts(conn, project, author_id)
@@ -137,14 +140,15 @@ class _Listing:
     @classmethod
     def make(
         cls,
-        sort: str,
-        status: str | None,
-        query_type: str | None,
-        author: str | None,
-        kind: str | None,
-        text: str,
-        review: bool,
-        copies: str,
+        *,
+        sort: str = "-updated",
+        status: str | None = None,
+        query_type: str | None = None,
+        author: str | None = None,
+        kind: str | None = None,
+        text: str = "",
+        review: bool = False,
+        copies: str = "exclude",
     ) -> _Listing:
         key = sort.lstrip("-")
         if key not in SORTS:
