@@ -27,7 +27,10 @@ figures are a floor for a server with its own cores.
     python benchmarks/team_load.py [--home DIR] [--items 100000] [--docs 1000]
         [--chunks-per-doc 1000] [--annotators 50] [--seconds 120] [--think 1.0]
         [--workers 1,2,4] [--closed-clients 16] [--closed-seconds 20] [--rounds 1]
-        [--only sqlite|postgres]
+        [--only sqlite|postgres] [--pg-database NAME]
+
+``--pg-database``: the database's name on the PostgreSQL server (default assay_team_load);
+give your own on a server others run the benchmark on too.
 
 Goals (issue 13): autosave p95 <= 50 ms, editor p95 <= 150 ms, search-while-typing p95
 <= 50 ms, 0 errors, 0 lost saves.
