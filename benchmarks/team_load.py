@@ -32,7 +32,10 @@ figures are a floor for a server with its own cores.
     python benchmarks/team_load.py [--home DIR] [--items 100000] [--docs 1000]
         [--chunks-per-doc 1000] [--annotators 50] [--seconds 120] [--think 1.0]
         [--team-workers 1] [--warmup 0] [--workers 1,2,4] [--closed-clients 16]
-        [--closed-seconds 20] [--rounds 1] [--only sqlite|postgres]
+        [--closed-seconds 20] [--rounds 1] [--only sqlite|postgres] [--pg-database NAME]
+
+``--pg-database``: the database's name on the PostgreSQL server (default assay_team_load);
+give your own on a server others run the benchmark on too.
 
 Goals (issue 13): autosave p95 <= 50 ms, editor p95 <= 150 ms, search-while-typing p95
 <= 50 ms, 0 errors, 0 lost saves.
@@ -391,6 +394,9 @@ def main() -> None:
     parser.add_argument("--closed-seconds", type=float, default=20)
     parser.add_argument("--rounds", type=int, default=1, help="closed-loop rounds per worker count")
     parser.add_argument("--only", choices=["sqlite", "postgres"])
+    parser.add_argument(
+        "--pg-database", default="assay_team_load", help="database name on a shared server"
+    )
     args = parser.parse_args()
     args.workers = [int(n) for n in args.workers.split(",")]
     kinds = [args.only] if args.only else ["sqlite", "postgres"]
@@ -405,7 +411,7 @@ def main() -> None:
             elif pg_url is None:
                 print("[postgres] no PostgreSQL server: skipped")
             else:
-                targets[kind] = (home, database(pg_url, "assay_team_load"))
+                targets[kind] = (home, database(pg_url, args.pg_database))
         for kind, (home, url) in targets.items():
             args.home = str(home)  # seed() reports where it reuses a project
             prepare(kind, home, url, args)

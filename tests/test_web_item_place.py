@@ -16,6 +16,7 @@ from assay.people.accounts import create_account
 from assay.people.members import set_role
 from assay.people.mode import set_team_mode
 from assay.records import Item, Project, Turn
+from assay.review.assignments import ItemFilter, assign
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
 from assay.web import create_app, items_view
@@ -125,3 +126,44 @@ def test_only_those_who_may_delete_see_the_button(any_ws: Workspace) -> None:
     # and the access layer refuses the request itself, whatever the page shows
     assert reviewer.delete(f"/api/projects/test/items/{item.id}").status_code == 403
     assert annotator.delete(f"/api/projects/test/items/{item.id}").status_code == 204
+
+
+def test_an_annotators_own_list_walks_written_and_assigned_items(any_ws: Workspace) -> None:
+    """Her list is read in two parts (what she wrote, what she was assigned), merged in the
+    list's order: Previous and Next walk both, the last one's Next is a new item."""
+    project = create_project(any_ws, "test", "en")
+    root = create_account(any_ws, "root", PASSWORD, admin=True)
+    ann = create_account(any_ws, "ann", PASSWORD)
+    set_role(any_ws, project.id, ann.id, "annotator")
+    # created in turn: hers, the lead's (assigned to her), hers, the lead's (not hers)
+    authors = [ann.id, root.id, ann.id, root.id]
+    ids = [
+        create_item(any_ws, project, Item(turns=[Turn(query=f"q{n}")]), author=a).id
+        for n, a in enumerate(authors)
+    ]
+    assign(any_ws, project, ItemFilter(ids=[ids[1]]), ["ann"], assigned_by=root.id)
+    set_team_mode(any_ws, True)
+    client = client_for(any_ws)
+    signed = client.post("/api/session", json={"username": "ann", "password": PASSWORD})
+    assert signed.status_code == 200
+
+    urls = links(client, "sort=created")
+    assert [any(i in u for i in ids) for u in urls] == [True] * 3
+    assert [ids[n] in urls[m] for m, n in enumerate((0, 1, 2))] == [True] * 3
+
+    first = editor_data(client, urls[0])
+    assert first["place"]["prev_url"] is None and ids[1] in first["place"]["next_url"]
+    assert (first["place"]["number"], first["place"]["total"]) == (1, 3)
+    assert first["next_url"] == first["place"]["next_url"]  # "save and next" goes there too
+
+    middle = editor_data(client, first["place"]["next_url"])
+    assert ids[0] in middle["place"]["prev_url"] and ids[2] in middle["place"]["next_url"]
+    assert middle["place"]["number"] == 2
+
+    last = editor_data(client, middle["place"]["next_url"])
+    assert ids[1] in last["place"]["prev_url"] and last["place"]["next_url"] is None
+    assert last["next_url"] == last["new_url"] == "/projects/test/items/new"
+
+    newest = editor_data(client, links(client, "")[0])  # newest first: the neighbours swap
+    assert ids[2] in links(client, "")[0] and newest["place"]["prev_url"] is None
+    assert ids[1] in newest["place"]["next_url"]

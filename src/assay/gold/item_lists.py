@@ -3,6 +3,7 @@ web list, its JSON, ``assay items list``, "next in list", the counts on the proj
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
@@ -63,80 +64,187 @@ def list_items(
     ``count=False`` skips counting (the total is then 0): for callers that only look at a
     few rows. ``count_limit``: count no further than that; a total of ``count_limit + 1``
     then means "more than ``count_limit``"."""
-    key = sort.lstrip("-")
-    if key not in SORTS:
-        raise InvalidInput(f"unknown sort {sort!r}; choose one of: {', '.join(SORTS)}")
-    where: list[sa.ColumnElement[bool]] = []  # the project: in parts, below
-    if status:
-        where.append(items.c.status == status)
-    if query_type:
-        where.append(items.c.query_type == query_type)
-    if author:
-        where.append(sa.or_(accounts.c.username == author, accounts.c.display_name == author))
-    shown = copies_condition(copies)
-    if kind:
-        where.append(items.c.kind == kind)
-    if text.strip():
-        where.append(items.c.search_text.contains(text.strip().casefold(), autoescape=True))
-    if review:
-        where.append(needing_review())
-    column = SORTS[key]
+    chosen = _Listing.make(
+        sort=sort,
+        status=status,
+        query_type=query_type,
+        author=author,
+        kind=kind,
+        text=text,
+        review=review,
+        copies=copies,
+    )
+    with reading(ws.engine, conn) as conn:
+        parts = _parts(conn, project, author_id)
+        total = chosen.total(conn, project, parts, author_id, count, count_limit)
+        where = [*chosen.where, *chosen.shown]
+        if after is not None:
+            mark = _sort_key(conn, project, chosen.column, after)
+            where.append(_past(chosen.column, mark, after, chosen.descending))
+        rows = _rows(conn, where, parts, chosen.column, chosen.descending, offset, limit)
+    return total, [_summary(r) for r in rows]
+
+
+def list_neighbours(
+    ws: Workspace,
+    project: Project,
+    item_id: str,
+    *,
+    author_id: int | None = None,
+    count_limit: int | None = None,
+    **filters: Any,
+) -> tuple[int, ItemSummary | None, ItemSummary | None]:
+    """The item's neighbours in a list (``filters``: the filters and sort of
+    :func:`list_items`, by the same names): how many
+    the list holds (as ``list_items`` counts with ``count_limit``), the item after it and
+    the item before it (None at either end), read from the item's own sort key wherever the
+    item now is. One connection, the list's parts and the item's key read once: what three
+    ``list_items(after=...)`` calls did in nine statements, here in five."""
+    chosen = _Listing.make(**filters)
+    column, descending = chosen.column, chosen.descending
+    with reading(ws.engine, None) as conn:
+        parts = _parts(conn, project, author_id)
+        total = chosen.total(conn, project, parts, author_id, True, count_limit)
+        where = [*chosen.where, *chosen.shown]
+        mark = _sort_key(conn, project, column, item_id)
+        after = _rows(
+            conn, [*where, _past(column, mark, item_id, descending)], parts, column, descending
+        )
+        # the one before is the one after in the opposite order (the id breaks ties in the
+        # sort's own direction, so reversing the sort reverses the whole order)
+        before = _rows(
+            conn,
+            [*where, _past(column, mark, item_id, not descending)],
+            parts,
+            column,
+            not descending,
+        )
+    return (
+        total,
+        _summary(after[0]) if after else None,
+        _summary(before[0]) if before else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """A list's filters as conditions, and its sort."""
+
+    where: list[sa.ColumnElement[bool]]
+    shown: list[sa.ColumnElement[bool]]
+    copies: str
+    author: bool
+    column: Any
+    descending: bool
+
+    @classmethod
+    def make(
+        cls,
+        *,
+        sort: str = "-updated",
+        status: str | None = None,
+        query_type: str | None = None,
+        author: str | None = None,
+        kind: str | None = None,
+        text: str = "",
+        review: bool = False,
+        copies: str = "exclude",
+    ) -> _Listing:
+        key = sort.lstrip("-")
+        if key not in SORTS:
+            raise InvalidInput(f"unknown sort {sort!r}; choose one of: {', '.join(SORTS)}")
+        where: list[sa.ColumnElement[bool]] = []  # the project: in parts, see _parts
+        if status:
+            where.append(items.c.status == status)
+        if query_type:
+            where.append(items.c.query_type == query_type)
+        if author:
+            where.append(sa.or_(accounts.c.username == author, accounts.c.display_name == author))
+        shown = copies_condition(copies)
+        if kind:
+            where.append(items.c.kind == kind)
+        if text.strip():
+            where.append(items.c.search_text.contains(text.strip().casefold(), autoescape=True))
+        if review:
+            where.append(needing_review())
+        return cls(where, shown, copies, bool(author), SORTS[key], sort.startswith("-"))
+
+    def total(
+        self,
+        conn: sa.Connection,
+        project: Project,
+        parts: list[Part],
+        author_id: int | None,
+        count: bool,
+        count_limit: int | None,
+    ) -> int:
+        """How many items the list holds (see ``list_items``: ``count``, ``count_limit``)."""
+        counted = WITH_AUTHORS if self.author else items  # the join only when it filters
+        if not count:
+            return 0
+        if author_id is None and self.copies == "exclude" and count_limit is None:
+            counting = sa.select(sa.func.count()).select_from(counted).where(*self.where)
+            total = int(conn.scalar(counting.where(items.c.project_id == project.id)) or 0)
+            # all less the copies
+            return total - int(conn.scalar(counting.where(*copies_of_project(project.id))) or 0)
+        filters = [*self.where, *self.shown]
+        total = sum(_count_part(conn, counted, filters, p, count_limit) for p in parts)
+        return total if count_limit is None else min(total, count_limit + 1)
+
+
+WITH_AUTHORS = items.join(accounts, accounts.c.id == items.c.author_id)
+COLUMNS = (
+    items.c.id,
+    items.c.kind,
+    items.c.status,
+    items.c.origin,
+    items.c.query,
+    items.c.query_type,
+    items.c.turn_count,
+    items.c.evidence_count,
+    AUTHOR_NAME.label("author"),
+    items.c.version,
+    items.c.updated_at,
+    needs_review().label("needs_review"),
+)
+
+
+def _parts(conn: sa.Connection, project: Project, author_id: int | None) -> list[Part]:
+    if author_id is not None:
+        return own_parts(conn, project.id, author_id)
+    return [Part([items.c.project_id == project.id])]
+
+
+def _rows(
+    conn: sa.Connection,
+    where: list[sa.ColumnElement[bool]],
+    parts: list[Part],
+    column: Any,
+    descending: bool,
+    offset: int = 0,
+    limit: int = 1,
+) -> list[Any]:
+    """One page of the list's rows in its order."""
     # the id breaks ties in the same direction, so one index (project_id, column, id) serves
     # the whole ORDER BY and deep pages do not sort the table (see benchmarks/workbench.py)
-    descending = sort.startswith("-")
     order = [c.desc() if descending else c.asc() for c in (column, items.c.id)]
-    with_authors = items.join(accounts, accounts.c.id == items.c.author_id)
-    with reading(ws.engine, conn) as conn:
-        project_only = [items.c.project_id == project.id]
-        parts = (
-            own_parts(conn, project.id, author_id)
-            if author_id is not None
-            else [Part(project_only)]
-        )
-        counted = with_authors if author else items  # the join only when it filters
-        total = 0
-        if count and author_id is None and copies == "exclude" and count_limit is None:
-            counting = sa.select(sa.func.count()).select_from(counted).where(*where)
-            total = int(conn.scalar(counting.where(*project_only)) or 0)  # all less the copies
-            total -= int(conn.scalar(counting.where(*copies_of_project(project.id))) or 0)
-        elif count:
-            filters = [*where, *shown]
-            total = sum(_count_part(conn, counted, filters, p, count_limit) for p in parts)
-            total = total if count_limit is None else min(total, count_limit + 1)
-        where.extend(shown)
-        if after is not None:
-            where.append(_past(conn, with_authors, project, column, descending, after))
-        columns = [
-            items.c.id,
-            items.c.kind,
-            items.c.status,
-            items.c.origin,
-            items.c.query,
-            items.c.query_type,
-            items.c.turn_count,
-            items.c.evidence_count,
-            AUTHOR_NAME.label("author"),
-            items.c.version,
-            items.c.updated_at,
-            needs_review().label("needs_review"),
-        ]
-        if len(parts) == 1:
-            rows = conn.execute(
-                sa.select(*columns)
-                .select_from(with_authors)
+    if len(parts) == 1:
+        return list(
+            conn.execute(
+                sa.select(*COLUMNS)
+                .select_from(WITH_AUTHORS)
                 .where(*where, *parts[0].where)
                 .order_by(*order)
                 .offset(offset)
                 .limit(limit)
             ).all()
-        else:
-            ids = _merged_page(conn, with_authors, where, parts, column, descending, offset, limit)
-            found = conn.execute(
-                sa.select(*columns).select_from(with_authors).where(items.c.id.in_(ids))
-            ).all()
-            by_id = {r.id: r for r in found}
-            rows = [by_id[i] for i in ids if i in by_id]
-    return int(total or 0), [_summary(r) for r in rows]
+        )
+    ids = _merged_page(conn, WITH_AUTHORS, where, parts, column, descending, offset, limit)
+    found = conn.execute(
+        sa.select(*COLUMNS).select_from(WITH_AUTHORS).where(items.c.id.in_(ids))
+    ).all()
+    by_id = {r.id: r for r in found}
+    return [by_id[i] for i in ids if i in by_id]
 
 
 def _count_part(
@@ -159,19 +267,11 @@ def _count_part(
     return int(conn.scalar(sa.select(sa.func.count()).select_from(found.subquery())) or 0)
 
 
-def _past(
-    conn: sa.Connection,
-    source: sa.FromClause,
-    project: Project,
-    column: Any,
-    descending: bool,
-    item_id: str,
-) -> sa.ColumnElement[bool]:
-    """The rows that come after the item in the sort order: (column, id) past its own, so
-    the index (project_id, column, id) starts there rather than counting rows to it."""
+def _sort_key(conn: sa.Connection, project: Project, column: Any, item_id: str) -> Any:
+    """The item's value in the sort column (NotFound: not an item of the project)."""
     value = conn.scalar(
         sa.select(column)
-        .select_from(source)
+        .select_from(WITH_AUTHORS)
         .where(items.c.id == item_id, items.c.project_id == project.id)
     )
     if value is None:
@@ -179,6 +279,13 @@ def _past(
             f"item {item_id!r} not found in project {project.name!r}: the list cannot "
             "continue after it"
         )
+    return value
+
+
+def _past(column: Any, value: Any, item_id: str, descending: bool) -> sa.ColumnElement[bool]:
+    """The rows that come after the item (sort key ``value``) in the sort order: (column,
+    id) past its own, so the index (project_id, column, id) starts there rather than
+    counting rows to it."""
     key, mark = sa.tuple_(column, items.c.id), sa.tuple_(sa.literal(value, column.type), item_id)
     return key < mark if descending else key > mark
 

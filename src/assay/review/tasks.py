@@ -165,17 +165,21 @@ _ORDER = {"open": 0, "done": 1, "skipped": 2}
 def queue_of(
     ws: Workspace, project: Project, account_id: int, *, conn: sa.Connection | None = None
 ) -> Queue:
+    """The account's tasks in the project: its own queue's and the pool tasks it holds.
+    Read as two selects, each served by its own index (project, task, account; holder,
+    project, task): one ``account = X OR holder = X`` read all the project's tasks."""
     with reading(ws.engine, conn) as reader:
         found = _tasks(
             reader,
             _select().where(
+                assignments.c.project_id == project.id, assignments.c.account_id == account_id
+            ),
+        ) + _tasks(
+            reader,
+            _select().where(
+                assignments.c.holder_id == account_id,
                 assignments.c.project_id == project.id,
-                sa.or_(
-                    assignments.c.account_id == account_id,
-                    sa.and_(
-                        assignments.c.account_id.is_(None), assignments.c.holder_id == account_id
-                    ),
-                ),
+                assignments.c.account_id.is_(None),
             ),
         )
         pool = waiting_in_pool(reader, project)

@@ -227,14 +227,15 @@ def search(
     project: Project,
     query: str,
     k: int = 10,
-    chunking: str | None = None,
+    chunking: str | Chunking | None = None,
     retriever: RetrieverSettings | None = None,
     embedder: Embedder | None = None,
 ) -> list[Hit]:
-    """Search one chunking (the default one unless named) with the retriever's kind of
-    index (keyword unless given); indexes catch up with the database first."""
+    """Search one chunking (the default one unless named or given, as the caller read it)
+    with the retriever's kind of index (keyword unless given); indexes catch up with the
+    database first."""
     retriever = retriever or RetrieverSettings()
-    selected = get_chunking(ws, project, chunking)
+    selected = chunking if isinstance(chunking, Chunking) else get_chunking(ws, project, chunking)
     members: dict[str, SearchIndex] = {}
     if retriever.kind in ("keyword", "hybrid"):
         keyword = _kept_keyword_index(ws, project, selected)

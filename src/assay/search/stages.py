@@ -199,7 +199,7 @@ def retrieve(
     depth = max(k, stages.reranker.depth) if stages.reranker else k
 
     def run(n: int) -> list[Hit]:
-        return search(ws, project, searched, n, chunking.name, retriever, embedder=embedder)
+        return search(ws, project, searched, n, chunking, retriever, embedder=embedder)
 
     began = time.perf_counter()
     if stages.filters:

@@ -202,6 +202,13 @@ evidence = sa.Table(
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Index(None, "doc_id"),
     sa.Index(None, "turn_id", "ordinal"),
+    # the stale evidence alone ("needs review" on every list row; migration 0021)
+    sa.Index(
+        "ix_evidence_stale_turn_id",
+        "turn_id",
+        postgresql_where=sa.text("anchor = 'stale'"),
+        sqlite_where=sa.text("anchor = 'stale'"),
+    ),
 )
 
 events = sa.Table(

@@ -41,7 +41,7 @@ from assay.web.bodylimit import BodyLimitMiddleware
 from assay.web.csrf import CSRFMiddleware
 from assay.web.headers import SecurityHeadersMiddleware
 from assay.web.hosts import HostMiddleware
-from assay.web.i18n import load_catalogs
+from assay.web.i18n import load_catalogs, make_translators
 from assay.web.login_limit import LoginLimiter
 from assay.web.openapi_text import describe
 from assay.web.paths import hide_paths, workspace_paths
@@ -124,6 +124,7 @@ def create_app(ws: Workspace) -> FastAPI:
     app.state.ws = ws
     app.state.templates = make_templates()
     app.state.catalogs = load_catalogs()
+    app.state.translators = make_translators(app.state.catalogs)
     clean_upload_folders(ws)  # what no queued or running import will read
     app.state.jobs = jobs
     app.state.login_limiter = LoginLimiter()

@@ -8,7 +8,7 @@ language has exactly the same keys and placeholders.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -32,13 +32,34 @@ def load_catalogs() -> dict[str, dict[str, str]]:
 
 @dataclass(frozen=True)
 class Translator:
+    """One language's messages (English where a key has none). Made once per language
+    (:func:`make_translators`), so what :meth:`starting` picked out is kept for every page."""
+
     language: str
     messages: dict[str, str]
     fallback: dict[str, str]
+    picked: dict[tuple[str, ...], dict[str, str]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def __call__(self, key: str, **params: Any) -> str:
         text = self.messages.get(key) or self.fallback.get(key) or key
         return text.format(**params) if params else text
+
+    def starting(self, *prefixes: str) -> dict[str, str]:
+        """The messages whose keys start with one of ``prefixes`` (those a page's script
+        needs), in the interface language: one loop here rather than a template loop over
+        the whole catalog (about 1,500 keys, a few ms of rendering per page)."""
+        found = self.picked.get(prefixes)
+        if found is None:
+            found = {key: self(key) for key in self.fallback if key.startswith(prefixes)}
+            self.picked[prefixes] = found
+        return dict(found)  # the caller's own copy
+
+
+def make_translators(catalogs: dict[str, dict[str, str]]) -> dict[str, Translator]:
+    """A translator per language, English as every language's fallback."""
+    return {lang: Translator(lang, catalogs[lang], catalogs["en"]) for lang in catalogs}
 
 
 def negotiate(cookie: str | None, accept_language: str | None) -> str:

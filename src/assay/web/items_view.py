@@ -18,7 +18,7 @@ from assay.corpus.documents import document_names
 from assay.errors import Conflict
 from assay.gold.checks import check_item
 from assay.gold.item_inputs import editable_json
-from assay.gold.item_lists import list_items
+from assay.gold.item_lists import list_items, list_neighbours
 from assay.gold.taxonomy import query_types
 from assay.records import Item, Project, to_json
 from assay.store.workspace import Workspace
@@ -65,8 +65,7 @@ def conflict_response(exc: Conflict, current: dict[str, Any]) -> JSONResponse:
 
 def js_messages(t: Translator) -> dict[str, str]:
     """The catalog entries the editor script needs, in the interface language."""
-    keys = [k for k in t.fallback if k.startswith(("items.", "status."))]
-    return {k: t(k) for k in keys}
+    return t.starting("items.", "status.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,21 +127,28 @@ def find_items(
     return list_items(
         ws,
         project,
-        status=filters.get("status") or None,
-        query_type=filters.get("query_type") or None,
-        author=None if only_author is not None else filters.get("author") or None,
-        author_id=only_author,
-        kind=filters.get("kind") or None,
-        text=filters.get("text", ""),
-        review=filters.get("review") == "needed",
-        copies="include" if only_author is not None else filters.get("copies") or "exclude",
-        sort=filters.get("sort") or "-updated",
+        **_list_arguments(filters, only_author),
         after=after,
         offset=offset,
         limit=limit,
         count=count,
         count_limit=limit_count,
     )
+
+
+def _list_arguments(filters: dict[str, str], only_author: int | None) -> dict[str, Any]:
+    """The list's filters as ``list_items`` takes them (see :func:`find_items`)."""
+    return {
+        "status": filters.get("status") or None,
+        "query_type": filters.get("query_type") or None,
+        "author": None if only_author is not None else filters.get("author") or None,
+        "author_id": only_author,
+        "kind": filters.get("kind") or None,
+        "text": filters.get("text", ""),
+        "review": filters.get("review") == "needed",
+        "copies": "include" if only_author is not None else filters.get("copies") or "exclude",
+        "sort": filters.get("sort") or "-updated",
+    }
 
 
 def editor_url(
@@ -197,26 +203,20 @@ def list_place(
     (None at either end), ``number`` (1-based, from ``pos``) and ``total`` (counted as the
     list page counts, ``exact`` False past that: "1000+").
 
-    Both neighbours are read from the item's own sort key like :func:`next_url`; the one
-    before is the one after in the opposite order (the id breaks ties in the sort's own
-    direction, so reversing the sort reverses the whole order)."""
+    Both neighbours are read from the item's own sort key like :func:`next_url`
+    (``list_neighbours``: one connection, the item's key read once)."""
     filters = clean_filters(dict(parse_qsl(list_query)))
-    sort = filters.get("sort") or "-updated"
-    backwards = {**filters, "sort": sort[1:] if sort.startswith("-") else "-" + sort}
     query = urlencode(filters)
     most = count_limit(0)
-    total, following = find_items(
-        ws, project, filters, 0, 1, only_author=only_author, limit_count=most, after=item_id
-    )
-    _, before = find_items(
-        ws, project, backwards, 0, 1, only_author=only_author, count=False, after=item_id
+    total, following, before = list_neighbours(
+        ws, project, item_id, **_list_arguments(filters, only_author), count_limit=most
     )
     total, exact = bounded(total, most)
     return {
-        "prev_url": editor_url(project, before[0].id, query, max(0, pos - 1), before[0].kind)
+        "prev_url": editor_url(project, before.id, query, max(0, pos - 1), before.kind)
         if before
         else None,
-        "next_url": editor_url(project, following[0].id, query, pos + 1, following[0].kind)
+        "next_url": editor_url(project, following.id, query, pos + 1, following.kind)
         if following
         else None,
         "number": pos + 1,

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
+from jinja2 import pass_context
 
 from assay.records import Project
 from assay.store.projects import get_project
@@ -21,10 +22,40 @@ from assay.web.type_names import FILTERS as TYPE_FILTERS
 
 def make_templates() -> Jinja2Templates:
     templates = Jinja2Templates(directory=str(resources.files("assay.web") / "templates"))
+    # the package's templates do not change while it runs: compiled once, never re-checked
+    templates.env.auto_reload = False
+    templates.env.globals["url_for"] = _url_for_kept(templates.env.globals["url_for"])
     templates.env.globals["LANGUAGES"] = LANGUAGES
     templates.env.filters.update(FILTERS)
     templates.env.filters.update(TYPE_FILTERS)
     return templates
+
+
+STATIC_URLS_KEPT = 512
+"""How many static file URLs a process keeps (per host the pages were asked for)."""
+
+
+def _url_for_kept(url_for: Any) -> Any:
+    """Starlette's ``url_for`` with the static files' URLs kept: each one otherwise walks
+    the app's routes (about 35 us, some twenty per editor page). Kept by the request's base
+    URL and path, the same URL as asked afresh; a bounded dict (cleared when full), since
+    the host comes from the request."""
+    kept: dict[tuple[str, str], Any] = {}
+
+    @pass_context
+    def kept_url_for(context: Any, name: str, /, **path_params: Any) -> Any:
+        if name != "static" or set(path_params) != {"path"}:
+            return url_for(context, name, **path_params)
+        request: Request = context["request"]
+        key = (str(request.base_url), str(path_params["path"]))
+        found = kept.get(key)
+        if found is None:
+            if len(kept) >= STATIC_URLS_KEPT:
+                kept.clear()
+            found = kept[key] = url_for(context, name, **path_params)
+        return found
+
+    return kept_url_for
 
 
 def open_project(request: Request, name: str) -> tuple[Workspace, Project]:
@@ -38,9 +69,8 @@ def language(request: Request) -> str:
 
 
 def translator(request: Request) -> Translator:
-    catalogs = request.app.state.catalogs
-    lang = language(request)
-    return Translator(lang, catalogs[lang], catalogs["en"])
+    translators: dict[str, Translator] = request.app.state.translators
+    return translators[language(request)]
 
 
 def render(

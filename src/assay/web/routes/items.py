@@ -305,6 +305,7 @@ def _editor(
         if item is not None and pos is not None and queue is None
         else None
     )
+    new_url = f"/projects/{quote(project.name)}/items/new"
     data = {
         "project": project.name,
         "item": payload.get("item"),
@@ -313,20 +314,16 @@ def _editor(
         "documents": payload["documents"],
         "query_types": types,
         "default_type": types[0]["id"] if types else "fact_single",
-        # from the queue, "save and next" (Ctrl+Enter) goes back to it; Submit takes the next
+        # from the queue, "save and next" (Ctrl+Enter) goes back to it; Submit takes the next;
+        # from a list, the place's next (read with it), else a new item
         "next_url": queue["queue_url"]
         if queue
-        else next_url(
-            ws,
-            project,
-            item.id if item else None,
-            list_query,
-            pos,
-            mine,
-        ),
+        else place["next_url"] or new_url
+        if place
+        else next_url(ws, project, item.id if item else None, list_query, pos, mine),
         # opened from a list: its neighbours and "N of M" (Previous, Next, Submit and next)
         "place": place,
-        "new_url": f"/projects/{quote(project.name)}/items/new",
+        "new_url": new_url,
         "may_delete": bool(may_delete_item(request, project, item)),
         "list_url": f"/projects/{quote(project.name)}/items"
         + (f"?{list_query}" if list_query else ""),
