@@ -202,7 +202,7 @@ evidence = sa.Table(
     sa.Column("created_at", Timestamp, nullable=False),
     sa.Index(None, "doc_id"),
     sa.Index(None, "turn_id", "ordinal"),
-    # the stale evidence alone ("needs review" on every list row; migration 0021)
+    # the stale evidence alone ("needs review" on every list row; migration 0018)
     sa.Index(
         "ix_evidence_stale_turn_id",
         "turn_id",
