@@ -17,7 +17,7 @@ from assay.gold.item_scope import copies_of_project
 from assay.gold.jsonvalues import finite
 from assay.people.actors import AUTHOR_NAME
 from assay.records import Evidence, Item, Project, StatusChange, Turn
-from assay.store.db import as_utc, driver_rows, reading
+from assay.store.db import as_utc, driver_rows, read_only, reading
 from assay.store.schema import accounts, events, evidence, items, turns
 from assay.store.workspace import Workspace
 
@@ -305,7 +305,7 @@ def _status_history(
 def get_item(
     ws: Workspace, project: Project, item_id: str, *, conn: sa.Connection | None = None
 ) -> Item:
-    with reading(ws.engine, conn) as conn:
+    with read_only(ws.engine, conn) as conn:
         return _load(conn, project, item_id)
 
 

@@ -10,7 +10,9 @@ submitted, for adjudication.
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -112,20 +114,25 @@ def _claim(conn: sa.Connection, project: Project, task: Task, account_id: int) -
         raise TaskTaken(f"{task.holder} took task {task.id} from the pool")
 
 
-def keep_hold(ws: Workspace, project: Project, item_id: str, account_id: int) -> None:
+def keep_hold(
+    ws: Workspace,
+    project: Project,
+    item_id: str,
+    account_id: int,
+    *,
+    conn: sa.Connection | None = None,
+) -> None:
     """Before a save of ``item_id``: renew the account's reservation of the pool task on it;
     TaskTaken (409) when someone else holds it now, so a lost reservation never overwrites
-    the new holder's work."""
-    with reading(ws.engine, None) as conn:  # most saves are of items in no pool: no write
-        held = conn.execute(
-            sa.select(assignments.c.id).where(*_held_pool_task(project, item_id))
-        ).first()
-    if held is None:
-        return
-    with transaction(ws.engine, None) as conn:
+    the new holder's work. ``conn``: in the save's transaction."""
+    with reading(ws.engine, conn) as reader:  # most saves are of items in no pool: no write
+        held = reader.execute(_held_read(), {"project_id": project.id, "item_id": item_id})
+        if held.first() is None:
+            return
+    with transaction(ws.engine, conn) as conn:
         rows = conn.execute(
             sa.select(assignments.c.id, assignments.c.holder_id).where(
-                *_held_pool_task(project, item_id)
+                *_held_pool_task(project.id, item_id)
             )
         ).all()
         for task_id, holder in rows:
@@ -140,10 +147,17 @@ def keep_hold(ws: Workspace, project: Project, item_id: str, account_id: int) ->
                 )
 
 
-def _held_pool_task(project: Project, item_id: str) -> list[sa.ColumnElement[bool]]:
+@functools.cache
+def _held_read() -> sa.Select[Any]:
+    """Read before every save: built once per process (bound parameters)."""
+    held = _held_pool_task(sa.bindparam("project_id"), sa.bindparam("item_id", type_=sa.String))
+    return sa.select(assignments.c.id).where(*held).limit(1)
+
+
+def _held_pool_task(project_id: Any, item_id: Any) -> list[sa.ColumnElement[bool]]:
     """The open pool task on ``item_id`` that someone holds (or held)."""
     return [
-        assignments.c.project_id == project.id,
+        assignments.c.project_id == project_id,
         assignments.c.item_id == item_id,
         assignments.c.task == "annotate",
         assignments.c.account_id.is_(None),
