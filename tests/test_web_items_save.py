@@ -111,6 +111,46 @@ def test_a_stale_autosave_writes_nothing(setup: Any) -> None:
     assert get_item(ws, project, created["item"]["id"]).turns[0].answer == "b"
 
 
+BIG_TABLES = ("items", "turns", "evidence", "documents", "chunks", "assignments", "events")
+
+
+def test_every_statement_of_a_read_and_a_save_uses_an_index(ws: Workspace) -> None:
+    """SQLite's plans (``EXPLAIN QUERY PLAN``): no statement of the item JSON or the autosave
+    walks a table or an index that grows with the project, such as the pool's tasks."""
+    project = create_project(ws, "p", "en")
+    doc = ingest_bytes(ws, project, "ferry.txt", TEXT.encode())
+    client = client_of(ws)
+    evidence = [{"doc_id": doc.id, "text": "22:40", "label": "relevant"}]
+    item = {"turns": [{"query": "When?", "answer": "At 22:40.", "evidence": evidence}]}
+    created = client.post("/api/projects/p/items", json=item).json()
+    url = f"/api/projects/p/items/{created['item']['id']}"
+    sent: list[tuple[str, Any]] = []
+
+    def record(*args: Any) -> None:
+        if not args[5]:  # executemany: inserts
+            sent.append((args[2], args[3]))
+
+    sa.event.listen(ws.engine, "before_cursor_execute", record)
+    try:
+        payload = client.get(url).json()
+        saved = client.put(url, json={"version": 1, "item": payload["input"]})
+    finally:
+        sa.event.remove(ws.engine, "before_cursor_execute", record)
+    assert saved.status_code == 200
+    walks = []
+    with ws.engine.connect() as conn:
+        for sql, params in sent:
+            if not sql.lstrip().upper().startswith(("SELECT", "UPDATE", "DELETE")):
+                continue
+            plan = conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params).all()
+            for line in (str(row[-1]) for row in plan):
+                table = line.split()[1] if line.startswith(("SCAN", "SEARCH")) else ""
+                scans = line.startswith("SCAN") and table in BIG_TABLES
+                if scans or "ix_assignments_project_id_task" in line:
+                    walks.append((" ".join(sql.split())[:80], line))
+    assert len(sent) > 10 and walks == []
+
+
 CASES = [
     ("exact span", dict(text="22:40")),
     ("empty text takes the span", dict(text="")),

@@ -126,13 +126,14 @@ def keep_hold(
     TaskTaken (409) when someone else holds it now, so a lost reservation never overwrites
     the new holder's work. ``conn``: in the save's transaction."""
     with reading(ws.engine, conn) as reader:  # most saves are of items in no pool: no write
-        held = reader.execute(_held_read(), {"project_id": project.id, "item_id": item_id})
-        if held.first() is None:
-            return
+        tasks = reader.execute(_item_tasks_read(), {"item_id": item_id}).all()
+    held = [t.id for t in tasks if _held(t, project.id)]
+    if not held:
+        return
     with transaction(ws.engine, conn) as conn:
         rows = conn.execute(
             sa.select(assignments.c.id, assignments.c.holder_id).where(
-                *_held_pool_task(project.id, item_id)
+                assignments.c.id.in_(held), *_held_pool_task(project.id, item_id)
             )
         ).all()
         for task_id, holder in rows:
@@ -148,10 +149,24 @@ def keep_hold(
 
 
 @functools.cache
-def _held_read() -> sa.Select[Any]:
-    """Read before every save: built once per process (bound parameters)."""
-    held = _held_pool_task(sa.bindparam("project_id"), sa.bindparam("item_id", type_=sa.String))
-    return sa.select(assignments.c.id).where(*held).limit(1)
+def _item_tasks_read() -> sa.Select[Any]:
+    """The tasks on one item, read before every save by the item's index alone (SQLite,
+    given the project and the task's kind as well, walked every open pool task of the
+    project): built once per process (bound parameter)."""
+    return sa.select(
+        assignments.c.id,
+        assignments.c.project_id,
+        assignments.c.task,
+        assignments.c.account_id,
+        assignments.c.state,
+        assignments.c.holder_id,
+    ).where(assignments.c.item_id == sa.bindparam("item_id", type_=sa.String))
+
+
+def _held(task: Any, project_id: int) -> bool:
+    """Whether a row of :func:`_item_tasks_read` is what :func:`_held_pool_task` finds."""
+    open_pool_task = task.task == "annotate" and task.account_id is None and task.state == "open"
+    return task.project_id == project_id and open_pool_task and task.holder_id is not None
 
 
 def _held_pool_task(project_id: Any, item_id: Any) -> list[sa.ColumnElement[bool]]:
