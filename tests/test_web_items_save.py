@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from assay.corpus.anchoring import DocumentTexts, anchor_evidence
 from assay.corpus.ingest import ingest_bytes
 from assay.errors import InvalidInput
-from assay.gold.item_reads import get_item, item_events
+from assay.gold.item_reads import get_item, item_events, read_items
 from assay.people.accounts import create_account
 from assay.people.actors import FEW_NAMES, account_ids
 from assay.records import Document, Evidence, Project
@@ -109,6 +109,35 @@ def test_a_stale_autosave_writes_nothing(setup: Any) -> None:
     assert stale.json()["current"]["turns"][0]["answer"] == "b"
     assert not [s for s in sent if s.split()[0] in ("INSERT", "UPDATE", "DELETE")]
     assert get_item(ws, project, created["item"]["id"]).turns[0].answer == "b"
+
+
+def test_one_item_read_in_one_statement_is_the_batch_read(setup: Any) -> None:
+    """The editor's read of one item (one statement: the item, its turns, their evidence)
+    gives what the batch read of exports gives (three statements)."""
+    ws, project, doc = setup
+    client = client_of(ws)
+    ana = create_account(ws, "ana", PASSWORD, display_name="Ana A.")
+    start = TEXT.index("22:40")
+    passages = [
+        {"doc_id": doc.id, "start": start, "end": start + 5, "label": "relevant", "author": "ana"},
+        {"doc_id": doc.id, "text": "🚢", "label": "distracting", "grade": 2},
+        {"doc_id": doc.id, "text": "Föhr", "label": "relevant", "group": 1},
+    ]
+    turns = [
+        {"query": "first?", "answer": "a", "evidence": passages[:2], "enrichments": {"k": ["v"]}},
+        {"query": "second, without evidence?", "answer": "b"},
+        {"query": "third?", "evidence": passages[2:], "alternatives": ["c", "d"]},
+    ]
+    made = client.post("/api/projects/p/items", json={"turns": turns[:1], "notes": "n"})
+    ids = [made.json()["item"]["id"]]
+    conversation = {"kind": "conversation", "turns": turns, "extra": {"x": 1}}
+    ids.append(client.post("/api/projects/p/items", json=conversation).json()["item"]["id"])
+    with ws.engine.connect() as conn:
+        batch = read_items(conn, ids)
+    one = [get_item(ws, project, item_id) for item_id in ids]
+    assert one == batch
+    assert [len(t.evidence) for t in one[-1].turns] == [2, 0, 1]
+    assert one[-1].turns[0].evidence[0].author == "Ana A." and ana.id
 
 
 BIG_TABLES = ("items", "turns", "evidence", "documents", "chunks", "assignments", "events")
