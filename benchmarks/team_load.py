@@ -75,6 +75,33 @@ In the 2-minute runs above those 50 first pages were about 8% of the list pages 
 each), enough to set the list page's p95 there. This project's annotators have no tasks
 (their lists are what they wrote), so the list pages' own cost is that of
 benchmarks/own_list.py's "written only".
+
+After the autosave path was cut down (one transaction reading the item once, PostgreSQL
+without a ping per checkout and with autocommit reads; ``benchmarks/save_path.py`` has the
+statements and CPU per request), a small run only (20k items, 100k chunks, 20 annotators,
+30 s, one worker, one round per side, in turn) on a machine busy with other work (load 8-12,
+so these are far above the quiet figures above and only the sides' difference means
+anything); p50 / p95 ms:
+
+                            SQLite before   SQLite after    PostgreSQL before  after
+    autosave                210.8 / 705.5   58.0 / 183.4    120.7 / 286.4   101.5 / 263.0
+    item JSON               87.7 / 488.1    42.6 / 173.0    48.4 / 183.5    55.0 / 118.0
+    editor page             427.6 / 1138.5  142.7 / 330.3   275.9 / 648.4   292.5 / 660.2
+    requests/s, errors      13.9, 0         17.3, 0         15.6, 0         16.4, 0
+    acknowledged / lost     63 / 0          81 / 0          71 / 0          77 / 0
+
+(load at the end of each: 11.9, 9.4, 8.3, 7.6). A second round with the item read in one
+statement too, load 5.6 / 6.5 / 6.9 / 4.7 at the end of each:
+
+                            SQLite before   SQLite after    PostgreSQL before  after
+    autosave                37.8 / 117.4    24.9 / 104.2    140.2 / 313.0   21.2 / 88.8
+    item JSON               34.5 / 306.5    19.3 / 214.2    65.6 / 192.8    15.0 / 92.9
+    editor page             85.2 / 491.3    85.5 / 325.4    262.7 / 633.2   86.9 / 444.1
+    search while typing     34.1 / 113.6    33.3 / 121.5    74.3 / 244.5    17.3 / 88.6
+    requests/s, errors      17.9, 0         18.2, 0         16.1, 0         18.4, 0
+    acknowledged / lost     81 / 0          82 / 0          76 / 0          82 / 0
+
+The goals still want the lead's quiet run.
 """
 
 from __future__ import annotations

@@ -103,10 +103,10 @@ def test_edits_saved_by_the_editor_count_against_what_was_submitted(
     item = submitted(ws, project, team["ann"])
     first = editable_copy(item)
     first.notes = "checked"
-    saved = save_edit(ws, project, item, first, item.version, author=team["rita"])
+    saved = save_edit(ws, project, item.id, first, item.version, author=team["rita"])
     second = editable_copy(saved)
     second.turns[0].answer = "22:40"
-    saved = save_edit(ws, project, saved, second, saved.version, author=team["rita"])
+    saved = save_edit(ws, project, saved.id, second, saved.version, author=team["rita"])
     assert [e["action"] for e in item_events(ws, project, item.id)][-2:] == ["review_edit"] * 2
     expected = [
         {"field": "turns[0].answer", "before": "At 22:40.", "after": "22:40"},
@@ -230,24 +230,24 @@ def test_a_reviewer_edit_of_a_conversation_keeps_the_submitted_answer(
     item = set_status(ws, project, item.id, "submitted", item.version, actor=team["ann"])
     data = editable_copy(item)
     data.turns[1].answer = "It leaves at 22:40 from pier 3."
-    item = save_edit(ws, project, item, data, item.version, author=team["rita"])
+    item = save_edit(ws, project, item.id, data, item.version, author=team["rita"])
     assert [(t.answer, t.original_answer) for t in item.turns] == [
         ("Hello.", ""),
         ("It leaves at 22:40 from pier 3.", "At 22:40."),
     ]
     again = editable_copy(item)
     again.turns[1].answer = "Pier 3, 22:40."
-    item = save_edit(ws, project, item, again, item.version, author=team["rita"])
+    item = save_edit(ws, project, item.id, again, item.version, author=team["rita"])
     assert item.turns[1].original_answer == "At 22:40."  # the first edit's stays
     stale = editable_copy(item)  # from a page that has not seen the original yet
     stale.turns[1].original_answer = ""
     stale.turns[1].answer = "Pier 3."
-    item = save_edit(ws, project, item, stale, item.version, author=team["rita"])
+    item = save_edit(ws, project, item.id, stale, item.version, author=team["rita"])
     assert item.turns[1].original_answer == "At 22:40."
     # the author's own edits are plain saves, and keep no original
     own = editable_copy(item)
     own.turns[0].answer = "Hello!"
-    item = save_edit(ws, project, item, own, item.version, author=team["ann"])
+    item = save_edit(ws, project, item.id, own, item.version, author=team["ann"])
     assert item.turns[0].original_answer == ""
     assert [e["action"] for e in item_events(ws, project, item.id)][-4:] == [
         "review_edit",
@@ -309,7 +309,7 @@ def test_a_skipped_item_is_not_offered_again_until_it_changes(team: dict[str, An
     assert next_review(ws, project, rita, include_own=False) is None
     assert next_review(ws, project, team["rob"], include_own=False) == item.id
     changed = replace(editable_copy(item), notes="more")
-    save_edit(ws, project, item, changed, item.version, author=team["ann"])
+    save_edit(ws, project, item.id, changed, item.version, author=team["ann"])
     skip_review(ws, project, item.id, team["rob"])
     assert next_review(ws, project, rita, include_own=False) == item.id
 

@@ -13,8 +13,9 @@ a passage is the overlap policy of :mod:`assay.corpus.evidence_mapping`.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -64,6 +65,7 @@ class DocumentTexts:
         self.project_id = project_id
         self.max_chars = max_chars
         self.cache: dict[str, str | None] = {}
+        self.passages: dict[tuple[str, int, int], str] = {}
         self.indexes: dict[str, TextIndex] = {}
         self.searched: dict[str, int] = {}
         self.chars = 0
@@ -80,6 +82,28 @@ class DocumentTexts:
             self._make_room(len(text or ""))
         self.cache[doc_id] = text
         return text
+
+    def read_passages(self, wanted: Iterable[tuple[str, int, int]]) -> None:
+        """Read these passages (document id, start, end) in one statement, not the whole
+        texts: a save citing a few sentences of long documents transfers those sentences.
+        :meth:`passage` then has them; a passage of a document the project does not hold
+        is left out."""
+        todo = sorted({(d, s, e) for d, s, e in wanted if 0 <= s < e and d not in self.cache})
+        for first in range(0, len(todo), PASSAGES_AT_ONCE):
+            batch = todo[first : first + PASSAGES_AT_ONCE]
+            params: dict[str, Any] = {"project_id": self.project_id}
+            for n, (doc_id, start, end) in enumerate(batch):
+                params.update({f"d{n}": doc_id, f"s{n}": start + 1, f"l{n}": end - start})
+            for n, text in self.conn.execute(_passages_read(len(batch)), params):
+                self.passages[batch[n]] = text
+
+    def passage(self, doc_id: str, start: int, end: int) -> str | None:
+        """``text[start:end]`` of the document when its text or this passage was read
+        (:meth:`read_passages`), else None (then :meth:`get` reads the text)."""
+        if doc_id in self.cache:
+            text = self.cache[doc_id]
+            return None if text is None else text[start:end]
+        return self.passages.get((doc_id, start, end))
 
     def locate(self, doc_id: str, text: str, needle: str) -> Span | None:
         """:func:`locate` in the document ``doc_id`` whose text is ``text``."""
@@ -102,6 +126,32 @@ class DocumentTexts:
             self.searched.pop(oldest, None)
 
 
+PASSAGES_AT_ONCE = 50
+"""Passages :meth:`DocumentTexts.read_passages` reads in one statement."""
+
+
+@functools.cache
+def _passages_read(count: int) -> sa.CompoundSelect[Any]:
+    """``count`` passages of the project's documents (position, text), one indexed lookup
+    each: built once per count and process (bound parameters)."""
+    project = sa.bindparam("project_id", type_=sa.Integer)
+    parts = [
+        sa.select(
+            sa.literal(n, sa.Integer),
+            sa.func.substr(
+                documents.c.text,
+                sa.bindparam(f"s{n}", type_=sa.Integer),
+                sa.bindparam(f"l{n}", type_=sa.Integer),
+            ),
+        ).where(
+            documents.c.id == sa.bindparam(f"d{n}", type_=sa.String),
+            documents.c.project_id == project,
+        )
+        for n in range(count)
+    ]
+    return sa.union_all(*parts)
+
+
 def anchor_evidence(
     ev: Evidence, texts: DocumentTexts, where: str
 ) -> tuple[str | None, int | None, int | None, str, str]:
@@ -110,6 +160,11 @@ def anchor_evidence(
         if ev.origin == "imported":
             return None, None, None, ev.text, "unlocated"
         raise InvalidInput(f"{where}: every evidence must point to a document")
+    if ev.start is not None and ev.end is not None and 0 <= ev.start < ev.end:
+        passage = texts.passage(ev.doc_id, ev.start, ev.end)  # read alone, when it was
+        whole = passage is not None and len(passage) == ev.end - ev.start
+        if whole and passage is not None and (not ev.text or ev.text == passage):
+            return ev.doc_id, ev.start, ev.end, passage, "ok"
     text = texts.get(ev.doc_id)
     if text is None:
         raise InvalidInput(f"{where}: no document {ev.doc_id!r} in this project")

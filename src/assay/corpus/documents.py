@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -12,7 +13,7 @@ from assay.errors import Conflict, InvalidInput, NotFound
 from assay.formats import DocumentRecord
 from assay.people.actors import AUTHOR_NAME
 from assay.records import Document, DocumentSummary, ParseInfo, Project
-from assay.store.db import as_utc, count_rows, reading, transaction
+from assay.store.db import as_utc, count_rows, read_only, reading, transaction
 from assay.store.import_lock import check_writable
 from assay.store.projects import bump_corpus_version, check_name
 from assay.store.schema import accounts, chunkings, chunks, documents, evidence, items, turns
@@ -163,6 +164,15 @@ def citing_counts(conn: sa.Connection, ids: list[str]) -> dict[str, int]:
     return {row.doc_id: row.n for row in rows}
 
 
+@functools.cache
+def _names_read() -> sa.Select[Any]:
+    """Read by the editor's every save and search: built once per process."""
+    ids = sa.bindparam("ids", expanding=True, type_=sa.String)
+    return sa.select(documents.c.id, documents.c.name, documents.c.project_id).where(
+        documents.c.id.in_(ids)
+    )
+
+
 def document_names(
     ws: Workspace, project: Project, doc_ids: Iterable[str], *, conn: sa.Connection | None = None
 ) -> dict[str, str]:
@@ -174,13 +184,9 @@ def document_names(
     with the corpus on every search."""
     wanted = sorted(set(doc_ids))
     names: dict[str, str] = {}
-    with reading(ws.engine, conn) as reader:
+    with read_only(ws.engine, conn) as reader:
         for first in range(0, len(wanted), 500):
-            rows = reader.execute(
-                sa.select(documents.c.id, documents.c.name, documents.c.project_id).where(
-                    documents.c.id.in_(wanted[first : first + 500])
-                )
-            )
+            rows = reader.execute(_names_read(), {"ids": wanted[first : first + 500]})
             names.update({row.id: row.name for row in rows if row.project_id == project.id})
     return dict(sorted(names.items()))
 

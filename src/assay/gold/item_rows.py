@@ -6,6 +6,7 @@ it, kept as ``stale``), and the items list's denormalised fields are computed on
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -15,7 +16,7 @@ from assay.corpus.anchoring import DocumentTexts, anchor_evidence
 from assay.errors import InvalidInput
 from assay.gold.jsonvalues import non_finite
 from assay.gold.taxonomy import UNANSWERABLE
-from assay.records import Item, Project
+from assay.records import Item
 from assay.store.db import as_utc, utcnow
 from assay.store.schema import evidence, turns
 
@@ -110,10 +111,10 @@ def insert_turns(conn: sa.Connection, written: Sequence[ItemRows]) -> None:
     found = [turn for rows in written for turn in rows.turns]
     if not found:
         return
-    if conn.dialect.insert_executemany_returning_sort_by_parameter_order:
+    if len(found) > 1 and conn.dialect.insert_executemany_returning_sort_by_parameter_order:
         inserted = turns.insert().returning(turns.c.id, sort_by_parameter_order=True)
         ids = list(conn.execute(inserted, [row for row, _ in found]).scalars())
-    else:  # SQLite before 3.35 has no RETURNING
+    else:  # one turn (a save), or SQLite before 3.35 (no RETURNING): ids from the driver
         ids = [conn.execute(turns.insert(), row).inserted_primary_key[0] for row, _ in found]  # type: ignore[index]
     passages = [
         {**row, "turn_id": turn_id}
@@ -124,20 +125,16 @@ def insert_turns(conn: sa.Connection, written: Sequence[ItemRows]) -> None:
         conn.execute(evidence.insert(), passages)
 
 
-def write_turns(
-    conn: sa.Connection,
-    project: Project,
-    item_id: str,
-    data: Item,
-    author: int,
-    named: Mapping[str, int],
-) -> ItemRows:
-    """Replace the item's turns and evidence; returns their rows (with the denormalised
-    listing fields and how many passages are unlocated)."""
-    rows = item_rows(DocumentTexts(conn, project.id), item_id, data, author, named)
-    conn.execute(turns.delete().where(turns.c.item_id == item_id))
+def replace_turns(conn: sa.Connection, item_id: str, rows: ItemRows) -> None:
+    """Replace the item's turns and evidence with ``rows`` (built by :func:`item_rows`)."""
+    conn.execute(_turns_delete(), {"item_id": item_id})
     insert_turns(conn, [rows])
-    return rows
+
+
+@functools.cache
+def _turns_delete() -> sa.Delete:
+    """Every save deletes the item's turns: built once per process (bound parameter)."""
+    return turns.delete().where(turns.c.item_id == sa.bindparam("item_id", type_=sa.String))
 
 
 def check_storable(data: Item) -> None:

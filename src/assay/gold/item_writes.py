@@ -9,6 +9,7 @@ are anchored) is in ``assay.gold.item_rows``.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -21,7 +22,13 @@ from assay.errors import Conflict, InvalidInput
 from assay.gold.checks import check_item, errors
 from assay.gold.item_inputs import Status, editable_fields, editable_json
 from assay.gold.item_reads import get_item
-from assay.gold.item_rows import ItemRows, check_storable, insert_turns, item_rows, write_turns
+from assay.gold.item_rows import (
+    ItemRows,
+    check_storable,
+    insert_turns,
+    item_rows,
+    replace_turns,
+)
 from assay.gold.taxonomy import check_single_choice
 from assay.people.actors import account_ids, acting_account
 from assay.records import STATUSES, Item, Project, to_json
@@ -230,19 +237,76 @@ def save_item(
     is the acting account's id (None: :func:`acting_account`); ``check`` is called with the
     stored item before anything is written and may refuse the save by raising (the web's
     question-edit rule), so the item is read once."""
+    with transaction(ws.engine, conn) as conn:
+        before = get_item(ws, project, item_id, conn=conn)
+        if check is not None:
+            check(before)
+        return save_read_item(
+            ws, project, before, data, base_version, author=author, action=action, conn=conn
+        )
+
+
+def save_read_item(
+    ws: Workspace,
+    project: Project,
+    before: Item,
+    data: Item,
+    base_version: int,
+    *,
+    author: int | None = None,
+    action: str = "save",
+    conn: sa.Connection,
+) -> Item:
+    """:func:`save_item` of an item the caller read as ``before`` in the transaction of
+    ``conn``. Everything is read and checked (the evidence anchored, reading only the cited
+    passages of their documents) before the first write, so on SQLite the write lock is held
+    for the writes alone; the item's row changes in one statement."""
     check_storable(data)
     check_single_choice(project, data)
-    with transaction(ws.engine, conn) as conn:
-        check_writable(conn, project.id)
-        author = author if author is not None else acting_account(ws, conn=conn)
-        content: dict[str, Any] = {"kind": data.kind, "origin": data.origin}
-        content.update(notes=data.notes, extra=data.extra)
-        before = _next_version(ws, conn, project, item_id, base_version, content, check)
-        named = _named(conn, data, False)
-        listing = write_turns(conn, project, item_id, data, author, named).listing
-        conn.execute(items.update().where(items.c.id == item_id).values(**listing))
-        _event(conn, project, item_id, author, action, to_json(before), editable_json(data))
-        return get_item(ws, project, item_id, conn=conn)
+    check_writable(conn, project.id)
+    if before.version != base_version:
+        raise StaleItem(before, base_version)  # nothing to write: no write lock taken
+    author = author if author is not None else acting_account(ws, conn=conn)
+    texts = DocumentTexts(conn, project.id)
+    texts.read_passages(
+        (ev.doc_id, ev.start, ev.end)
+        for turn in data.turns
+        for ev in turn.evidence
+        if ev.doc_id is not None and ev.start is not None and ev.end is not None
+    )
+    rows = item_rows(texts, before.id, data, author, _named(conn, data, False))
+    content = {"kind": data.kind, "origin": data.origin, "notes": data.notes, "extra": data.extra}
+    values = {**content, **rows.listing, "version": base_version + 1, "updated_at": utcnow()}
+    assert values.keys() == set(SAVED_COLUMNS), "a listing field the update does not write"
+    params = {f"new_{name}": value for name, value in values.items()}
+    params.update(item_id=before.id, base_version=base_version)
+    changed = conn.execute(_save_update(), params).rowcount
+    if changed != 1:  # saved by someone else since it was read
+        raise StaleItem(get_item(ws, project, before.id, conn=conn), base_version)
+    replace_turns(conn, before.id, rows)
+    _event(conn, project, before.id, author, action, to_json(before), editable_json(data))
+    return get_item(ws, project, before.id, conn=conn)
+
+
+SAVED_COLUMNS = (
+    "kind", "origin", "notes", "extra", "query", "query_type", "turn_count", "evidence_count",
+    "search_text", "version", "updated_at",
+)  # fmt: skip
+"""What a save writes into the item's row: its content, the list's fields, the version."""
+
+
+@functools.cache
+def _save_update() -> sa.Update:
+    """The item row's update of every save: built once per process (bound parameters)."""
+    values = {name: sa.bindparam(f"new_{name}", type_=items.c[name].type) for name in SAVED_COLUMNS}
+    return (
+        items.update()
+        .where(
+            items.c.id == sa.bindparam("item_id", type_=sa.String),
+            items.c.version == sa.bindparam("base_version", type_=sa.Integer),
+        )
+        .values(values)
+    )
 
 
 def set_status(

@@ -7,16 +7,18 @@ by the migration; it has no password), ``created`` (``assay users add``) or ``im
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
 
 import sqlalchemy as sa
 
 from assay.errors import Conflict, InvalidInput, NotFound
 from assay.people.passwords import check_password, hash_password
-from assay.people.sessions import revoke_sessions
+from assay.people.sessions import Session, live_session, revoke_sessions
 from assay.store.db import as_utc, reading, transaction, utcnow
 from assay.store.schema import accounts
 from assay.store.workspace import Workspace
@@ -45,7 +47,7 @@ class Account:
         return self.has_password and not self.disabled
 
 
-def _account(row: sa.Row[Any]) -> Account:
+def _account(row: Any) -> Account:
     return Account(
         id=row.id,
         username=row.username,
@@ -58,6 +60,18 @@ def _account(row: sa.Row[Any]) -> Account:
         locked_until=as_utc(row.locked_until) if row.locked_until else None,
         created_at=as_utc(row.created_at),
     )
+
+
+def session_account(
+    ws: Workspace, secret: str, *, conn: sa.Connection | None = None
+) -> tuple[Session, Account] | None:
+    """The live session of ``secret`` and its account, read together
+    (:func:`assay.people.sessions.live_session`); None when there is no live session."""
+    found = live_session(ws, secret, conn=conn)
+    if found is None:
+        return None
+    session, columns = found
+    return session, _account(SimpleNamespace(**columns))
 
 
 def check_username(name: str) -> str:
@@ -132,9 +146,15 @@ def get_account(ws: Workspace, username: str, *, conn: sa.Connection | None = No
     return _account(row)
 
 
+@functools.cache
+def _by_id() -> sa.Select[Any]:
+    """Read on every signed-in request: built once per process (bound parameter)."""
+    return sa.select(accounts).where(accounts.c.id == sa.bindparam("id", type_=sa.Integer))
+
+
 def account_by_id(ws: Workspace, account_id: int, *, conn: sa.Connection | None = None) -> Account:
     with reading(ws.engine, conn) as reader:
-        row = reader.execute(sa.select(accounts).where(accounts.c.id == account_id)).first()
+        row = reader.execute(_by_id(), {"id": account_id}).first()
     if row is None:
         raise NotFound(f"no account with id {account_id}")
     return _account(row)

@@ -10,9 +10,10 @@ that display name and no password (it never signs in). Readers show an account a
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -22,6 +23,8 @@ from assay.store.db import reading, transaction
 from assay.store.schema import accounts
 from assay.store.workspace import Workspace
 
+FEW_NAMES = 50
+"""Up to this many names are looked up by index; more (an import's) in one read of all."""
 AUTHOR_NAME: sa.ColumnElement[str] = sa.case(
     (accounts.c.display_name == "", accounts.c.username), else_=accounts.c.display_name
 )
@@ -35,16 +38,15 @@ def account_ids(conn: sa.Connection, names: Iterable[str]) -> dict[str, int]:
     wanted = {name for name in names if name and name.strip()}
     if not wanted:
         return {}
-    rows = conn.execute(
-        sa.select(accounts.c.id, accounts.c.username, accounts.c.display_name).order_by(
-            accounts.c.id
-        )
-    ).all()
-    by_username = {row.username: row.id for row in rows}
-    by_display: dict[str, int] = {}
-    for row in rows:
-        by_display.setdefault(row.display_name, row.id)
-    found: dict[str, int] = {}
+    if len(wanted) <= FEW_NAMES:  # a save: the accounts of these names
+        shown = sorted({name[:200] for name in wanted})
+        rows = conn.execute(_named_read(), {"names": sorted(wanted), "shown": shown}).all()
+        found = _matched(rows, wanted)
+        if len(found) == len(wanted):
+            return found
+    rows = conn.execute(_names_read()).all()  # a new name needs every user name (a clash)
+    by_username, by_display = _by_name(rows)
+    found = {}
     for name in sorted(wanted):
         known = by_username.get(name, by_display.get(name[:200]))  # display names: 200 chars
         if known is None:
@@ -54,6 +56,47 @@ def account_ids(conn: sa.Connection, names: Iterable[str]) -> dict[str, int]:
             )
             by_display.setdefault(name[:200], known)
         found[name] = known
+    return found
+
+
+@functools.cache
+def _names_read() -> sa.Select[Any]:
+    return sa.select(accounts.c.id, accounts.c.username, accounts.c.display_name).order_by(
+        accounts.c.id
+    )
+
+
+@functools.cache
+def _named_read() -> sa.Select[Any]:
+    """The accounts whose user name is among ``names`` or display name among ``shown``:
+    built once per process (every save asks)."""
+    names = sa.bindparam("names", expanding=True, type_=sa.String)
+    shown = sa.bindparam("shown", expanding=True, type_=sa.String)
+    return _names_read().where(
+        sa.or_(accounts.c.username.in_(names), accounts.c.display_name.in_(shown))
+    )
+
+
+def _by_name(rows: Iterable[Any]) -> tuple[dict[str, int], dict[str, int]]:
+    """Account ids by user name and by display name (the first account, by id, of a display
+    name that several accounts share)."""
+    by_username: dict[str, int] = {}
+    by_display: dict[str, int] = {}
+    for row in rows:
+        by_username[row.username] = row.id
+        by_display.setdefault(row.display_name, row.id)
+    return by_username, by_display
+
+
+def _matched(rows: Sequence[Any], wanted: set[str]) -> dict[str, int]:
+    """The names of ``wanted`` that ``rows`` (accounts, by id) hold, as :func:`account_ids`
+    matches them."""
+    by_username, by_display = _by_name(rows)
+    found = {}
+    for name in wanted:
+        known = by_username.get(name, by_display.get(name[:200]))
+        if known is not None:
+            found[name] = known
     return found
 
 

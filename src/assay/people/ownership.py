@@ -8,6 +8,9 @@ pool, the same rights on the item as its author.
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import sqlalchemy as sa
 
 from assay.store.db import reading
@@ -26,29 +29,40 @@ def owns_item(
 ) -> bool:
     """Whether the item of the project was written by the account ``account_id`` or is
     assigned to it (False: someone else's, or no such item in the project)."""
+    params = {"project_id": project_id, "item_id": item_id, "account_id": account_id}
     with reading(ws.engine, conn) as reader:
-        author = reader.scalar(
-            sa.select(items.c.author_id).where(
-                items.c.id == item_id, items.c.project_id == project_id
-            )
-        )
+        author = reader.execute(_author_read(), params).scalar()
         if author is None:
             return False
         if author == account_id:
             return True
-        task = reader.scalar(
-            sa.select(assignments.c.id)
-            .where(
-                assignments.c.project_id == project_id,
-                assignments.c.item_id == item_id,
-                assignments.c.task == "annotate",
-                sa.or_(
-                    assignments.c.account_id == account_id, assignments.c.holder_id == account_id
-                ),
-            )
-            .limit(1)
-        )
+        task = reader.execute(_task_read(), params).scalar()
     return task is not None
+
+
+@functools.cache
+def _author_read() -> sa.Select[Any]:
+    """Read on every request about one item: built once per process (bound parameters)."""
+    return sa.select(items.c.author_id).where(
+        items.c.id == sa.bindparam("item_id", type_=sa.String),
+        items.c.project_id == sa.bindparam("project_id", type_=sa.Integer),
+    )
+
+
+@functools.cache
+def _task_read() -> sa.Select[Any]:
+    """An annotate task on the item for the account (its own, or a pool task it holds)."""
+    account = sa.bindparam("account_id", type_=sa.Integer)
+    return (
+        sa.select(assignments.c.id)
+        .where(
+            assignments.c.project_id == sa.bindparam("project_id", type_=sa.Integer),
+            assignments.c.item_id == sa.bindparam("item_id", type_=sa.String),
+            assignments.c.task == "annotate",
+            sa.or_(assignments.c.account_id == account, assignments.c.holder_id == account),
+        )
+        .limit(1)
+    )
 
 
 def others_copy(

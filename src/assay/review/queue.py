@@ -10,7 +10,9 @@ submitted, for adjudication.
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -112,20 +114,26 @@ def _claim(conn: sa.Connection, project: Project, task: Task, account_id: int) -
         raise TaskTaken(f"{task.holder} took task {task.id} from the pool")
 
 
-def keep_hold(ws: Workspace, project: Project, item_id: str, account_id: int) -> None:
+def keep_hold(
+    ws: Workspace,
+    project: Project,
+    item_id: str,
+    account_id: int,
+    *,
+    conn: sa.Connection | None = None,
+) -> None:
     """Before a save of ``item_id``: renew the account's reservation of the pool task on it;
     TaskTaken (409) when someone else holds it now, so a lost reservation never overwrites
-    the new holder's work."""
-    with reading(ws.engine, None) as conn:  # most saves are of items in no pool: no write
-        held = conn.execute(
-            sa.select(assignments.c.id).where(*_held_pool_task(project, item_id))
-        ).first()
-    if held is None:
+    the new holder's work. ``conn``: in the save's transaction."""
+    with reading(ws.engine, conn) as reader:  # most saves are of items in no pool: no write
+        tasks = reader.execute(_item_tasks_read(), {"item_id": item_id}).all()
+    held = [t.id for t in tasks if _held(t, project.id)]
+    if not held:
         return
-    with transaction(ws.engine, None) as conn:
+    with transaction(ws.engine, conn) as conn:
         rows = conn.execute(
             sa.select(assignments.c.id, assignments.c.holder_id).where(
-                *_held_pool_task(project, item_id)
+                assignments.c.id.in_(held), *_held_pool_task(project.id, item_id)
             )
         ).all()
         for task_id, holder in rows:
@@ -140,10 +148,31 @@ def keep_hold(ws: Workspace, project: Project, item_id: str, account_id: int) ->
                 )
 
 
-def _held_pool_task(project: Project, item_id: str) -> list[sa.ColumnElement[bool]]:
+@functools.cache
+def _item_tasks_read() -> sa.Select[Any]:
+    """The tasks on one item, read before every save by the item's index alone (SQLite,
+    given the project and the task's kind as well, walked every open pool task of the
+    project): built once per process (bound parameter)."""
+    return sa.select(
+        assignments.c.id,
+        assignments.c.project_id,
+        assignments.c.task,
+        assignments.c.account_id,
+        assignments.c.state,
+        assignments.c.holder_id,
+    ).where(assignments.c.item_id == sa.bindparam("item_id", type_=sa.String))
+
+
+def _held(task: Any, project_id: int) -> bool:
+    """Whether a row of :func:`_item_tasks_read` is what :func:`_held_pool_task` finds."""
+    open_pool_task = task.task == "annotate" and task.account_id is None and task.state == "open"
+    return task.project_id == project_id and open_pool_task and task.holder_id is not None
+
+
+def _held_pool_task(project_id: Any, item_id: Any) -> list[sa.ColumnElement[bool]]:
     """The open pool task on ``item_id`` that someone holds (or held)."""
     return [
-        assignments.c.project_id == project.id,
+        assignments.c.project_id == project_id,
         assignments.c.item_id == item_id,
         assignments.c.task == "annotate",
         assignments.c.account_id.is_(None),

@@ -25,6 +25,7 @@ mode may review anything.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -34,13 +35,14 @@ import sqlalchemy as sa
 from assay.errors import Forbidden, InvalidInput
 from assay.gold.item_inputs import editable_copy
 from assay.gold.item_reads import get_item
-from assay.gold.item_writes import StaleItem, save_item, set_status
+from assay.gold.item_writes import StaleItem, save_item, save_read_item, set_status
 from assay.people.access import Actor, check
 from assay.people.actors import AUTHOR_NAME
 from assay.people.members import role_of
 from assay.people.ownership import owns_item
 from assay.records import Item, Project, to_json
 from assay.review.changes import item_changes
+from assay.review.queue import keep_hold
 from assay.review.review_queue import finish_reservations
 from assay.store.db import as_utc, reading, transaction, utcnow
 from assay.store.review_schema import reviews
@@ -223,17 +225,33 @@ def keep_original_answers(stored: Item, data: Item) -> Item:
 
 
 def save_edit(
-    ws: Workspace, project: Project, stored: Item, data: Item, base_version: int, *, author: int
+    ws: Workspace,
+    project: Project,
+    item_id: str,
+    data: Item,
+    base_version: int,
+    *,
+    author: int,
+    check: Callable[[Item], None] | None = None,
 ) -> Item:
-    """An editor's save: of a submitted item by someone other than its author, a reviewer's
-    edit (event ``review_edit``, answers kept as in :func:`keep_original_answers`); else a
-    plain save."""
-    if stored.status == "submitted" and not owns_item(ws, project.id, stored.id, author):
-        changed = keep_original_answers(stored, data)
-        return save_item(
-            ws, project, stored.id, changed, base_version, author=author, action="review_edit"
+    """An editor's save, as one transaction that reads the item once: ``check`` is called
+    with the stored item first (the web's question-edit rule; it refuses by raising), then
+    the author's hold on the item's pool task is renewed (:func:`keep_hold`). Of a submitted
+    item by someone other than its author, a reviewer's edit (event ``review_edit``,
+    answers kept as in :func:`keep_original_answers`); else a plain save."""
+    with transaction(ws.engine, None) as conn:
+        stored = get_item(ws, project, item_id, conn=conn)
+        if check is not None:
+            check(stored)
+        keep_hold(ws, project, item_id, author, conn=conn)
+        action = "save"
+        if stored.status == "submitted" and not owns_item(
+            ws, project.id, stored.id, author, conn=conn
+        ):
+            data, action = keep_original_answers(stored, data), "review_edit"
+        return save_read_item(
+            ws, project, stored, data, base_version, author=author, action=action, conn=conn
         )
-    return save_item(ws, project, stored.id, data, base_version, author=author)
 
 
 def submitted_content(conn: sa.Connection, project: Project, item_id: str) -> Any:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib import resources
@@ -46,8 +48,73 @@ def create_engine(url: str, threads: int = 16) -> sa.Engine:
             raise BackendUnavailable(
                 f"PostgreSQL needs the psycopg driver: {install_extra('postgres')}"
             ) from exc
-        return sa.create_engine(url, pool_pre_ping=True, **pool)
+        engine = sa.create_engine(url, pool_recycle=RECYCLE_SECONDS, **pool)
+        sa.event.listen(engine.pool, "checkin", _returned)
+        sa.event.listen(engine.pool, "checkout", _ping_if_idle)
+        return engine
     raise BackendUnavailable(f"unsupported database URL {url!r}: use sqlite:/// or postgresql://")
+
+
+IDLE_PING_SECONDS = 10.0
+"""A pooled PostgreSQL connection unused for this long is pinged before it is handed out."""
+RECYCLE_SECONDS = 3600
+"""A pooled PostgreSQL connection older than this is closed and opened anew when taken."""
+
+
+def _returned(_dbapi_connection: Any, record: Any) -> None:
+    record.info["returned_at"] = time.monotonic()
+
+
+def _ping_if_idle(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+    """Ping a connection that sat in the pool for :data:`IDLE_PING_SECONDS` or more (a
+    server restart or a firewall may have dropped it meanwhile); a dead one is replaced by
+    the pool (``DisconnectionError``: SQLAlchemy's own recipe).
+
+    Not every checkout, as ``pool_pre_ping`` does: under a team's load a connection is
+    taken again within milliseconds and that ping was a round trip per request (often
+    several). A connection dropped while in steady use is found by the statement that fails
+    on it: SQLAlchemy then replaces every connection opened before the failure, and the
+    access guard, every request's first use of the database, tries once more
+    (:func:`retry_dropped`)."""
+    returned = record.info.get("returned_at")
+    if returned is None or time.monotonic() - returned < IDLE_PING_SECONDS:
+        return
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("SELECT 1")
+    except Exception as exc:  # the driver's error for a closed connection, whatever it is
+        raise sa.exc.DisconnectionError(f"a pooled connection was dropped: {exc}") from exc
+    finally:
+        with contextlib.suppress(Exception):
+            cursor.close()
+    if not dbapi_connection.autocommit:
+        dbapi_connection.rollback()  # the ping began a transaction: end it
+
+
+def retry_dropped(work: Callable[[], R]) -> R:
+    """Run ``work`` (reads or idempotent writes); if it failed because its database
+    connection had been dropped (the server restarted), run it once more on a new one."""
+    try:
+        return work()
+    except sa.exc.DBAPIError as exc:
+        if not exc.connection_invalidated:
+            raise
+    return work()
+
+
+@contextmanager
+def autocommit(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """A connection of its own whose every statement commits by itself, for reads and
+    single-statement writes that need no transaction around them (the access guard, the
+    editor's reads). On PostgreSQL this spares a BEGIN and a ROLLBACK round trip, and
+    psycopg drops its prepared statements at every ROLLBACK; under READ COMMITTED each
+    statement saw a snapshot of its own anyway. SQLite is left as it is (its driver begins
+    a transaction only before a write)."""
+    with engine.connect() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execution_options(isolation_level="AUTOCOMMIT")
+        yield conn
+        conn.commit()
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -169,6 +236,17 @@ def reading(engine: sa.Engine, conn: sa.Connection | None) -> Iterator[sa.Connec
         yield conn
         return
     with engine.connect() as own:
+        yield own
+
+
+@contextmanager
+def read_only(engine: sa.Engine, conn: sa.Connection | None) -> Iterator[sa.Connection]:
+    """:func:`reading` for functions that never write: a connection of their own is an
+    :func:`autocommit` one (no transaction round trips on PostgreSQL)."""
+    if conn is not None:
+        yield conn
+        return
+    with autocommit(engine) as own:
         yield own
 
 

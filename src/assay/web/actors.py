@@ -16,13 +16,19 @@ from fastapi import Request
 
 from assay.errors import AssayError, Forbidden, NotAuthenticated, NotFound
 from assay.people.access import Actor, Decision, check, may, permitted_actions
-from assay.people.accounts import account_by_id, get_account, local_account
+from assay.people.accounts import (
+    Account,
+    account_by_id,
+    get_account,
+    local_account,
+    session_account,
+)
 from assay.people.actors import account_for
 from assay.people.mode import team_mode
 from assay.people.ownership import others_copy, owns_item
-from assay.people.sessions import touch_session
 from assay.people.tokens import verify_token
 from assay.records import Item, Project
+from assay.store.db import autocommit, retry_dropped
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 from assay.web.proxies import proxy_user
@@ -35,20 +41,26 @@ SESSION_COOKIE = "assay_session"
 def guard(request: Request) -> None:
     """Let the request through, or raise NotAuthenticated (401) or Forbidden (403).
 
-    One transaction for all the guard reads and writes (a session's last use, an expired
-    session's deletion); it commits before a refusal is raised, so those writes stay."""
+    One connection for all the guard's reads and writes; tried once more when that
+    connection had been dropped (:func:`assay.store.db.retry_dropped`)."""
     route = request.scope.get("route")
     path = getattr(route, "path", request.url.path)
     if is_public(request.method, path):
         return
-    refusal: AssayError | None = None
-    with workspace(request).engine.begin() as conn:
+    refusal = retry_dropped(lambda: _checked(request, path))
+    if refusal is not None:
+        raise refusal
+
+
+def _checked(request: Request, path: str) -> AssayError | None:
+    """The guard's reads and writes on a connection of their own: each write (a session's
+    last use, an expired session's deletion) commits by itself, so a refusal keeps them."""
+    with autocommit(workspace(request).engine) as conn:
         try:
             _check(request, path, conn)
         except AssayError as exc:
-            refusal = exc
-    if refusal is not None:
-        raise refusal
+            return exc
+    return None
 
 
 def _check(request: Request, path: str, conn: sa.Connection) -> None:
@@ -60,7 +72,7 @@ def _check(request: Request, path: str, conn: sa.Connection) -> None:
     if action is None:
         return
     name = request.path_params.get("name")
-    project = get_project(ws, name, conn=conn) if name is not None else None
+    project = request_project(request, name, conn=conn) if name is not None else None
     item_id = request.path_params.get("item_id")
     own = (
         project is not None
@@ -73,6 +85,17 @@ def _check(request: Request, path: str, conn: sa.Connection) -> None:
     check(ws, actor, action, project, own=own, conn=conn)
     if project is not None and item_id is not None and not own:
         _check_blind(ws, actor, project, item_id, conn)
+
+
+def request_project(request: Request, name: str, *, conn: sa.Connection | None = None) -> Project:
+    """The project ``name`` as the guard read it for this request (kept on
+    ``request.state``), else read now: a route does not read its project a second time."""
+    known = getattr(request.state, "project", None)
+    if isinstance(known, Project) and known.name == name:
+        return known
+    project = get_project(workspace(request), name, conn=conn)
+    request.state.project = project
+    return project
 
 
 def _check_blind(
@@ -206,19 +229,21 @@ def _signed_in(request: Request, conn: sa.Connection | None) -> Actor:
             raise NotAuthenticated(f"the proxy signed in {by_proxy!r}: no such account") from None
         if account.disabled:
             raise NotAuthenticated("this account is disabled; ask a workspace admin")
-        account_id, scope = account.id, "write"
-    elif header:
+        return _of_account(account, "write")
+    if header:
         kind, _, secret = header.partition(" ")
         if kind.lower() != "bearer" or not secret.strip():
             raise NotAuthenticated("send the API token as `Authorization: Bearer TOKEN`")
         token = verify_token(ws, secret.strip(), conn=conn)
-        account_id, scope = token.account_id, token.scope
-    else:
-        session = touch_session(ws, request.cookies.get(SESSION_COOKIE, ""), conn=conn)
-        if session is None:
-            raise NotAuthenticated("sign in first (your session has ended or never began)")
-        account_id, scope = session.account_id, "write"
-    account = account_by_id(ws, account_id, conn=conn)
+        return _of_account(account_by_id(ws, token.account_id, conn=conn), token.scope)
+    found = session_account(ws, request.cookies.get(SESSION_COOKIE, ""), conn=conn)
+    if found is None:
+        raise NotAuthenticated("sign in first (your session has ended or never began)")
+    return _of_account(found[1], "write")  # the account was read with the session
+
+
+def _of_account(account: Account, scope: str) -> Actor:
+    """The actor of a signed-in account: never the local owner (it has no web sign-in)."""
     if account.origin != "created":  # the local owner never acts through the web in team mode
         raise NotAuthenticated("this account cannot sign in")
     return Actor.of(account, scope)

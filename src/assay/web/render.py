@@ -11,9 +11,8 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import pass_context
 
 from assay.records import Project
-from assay.store.projects import get_project
 from assay.store.workspace import Workspace
-from assay.web.actors import allowed_actions
+from assay.web.actors import allowed_actions, request_project
 from assay.web.i18n import COOKIE, LANGUAGES, Translator, negotiate
 from assay.web.locale_format import FILTERS
 from assay.web.state import workspace
@@ -60,8 +59,7 @@ def _url_for_kept(url_for: Any) -> Any:
 
 def open_project(request: Request, name: str) -> tuple[Workspace, Project]:
     """The app's workspace and its project ``name`` (404 naming the projects there are)."""
-    ws = workspace(request)
-    return ws, get_project(ws, name)
+    return workspace(request), request_project(request, name)
 
 
 def language(request: Request) -> str:

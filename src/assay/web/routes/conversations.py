@@ -32,7 +32,6 @@ from assay.metrics.overlap import covered_spans, passage_score, sentence_overlap
 from assay.metrics.support import annotate_support
 from assay.records import Item, Turn, to_json
 from assay.review.comments import open_comment_counts
-from assay.review.queue import keep_hold
 from assay.review.reviews import save_edit
 from assay.web.actors import actor_id, check_question_edit
 from assay.web.bounds import Offset
@@ -193,9 +192,8 @@ def api_save_conversation(request: Request, name: str, item_id: str, body: Conve
     if body.item.extra.get("generator") != stored.extra.get("generator"):
         conversation_generator(project, body.item.extra)  # a new choice is checked; an old
         # one the project's settings no longer allow fails when it is used, never a save
-    keep_hold(ws, project, item_id, actor_id(request))
-    try:
-        item = save_edit(ws, project, stored, body.item, body.version, author=actor_id(request))
+    try:  # save_edit renews the author's hold on a pool task first
+        item = save_edit(ws, project, item_id, body.item, body.version, author=actor_id(request))
     except StaleItem as exc:
         return conflict(ws, project, exc)
     return payload(ws, project, item)

@@ -27,7 +27,6 @@ from assay.gold.item_writes import (
 from assay.gold.panel_search import panel_search
 from assay.records import INT32, Item, Project, to_json
 from assay.review.comments import open_comment_counts
-from assay.review.queue import keep_hold
 from assay.review.reviews import save_edit
 from assay.store.workspace import Workspace
 from assay.web.actors import (
@@ -142,12 +141,15 @@ def api_item(request: Request, name: str, item_id: str) -> Any:
 @router.put("/api/projects/{name}/items/{item_id}", tags=["items"])
 def api_save_item(request: Request, name: str, item_id: str, body: ItemSave) -> Any:
     ws, project = open_project(request, name)
-    check_question_edit(request, project, get_item(ws, project, item_id), body.item)
-    keep_hold(ws, project, item_id, actor_id(request))
-    stored = get_item(ws, project, item_id)
-    check_question_edit(request, project, stored, body.item)
+
+    def may_save(stored: Item) -> None:
+        check_question_edit(request, project, stored, body.item)
+
+    author = actor_id(request)
     try:
-        item = save_edit(ws, project, stored, body.item, body.version, author=actor_id(request))
+        item = save_edit(
+            ws, project, item_id, body.item, body.version, author=author, check=may_save
+        )
     except StaleItem as exc:
         return _conflict(ws, project, exc)
     return item_payload(ws, project, item)
