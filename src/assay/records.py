@@ -394,6 +394,11 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
+def field_names(kind: Any) -> tuple[str, ...]:
+    """The field names of a record type, looked up once per type (see :func:`_record_fields`)."""
+    return _record_fields(kind) or ()
+
+
 @functools.cache
 def _record_fields(kind: Any) -> tuple[str, ...] | None:
     """The field names of a dataclass type (None for other types), looked up once per type:
