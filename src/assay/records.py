@@ -368,12 +368,9 @@ def json_text(value: Any) -> str:
     """``json.dumps(to_json(value))`` in one pass of the JSON encoder, which asks for a record's
     fields only when it meets one. The store writes its JSON columns with this, so an item
     goes into its ``create`` event as it is: converting it first took a tenth of an import.
-    The empty values most JSON columns of an imported item hold are written without the
-    encoder, and the encoder is made once (the same text as ``json.dumps``)."""
-    if value is None:
-        return "null"
-    if not value and type(value) in (dict, list):
-        return "{}" if type(value) is dict else "[]"
+    Empty values skip the encoder, which is made once (the same text as ``json.dumps``)."""
+    if value is None or (not value and type(value) in (dict, list)):
+        return "null" if value is None else "{}" if type(value) is dict else "[]"
     return _encoder().encode(value)
 
 
@@ -392,11 +389,6 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, PurePath):
         return str(value)
     raise TypeError(f"{type(value).__name__} is not a JSON value")
-
-
-def field_names(kind: Any) -> tuple[str, ...]:
-    """The field names of a record type, looked up once per type (see :func:`_record_fields`)."""
-    return _record_fields(kind) or ()
 
 
 @functools.cache

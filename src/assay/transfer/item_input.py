@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from assay.corpus.anchoring import locate
 from assay.errors import InvalidInput
 from assay.gold.item_inputs import checked_evidence
-from assay.records import KINDS, Evidence, Item, Turn, field_names
+from assay.records import KINDS, Evidence, Item, Turn
 
 
 class DocumentFinder(Protocol):
@@ -89,7 +89,7 @@ def evidence_input(
     elif ev.origin != "imported":
         origin = "imported"
     fields = {
-        **{name: getattr(ev, name) for name in field_names(Evidence)},
+        **{name: getattr(ev, name) for name in Evidence.__dataclass_fields__},
         "doc_id": doc_id,
         "start": start,
         "end": end,
