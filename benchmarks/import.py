@@ -93,6 +93,17 @@ CPU, peak:
     PostgreSQL native  21.66 / 22.84 → 18.03 / 20.44      7.47 → 5.82 (−22 %)    110 → 109
 
 (about 1.4 s of each CPU figure is starting Python and the CLI: a one-item import takes that).
+100,000 items, one round each right after (load 5.9–10.3), before → after:
+
+    100,000 items      wall s            CPU s                  peak MB
+    SQLite csv         137.4 → 85.0      46.1 → 35.3 (−24 %)    226 → 227
+    SQLite native      107.8 → 86.5      49.4 → 38.1 (−23 %)    227 → 227
+    PostgreSQL csv     156.9 → 101.2     51.8 → 34.8 (−33 %)    169 → 168
+    PostgreSQL native  137.7 → 110.9     46.9 → 39.3 (−16 %)    169 → 169
+
+CPU seconds rise with the load too (the same "before" took 40.0 s CPU and 48.5 s wall at load
+2.3); scaled by the CPU ratio, a quiet machine should take about 37 s wall for 100,000 items
+on SQLite, short of the issue's 20 s; memory stays far under its 500 MB. Not measured quietly.
 What remains per item is Python spread thin: reading and checking the record, placing and
 anchoring its passages (building ``Evidence`` records twice, a pydantic check), the create
 event's JSON, and SQLite's own inserts; the 20 s goal needs less of each, or the work split
