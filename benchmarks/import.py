@@ -104,6 +104,8 @@ CPU, peak:
 CPU seconds rise with the load too (the same "before" took 40.0 s CPU and 48.5 s wall at load
 2.3); scaled by the CPU ratio, a quiet machine should take about 37 s wall for 100,000 items
 on SQLite, short of the issue's 20 s; memory stays far under its 500 MB. Not measured quietly.
+Autosaves during a 20,000-item SQLite import (``import_autosave.py``, one round per side, load
+3–7): p95 66.5 and 134.2 ms before, 87.6 and 123.0 ms after, 0 failed saves on either side.
 What remains per item is Python spread thin: reading and checking the record, placing and
 anchoring its passages (building ``Evidence`` records twice, a pydantic check), the create
 event's JSON, and SQLite's own inserts; the 20 s goal needs less of each, or the work split
