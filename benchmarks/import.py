@@ -74,6 +74,42 @@ commits; a 10,000-item import made 194k page writes, 116k page reads and 128 dis
 after 77k, 24k and 11 (strace). What remains is Python per item: reading the record, the
 evidence checks, building rows, SQLAlchemy's parameters and the JSON of the create event (about
 2.4 kB, one event row per 4 kB page, most of the database's bytes).
+
+Then the rows went to the driver directly (``assay.store.bulk``: one ``executemany`` per
+table with prebuilt tuples, each value through its column type's bind processor, turn ids
+taken beforehand instead of ``RETURNING``), empty JSON values skipped the encoder, the CSV
+reader made one JSON decoder per file instead of one per cell and stopped splitting every
+``\r\n`` line with the lone-carriage-return pattern, and batches commit every 2 s instead of
+0.5 s while no other writer is active (before = dfa20fc). Under cProfile, 20,000 items, CSV,
+SQLite: the items stage 31.9 → 18.5 s, of it the inserts 10.0 → 4.1 s, reading the CSV 5.8 →
+3.0 s, commits 71 → 23. Three alternating rounds at 10,000 items while the machine was shared
+(load 5–12, so wall seconds mostly measure the queue for a core), min / median wall, median
+CPU, peak:
+
+    10,000 items       wall min/median before → after     CPU s before → after   peak MB
+    SQLite csv         10.65 / 14.72 → 7.69 / 12.24       5.83 → 4.72 (−19 %)    167 → 168
+    SQLite native      16.77 / 19.71 → 13.32 / 21.75      5.93 → 5.12 (−14 %)    168 → 167
+    PostgreSQL csv     18.95 / 24.89 → 17.71 / 26.37      7.89 → 6.06 (−23 %)    110 → 109
+    PostgreSQL native  21.66 / 22.84 → 18.03 / 20.44      7.47 → 5.82 (−22 %)    110 → 109
+
+(about 1.4 s of each CPU figure is starting Python and the CLI: a one-item import takes that).
+100,000 items, one round each right after (load 5.9–10.3), before → after:
+
+    100,000 items      wall s            CPU s                  peak MB
+    SQLite csv         137.4 → 85.0      46.1 → 35.3 (−24 %)    226 → 227
+    SQLite native      107.8 → 86.5      49.4 → 38.1 (−23 %)    227 → 227
+    PostgreSQL csv     156.9 → 101.2     51.8 → 34.8 (−33 %)    169 → 168
+    PostgreSQL native  137.7 → 110.9     46.9 → 39.3 (−16 %)    169 → 169
+
+CPU seconds rise with the load too (the same "before" took 40.0 s CPU and 48.5 s wall at load
+2.3); scaled by the CPU ratio, a quiet machine should take about 37 s wall for 100,000 items
+on SQLite, short of the issue's 20 s; memory stays far under its 500 MB. Not measured quietly.
+Autosaves during a 20,000-item SQLite import (``import_autosave.py``, one round per side, load
+3–7): p95 66.5 and 134.2 ms before, 87.6 and 123.0 ms after, 0 failed saves on either side.
+What remains per item is Python spread thin: reading and checking the record, placing and
+anchoring its passages (building ``Evidence`` records twice, a pydantic check), the create
+event's JSON, and SQLite's own inserts; the 20 s goal needs less of each, or the work split
+over processes.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from assay.formats.common import (
 )
 from assay.formats.groups import source_id
 from assay.formats.jsonrec import evidence_from_json, evidence_to_json, turn_from_json, turn_to_json
-from assay.formats.jsontext import loads, text_lines
+from assay.formats.jsontext import json_parser, text_lines
 from assay.records import KINDS, STATUSES, Evidence, Item, Turn
 
 COLUMNS = (
@@ -85,6 +85,7 @@ def _items(path: Path, issues: list[Issue]) -> Iterator[Item]:
     with handle:
         lines = text_lines(handle, str(path), path.read_bytes)
         seen = FirstSeen("field 'id'", issues)
+        parse = json_parser()
         for number, row in enumerate(_rows(_csv_lines(lines), path), 2):
             if number == 2:
                 header = [h for h in row if h is not None]
@@ -94,7 +95,7 @@ def _items(path: Path, issues: list[Issue]) -> Iterator[Item]:
             where = f"{path.name} line {number}"
             if None in row:
                 raise InvalidInput(f"{where}: more cells than columns")
-            item = _item(row, where, number)
+            item = _item(row, where, number, parse)
             if seen.first(item.id, where):
                 yield item
 
@@ -103,7 +104,8 @@ def _csv_lines(lines: Iterable[str]) -> Iterator[str]:
     """Lines as a text file opened with ``newline=""`` gives them to the csv module: a lone
     carriage return ends a line too."""
     for line in lines:
-        if "\r" in line:
+        usual = line.endswith("\r\n") and line.find("\r") == len(line) - 2  # only "\r\n"
+        if "\r" in line and not usual:
             yield from (part for part in LONE_CR.split(line) if part)
         else:
             yield line
@@ -125,12 +127,18 @@ def _cell(row: dict[str, str | None], key: str) -> str:
     return unguard(row.get(key) or "")
 
 
-def _json(row: dict[str, str | None], key: str, where: str, default: Any) -> Any:
+Parse = Callable[[str, str], Any]
+"""``parse(text, where)``: one JSON cell (:func:`assay.formats.jsontext.json_parser`)."""
+
+
+def _json(row: dict[str, str | None], key: str, where: str, default: Any, parse: Parse) -> Any:
     raw = _cell(row, key).strip()
-    return loads(raw, f"{where}, column {key!r}") if raw else default
+    return parse(raw, f"{where}, column {key!r}") if raw else default
 
 
-def _passages(row: dict[str, str | None], key: str, label: str, where: str) -> list[Evidence]:
+def _passages(
+    row: dict[str, str | None], key: str, label: str, where: str, parse: Parse
+) -> list[Evidence]:
     raw = _cell(row, key).strip()
     if not raw:
         return []
@@ -140,7 +148,7 @@ def _passages(row: dict[str, str | None], key: str, label: str, where: str) -> l
             for block in raw.split("\n\n")
             if block.strip()
         ]
-    value = loads(raw, f"{where}, column {key!r}")
+    value = parse(raw, f"{where}, column {key!r}")
     if not isinstance(value, list):
         raise InvalidInput(f"{where}, column {key!r}: expected a JSON list of passages")
     found = []
@@ -151,12 +159,12 @@ def _passages(row: dict[str, str | None], key: str, label: str, where: str) -> l
     return found
 
 
-def _item(row: dict[str, str | None], where: str, number: int) -> Item:
+def _item(row: dict[str, str | None], where: str, number: int, parse: Parse) -> Item:
     kind = one_of(_cell(row, "kind") or "qa", KINDS, "kind", where)
-    extra = _json(row, "extra", where, {})
+    extra = _json(row, "extra", where, {}, parse)
     if not isinstance(extra, dict):
         raise InvalidInput(f"{where}, column 'extra': expected a JSON object")
-    turns_json = _json(row, "turns", where, [])
+    turns_json = _json(row, "turns", where, [], parse)
     if not isinstance(turns_json, list):
         raise InvalidInput(f"{where}, column 'turns': expected a JSON list")
     if turns_json:
@@ -168,10 +176,10 @@ def _item(row: dict[str, str | None], where: str, number: int) -> Item:
                 query_type=_cell(row, "query_type") or "fact_single",
                 answer=_cell(row, "answer"),
                 alternatives=str_list(
-                    _json(row, "alternatives", where, []), f"{where}, column 'alternatives'"
+                    _json(row, "alternatives", where, [], parse), f"{where}, column 'alternatives'"
                 ),
-                evidence=_passages(row, "relevant", "relevant", where)
-                + _passages(row, "distracting", "distracting", where),
+                evidence=_passages(row, "relevant", "relevant", where, parse)
+                + _passages(row, "distracting", "distracting", where, parse),
             )
         ]
     if kind == "qa" and len(turns) != 1:

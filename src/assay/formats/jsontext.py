@@ -180,6 +180,13 @@ def loads(
     return _Parser(nan_as_null, bool(keyed)).parse(text, where, keyed)
 
 
+def json_parser() -> Callable[[str, str], Any]:
+    """:func:`loads` of a text, ``parse(text, where)``, with one decoder made for all the
+    calls (a reader of many JSON cells; making the decoder cost more than parsing a cell).
+    For one thread: each reader makes its own."""
+    return _Parser(nan_as_null=False, keyed=False).parse
+
+
 def jsonl_lines(
     text: str, where: str, *, nan_as_null: bool = False
 ) -> Iterator[tuple[int, dict[str, Any]]]:

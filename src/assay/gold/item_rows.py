@@ -17,6 +17,7 @@ from assay.errors import InvalidInput
 from assay.gold.jsonvalues import non_finite
 from assay.gold.taxonomy import UNANSWERABLE
 from assay.records import Item
+from assay.store.bulk import insert_dicts, next_ids
 from assay.store.db import as_utc, utcnow
 from assay.store.schema import evidence, turns
 
@@ -106,23 +107,21 @@ def item_rows(
 
 
 def insert_turns(conn: sa.Connection, written: Sequence[ItemRows]) -> None:
-    """Insert the turns and evidence of items whose rows are built: one statement for all
-    turns (their ids come back in order) and one for all evidence."""
+    """Insert the turns and evidence of items whose rows are built: the turns' ids are taken
+    first, then all turns and all evidence go in at the driver's speed
+    (:mod:`assay.store.bulk`)."""
     found = [turn for rows in written for turn in rows.turns]
     if not found:
         return
-    if len(found) > 1 and conn.dialect.insert_executemany_returning_sort_by_parameter_order:
-        inserted = turns.insert().returning(turns.c.id, sort_by_parameter_order=True)
-        ids = list(conn.execute(inserted, [row for row, _ in found]).scalars())
-    else:  # one turn (a save), or SQLite before 3.35 (no RETURNING): ids from the driver
-        ids = [conn.execute(turns.insert(), row).inserted_primary_key[0] for row, _ in found]  # type: ignore[index]
+    ids = next_ids(conn, turns, len(found))
+    numbered = [{"id": turn_id, **row} for turn_id, (row, _) in zip(ids, found, strict=True)]
+    insert_dicts(conn, turns, numbered)
     passages = [
         {**row, "turn_id": turn_id}
         for turn_id, (_, rows) in zip(ids, found, strict=True)
         for row in rows
     ]
-    if passages:
-        conn.execute(evidence.insert(), passages)
+    insert_dicts(conn, evidence, passages)
 
 
 def replace_turns(conn: sa.Connection, item_id: str, rows: ItemRows) -> None:

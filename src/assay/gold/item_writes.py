@@ -32,6 +32,7 @@ from assay.gold.item_rows import (
 from assay.gold.taxonomy import check_single_choice
 from assay.people.actors import account_ids, acting_account
 from assay.records import STATUSES, Item, Project, to_json
+from assay.store.bulk import insert_dicts
 from assay.store.db import transaction, utcnow
 from assay.store.import_lock import check_writable
 from assay.store.schema import events, items
@@ -215,9 +216,9 @@ def insert_items(conn: sa.Connection, project: Project, made: Sequence[NewItem])
     if not made:
         return
     check_writable(conn, project.id)
-    conn.execute(items.insert(), [m.row for m in made])  # parameters: one statement for all
+    insert_dicts(conn, items, [m.row for m in made])  # at the driver's speed: store.bulk
     insert_turns(conn, [m.rows for m in made])
-    conn.execute(events.insert(), [event for m in made for event in m.events])
+    insert_dicts(conn, events, [event for m in made for event in m.events])
 
 
 def save_item(

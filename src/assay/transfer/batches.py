@@ -49,7 +49,7 @@ class BatchPolicy:
     seconds: float = 0.075
     """SQLite, while another writer is active: commit once a batch has held the write lock
     this long."""
-    quiet_seconds: float = 0.5
+    quiet_seconds: float = 2.0
     """Otherwise commit after this long: each commit writes the pages of every index it
     touched again, so short batches write the same pages many times over."""
     records: int = 5000

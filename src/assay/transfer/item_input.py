@@ -89,7 +89,7 @@ def evidence_input(
     elif ev.origin != "imported":
         origin = "imported"
     fields = {
-        **{f.name: getattr(ev, f.name) for f in dataclasses.fields(ev)},
+        **{name: getattr(ev, name) for name in Evidence.__dataclass_fields__},
         "doc_id": doc_id,
         "start": start,
         "end": end,
