@@ -103,7 +103,10 @@ CPU, peak:
 
 CPU seconds rise with the load too (the same "before" took 40.0 s CPU and 48.5 s wall at load
 2.3); scaled by the CPU ratio, a quiet machine should take about 37 s wall for 100,000 items
-on SQLite, short of the issue's 20 s; memory stays far under its 500 MB. Not measured quietly.
+on SQLite, short of the issue's 20 s; memory stays far under its 500 MB. Measured afterwards
+on the quiet machine (load 0.6–1.2), one round, 100,000 items, after only: SQLite csv 33.7 s
+(CPU 31.5 s, peak 229 MB), native 35.9 s (CPU 33.7 s, 231 MB); PostgreSQL csv 48.5 s (CPU
+35.2 s, 170 MB), native 48.0 s (CPU 35.4 s, 170 MB). Label Studio took 20.2 s here.
 Autosaves during a 20,000-item SQLite import (``import_autosave.py``, one round per side, load
 3–7): p95 66.5 and 134.2 ms before, 87.6 and 123.0 ms after, 0 failed saves on either side.
 What remains per item is Python spread thin: reading and checking the record, placing and
