@@ -87,11 +87,12 @@ def test_three_turn_conversation_survives_a_reload(
     page.locator("#search-form").get_by_role("button", name="Search").click()
     hits = page.locator("#hits .hit")
     expect(hits.first).to_be_visible()
-    retrieved = {t.strip() for t in first.locator(".passage .passage-text").all_inner_texts()}
+    # the texts as stored: a passage draws Markdown with its markup hidden, a hit shows it raw
+    retrieved = {t.strip() for t in first.locator(".passage .passage-text").all_text_contents()}
     fresh = next(
         i
         for i in range(hits.count())
-        if hits.nth(i).locator(".hit-text").inner_text().strip() not in retrieved
+        if (hits.nth(i).locator(".hit-text").text_content() or "").strip() not in retrieved
     )
     hits.nth(fresh).get_by_role("button", name="Add as relevant").click()
     expect(first.locator(".passage", has_text="searched")).to_have_count(1)
@@ -221,3 +222,23 @@ def test_a_failed_regenerate_keeps_the_answer_and_a_good_draft_waits_to_be_taken
     item = get_item(ws, project, url.split("/")[-1])
     assert item.turns[0].answer == item.turns[0].original_answer
     assert item.turns[0].generation["model"] == "m"
+
+
+def test_markdown_passages_show_formatted_with_the_text_kept(
+    page: Page, demo: Project, server: LiveServer
+) -> None:
+    """A retrieved passage of a .md document shows headings and emphasis, its markup hidden
+    but still in the text (so selections keep the document's offsets)."""
+    page.goto(server.url + "/projects/demo/conversations/new")
+    ask(page, "When was the tram company founded?", 1)
+    markdown = page.locator(".turn .passage", has=page.locator(".docname", has_text=".md"))
+    expect(markdown.first).to_be_visible()
+    text = markdown.first.locator(".passage-text")
+    raw, shown = text.text_content() or "", text.inner_text()
+    assert "# " in raw or "**" in raw, raw
+    assert "# " not in shown and "**" not in shown, shown
+    expect(text.locator(".md-hide").first).to_be_hidden()
+    expect(text.locator(".md-h, .md-b").first).to_be_visible()
+    item_id = page.url.split("/")[-1]
+    stored = page.request.get(f"{server.url}/api/projects/demo/items/{item_id}").json()
+    assert raw in [c["text"] for c in stored["item"]["turns"][0]["retrieved"]]

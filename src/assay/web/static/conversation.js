@@ -114,35 +114,20 @@
     changed();
   }
 
-  function highlighted(text, sentences, phrases, className) {
-    // The passage with similar sentences shaded and copied phrases marked (offsets in code points).
-    const chars = Array.from(text);
-    const node = el("div", { class: className });
-    const cuts = new Set([0, chars.length]);
-    for (const s of sentences) { cuts.add(s.start); cuts.add(s.end); }
-    for (const [s, e] of phrases) { cuts.add(s); cuts.add(e); }
-    const points = [...cuts].filter((c) => c >= 0 && c <= chars.length).sort((a, b) => a - b);
-    for (let i = 0; i + 1 < points.length; i += 1) {
-      const [from, to] = [points[i], points[i + 1]];
-      const piece = chars.slice(from, to).join("");
-      const inPhrase = phrases.some(([s, e]) => s <= from && to <= e);
-      const inSentence = sentences.some((s) => s.start <= from && to <= s.end);
-      if (inPhrase) node.append(el("mark", { class: "copied", text: piece }));
-      else if (inSentence) node.append(el("span", { class: "similar", text: piece }));
-      else node.append(piece);
-    }
-    return node;
-  }
-
   function passageCard(index, p, position) {
     const tr = state.data.turns[index];
     const label = labelOf(tr, p);
     const name = state.docs[p.doc_id] || p.doc_id || t("conv.passage.no_document");
     const result = state.overlap[index];
     const ov = result && result.passages[position];
-    const body = ov
-      ? highlighted(p.text, ov.sentences, ov.phrases, "passage-text sel-source")
-      : el("div", { class: "passage-text sel-source", text: p.text });
+    // Markdown and HTML drawn as formatting (markup hidden, never parsed), similar sentences
+    // shaded and copied phrases marked; offsets in code points, the text kept as it is
+    const support = ov ? [
+      ...ov.sentences.map((s) => ({ start: s.start, end: s.end, cls: "similar" })),
+      ...ov.phrases.map(([start, end]) => ({ start, end, cls: "copied" })),
+    ] : [];
+    const body = window.assay.passage.draw(el("div", { class: "passage-text sel-source" }), p.text,
+      { markup: window.assay.passage.marked(name), spans: support });
     body.dataset.docId = p.doc_id || "";
     body.dataset.start = String(p.start || 0);
     const toggles = el("div", { class: "toggles", role: "group", "aria-label": t("conv.passage.relevance") },
