@@ -143,6 +143,7 @@ def test_one_item_read_in_one_statement_is_the_batch_read(setup: Any) -> None:
 BIG_TABLES = ("items", "turns", "evidence", "documents", "chunks", "assignments", "events")
 
 
+@pytest.mark.sqlite_only("reads SQLite's query plans (EXPLAIN QUERY PLAN)")
 def test_every_statement_of_a_read_and_a_save_uses_an_index(ws: Workspace) -> None:
     """SQLite's plans (``EXPLAIN QUERY PLAN``): no statement of the item JSON or the autosave
     walks a table or an index that grows with the project, such as the pool's tasks."""
