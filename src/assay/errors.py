@@ -1,7 +1,11 @@
 """Errors that carry a message meant for the person who caused them.
 
 Every layer (CLI, web, Python API) shows ``str(error)`` as is, so messages name what is
-wrong and where: the file, the record, the field.
+wrong and where: the file, the record, the field. A message people meet in the web pages may
+also carry a catalog ``key`` and its ``params``: the pages then show the catalog's text in the
+reader's language (``web/i18n/*/errors.json``), while the CLI and logs keep the English text.
+A test checks that the English catalog text is the raising f-string, placeholder for
+placeholder.
 """
 
 from __future__ import annotations
@@ -9,6 +13,11 @@ from __future__ import annotations
 
 class AssayError(Exception):
     """Base class: anything Assay raises on purpose."""
+
+    def __init__(self, message: str = "", *, key: str | None = None, **params: object) -> None:
+        super().__init__(message)
+        self.key = key
+        self.params = params
 
 
 class NotFound(AssayError):

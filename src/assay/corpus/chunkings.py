@@ -72,8 +72,19 @@ def get_chunking(
             return chunking
     names = ", ".join(c.name for c in found) or "none"
     if name is None:
-        raise NotFound(f"project {project.name!r} has no default chunking (chunkings: {names})")
-    raise NotFound(f"project {project.name!r} has no chunking named {name!r} (chunkings: {names})")
+        raise NotFound(
+            f"project {project.name!r} has no default chunking (chunkings: {names})",
+            key="raised.no_default_chunking",
+            project=project.name,
+            names=names,
+        )
+    raise NotFound(
+        f"project {project.name!r} has no chunking named {name!r} (chunkings: {names})",
+        key="raised.no_chunking_named",
+        project=project.name,
+        name=name,
+        names=names,
+    )
 
 
 def chunk_document(conn: sa.Connection, chunking: Chunking, doc_id: str, text: str) -> list[Chunk]:
@@ -199,7 +210,12 @@ def _refuse_taken_name(conn: sa.Connection, project: Project, name: str) -> None
         )
     ).first()
     if taken:
-        raise Conflict(f"project {project.name!r} already has a chunking named {name!r}")
+        raise Conflict(
+            f"project {project.name!r} already has a chunking named {name!r}",
+            key="raised.chunking_name_taken",
+            project=project.name,
+            name=name,
+        )
 
 
 def _insert_chunking(

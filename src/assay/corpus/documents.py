@@ -240,7 +240,12 @@ def get_document(
                 raise InvalidInput(f"document id prefix {doc_id!r} is ambiguous; give more of it")
             row = rows[0] if rows else None
     if row is None:
-        raise NotFound(f"project {project.name!r} has no document with id {doc_id!r}")
+        raise NotFound(
+            f"project {project.name!r} has no document with id {doc_id!r}",
+            key="raised.no_document_id",
+            project=project.name,
+            doc_id=doc_id,
+        )
     return _row_to_document(row)
 
 
@@ -254,7 +259,12 @@ def get_document_by_name(
             )
         ).first()
     if row is None:
-        raise NotFound(f"project {project.name!r} has no document named {name!r}")
+        raise NotFound(
+            f"project {project.name!r} has no document named {name!r}",
+            key="raised.no_document_named",
+            project=project.name,
+            name=name,
+        )
     return _row_to_document(row)
 
 
@@ -292,7 +302,11 @@ def update_document(
                 )
             ).first()
             if clash:
-                raise Conflict(f"another document is already named {values['name']!r}")
+                raise Conflict(
+                    f"another document is already named {values['name']!r}",
+                    key="raised.document_name_taken",
+                    name=values["name"],
+                )
         # Metadata edits do not bump updated_at: it marks changes to text and chunks.
         conn.execute(documents.update().where(documents.c.id == document.id).values(**values))
         row = conn.execute(_select_documents().where(documents.c.id == document.id)).one()

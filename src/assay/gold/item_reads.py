@@ -25,7 +25,12 @@ from assay.store.workspace import Workspace
 def _load(conn: sa.Connection, project: Project, item_id: str) -> Item:
     found = read_items(conn, [item_id], project_id=project.id)
     if not found:
-        raise NotFound(f"project {project.name!r} has no item {item_id!r}")
+        raise NotFound(
+            f"project {project.name!r} has no item {item_id!r}",
+            key="raised.no_item",
+            project=project.name,
+            item_id=item_id,
+        )
     return found[0]
 
 

@@ -321,7 +321,10 @@ def save_judgment(
         )
         if version == 0:
             if writer.scalar(sa.select(judgments.c.version).where(*where)) is not None:
-                raise Conflict("this judgment was saved meanwhile (reload to see it)")
+                raise Conflict(
+                    "this judgment was saved meanwhile (reload to see it)",
+                    key="raised.judgment_saved_meanwhile",
+                )
             insert = judgments.insert().values(
                 project_id=project.id,
                 mode=unit.mode,
@@ -339,7 +342,10 @@ def save_judgment(
                 with writer.begin_nested():
                     writer.execute(insert)
             except sa.exc.IntegrityError:
-                raise Conflict("this judgment was saved meanwhile (reload to see it)") from None
+                raise Conflict(
+                    "this judgment was saved meanwhile (reload to see it)",
+                    key="raised.judgment_saved_meanwhile",
+                ) from None
         else:
             done = writer.execute(
                 judgments.update()
@@ -348,7 +354,9 @@ def save_judgment(
             )
             if done.rowcount != 1:
                 raise Conflict(
-                    f"this judgment changed since version {version} was read (reload to see it)"
+                    f"this judgment changed since version {version} was read (reload to see it)",
+                    key="raised.judgment_changed",
+                    version=version,
                 )
         saved = get_judgment(ws, project, unit, judge_id, conn=writer)
     assert saved is not None

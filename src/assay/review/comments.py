@@ -290,7 +290,12 @@ def _own_row(
         sa.select(items.c.id).where(items.c.id == item_id, items.c.project_id == project.id)
     )
     if held is None:
-        raise NotFound(f"project {project.name!r} has no item {item_id!r}")
+        raise NotFound(
+            f"project {project.name!r} has no item {item_id!r}",
+            key="raised.no_item",
+            project=project.name,
+            item_id=item_id,
+        )
     row = _row(conn, item_id, comment_id)
     if row.author_id != actor and not any_author:
         name = conn.scalar(sa.select(AUTHOR_NAME).where(accounts.c.id == row.author_id))

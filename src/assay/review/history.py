@@ -192,7 +192,12 @@ def item_history(
     with reading(ws.engine, conn) as conn:
         rows = _event_rows(conn, project, item_id)
     if not rows:
-        raise NotFound(f"project {project.name!r} has no item {item_id!r}")
+        raise NotFound(
+            f"project {project.name!r} has no item {item_id!r}",
+            key="raised.no_item",
+            project=project.name,
+            item_id=item_id,
+        )
     entries: list[HistoryEntry] = []
     content: dict[str, Any] = {}
     for row in rows:

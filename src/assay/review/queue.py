@@ -34,8 +34,10 @@ class TaskTaken(Conflict):
     """Someone else took the task after the caller's reservation ran out; ``kept`` is the id
     of the caller's own copy holding their work (None when there was nothing to keep)."""
 
-    def __init__(self, message: str, kept: str | None = None) -> None:
-        super().__init__(message)
+    def __init__(
+        self, message: str, kept: str | None = None, *, key: str | None = None, **params: object
+    ) -> None:
+        super().__init__(message, key=key, **params)
         self.kept = kept
 
 
@@ -108,10 +110,20 @@ def _claim(conn: sa.Connection, project: Project, task: Task, account_id: int) -
     owner = conn.scalar(sa.select(assignments.c.account_id).where(assignments.c.id == task.id))
     if owner is not None:
         if owner != account_id:
-            raise Forbidden(f"task {task.id} is in {task.account}'s queue, not yours")
+            raise Forbidden(
+                f"task {task.id} is in {task.account}'s queue, not yours",
+                key="raised.task_in_other_queue",
+                task_id=task.id,
+                account=task.account,
+            )
         return
     if not _reserve(conn, project, task.id, account_id):
-        raise TaskTaken(f"{task.holder} took task {task.id} from the pool")
+        raise TaskTaken(
+            f"{task.holder} took task {task.id} from the pool",
+            key="raised.task_taken",
+            holder=task.holder,
+            task_id=task.id,
+        )
 
 
 def keep_hold(

@@ -200,7 +200,11 @@ def _reserve(
         .values(**hold)
     ).rowcount
     if taken != 1:
-        raise Conflict(f"item {item_id} was just reserved by another reviewer; ask for the next")
+        raise Conflict(
+            f"item {item_id} was just reserved by another reviewer; ask for the next",
+            key="raised.review_reserved",
+            item_id=item_id,
+        )
 
 
 def skip_review(

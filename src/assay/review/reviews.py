@@ -102,7 +102,10 @@ def check_reviewer(ws: Workspace, actor: Actor, project: Project, item_id: str) 
     if owns_item(ws, project.id, item_id, actor.account_id):
         raise Forbidden(
             f"{actor.username} may not review item {item_id}: it is their own, and a reviewer "
-            "reviews other people's items (a lead or another reviewer reviews this one)"
+            "reviews other people's items (a lead or another reviewer reviews this one)",
+            key="raised.review_own_item",
+            username=actor.username,
+            item_id=item_id,
         )
 
 

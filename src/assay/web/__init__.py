@@ -41,7 +41,7 @@ from assay.web.bodylimit import BodyLimitMiddleware
 from assay.web.csrf import CSRFMiddleware
 from assay.web.headers import SecurityHeadersMiddleware
 from assay.web.hosts import HostMiddleware
-from assay.web.i18n import load_catalogs, make_translators
+from assay.web.i18n import load_catalogs, make_translators, said
 from assay.web.login_limit import LoginLimiter
 from assay.web.openapi_text import describe
 from assay.web.paths import hide_paths, workspace_paths
@@ -148,7 +148,7 @@ def create_app(ws: Workspace) -> FastAPI:
     @app.exception_handler(AssayError)
     def _assay_error(request: Request, exc: AssayError) -> Response:
         status = next((code for cls, code in STATUS.items() if isinstance(exc, cls)), 400)
-        message = hide_paths(str(exc), workspace_paths(ws.settings.home))
+        message = hide_paths(said(exc, translator(request)), workspace_paths(ws.settings.home))
         api = request.url.path.startswith("/api/")
         if status == 401 and not api and request.method in ("GET", "HEAD"):
             here = request.url.path + (f"?{request.url.query}" if request.url.query else "")

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from assay.errors import AssayError
+
 LANGUAGES = {"en": "English", "de": "Deutsch"}
 DEFAULT_LANGUAGE = "en"
 COOKIE = "assay_lang"
@@ -71,3 +73,14 @@ def negotiate(cookie: str | None, accept_language: str | None) -> str:
         if code in LANGUAGES:
             return code
     return DEFAULT_LANGUAGE
+
+
+def said(error: AssayError, t: Translator) -> str:
+    """An error's message in the reader's language: the catalog's text when the error names a
+    key the catalog holds, else the English message it was raised with."""
+    if error.key is None or error.key not in t.fallback:
+        return str(error)
+    try:
+        return t(error.key, **error.params)
+    except (KeyError, IndexError, ValueError):  # a template and its params that disagree
+        return str(error)

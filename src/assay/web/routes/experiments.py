@@ -159,7 +159,11 @@ def api_delete(request: Request, name: str, ref: str) -> Response:
     with transaction(ws.engine, None) as conn:
         experiment = get_experiment(ws, project, ref, with_aggregates=False, conn=conn)
         if running(request, experiment.id):
-            raise Conflict(f"experiment {experiment.name!r} is running; cancel it first")
+            raise Conflict(
+                f"experiment {experiment.name!r} is running; cancel it first",
+                key="raised.experiment_running",
+                name=experiment.name,
+            )
         delete_experiment(ws, project, experiment.id, conn=conn)
     return Response(status_code=204)
 
@@ -171,7 +175,11 @@ def api_run(request: Request, name: str, ref: str) -> Any:
     experiment = get_experiment(ws, project, ref, with_aggregates=False)
     refuse_run(experiment.name, experiment.selection)
     if not start_run(request, ws, experiment.id):
-        raise Conflict(f"experiment {experiment.name!r} is already running")
+        raise Conflict(
+            f"experiment {experiment.name!r} is already running",
+            key="raised.experiment_already_running",
+            name=experiment.name,
+        )
     return summary(request, get_experiment(ws, project, experiment.id, with_aggregates=False))
 
 

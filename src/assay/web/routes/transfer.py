@@ -105,7 +105,12 @@ def api_download(request: Request, name: str, job_id: str) -> FileResponse:
     job = current_job(request, name, job_id)
     file = workspace_file(ws, job.file) if job.kind == EXPORT and job.file else None
     if job.state != DONE or file is None or not file.is_file():
-        raise Conflict(f"export job {job_id} has no file to download (state: {job.state})")
+        raise Conflict(
+            f"export job {job_id} has no file to download (state: {job.state})",
+            key="raised.export_no_file",
+            job_id=job_id,
+            state=job.state,
+        )
     media = "application/zip" if file.suffix == ".zip" else "application/octet-stream"
     return FileResponse(file, media_type=media, filename=file.name)
 
