@@ -77,7 +77,11 @@ def create_project(
     now = utcnow()
     with transaction(ws.engine, conn) as conn:
         if conn.execute(sa.select(projects.c.id).where(projects.c.name == name)).first():
-            raise Conflict(f"a project named {name!r} already exists")
+            raise Conflict(
+                f"a project named {name!r} already exists",
+                key="raised.project_name_taken",
+                name=name,
+            )
         project_id = conn.execute(
             projects.insert().values(
                 name=name,
@@ -124,7 +128,12 @@ def get_project(ws: Workspace, name: str, *, conn: sa.Connection | None = None) 
         row = reader.execute(_by_name(), {"name": name}).first()
     if row is None:
         known = ", ".join(p.name for p in list_projects(ws, conn=conn)) or "none yet"
-        raise NotFound(f"no project named {name!r} (projects: {known})")
+        raise NotFound(
+            f"no project named {name!r} (projects: {known})",
+            key="raised.no_project",
+            name=name,
+            known=known,
+        )
     return _row_to_project(row)
 
 
@@ -153,7 +162,11 @@ def rename_project(
             sa.select(projects.c.id).where(projects.c.name == new_name, projects.c.id != project.id)
         ).first()
         if clash:
-            raise Conflict(f"a project named {new_name!r} already exists")
+            raise Conflict(
+                f"a project named {new_name!r} already exists",
+                key="raised.project_name_taken",
+                name=new_name,
+            )
         conn.execute(
             projects.update()
             .where(projects.c.id == project.id)
