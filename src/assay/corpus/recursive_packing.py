@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from itertools import islice
 from operator import itemgetter
 
@@ -87,18 +88,25 @@ def _split_by_piece_ends(
     """Chunk the whole text from the ends of its pieces as :func:`_pack` does, with two
     bisections a chunk; a piece longer than ``max_length`` is split by ``remaining``."""
     max_length, overlap, kept = params.max_length, params.overlap, level[4]
-    append = out.append
+    append, space = out.append, _SPACE.search
+    # a long piece goes straight to the windows when the next separator takes them
+    windows = remaining[0] if remaining and remaining[0][2] else None
+    after = remaining[1:]
     count = len(ends)
     start = first = 0  # the chunk's start; the index of the first piece end after it
     while first < count:
-        last = bisect_right(ends, start + max_length, first) - 1
-        if last < first:  # the piece from ``start`` is too long: split it further
-            _split_region(text, start, ends[first], remaining, params, out)
+        limit = start + max_length
+        if ends[first] > limit:  # the piece from ``start`` is too long: split it further
+            if windows is None:
+                _split_region(text, start, ends[first], remaining, params, out)
+            else:
+                _split_by_windows(text, start, ends[first], windows, after, params, out)
             start = ends[first]
             first += 1
             if kept and first < count:  # drop the separator's whitespace from the last chunk
                 _trim_last(out, start + kept)
             continue
+        last = bisect_right(ends, limit, first + 1) - 1
         cut = ends[last]
         if last + 1 == count:
             append((start, cut))
@@ -108,15 +116,25 @@ def _split_by_piece_ends(
         if following - cut > max_length or not overlap:
             start, first = cut, last + 1
             continue
-        lowest = max(cut - overlap, following - max_length, start + 1)
+        # the next chunk may start at ``lowest`` and still hold the following piece
+        lowest = cut - overlap
+        if lowest < following - max_length:
+            lowest = following - max_length
+        if lowest <= start:
+            lowest = start + 1
         if lowest >= cut:
             start, first = cut, last + 1
             continue
-        at = bisect_left(ends, lowest, first, last)
+        at = bisect_left(ends, lowest, first, last) if first < last else last
         if at < last:
             start, first = ends[at], at + 1
         else:
-            start, first = _word_start(text, lowest, cut), last
+            first = last  # the first word start in the overlap (:func:`_word_start`, inlined)
+            if text[lowest - 1].isspace():
+                start = lowest
+            else:
+                match = space(text, lowest, cut)
+                start = lowest if match is None or match.end() >= cut else match.end()
 
 
 def _trim_last(out: list[Span], end: int) -> None:
@@ -129,23 +147,30 @@ def _trim_last(out: list[Span], end: int) -> None:
 
 # A separator as the splitting uses it: the text, its length, whether the one-search path
 # (:func:`_split_by_windows`) takes it, its character if it repeats one ("\n\n"), how much
-# a chunk ending with it keeps of it before trimming (minus its length), a pattern whose
-# ``search`` finds it like ``str.find`` (:func:`_forward_finder`), and one whose matches
-# end where the pieces of a region end (occurrences one after the other, as ``str.split``).
-_Level = tuple[str, int, bool, str | None, int, re.Pattern[str], re.Pattern[str]]
+# a chunk ending with it keeps of it before trimming (minus its length), the ``search`` of a
+# pattern that finds it like ``str.find`` (:func:`_forward_finder`), a pattern whose matches
+# end where the pieces of a region end (occurrences one after the other, as ``str.split``),
+# and the chunks' ``max_length`` and ``overlap``: the loops a region read one tuple, not the
+# parameters' attributes (several times slower, thousands of regions a text).
+_Level = tuple[
+    str, int, bool, str | None, int, Callable[..., re.Match[str] | None], re.Pattern[str], int, int
+]
 
 
 def _levels(params: RecursiveParams) -> tuple[_Level, ...]:
     """The separators worked out once per text, not once per region."""
     levels = []
+    max_length, overlap = params.max_length, params.overlap
     for separator in params.separators:
         width = len(separator)
         repeated = separator[0] if width > 1 and separator.count(separator[0]) == width else None
         kept = len(separator.rstrip()) - width
-        finder = _forward_finder(separator)
-        pieces = re.compile(finder.pattern + re.escape(separator[1:]))
+        search = _forward_finder(separator).search
+        pieces = re.compile(re.escape(separator))
         windows = _use_windows(separator, params)
-        levels.append((separator, width, windows, repeated, kept, finder, pieces))
+        levels.append(
+            (separator, width, windows, repeated, kept, search, pieces, max_length, overlap)
+        )
     return tuple(levels)
 
 
@@ -246,11 +271,10 @@ def _split_by_windows(
     start later only where that piece does not fit in a chunk from the guess; then the
     guessed chunk cannot reach past the last one, which the next ``rfind`` shows, and only
     then :func:`_next_start` works the start out exactly."""
-    max_length, overlap = params.max_length, params.overlap
     # chunks are appended without the separator's trailing whitespace: trimming drops it
-    separator, width, _, repeated, kept, finder, _ = level
+    separator, width, _, repeated, kept, search, _, max_length, overlap = level
     region = start
-    rfind, append, search = text.rfind, out.append, finder.search
+    rfind, append = text.rfind, out.append
     last_start = last_end = -1  # the chunk before a guessed start
     while start < end:
         limit = start + max_length
