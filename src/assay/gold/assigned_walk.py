@@ -8,8 +8,9 @@ column (last change, creation) and has no filter that needs the items' rows, the
 instead the first assigned ids met while walking the project's (project, key, id) index in
 the list's order: the walk reads index entries only and checks each id against the tasks.
 
-The walk is bounded (:data:`WALK_FACTOR` index entries a task): an annotator whose tasks are
-few and scattered over a large project would otherwise walk the whole index. When the
+The walk is bounded (:data:`WALK_FACTOR` index entries a task, :data:`PER_ROW` a row of the
+page): an annotator whose tasks are few and scattered over a large project would otherwise
+walk the whole index. When the
 bounded walk does not find the page, the caller reads the assigned items by id as before,
 so the rows and their order are the same either way.
 """
@@ -28,6 +29,10 @@ WALK_FACTOR = 4
 an index entry, so a walk this long costs no more than reading the tasks' items."""
 WALK_MIN = 200
 """Fewer tasks than this are read by id (a fraction of a millisecond): no walk."""
+PER_ROW = 64
+"""Index entries walked per row of the page at most: enough where one item in 64 or more of
+the project is assigned (2,000 tasks in 100k items need about 50); a sparser queue is read by
+id after a short walk."""
 PAGE_SHARE = 8
 """A page that ends past this share of the tasks (1/8) is read by id: the walk would have to
 pass most of the index to reach it (a page at offset 500 of 2,000 tasks walked 8,000 index
@@ -56,7 +61,7 @@ def walked_ids(
         sa.select(items.c.id, column.label("key"))
         .where(items.c.project_id == part.project_id, *where)
         .order_by(*order)
-        .limit(part.tasks * WALK_FACTOR)
+        .limit(min(part.tasks * WALK_FACTOR, max(need, 16) * PER_ROW))
         .subquery()
     )
     merged = [c.desc() if descending else c.asc() for c in (walk.c.key, walk.c.id)]
