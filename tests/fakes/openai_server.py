@@ -98,6 +98,16 @@ class Slow:
 
 
 @dataclass(frozen=True)
+class Together:
+    """Hold each request until ``count`` requests have come in (or ``seconds`` passed), then
+    answer as ``then`` does: clients that call at once get their replies at once."""
+
+    then: Reply | Computed
+    count: int = 2
+    seconds: float = 30.0
+
+
+@dataclass(frozen=True)
 class Redirect:
     """A redirect (302 by default) to ``location``."""
 
@@ -105,7 +115,7 @@ class Redirect:
     code: int = 302
 
 
-Behaviour = Reply | Computed | EchoJson | Stream | Status | Raw | Slow | Redirect
+Behaviour = Reply | Computed | EchoJson | Stream | Status | Raw | Slow | Redirect | Together
 
 
 class _Broken(Exception):
@@ -166,6 +176,16 @@ class FakeOpenAI(Served):
                 await asyncio.sleep(0.02)
                 waited += 0.02
             behaviour = Reply("slow reply")
+        if isinstance(behaviour, Together):
+            waited = 0.0
+            while (
+                len(self.requests) < behaviour.count
+                and waited < behaviour.seconds
+                and not self._closing
+            ):
+                await asyncio.sleep(0.01)
+                waited += 0.01
+            behaviour = behaviour.then
         if isinstance(behaviour, Reply):
             return JSONResponse(_completion(behaviour.text, behaviour, body))
         if isinstance(behaviour, Computed):

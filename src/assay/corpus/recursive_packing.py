@@ -1,5 +1,7 @@
 """How the ``recursive`` chunker of :mod:`assay.corpus.splitters` finds its chunks: untrimmed
-``(start, end)`` spans, in order, that :func:`assay.corpus.splitters.tidy_spans` trims.
+``(start, end)`` spans, in order, trimmed by :class:`assay.corpus.span_tidy.SpanTidier` in
+batches of a few hundred while their text is still in the processor's cache (one trimming
+pass after the whole text cost a quarter of the time re-reading the chunks' ends).
 
 The reference semantics is :func:`_pack`: split a region after each occurrence of its first
 separator that occurs, greedily pack the pieces into chunks of at most ``max_length``
@@ -21,25 +23,37 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from itertools import islice
 from operator import itemgetter
 
+from assay.corpus.chunk_starts import last_piece_end, next_start, overlap_start, word_start
 from assay.corpus.chunker_params import RecursiveParams
+from assay.corpus.span_tidy import SpanTidier
 from assay.records import Span
 
 _SPACE = re.compile(r"\s")
 
 
-def raw_recursive_spans(text: str, params: RecursiveParams) -> list[Span]:
-    """Untrimmed chunk spans of ``text``, in order; both ends ascend strictly."""
-    raw: list[Span] = []
+def recursive_chunk_spans(text: str, params: RecursiveParams) -> list[Span]:
+    """The chunks of ``text``, trimmed (:class:`assay.corpus.span_tidy.SpanTidier`)."""
+    raw: list[Span] = []  # untrimmed, in order; both ends ascend strictly
+    tidier = SpanTidier(text)
     levels = _levels(params)
     index, ends = _top_piece_ends(text, levels, params.max_length)
     if ends is None:
         _split_region(text, 0, len(text), levels[index:], params, raw)
+        trimmed = 0
     else:
-        _split_by_piece_ends(text, ends, levels[index], levels[index + 1 :], params, raw)
-    return raw
+        trimmed = _split_by_piece_ends(
+            text, ends, levels[index], levels[index + 1 :], params, raw, tidier
+        )
+    tidier.take(raw, trimmed, len(raw))
+    return tidier.spans
+
+
+# untrimmed spans handed to the trimming at a time, while their text is still in the cache
+_BATCH = 256
 
 
 # pieces looked at before deciding whether the text's pieces are long enough
@@ -83,22 +97,34 @@ def _split_by_piece_ends(
     remaining: tuple[_Level, ...],
     params: RecursiveParams,
     out: list[Span],
-) -> None:
+    tidier: SpanTidier,
+) -> int:
     """Chunk the whole text from the ends of its pieces as :func:`_pack` does, with two
-    bisections a chunk; a piece longer than ``max_length`` is split by ``remaining``."""
+    bisections a chunk; a piece longer than ``max_length`` is split by ``remaining``.
+    Hands ``out`` to ``tidier`` in batches; returns how many spans it has taken."""
     max_length, overlap, kept = params.max_length, params.overlap, level[4]
-    append = out.append
+    append, space = out.append, _SPACE.search
+    # a long piece goes straight to the windows when the next separator takes them
+    windows = remaining[0] if remaining and remaining[0][2] else None
+    after = remaining[1:]
     count = len(ends)
     start = first = 0  # the chunk's start; the index of the first piece end after it
+    trimmed = 0  # spans handed to ``tidier``; the last one may still change
     while first < count:
-        last = bisect_right(ends, start + max_length, first) - 1
-        if last < first:  # the piece from ``start`` is too long: split it further
-            _split_region(text, start, ends[first], remaining, params, out)
+        limit = start + max_length
+        if ends[first] > limit:  # the piece from ``start`` is too long: split it further
+            if windows is None:
+                _split_region(text, start, ends[first], remaining, params, out)
+            else:
+                _split_by_windows(text, start, ends[first], windows, after, params, out)
             start = ends[first]
             first += 1
             if kept and first < count:  # drop the separator's whitespace from the last chunk
                 _trim_last(out, start + kept)
+            if len(out) - trimmed > _BATCH:
+                trimmed = tidier.take(out, trimmed, len(out) - 1)
             continue
+        last = bisect_right(ends, limit, first + 1) - 1
         cut = ends[last]
         if last + 1 == count:
             append((start, cut))
@@ -108,20 +134,31 @@ def _split_by_piece_ends(
         if following - cut > max_length or not overlap:
             start, first = cut, last + 1
             continue
-        lowest = max(cut - overlap, following - max_length, start + 1)
+        # the next chunk may start at ``lowest`` and still hold the following piece
+        lowest = cut - overlap
+        if lowest < following - max_length:
+            lowest = following - max_length
+        if lowest <= start:
+            lowest = start + 1
         if lowest >= cut:
             start, first = cut, last + 1
             continue
-        at = bisect_left(ends, lowest, first, last)
+        at = bisect_left(ends, lowest, first, last) if first < last else last
         if at < last:
             start, first = ends[at], at + 1
         else:
-            start, first = _word_start(text, lowest, cut), last
+            first = last  # the first word start in the overlap (:func:`word_start`, inlined)
+            if text[lowest - 1].isspace():
+                start = lowest
+            else:
+                match = space(text, lowest, cut)
+                start = lowest if match is None or match.end() >= cut else match.end()
+    return trimmed
 
 
 def _trim_last(out: list[Span], end: int) -> None:
     """End the last span at ``end`` if it ends later and both ends still ascend strictly
-    (as :func:`assay.corpus.splitters.tidy_spans` needs)."""
+    (as :class:`assay.corpus.span_tidy.SpanTidier` needs)."""
     start, last_end = out[-1]
     if start < end < last_end and (len(out) == 1 or out[-2][1] < end):
         out[-1] = (start, end)
@@ -129,23 +166,30 @@ def _trim_last(out: list[Span], end: int) -> None:
 
 # A separator as the splitting uses it: the text, its length, whether the one-search path
 # (:func:`_split_by_windows`) takes it, its character if it repeats one ("\n\n"), how much
-# a chunk ending with it keeps of it before trimming (minus its length), a pattern whose
-# ``search`` finds it like ``str.find`` (:func:`_forward_finder`), and one whose matches
-# end where the pieces of a region end (occurrences one after the other, as ``str.split``).
-_Level = tuple[str, int, bool, str | None, int, re.Pattern[str], re.Pattern[str]]
+# a chunk ending with it keeps of it before trimming (minus its length), the ``search`` of a
+# pattern that finds it like ``str.find`` (:func:`_forward_finder`), a pattern whose matches
+# end where the pieces of a region end (occurrences one after the other, as ``str.split``),
+# and the chunks' ``max_length`` and ``overlap``: the loops a region read one tuple, not the
+# parameters' attributes (several times slower, thousands of regions a text).
+_Level = tuple[
+    str, int, bool, str | None, int, Callable[..., re.Match[str] | None], re.Pattern[str], int, int
+]
 
 
 def _levels(params: RecursiveParams) -> tuple[_Level, ...]:
     """The separators worked out once per text, not once per region."""
     levels = []
+    max_length, overlap = params.max_length, params.overlap
     for separator in params.separators:
         width = len(separator)
         repeated = separator[0] if width > 1 and separator.count(separator[0]) == width else None
         kept = len(separator.rstrip()) - width
-        finder = _forward_finder(separator)
-        pieces = re.compile(finder.pattern + re.escape(separator[1:]))
+        search = _forward_finder(separator).search
+        pieces = re.compile(re.escape(separator))
         windows = _use_windows(separator, params)
-        levels.append((separator, width, windows, repeated, kept, finder, pieces))
+        levels.append(
+            (separator, width, windows, repeated, kept, search, pieces, max_length, overlap)
+        )
     return tuple(levels)
 
 
@@ -220,7 +264,7 @@ def _split_region(
 def _use_windows(separator: str, params: RecursiveParams) -> bool:
     """Whether :func:`_split_by_windows` gives this region's chunks: when two occurrences of
     ``separator`` never overlap or it is one character repeated ("\\n\\n"), whose occurrences
-    :func:`_last_piece_end` realigns. (Two characters overlap only when they are the same
+    :func:`last_piece_end` realigns. (Two characters overlap only when they are the same
     one.)"""
     if len(separator) < 3 or len(set(separator)) == 1:
         return True
@@ -245,12 +289,11 @@ def _split_by_windows(
     ``overlap`` back, a guess that ignores the piece after the chunk. :func:`_pack` would
     start later only where that piece does not fit in a chunk from the guess; then the
     guessed chunk cannot reach past the last one, which the next ``rfind`` shows, and only
-    then :func:`_next_start` works the start out exactly."""
-    max_length, overlap = params.max_length, params.overlap
+    then :func:`next_start` works the start out exactly."""
     # chunks are appended without the separator's trailing whitespace: trimming drops it
-    separator, width, _, repeated, kept, finder, _ = level
+    separator, width, _, repeated, kept, search, _, max_length, overlap = level
     region = start
-    rfind, append, search = text.rfind, out.append, finder.search
+    rfind, append = text.rfind, out.append
     last_start = last_end = -1  # the chunk before a guessed start
     while start < end:
         limit = start + max_length
@@ -260,7 +303,7 @@ def _split_by_windows(
         found = rfind(separator, start, limit)
         if found != -1:
             if repeated is not None and text[found - 1] == repeated:
-                cut = _last_piece_end(text, region, found, separator)
+                cut = last_piece_end(text, region, found, separator)
             else:
                 cut = found + width
             if cut > last_end:
@@ -275,13 +318,13 @@ def _split_by_windows(
                             text, lowest - width if lowest - width > region else region, cut - 1
                         )
                         if match is None:
-                            start = _word_start(text, lowest, cut)
+                            start = word_start(text, lowest, cut)
                             continue
                         found = match.start()
                         if repeated is None:
                             start = found + width  # the first piece start in the overlap
                         else:
-                            start = _overlap_start(text, region, lowest, cut, separator, found)
+                            start = overlap_start(text, region, lowest, cut, separator, found)
                         continue
                 start = cut
                 last_end = -1
@@ -295,80 +338,12 @@ def _split_by_windows(
         piece_end = end if match is None else match.start() + width
         if last_end != -1:  # no new piece end after a guessed start
             if piece_end - last_end <= max_length:  # the piece fits after all: start exactly
-                start = _next_start(text, region, last_start, last_end, end, separator, params)
+                start = next_start(text, region, last_start, last_end, end, separator, params)
                 last_end = -1
                 continue
             start, last_end = last_end, -1  # too long to share a chunk: no overlap
         _split_region(text, start, piece_end, remaining, params, out)
         start = piece_end
-
-
-def _next_start(
-    text: str,
-    region: int,
-    start: int,
-    cut: int,
-    end: int,
-    separator: str,
-    params: RecursiveParams,
-) -> int:
-    """Where :func:`_pack` starts the chunk after ``text[start:cut]`` in a region that
-    starts at ``region`` and ends at ``end``: the next chunk must still hold the piece after
-    ``cut``; if that piece is longer than ``max_length`` there is no overlap."""
-    max_length, width = params.max_length, len(separator)
-    following = text.find(separator, cut, min(end, cut + max_length))
-    piece_end = following + width if following != -1 else end
-    lowest = max(cut - params.overlap, piece_end - max_length, start + 1)
-    if lowest >= cut or piece_end - cut > max_length:
-        return cut
-    found = text.find(separator, max(lowest - width, region), cut - 1)
-    if found == -1:
-        return _word_start(text, lowest, cut)
-    if len(set(separator)) == 1 and width > 1:
-        return _overlap_start(text, region, lowest, cut, separator, found)
-    return found + width
-
-
-def _overlap_start(
-    text: str, region: int, lowest: int, cut: int, separator: str, found: int
-) -> int:
-    """Where :func:`_pack` starts the chunk after one that ends at ``cut``: the first piece
-    start in ``[lowest, cut)`` (pieces of ``text[region:]`` split after each ``separator``),
-    else the first word start there. ``found``: the first occurrence of ``separator`` that
-    ends at ``lowest`` or later, before ``cut``."""
-    width = len(separator)
-    repeated = width > 1 and len(set(separator)) == 1
-    while found != -1:
-        if not repeated:
-            return found + width
-        # in a run of the repeated character, pieces end every ``width`` from the run's start
-        run = found
-        while run > region and text[run - 1] == separator[0]:
-            run -= 1
-        run_end = found + width
-        while run_end < len(text) and text[run_end] == separator[0]:
-            run_end += 1
-        steps = max(0, -(-(lowest - width - run) // width))
-        piece_start = run + (steps + 1) * width
-        if piece_start <= run_end and piece_start < cut:
-            return piece_start
-        if piece_start >= cut:
-            break
-        found = text.find(separator, run_end, cut - 1)
-    return _word_start(text, lowest, cut)
-
-
-def _last_piece_end(text: str, start: int, found: int, separator: str) -> int:
-    """End of the piece closed by the occurrence at ``found`` as a scan from ``start`` sees it:
-    in a run of a repeated character ("\\n\\n\\n") that scan takes occurrences every
-    ``len(separator)`` characters from the run's start, so ``found`` may sit one step late."""
-    width = len(separator)
-    if width > 1 and len(set(separator)) == 1:
-        run = found
-        while run > start and text[run - 1] == separator[0]:
-            run -= 1
-        found -= (found - run) % width
-    return found + width
 
 
 def _pack(text: str, pieces: list[Span], params: RecursiveParams, out: list[Span]) -> None:
@@ -384,16 +359,6 @@ def _pack(text: str, pieces: list[Span], params: RecursiveParams, out: list[Span
                 chunk_start = chunk_end
             else:
                 at = bisect_left(pieces, lowest, 0, number, key=itemgetter(0))
-                chunk_start = pieces[at][0] if at < number else _word_start(text, lowest, chunk_end)
+                chunk_start = pieces[at][0] if at < number else word_start(text, lowest, chunk_end)
         chunk_end = piece_end
     out.append((chunk_start, chunk_end))
-
-
-def _word_start(text: str, lowest: int, end: int) -> int:
-    """First offset in ``[lowest, end)`` that follows whitespace, else ``lowest``."""
-    if text[lowest - 1].isspace():
-        return lowest
-    match = _SPACE.search(text, lowest, end)
-    if match is not None and match.end() < end:
-        return match.end()
-    return lowest

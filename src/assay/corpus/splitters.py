@@ -52,10 +52,10 @@ from assay.corpus.chunker_params import (
     TokenParams,
     validate_params,
 )
-from assay.corpus.recursive_packing import raw_recursive_spans
+from assay.corpus.recursive_packing import recursive_chunk_spans
+from assay.corpus.span_tidy import SpanTidier
 from assay.records import Span
 
-_NON_SPACE = re.compile(r"\S")
 _WORD_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
@@ -80,41 +80,15 @@ def recursive_spans(
 
 def split_recursive(text: str, params: RecursiveParams) -> list[Span]:
     """The ``recursive`` chunker with checked parameters."""
-    return tidy_spans(text, raw_recursive_spans(text, params))
+    return recursive_chunk_spans(text, params)
 
 
 def tidy_spans(text: str, spans: list[Span]) -> list[Span]:
     """Trim whitespace; drop chunks that are blank or add nothing to the previous one.
-
-    Untrimmed spans ascend in both ends, so a span with no whitespace at either end is kept
-    as it is, unless the previous one was trimmed to start where it starts."""
-    tidy: list[Span] = []
-    append = tidy.append
-    non_space = _NON_SPACE.search
-    last_start = -1  # the start of the last span kept, if trimming moved it
-    for span in spans:
-        start, end = span
-        if text[start].isspace() or start == last_start:
-            last_end = tidy[-1][1] if tidy else 0
-            match = non_space(text, start, end)
-            if match is None:
-                continue
-            start = match.start()
-        elif not text[end - 1].isspace():
-            append(span)  # the common case: nothing to trim
-            continue
-        else:
-            last_end = tidy[-1][1] if tidy else 0
-        while text[end - 1].isspace():
-            end -= 1
-        if end <= last_end:
-            continue
-        if tidy and start == tidy[-1][0]:
-            tidy[-1] = (start, end)  # trimming made it start where the last one did: keep one
-        else:
-            append((start, end))
-        last_start = start
-    return tidy
+    ``spans`` ascend in both ends."""
+    tidier = SpanTidier(text)
+    tidier.take(spans, 0, len(spans))
+    return tidier.spans
 
 
 # --- token windows ----------------------------------------------------------------------

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from assay.corpus.anchoring import needing_review, needs_review
 from assay.errors import InvalidInput, NotFound
+from assay.gold.assigned_walk import walked_ids
 from assay.gold.item_scope import Part, copies_condition, copies_of_project, own_parts
 from assay.people.actors import AUTHOR_NAME
 from assay.records import ItemSummary, Project
@@ -78,10 +79,13 @@ def list_items(
         parts = _parts(conn, project, author_id)
         total = chosen.total(conn, project, parts, author_id, count, count_limit)
         where = [*chosen.where, *chosen.shown]
+        plain = not where
         if after is not None:
             mark = _sort_key(conn, project, chosen.column, after)
             where.append(_past(chosen.column, mark, after, chosen.descending))
-        rows = _rows(conn, where, parts, chosen.column, chosen.descending, offset, limit)
+        rows = _rows(
+            conn, where, parts, chosen.column, chosen.descending, offset, limit, plain=plain
+        )
     return total, [_summary(r) for r in rows]
 
 
@@ -106,9 +110,15 @@ def list_neighbours(
         parts = _parts(conn, project, author_id)
         total = chosen.total(conn, project, parts, author_id, True, count_limit)
         where = [*chosen.where, *chosen.shown]
+        plain = not where
         mark = _sort_key(conn, project, column, item_id)
         after = _rows(
-            conn, [*where, _past(column, mark, item_id, descending)], parts, column, descending
+            conn,
+            [*where, _past(column, mark, item_id, descending)],
+            parts,
+            column,
+            descending,
+            plain=plain,
         )
         # the one before is the one after in the opposite order (the id breaks ties in the
         # sort's own direction, so reversing the sort reverses the whole order)
@@ -118,6 +128,7 @@ def list_neighbours(
             parts,
             column,
             not descending,
+            plain=plain,
         )
     return (
         total,
@@ -223,8 +234,11 @@ def _rows(
     descending: bool,
     offset: int = 0,
     limit: int = 1,
+    *,
+    plain: bool = False,
 ) -> list[Any]:
-    """One page of the list's rows in its order."""
+    """One page of the list's rows in its order; ``plain``: ``where`` holds no filter, at
+    most the list's place (the index serves it)."""
     # the id breaks ties in the same direction, so one index (project_id, column, id) serves
     # the whole ORDER BY and deep pages do not sort the table (see benchmarks/workbench.py)
     order = [c.desc() if descending else c.asc() for c in (column, items.c.id)]
@@ -239,7 +253,7 @@ def _rows(
                 .limit(limit)
             ).all()
         )
-    ids = _merged_page(conn, WITH_AUTHORS, where, parts, column, descending, offset, limit)
+    ids = _merged_page(conn, where, parts, column, descending, offset, limit, plain)
     found = conn.execute(
         sa.select(*COLUMNS).select_from(WITH_AUTHORS).where(items.c.id.in_(ids))
     ).all()
@@ -292,30 +306,37 @@ def _past(column: Any, value: Any, item_id: str, descending: bool) -> sa.ColumnE
 
 def _merged_page(
     conn: sa.Connection,
-    source: sa.FromClause,
     where: list[sa.ColumnElement[bool]],
     parts: list[Part],
     column: Any,
     descending: bool,
     offset: int,
     limit: int,
+    plain: bool,
 ) -> list[str]:
     """The ids of one page of a list made of disjoint parts: each part's first
     ``offset + limit`` rows in order (each read from its own index), merged. One query
-    with ``part1 OR part2`` walks the project's whole time index instead."""
+    with ``part1 OR part2`` walks the project's whole time index instead. The assigned
+    part's first rows come from a walk of the sort index where that applies
+    (:mod:`assay.gold.assigned_walk`), else from reading its items by id."""
 
     def ordered(key: Any, item_id: Any) -> list[Any]:
         return [c.desc() if descending else c.asc() for c in (key, item_id)]
 
-    firsts = [
-        sa.select(items.c.id, column.label("key"))
-        .select_from(source)
-        .where(*where, *part.where)
-        .order_by(*ordered(column, items.c.id))
-        .limit(offset + limit)
-        .subquery()
-        for part in parts
-    ]
+    def first_rows(part: Part) -> Any:
+        need = offset + limit
+        walked = walked_ids(conn, part, column, descending, where, need) if plain else None
+        found = part.where if walked is None else [items.c.id.in_(walked)]
+        return (
+            sa.select(items.c.id, column.label("key"))
+            .select_from(WITH_AUTHORS)
+            .where(*where, *found)
+            .order_by(*ordered(column, items.c.id))
+            .limit(offset + limit)
+            .subquery()
+        )
+
+    firsts = [first_rows(part) for part in parts]
     merged = sa.union_all(*(sa.select(first) for first in firsts)).subquery()
     return list(
         conn.scalars(

@@ -28,7 +28,8 @@ from assay.errors import InvalidInput, NotFound
 from assay.gold.item_lists import list_items
 from assay.gold.item_reads import get_item
 from assay.gold.project_config import generator_settings, retriever_settings
-from assay.gold.suggestions import Suggestion, insert_suggestions, list_suggestions
+from assay.gold.suggestion_writes import insert_suggestions
+from assay.gold.suggestions import Suggestion, list_suggestions
 from assay.gold.turn_answers import canonical_context
 from assay.llm import Generation, Generator, GeneratorError, GeneratorSettings, make_generator
 from assay.llm.prompts import (
@@ -259,9 +260,14 @@ def suggest_relevance(
                 }
             )
     with transaction(ws.engine, None) as conn:
-        ids = set(insert_suggestions(conn, project, item_id, rows))
+        ids = insert_suggestions(conn, project, item_id, rows)
         stored = list_suggestions(ws, project, item_id, turn=turn, conn=conn)
-    report.created = [s for s in stored if s.id in ids]
+    for row, sid in zip(rows, ids, strict=True):
+        if sid is None:  # another request stored one for the passage meanwhile
+            span = {"doc_id": row["doc_id"], "start": row["start"], "end": row["end"]}
+            report.skipped.append({**span, "reason": "a suggestion for it is pending"})
+    created = set(ids)
+    report.created = [s for s in stored if s.id in created]
     return report
 
 
@@ -275,7 +281,8 @@ def suggest_rewrite(
     generator: Generator | None = None,
 ) -> Suggestion:
     """Draft a standalone rewrite of turn ``turn``'s question from the turns before it and
-    store it as a pending suggestion (an earlier pending rewrite of the turn stays too)."""
+    store it as a pending suggestion, in place of the turn's waiting one (which stays as a
+    record in the state ``replaced``)."""
     item = get_item(ws, project, item_id)
     settings = llm_settings(project)
     current = _turn_of(item, turn)
@@ -294,7 +301,7 @@ def suggest_rewrite(
     with transaction(ws.engine, None) as conn:
         [sid] = insert_suggestions(conn, project, item_id, [row])
         stored = list_suggestions(ws, project, item_id, turn=turn, conn=conn)
-    return next(s for s in stored if s.id == sid)
+    return next(s for s in stored if s.id == sid)  # a rewrite is always stored
 
 
 # ---------------------------------------------------------------- many items at once

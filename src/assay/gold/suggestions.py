@@ -12,13 +12,16 @@ hash and the parameters that made it, and waits as ``pending`` until a person de
   (the person may edit it first; the text taken is kept in ``final_text``).
 * Rejecting changes nothing but the suggestion, which stays as a record.
 * Either way the suggestion keeps who decided and when; :func:`acceptance_rates` counts them.
+* At most one suggestion waits per passage of a turn and one rewrite per turn
+  (:mod:`assay.gold.suggestion_writes`); a rewrite replaced by a newer one stays as a record
+  in the state ``replaced``, not counted in the rates.
 
 Asking the generator is :mod:`assay.gold.suggesting`'s part.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -39,7 +42,9 @@ from assay.store.workspace import Workspace
 
 ORIGIN = "llm-suggestion"
 KINDS = ("relevance", "rewrite")
-STATES = ("pending", "accepted", "rejected")
+STATES = ("pending", "accepted", "rejected", "replaced")
+COUNTED = STATES[:3]
+"""The states :func:`acceptance_rates` counts (a replaced rewrite was never decided)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,24 +177,6 @@ def _by_ids(
     if missing:
         raise NotFound(f"item {item_id!r} has no suggestion {', '.join(missing)}")
     return [found[i] for i in wanted]
-
-
-# ---------------------------------------------------------------- storing
-
-
-def insert_suggestions(
-    conn: sa.Connection, project: Project, item_id: str, rows: Iterable[dict[str, Any]]
-) -> list[int]:
-    """Store new pending suggestions (rows with the table's columns, less id, project, item
-    and state); their ids in order."""
-    check_writable(conn, project.id)
-    now = utcnow()
-    ids = []
-    for row in rows:
-        values = {**row, "project_id": project.id, "item_id": item_id, "state": "pending"}
-        values.setdefault("created_at", now)
-        ids.append(int(conn.execute(suggestions.insert().values(**values)).inserted_primary_key[0]))  # type: ignore[index]
-    return ids
 
 
 # ---------------------------------------------------------------- deciding
@@ -349,7 +336,7 @@ def acceptance_rates(
     )
     with reading(ws.engine, conn) as conn:
         rows = conn.execute(query).all()
-    empty = dict.fromkeys(STATES, 0)
+    empty = dict.fromkeys(COUNTED, 0)
     by_label = {label: dict(empty) for label in LABELS}
     by_model: dict[str, dict[str, int]] = {}
     rewrites: dict[str, dict[str, int]] = {}

@@ -15,6 +15,14 @@ import sqlalchemy as sa
 
 from assay.store.schema import Timestamp, metadata
 
+
+def _one_pending(name: str, kind: str, *passage: str) -> sa.Index:
+    """A partial unique index: one pending suggestion of ``kind`` per turn (and passage)."""
+    where = sa.text(f"state = 'pending' AND kind = '{kind}'")
+    columns = ("item_id", "turn_ordinal", *passage)
+    return sa.Index(name, *columns, unique=True, postgresql_where=where, sqlite_where=where)
+
+
 suggestions = sa.Table(
     "suggestions",
     metadata,
@@ -42,7 +50,8 @@ suggestions = sa.Table(
     sa.Column("model", sa.String(200), nullable=False),
     sa.Column("prompt_hash", sa.String(64), nullable=False),
     sa.Column("params", sa.JSON, nullable=False),
-    # pending, accepted or rejected
+    # pending, accepted, rejected, or replaced (another one waits in its place: a newer
+    # rewrite of the turn, or a suggestion for the same passage stored first; 0021)
     sa.Column("state", sa.String(20), nullable=False),
     # a rewrite as accepted (the annotator may edit it first); None otherwise
     sa.Column("final_text", sa.Text, nullable=True),
@@ -52,4 +61,8 @@ suggestions = sa.Table(
     sa.Column("decided_at", Timestamp, nullable=True),
     sa.Index(None, "item_id", "turn_ordinal"),
     sa.Index(None, "project_id", "kind", "state"),
+    # at most one pending suggestion per passage of a turn, one pending rewrite per turn
+    # (migration 0021): two requests at once cannot both store theirs
+    _one_pending("ux_suggestions_pending_passage", "relevance", "doc_id", "start", "end"),
+    _one_pending("ux_suggestions_pending_rewrite", "rewrite"),
 )

@@ -130,7 +130,7 @@ def api_suggestions(
     name: str,
     item_id: str,
     turn: int | None = Query(None, ge=1, le=10_000),
-    state: Literal["pending", "accepted", "rejected"] | None = None,
+    state: Literal["pending", "accepted", "rejected", "replaced"] | None = None,
 ) -> Any:
     """The item's suggestions (oldest first) with their model, prompt hash, parameters and
     state, and the project's generator (``needs_llm``: it is the offline one)."""

@@ -154,7 +154,7 @@
 
   function fillBox(box, index) {
     const pending = pendingOf(index, "relevance");
-    const decided = suggestions.filter((s) => s.turn === index + 1 && s.kind === "relevance" && s.state !== "pending");
+    const decided = suggestions.filter((s) => s.turn === index + 1 && s.kind === "relevance" && (s.state === "accepted" || s.state === "rejected"));
     const said = notes[index];
     const parts = [];
     if (said) parts.push(el("p", { class: "sg-note" + (said.kind ? " " + said.kind : ""), role: "status", text: said.text }));
