@@ -51,12 +51,24 @@ def account_ids(conn: sa.Connection, names: Iterable[str]) -> dict[str, int]:
         known = by_username.get(name, by_display.get(name[:200]))  # display names: 200 chars
         if known is None:
             username = derived_username(name, by_username)
-            known = by_username[username] = insert_account(
-                conn, username, name[:200], origin="imported"
-            )
+            known = by_username[username] = _insert_or_read(conn, username, name[:200])
             by_display.setdefault(name[:200], known)
         found[name] = known
     return found
+
+
+def _insert_or_read(conn: sa.Connection, username: str, display_name: str) -> int:
+    """A new ``imported`` account, or the one another request created with the same user name
+    after this one read the names (two first saves of a new author at once on PostgreSQL:
+    the second insert waits for the first to commit, then clashes on the unique name)."""
+    try:
+        with conn.begin_nested():
+            return insert_account(conn, username, display_name, origin="imported")
+    except sa.exc.IntegrityError:
+        found = conn.scalar(sa.select(accounts.c.id).where(accounts.c.username == username))
+        if found is None:
+            raise
+        return int(found)
 
 
 @functools.cache
