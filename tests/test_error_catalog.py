@@ -109,3 +109,20 @@ def test_german_reader_gets_german_errors(tmp_path: Path) -> None:
     assert german.json()["detail"] == de
     assert page.status_code == 404
     assert "Projekt" in de and de.replace("'", "&#39;") in page.text
+
+
+def test_a_format_spec_carries_over(tmp_path: Path) -> None:
+    """The dataset version clash formats its date through the template's own spec."""
+    from datetime import datetime, timezone
+
+    t = make_translators(load_catalogs())["de"]
+    when = datetime(2026, 3, 4, 5, 6, tzinfo=timezone.utc)
+    clash = Conflict(
+        "English",
+        key="raised.dataset_version_name_taken",
+        project="p",
+        name="v1",
+        frozen=when,
+        hash="abc",
+    )
+    assert "04.03.2026 um 05:06 UTC" in said(clash, t)

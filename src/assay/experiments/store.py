@@ -181,7 +181,12 @@ def create_experiment(
             )
         )
         if clash:
-            raise Conflict(f"project {project.name!r} already has an experiment named {name!r}")
+            raise Conflict(
+                f"project {project.name!r} already has an experiment named {name!r}",
+                key="raised.experiment_name_taken",
+                project=project.name,
+                name=name,
+            )
         experiment_id = insert_experiment(
             conn,
             project,
@@ -282,7 +287,12 @@ def _select_experiments() -> sa.Select[Any]:
 def find_experiment(conn: sa.Connection, project: Project, ref: int | str) -> Any:
     rows = conn.execute(_select_experiments().where(_where(project, ref))).all()
     if not rows:
-        raise NotFound(f"project {project.name!r} has no experiment {ref!r}")
+        raise NotFound(
+            f"project {project.name!r} has no experiment {ref!r}",
+            key="raised.no_experiment",
+            project=project.name,
+            ref=ref,
+        )
     # an id wins over a name that happens to be digits
     return next((r for r in rows if str(r.id) == str(ref)), rows[0])
 

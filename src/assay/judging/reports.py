@@ -83,7 +83,12 @@ def get_topic(
     with reading(ws.engine, conn) as reader:
         row = reader.execute(query).first()
     if row is None:
-        raise NotFound(f"project {project.name!r} has no judging topic {topic_id!r}")
+        raise NotFound(
+            f"project {project.name!r} has no judging topic {topic_id!r}",
+            key="raised.no_judging_topic",
+            project=project.name,
+            topic_id=topic_id,
+        )
     return _topic(row)
 
 

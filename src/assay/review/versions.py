@@ -260,7 +260,12 @@ def _refuse_taken(conn: sa.Connection, project: Project, name: str) -> None:
         raise Conflict(
             f"project {project.name!r} already has a dataset version named {name!r} "
             f"(frozen {as_utc(row.created_at):%Y-%m-%d %H:%M} UTC, hash {row.hash[:12]}); "
-            "versions never change: choose another name"
+            "versions never change: choose another name",
+            key="raised.dataset_version_name_taken",
+            project=project.name,
+            name=name,
+            frozen=as_utc(row.created_at),
+            hash=row.hash[:12],
         )
 
 
@@ -306,7 +311,13 @@ def get_version(
             .order_by(dataset_versions.c.created_at)
         ).all()
     shown = ", ".join(known) or "none yet"
-    raise NotFound(f"project {project.name!r} has no dataset version {name!r} (versions: {shown})")
+    raise NotFound(
+        f"project {project.name!r} has no dataset version {name!r} (versions: {shown})",
+        key="raised.no_dataset_version",
+        project=project.name,
+        name=name,
+        shown=shown,
+    )
 
 
 def version_by_id(
