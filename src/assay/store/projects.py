@@ -31,7 +31,8 @@ LANGUAGES: dict[str, str] = {
 DEFAULT_CHUNKING = {"name": "default", "method": "recursive", "params": {"max_length": 1000}}
 
 
-def _row_to_project(row: sa.Row[Any]) -> Project:
+def project_from_row(row: Any) -> Project:
+    """A project from its row (or anything with its columns as attributes)."""
     return Project(
         id=row.id,
         name=row.name,
@@ -109,7 +110,7 @@ def list_projects(ws: Workspace, *, conn: sa.Connection | None = None) -> list[P
             .where(sa.not_(projects.c.name.startswith(STAGING, autoescape=True)))
             .order_by(projects.c.name)
         ).all()
-    return [_row_to_project(row) for row in rows]
+    return [project_from_row(row) for row in rows]
 
 
 @functools.cache
@@ -125,7 +126,7 @@ def get_project(ws: Workspace, name: str, *, conn: sa.Connection | None = None) 
     if row is None:
         known = ", ".join(p.name for p in list_projects(ws, conn=conn)) or "none yet"
         raise NotFound(f"no project named {name!r} (projects: {known})")
-    return _row_to_project(row)
+    return project_from_row(row)
 
 
 def resolve_project(ws: Workspace, name: str | None) -> Project:
