@@ -42,6 +42,31 @@ Round trips to PostgreSQL per autosave (statements + pings + tx commands): 54.3 
 item JSON 23 -> 7. The CPU is this process's (test client included), not PostgreSQL's own.
 On SQLite the item JSON's CPU barely moved at this load although ``get_item`` alone went from
 126-174 to 84-90 us (one joined statement instead of three).
+
+``PostgreSQL CPU us``: the CPU time of PostgreSQL's server processes serving this database
+(found in ``pg_stat_activity`` after the warm-up, read from ``/proc/PID/schedstat``, so the
+server must run on this machine), per request. ``--show`` prints the statements of the last
+request of each kind.
+
+The access check in one statement (``assay.people.guard_read``; before = main at 283dbc3, after
+= that and the autosave's import-lock check in its update and its turns' ids reused), same
+workspace, 20 items x 3 blocks, 3 rounds alternating sides, load 2.7-3.4 (other work ran);
+min / median:
+
+    per request                     SQLite before / after       PostgreSQL before / after
+    autosave: statements            18.3 / 12.3                 18.3 / 12.3
+    autosave: tx commands           -                           2.0 / 2.0
+    autosave: CPU us                5224 / 5566 -> 4450 / 5128  7029 / 8464 -> 6602 / 8674
+    autosave: PostgreSQL CPU us     -                           1952 / 2372 -> 1713 / 2343
+    item JSON: statements           7 / 3                       7 / 3
+    item JSON: CPU us               3351 / 3572 -> 2927 / 3270  4388 / 4982 -> 3946 / 5049
+    item JSON: PostgreSQL CPU us    -                           573 / 737 -> 425 / 665
+
+Six statements fewer per autosave cost 0.4-0.8 ms less CPU in this process and 0.2 ms less in
+PostgreSQL's (about 100 us and 40 us a statement); the rest of a request's CPU is the web
+framework, the test client, building the item and its JSON. Under a team's load the round
+trips count more than their CPU: each is a wait for PostgreSQL's process to be scheduled on
+cores the server's own processes also need (``team_load.py``).
 """
 
 from __future__ import annotations
