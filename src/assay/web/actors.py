@@ -76,18 +76,18 @@ def _check(request: Request, path: str, conn: sa.Connection) -> None:
     cookie = session_key(request.cookies.get(SESSION_COOKIE, ""))
     read = guard_read(conn, session_key=cookie, project=name, item_id=item_id)
     actor = request_actor(request, conn=conn, read=read)
+    if name is not None and read.project is not None:
+        request.state.project = project_from_row(read.project)  # the route's project too
     if actor.personal:
         return
     action = action_for(request.method, path)
     if action is None:
         return
-    if name is not None and read.project is not None:
-        request.state.project = project_from_row(read.project)
-        if item_id is not None and actor.role_in is not None:  # read with the session:
-            # what owns_item would answer, from the same read
-            owner = read.item_author
-            own = owner is not None and (owner == actor.account_id or read.item_task)
-            _known_owners(request)[read.project.id, item_id, actor.account_id] = own
+    if read.project is not None and item_id is not None and actor.role_in is not None:
+        # read with the session: what owns_item would answer, from the same read
+        owner = read.item_author
+        own = owner is not None and (owner == actor.account_id or read.item_task)
+        _known_owners(request)[read.project.id, item_id, actor.account_id] = own
     project = request_project(request, name, conn=conn) if name is not None else None
     own = project is not None and item_id is not None and owns(request, project, item_id, conn)
     own_list = request.method in ("GET", "HEAD") and path in OWN_LISTS and project is not None
