@@ -42,6 +42,31 @@ Round trips to PostgreSQL per autosave (statements + pings + tx commands): 54.3 
 item JSON 23 -> 7. The CPU is this process's (test client included), not PostgreSQL's own.
 On SQLite the item JSON's CPU barely moved at this load although ``get_item`` alone went from
 126-174 to 84-90 us (one joined statement instead of three).
+
+``PostgreSQL CPU us``: the CPU time of PostgreSQL's server processes serving this database
+(found in ``pg_stat_activity`` after the warm-up, read from ``/proc/PID/schedstat``, so the
+server must run on this machine), per request. ``--show`` prints the statements of the last
+request of each kind.
+
+The access check in one statement (``assay.people.guard_read``; before = main at 283dbc3, after
+= that and the autosave's import-lock check in its update and its turns' ids reused), same
+workspace, 20 items x 3 blocks, 3 rounds alternating sides, load 2.7-3.4 (other work ran);
+min / median:
+
+    per request                     SQLite before / after       PostgreSQL before / after
+    autosave: statements            18.3 / 12.3                 18.3 / 12.3
+    autosave: tx commands           -                           2.0 / 2.0
+    autosave: CPU us                5224 / 5566 -> 4450 / 5128  7029 / 8464 -> 6602 / 8674
+    autosave: PostgreSQL CPU us     -                           1952 / 2372 -> 1713 / 2343
+    item JSON: statements           7 / 3                       7 / 3
+    item JSON: CPU us               3351 / 3572 -> 2927 / 3270  4388 / 4982 -> 3946 / 5049
+    item JSON: PostgreSQL CPU us    -                           573 / 737 -> 425 / 665
+
+Six statements fewer per autosave cost 0.4-0.8 ms less CPU in this process and 0.2 ms less in
+PostgreSQL's (about 100 us and 40 us a statement); the rest of a request's CPU is the web
+framework, the test client, building the item and its JSON. Under a team's load the round
+trips count more than their CPU: each is a wait for PostgreSQL's process to be scheduled on
+cores the server's own processes also need (``team_load.py``).
 """
 
 from __future__ import annotations
@@ -64,7 +89,7 @@ PASSWORD = "team-load-password-1"  # benchmarks/team_load.py's
 PROJECT = "bench"
 
 
-def measure(url: str, home: Path, count: int, blocks: int) -> dict[str, Any]:
+def measure(url: str, home: Path, count: int, blocks: int, show: bool = False) -> dict[str, Any]:
     """One run: sign in, then ``blocks`` blocks of ``count`` items (read, save three times)."""
     from fastapi.testclient import TestClient
 
@@ -77,8 +102,12 @@ def measure(url: str, home: Path, count: int, blocks: int) -> dict[str, Any]:
     tally: Counter[str] = Counter()
     engine = ws.engine
 
-    def on_statement(*_: Any) -> None:
+    sent: list[str] = []
+    shown: dict[str, list[str]] = {}
+
+    def on_statement(*args: Any) -> None:
         tally["statements"] += 1
+        sent.append(" ".join(str(args[2]).split())[:110])
 
     sa.event.listen(engine, "before_cursor_execute", on_statement)
     sa.event.listen(engine.pool, "checkout", lambda *_: tally.update(["checkouts"]))
@@ -108,24 +137,32 @@ def measure(url: str, home: Path, count: int, blocks: int) -> dict[str, Any]:
     api = f"/api/projects/{PROJECT}/items"
     per_kind: dict[str, Counter[str]] = {"item JSON": Counter(), "autosave": Counter()}
     cpu: dict[str, list[float]] = {"item JSON": [], "autosave": []}
+    db_cpu: dict[str, list[float]] = {"item JSON": [], "autosave": []}
     saved: dict[str, str] = {}
     stamp = time.time()
 
+    backends = Backends(url)
+
     def run(kind: str, call: Any) -> Any:
         tally.clear()
-        began = time.process_time()
+        sent.clear()
+        began, began_db = time.process_time(), backends.cpu()
         reply = call()
         spent = time.process_time() - began
+        per_kind[kind]["db cpu"] += backends.cpu() - began_db  # type: ignore[assignment]
         if reply.status_code != 200:
             raise SystemExit(f"{kind}: {reply.status_code} {reply.text[:300]}")
         per_kind[kind].update(tally)
+        shown[kind] = list(sent)
         per_kind[kind]["requests"] += 1
         per_kind[kind]["cpu"] += spent  # type: ignore[assignment]
         return reply.json()
 
     client.get(f"{api}/{ids[0]}")  # warm: first-use costs (compiled statements) are not timed
     for block in range(blocks):
+        backends.find()  # the pool's connections, opened by now
         spent = {kind: per_kind[kind]["cpu"] for kind in per_kind}
+        spent_db = {kind: per_kind[kind]["db cpu"] for kind in per_kind}
         done = {kind: per_kind[kind]["requests"] for kind in per_kind}
         for item_id in ids[block * count : (block + 1) * count]:
             payload = run("item JSON", lambda i=item_id: client.get(f"{api}/{i}"))
@@ -143,6 +180,7 @@ def measure(url: str, home: Path, count: int, blocks: int) -> dict[str, Any]:
         for kind in per_kind:
             n = per_kind[kind]["requests"] - done[kind]
             cpu[kind].append((per_kind[kind]["cpu"] - spent[kind]) / n * 1e6)
+            db_cpu[kind].append((per_kind[kind]["db cpu"] - spent_db[kind]) / n * 1e6)
     with engine.connect() as conn:
         stored = dict(
             conn.execute(
@@ -156,13 +194,58 @@ def measure(url: str, home: Path, count: int, blocks: int) -> dict[str, Any]:
         raise SystemExit(f"{len(lost)} acknowledged saves are not stored: {lost[:3]}")
     client.__exit__(None, None, None)
     ws.close()
+    backends.close()
+    if show:
+        for kind, statements in shown.items():
+            print(f"{kind}: the last request's {len(statements)} statements", file=sys.stderr)
+            for text in statements:
+                print(f"    {text}", file=sys.stderr)
     figures: dict[str, Any] = {}
     for kind, seen in per_kind.items():
         n = seen["requests"]
         for what in ("statements", "checkouts", "pings", "tx commands"):
             figures[f"{kind}: {what}"] = seen[what] / n
         figures[f"{kind}: CPU us"] = statistics.median(cpu[kind])
+        if backends.engine is not None:
+            figures[f"{kind}: PostgreSQL CPU us"] = statistics.median(db_cpu[kind])
     return figures
+
+
+class Backends:
+    """PostgreSQL's server processes serving this database (the pool's connections): their
+    CPU time from ``/proc/PID/schedstat`` (nanoseconds; the server runs on this machine).
+    Nothing on SQLite."""
+
+    def __init__(self, url: str) -> None:
+        self.engine = sa.create_engine(url) if url.startswith("postgresql") else None
+        self.pids: list[int] = []
+
+    def find(self) -> None:
+        if self.engine is None:
+            return
+        with self.engine.connect() as conn:
+            self.pids = list(
+                conn.scalars(
+                    sa.text(
+                        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                        "AND pid <> pg_backend_pid()"
+                    )
+                )
+            )
+
+    def cpu(self) -> float:
+        total = 0
+        for pid in self.pids:
+            try:
+                with open(f"/proc/{pid}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+        return total / 1e9
+
+    def close(self) -> None:
+        if self.engine is not None:
+            self.engine.dispose()
 
 
 def count_transaction_commands(tally: Counter[str]) -> None:
@@ -218,11 +301,12 @@ def main() -> None:
     parser.add_argument("--sides", help="comma-separated src folders to compare, in turn")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="one line of JSON figures")
+    parser.add_argument("--show", action="store_true", help="print each kind's statements")
     args = parser.parse_args()
     if args.sides:
         compare(args)
         return
-    figures = measure(args.database_url, Path(args.home), args.items, args.blocks)
+    figures = measure(args.database_url, Path(args.home), args.items, args.blocks, args.show)
     if args.json:
         print(json.dumps(figures))
         return

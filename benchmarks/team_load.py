@@ -124,6 +124,39 @@ SQLite meets the three goals with one worker. PostgreSQL meets the editor goal w
 workers and misses autosave (69.7 ms against 50) and search-while-typing (52.7 against 50):
 its server processes share the two cores with the load generator and the Python workers, and a
 save is still 17 statements.
+
+After the access check became one statement (``assay.people.guard_read``; the role and item
+owner it read serve the route's own checks) and the team's reads left their BEGIN/ROLLBACK
+(round trips per request on PostgreSQL: autosave 20 -> 14, item JSON 7 -> 3, editor page
+35 -> 8, search while typing 11 -> 4, list page 21 -> 5), a small run only: 20k items, 100k
+chunks, 20 annotators, think 1 s, 10 s warm-up then 30 s, 2 workers, closed loop 16 clients
+10 s with 2 workers; before = main at 283dbc3, after = these changes; PostgreSQL two rounds
+alternating sides, then SQLite one round each; other sessions' tests ran meanwhile (load 3.0-6.2
+at the start of a run); p50 / p95 ms:
+
+    PostgreSQL          before, round 1  round 2        after, round 1   round 2
+    autosave            30.4 / 57.1      28.1 / 68.1    16.6 / 40.0      16.3 / 37.9
+    editor page         44.3 / 80.2      39.0 / 76.5    19.9 / 39.2      17.5 / 34.6
+    item JSON           14.0 / 34.8      12.8 / 28.9     8.5 / 22.7       9.0 / 20.8
+    list page           34.6 / 65.7      30.8 / 71.0    28.0 / 49.6      26.5 / 47.1
+    search w. typing    18.8 / 45.2      18.5 / 49.8    12.4 / 28.9      12.3 / 29.1
+    closed loop req/s   107.6            84.6           127.4            115.4
+
+    SQLite              before           after
+    autosave             9.6 / 20.7      10.5 / 20.9
+    editor page         11.5 / 22.7      12.3 / 23.4
+    item JSON            4.4 / 14.2       4.8 / 12.0
+    list page           14.0 / 24.3      14.5 / 25.6
+    search w. typing     8.0 / 18.3       9.5 / 19.6
+    closed loop req/s   108.5            152.2
+
+0 errors and 0 lost saves in every run (112-114 acknowledged). On PostgreSQL the autosave's
+p95 fell by a third and the editor page's by half; SQLite's latencies did not move (its
+statements were cheap, in-process calls). Where the CPU went during these runs (``/proc``
+sampled each second): the load generator used 4.3-4.7 s per run, about 2.2 ms per request
+(some 12% of one core at the team's 52 requests/s, 30% in the closed loop), PostgreSQL's
+processes 3.2-4.8 s (1.6-2.4 ms per request, as ``save_path.py`` finds per autosave), the
+server processes most of the rest: the client is not what makes PostgreSQL slower here.
 """
 
 from __future__ import annotations

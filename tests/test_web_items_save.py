@@ -5,6 +5,7 @@ without the request failing. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -21,8 +22,9 @@ from assay.people.accounts import create_account
 from assay.people.actors import FEW_NAMES, account_ids
 from assay.records import Document, Evidence, Project
 from assay.store import db
-from assay.store.projects import create_project
-from assay.store.schema import accounts
+from assay.store.import_lock import acquire
+from assay.store.projects import create_project, get_project
+from assay.store.schema import accounts, projects, turns
 from assay.store.workspace import Workspace
 from assay.web import create_app
 
@@ -265,3 +267,65 @@ def test_requests_survive_connections_the_server_dropped(
     monkeypatch.setattr(db, "IDLE_PING_SECONDS", 0.0)  # now every pooled one counts as idle
     assert drop_pooled_connections() >= 1
     assert client.get("/api/projects/p/items").status_code == 200
+
+
+def _turn_ids(ws: Workspace, item_id: str) -> list[int]:
+    with ws.engine.connect() as conn:
+        return list(
+            conn.scalars(
+                sa.select(turns.c.id).where(turns.c.item_id == item_id).order_by(turns.c.ordinal)
+            )
+        )
+
+
+def test_a_save_keeps_its_turns_ids_and_asks_for_no_new_one(setup: Any) -> None:
+    """The saved turns take the deleted turns' ids (only evidence refers to them); a
+    conversation that grows takes new ids for its new turns only."""
+    ws, _, doc = setup
+    client = client_of(ws)
+    evidence = [{"doc_id": doc.id, "text": "22:40", "label": "relevant"}]
+    turn = {"query": "When?", "answer": "a", "evidence": evidence}
+    made = client.post("/api/projects/p/items", json={"kind": "conversation", "turns": [turn]})
+    item_id = made.json()["item"]["id"]
+    url = f"/api/projects/p/items/{item_id}"
+    first = _turn_ids(ws, item_id)
+    body = made.json()["input"]
+    body["turns"][0]["answer"] = "b"
+    with statements(ws) as sent:
+        saved = client.put(url, json={"version": 1, "item": body})
+    assert saved.status_code == 200, saved.text
+    assert _turn_ids(ws, item_id) == first
+    assert not [s for s in sent if "nextval" in s or "max(turns.id)" in s]
+    assert saved.json()["item"] == client.get(url).json()["item"]
+    body["turns"].append({"query": "And back?", "answer": "c"})
+    grown = client.put(url, json={"version": 2, "item": body})
+    assert grown.status_code == 200, grown.text
+    ids = _turn_ids(ws, item_id)
+    assert ids[0] == first[0] and len(ids) == 2 and ids[1] not in first
+    assert [t["answer"] for t in grown.json()["item"]["turns"]] == ["b", "c"]
+    assert grown.json()["item"]["turns"][0]["evidence"][0]["text"] == "22:40"
+
+
+def test_a_save_meeting_an_import_lock_is_refused_or_clears_a_stale_one(setup: Any) -> None:
+    """The save's update checks the import lock itself: a live import's lock answers 423
+    (a stale save too: the import answers first), a lock whose holder is gone is undone and
+    the save goes through."""
+    ws, project, _ = setup
+    client = client_of(ws)
+    made = client.post("/api/projects/p/items", json={"turns": [{"query": "When?"}]}).json()
+    url = f"/api/projects/p/items/{made['item']['id']}"
+    body = made["input"]
+    body["turns"][0]["answer"] = "during the import"
+    with ws.engine.begin() as conn:
+        acquire(conn, project.id, "running-import")  # held by this (live) process
+    assert client.put(url, json={"version": 1, "item": body}).status_code == 423
+    assert client.put(url, json={"version": 7, "item": body}).status_code == 423
+    gone = f"{socket.gethostname()}:{2**22 + 12345}"  # this host, no such process
+    with ws.engine.begin() as conn:
+        conn.execute(
+            projects.update().where(projects.c.id == project.id).values(import_holder=gone)
+        )
+    saved = client.put(url, json={"version": 1, "item": body})
+    assert saved.status_code == 200, saved.text
+    assert saved.json()["item"]["turns"][0]["answer"] == "during the import"
+    assert get_project(ws, "p").importing_since is None

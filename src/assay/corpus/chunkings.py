@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from assay.corpus.chunker_registry import chunk_text
 from assay.errors import Conflict, InvalidInput, NotFound
 from assay.records import Chunk, Chunking, Project
-from assay.store.db import as_utc, count_rows, reading, transaction, utcnow
+from assay.store.db import as_utc, count_rows, read_only, reading, transaction, utcnow
 from assay.store.projects import bump_corpus_version, check_name
 from assay.store.schema import chunkings, chunks, documents
 from assay.store.workspace import Workspace
@@ -54,7 +54,7 @@ def project_chunkings(conn: sa.Connection, project_id: int) -> list[Chunking]:
 def list_chunkings(
     ws: Workspace, project: Project, *, conn: sa.Connection | None = None
 ) -> list[Chunking]:
-    with reading(ws.engine, conn) as conn:
+    with read_only(ws.engine, conn) as conn:  # every search asks: no BEGIN/ROLLBACK around it
         return project_chunkings(conn, project.id)
 
 

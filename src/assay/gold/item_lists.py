@@ -14,7 +14,7 @@ from assay.gold.assigned_walk import walked_ids
 from assay.gold.item_scope import Part, copies_condition, copies_of_project, own_parts
 from assay.people.actors import AUTHOR_NAME
 from assay.records import ItemSummary, Project
-from assay.store.db import as_utc, reading, record_from_row
+from assay.store.db import as_utc, read_only, record_from_row
 from assay.store.schema import accounts, items
 from assay.store.workspace import Workspace
 
@@ -75,7 +75,7 @@ def list_items(
         review=review,
         copies=copies,
     )
-    with reading(ws.engine, conn) as conn:
+    with read_only(ws.engine, conn) as conn:  # reads: no BEGIN/ROLLBACK on PostgreSQL
         parts = _parts(conn, project, author_id)
         total = chosen.total(conn, project, parts, author_id, count, count_limit)
         where = [*chosen.where, *chosen.shown]
@@ -106,7 +106,7 @@ def list_neighbours(
     ``list_items(after=...)`` calls did in nine statements, here in five."""
     chosen = _Listing.make(**filters)
     column, descending = chosen.column, chosen.descending
-    with reading(ws.engine, None) as conn:
+    with read_only(ws.engine, None) as conn:
         parts = _parts(conn, project, author_id)
         total = chosen.total(conn, project, parts, author_id, True, count_limit)
         where = [*chosen.where, *chosen.shown]

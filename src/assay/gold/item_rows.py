@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
+from sqlalchemy.sql.dml import ReturningDelete
 
 from assay.corpus.anchoring import DocumentTexts, anchor_evidence
 from assay.errors import InvalidInput
@@ -106,14 +107,19 @@ def item_rows(
     return ItemRows(found, listing, sum(row["anchor"] == "unlocated" for row in evidence_rows))
 
 
-def insert_turns(conn: sa.Connection, written: Sequence[ItemRows]) -> None:
+def insert_turns(
+    conn: sa.Connection, written: Sequence[ItemRows], free_ids: Sequence[int] = ()
+) -> None:
     """Insert the turns and evidence of items whose rows are built: the turns' ids are taken
-    first, then all turns and all evidence go in at the driver's speed
-    (:mod:`assay.store.bulk`)."""
+    first (``free_ids``, ascending, before new ones), then all turns and all evidence go in
+    at the driver's speed (:mod:`assay.store.bulk`)."""
     found = [turn for rows in written for turn in rows.turns]
     if not found:
         return
-    ids = next_ids(conn, turns, len(found))
+    ids = list(free_ids[: len(found)])
+    if len(ids) < len(found):  # SQLite's next ids follow the largest left: maybe a freed one
+        fresh = next_ids(conn, turns, len(found))
+        ids += [i for i in fresh if i not in ids][: len(found) - len(ids)]
     numbered = [{"id": turn_id, **row} for turn_id, (row, _) in zip(ids, found, strict=True)]
     insert_dicts(conn, turns, numbered)
     passages = [
@@ -125,15 +131,19 @@ def insert_turns(conn: sa.Connection, written: Sequence[ItemRows]) -> None:
 
 
 def replace_turns(conn: sa.Connection, item_id: str, rows: ItemRows) -> None:
-    """Replace the item's turns and evidence with ``rows`` (built by :func:`item_rows`)."""
-    conn.execute(_turns_delete(), {"item_id": item_id})
-    insert_turns(conn, [rows])
+    """Replace the item's turns and evidence with ``rows`` (built by :func:`item_rows`).
+    The new turns take the ids of the deleted ones, in order (only evidence refers to a
+    turn's id, and it goes with its turn), so a save of as many turns asks for no new id."""
+    freed = sorted(conn.execute(_turns_delete(), {"item_id": item_id}).scalars())
+    insert_turns(conn, [rows], freed)
 
 
 @functools.cache
-def _turns_delete() -> sa.Delete:
-    """Every save deletes the item's turns: built once per process (bound parameter)."""
-    return turns.delete().where(turns.c.item_id == sa.bindparam("item_id", type_=sa.String))
+def _turns_delete() -> ReturningDelete[int]:
+    """Every save deletes the item's turns (their evidence goes with them) and learns their
+    ids: built once per process (bound parameter)."""
+    item_id = sa.bindparam("item_id", type_=sa.String)
+    return turns.delete().where(turns.c.item_id == item_id).returning(turns.c.id)
 
 
 def check_storable(data: Item) -> None:

@@ -34,7 +34,7 @@ from assay.people.actors import account_ids, acting_account
 from assay.records import STATUSES, Item, Project, to_json
 from assay.store.bulk import insert_dicts
 from assay.store.db import transaction, utcnow
-from assay.store.import_lock import check_writable
+from assay.store.import_lock import check_writable, lock_checked_in_write, unlocked
 from assay.store.schema import events, items
 from assay.store.workspace import Workspace
 
@@ -264,8 +264,10 @@ def save_read_item(
     for the writes alone; the item's row changes in one statement."""
     check_storable(data)
     check_single_choice(project, data)
-    check_writable(conn, project.id)
+    in_write = lock_checked_in_write(conn, project.id)  # the import lock, checked by the update
     if before.version != base_version:
+        if in_write:
+            check_writable(conn, project.id)  # a running import still answers first
         raise StaleItem(before, base_version)  # nothing to write: no write lock taken
     author = author if author is not None else acting_account(ws, conn=conn)
     texts = DocumentTexts(conn, project.id)
@@ -280,8 +282,11 @@ def save_read_item(
     values = {**content, **rows.listing, "version": base_version + 1, "updated_at": utcnow()}
     assert values.keys() == set(SAVED_COLUMNS), "a listing field the update does not write"
     params = {f"new_{name}": value for name, value in values.items()}
-    params.update(item_id=before.id, base_version=base_version)
-    changed = conn.execute(_save_update(), params).rowcount
+    params.update(item_id=before.id, base_version=base_version, lock_project=project.id)
+    changed = conn.execute(_save_update(in_write), params).rowcount
+    if changed != 1 and in_write:  # an import holds the project, or someone saved meanwhile
+        check_writable(conn, project.id)  # ImportRunning, or a stale lock undone: try again
+        changed = conn.execute(_save_update(False), params).rowcount
     if changed != 1:  # saved by someone else since it was read
         raise StaleItem(get_item(ws, project, before.id, conn=conn), base_version)
     replace_turns(conn, before.id, rows)
@@ -297,17 +302,18 @@ SAVED_COLUMNS = (
 
 
 @functools.cache
-def _save_update() -> sa.Update:
-    """The item row's update of every save: built once per process (bound parameters)."""
+def _save_update(unlocked_only: bool) -> sa.Update:
+    """The item row's update of every save: built once per process (bound parameters).
+    ``unlocked_only``: it changes nothing while an import holds the project
+    (:func:`assay.store.import_lock.lock_checked_in_write`)."""
     values = {name: sa.bindparam(f"new_{name}", type_=items.c[name].type) for name in SAVED_COLUMNS}
-    return (
-        items.update()
-        .where(
-            items.c.id == sa.bindparam("item_id", type_=sa.String),
-            items.c.version == sa.bindparam("base_version", type_=sa.Integer),
-        )
-        .values(values)
-    )
+    where = [
+        items.c.id == sa.bindparam("item_id", type_=sa.String),
+        items.c.version == sa.bindparam("base_version", type_=sa.Integer),
+    ]
+    if unlocked_only:
+        where.append(unlocked(sa.bindparam("lock_project", type_=sa.Integer)))
+    return items.update().where(*where).values(values)
 
 
 def set_status(

@@ -8,7 +8,7 @@ here and nowhere else.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -35,10 +35,19 @@ class Actor:
     is_admin: bool = False
     scope: str = "write"
     personal: bool = False
+    role_in: tuple[int, str | None] | None = field(default=None, compare=False, repr=False)
+    """The actor's role in one project as the request read it with its session (project id,
+    role; None: not a member): :func:`may` asks the database for no other role there. An
+    actor lives for one request (``request.state``), so a role changed meanwhile counts
+    from the next request on."""
 
     @classmethod
     def of(cls, account: Account, scope: str = "write") -> Actor:
         return cls(account.id, account.username, account.is_admin, scope, account.origin == "local")
+
+    def knowing_role(self, project_id: int, role: str | None) -> Actor:
+        """This actor, with its role in the project ``project_id`` known (see ``role_in``)."""
+        return replace(self, role_in=(project_id, role))
 
 
 @dataclass(frozen=True)
@@ -129,6 +138,8 @@ def _role(
     matter (the local owner and workspace admins may do everything)."""
     if project is None or actor.personal or actor.is_admin:
         return None
+    if actor.role_in is not None and actor.role_in[0] == project.id:
+        return actor.role_in[1]
     return role_of(ws, project.id, actor.account_id, conn=conn)
 
 

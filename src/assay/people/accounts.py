@@ -67,7 +67,14 @@ def session_account(
 ) -> tuple[Session, Account] | None:
     """The live session of ``secret`` and its account, read together
     (:func:`assay.people.sessions.live_session`); None when there is no live session."""
-    found = live_session(ws, secret, conn=conn)
+    return with_account(live_session(ws, secret, conn=conn))
+
+
+def with_account(
+    found: tuple[Session, dict[str, Any]] | None,
+) -> tuple[Session, Account] | None:
+    """A live session as :func:`assay.people.sessions.judge_session` found it (its account's
+    columns by name), with its :class:`Account`."""
     if found is None:
         return None
     session, columns = found

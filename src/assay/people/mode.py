@@ -30,14 +30,14 @@ HOW_TO_TURN_ON = (
 
 
 @functools.cache
-def _team_mode_read() -> sa.Select[Any]:
+def team_mode_read() -> sa.Select[Any]:
     """Read on every request: built once per process (see ``assay.store.projects._by_name``)."""
     return sa.select(workspace_settings.c.value).where(workspace_settings.c.key == KEY)
 
 
 def team_mode(ws: Workspace, *, conn: sa.Connection | None = None) -> bool:
     with reading(ws.engine, conn) as reader:
-        value = reader.execute(_team_mode_read()).scalar()
+        value = reader.execute(team_mode_read()).scalar()
     return value is True
 
 

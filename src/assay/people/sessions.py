@@ -65,9 +65,8 @@ ACCOUNT = "account_"
 def _session_read() -> sa.Select[Any]:
     """Read on every signed-in request, the session with its account: built once per
     process (bound parameter)."""
-    account = [column.label(ACCOUNT + column.name) for column in accounts.c if column.name != "id"]
     return (
-        sa.select(sessions, *account)
+        sa.select(*session_columns())
         .join(accounts, accounts.c.id == sessions.c.account_id)
         .where(sessions.c.id_hash == sa.bindparam("id_hash", type_=sa.String))
     )
@@ -88,28 +87,50 @@ def live_session(
 ) -> tuple[Session, dict[str, Any]] | None:
     """:func:`touch_session`, and the columns of the session's account read with it (by
     name: ``id``, ``username``...), so a signed-in request reads both in one statement."""
-    if not secret or len(secret) > 200:
+    key = session_key(secret)
+    if key is None:
         return None
-    key = hash_secret(secret)
-    now = utcnow()
-    idle = timedelta(minutes=ws.settings.session_idle_minutes)
     with transaction(ws.engine, conn) as conn:
         row = conn.execute(_session_read(), {"id_hash": key}).first()
-        if row is None:
-            return None
-        last_seen = as_utc(row.last_seen_at)
-        expires = as_utc(row.expires_at)
-        if row.account_disabled or now >= expires or now - last_seen >= idle:
-            conn.execute(sessions.delete().where(sessions.c.id_hash == key))
-            return None
-        if now - last_seen >= TOUCH_EVERY:
-            conn.execute(
-                sessions.update().where(sessions.c.id_hash == key).values(last_seen_at=now)
-            )
-            last_seen = now
-        session = Session(row.account_id, as_utc(row.created_at), last_seen, expires)
-        fields = row._mapping.items()  # account_id (the session's column) gives the id
-        return session, {k[len(ACCOUNT) :]: v for k, v in fields if k.startswith(ACCOUNT)}
+        return judge_session(ws, conn, key, row)
+
+
+def session_key(secret: str) -> str | None:
+    """What the sessions table keeps of a cookie's ``secret`` (None: no session could have
+    it: empty, or longer than any secret this module hands out)."""
+    if not secret or len(secret) > 200:
+        return None
+    return hash_secret(secret)
+
+
+def session_columns() -> list[sa.ColumnElement[Any]]:
+    """The columns :func:`judge_session` reads: the session's, and its account's prefixed
+    with :data:`ACCOUNT` (a statement joining ``accounts`` to ``sessions`` selects them)."""
+    account = [column.label(ACCOUNT + column.name) for column in accounts.c if column.name != "id"]
+    return [*sessions.c, *account]
+
+
+def judge_session(
+    ws: Workspace, conn: sa.Connection, key: str, row: Any
+) -> tuple[Session, dict[str, Any]] | None:
+    """:func:`live_session` of a session row already read (the columns of
+    :func:`session_columns`, None when there is no such session): an expired one is deleted
+    (None), a live one marked as used at most every :data:`TOUCH_EVERY`."""
+    if row is None:
+        return None
+    now = utcnow()
+    idle = timedelta(minutes=ws.settings.session_idle_minutes)
+    last_seen = as_utc(row.last_seen_at)
+    expires = as_utc(row.expires_at)
+    if row.account_disabled or now >= expires or now - last_seen >= idle:
+        conn.execute(sessions.delete().where(sessions.c.id_hash == key))
+        return None
+    if now - last_seen >= TOUCH_EVERY:
+        conn.execute(sessions.update().where(sessions.c.id_hash == key).values(last_seen_at=now))
+        last_seen = now
+    session = Session(row.account_id, as_utc(row.created_at), last_seen, expires)
+    fields = row._mapping.items()  # account_id (the session's column) gives the id
+    return session, {k[len(ACCOUNT) :]: v for k, v in fields if k.startswith(ACCOUNT)}
 
 
 def end_session(ws: Workspace, secret: str, *, conn: sa.Connection | None = None) -> None:

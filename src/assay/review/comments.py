@@ -20,7 +20,7 @@ from assay.gold.item_reads import get_item
 from assay.people.actors import AUTHOR_NAME
 from assay.records import Comment, Item, Project
 from assay.review.comment_anchors import checked_anchor, checked_body, with_anchor
-from assay.store.db import as_utc, reading, transaction, utcnow
+from assay.store.db import as_utc, read_only, reading, transaction, utcnow
 from assay.store.review_schema import comments
 from assay.store.schema import accounts, items
 from assay.store.workspace import Workspace
@@ -195,7 +195,7 @@ def open_comment_counts(
     Items without open threads are left out."""
     if not item_ids:
         return {}
-    with reading(ws.engine, conn) as conn:
+    with read_only(ws.engine, conn) as conn:
         rows = conn.execute(
             sa.select(comments.c.item_id, sa.func.count())
             .where(

@@ -38,7 +38,7 @@ from assay.search.hybrid import HybridIndex
 from assay.search.keyword import META_FILE, KeywordIndex
 from assay.search.locking import file_lock
 from assay.search.retriever import RetrieverSettings
-from assay.store.db import as_utc
+from assay.store.db import as_utc, autocommit
 from assay.store.projects import corpus_version
 from assay.store.schema import chunks, documents
 from assay.store.workspace import Workspace
@@ -93,8 +93,9 @@ def _fingerprint(sha256: str, updated_at: datetime) -> str:
 
 
 def _database_marker(ws: Workspace, project: Project, chunking: Chunking) -> str:
-    """The chunking's creation time guards against a reused id (SQLite may reuse one)."""
-    with ws.engine.connect() as conn:
+    """The chunking's creation time guards against a reused id (SQLite may reuse one). Read
+    before every search: in autocommit (no BEGIN/ROLLBACK round trips on PostgreSQL)."""
+    with autocommit(ws.engine) as conn:
         version = corpus_version(conn, project.id)
     return f"v{version}|c{chunking.id}@{as_utc(chunking.created_at).isoformat()}"
 

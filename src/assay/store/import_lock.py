@@ -140,6 +140,25 @@ def check_writable(conn: sa.Connection, project_id: int) -> None:
     raise ImportRunning(lock.message())
 
 
+def lock_checked_in_write(conn: sa.Connection, project_id: int) -> bool:
+    """Whether a write may check the import lock in its own statement (a condition
+    :func:`unlocked`, then :func:`check_writable` only when it changed nothing) instead of
+    reading the lock first: a round trip less for every writer but an import, whose own lock
+    lets it write (for it the plain :func:`check_writable` is made here, and False
+    returned). Asks for SQLite's turn as :func:`check_writable` does."""
+    if project_id in conn.info.get(HELD_KEY, ()) or TOKEN_KEY in conn.info:
+        check_writable(conn, project_id)
+        return False
+    ask_for_turn(conn)
+    return True
+
+
+def unlocked(project_id: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
+    """SQL: no import holds the project ``project_id`` (see :func:`lock_checked_in_write`)."""
+    held = sa.exists().where(projects.c.id == project_id, projects.c.import_token.is_not(None))
+    return ~held
+
+
 def acquire(conn: sa.Connection, project_id: int, token: str) -> None:
     """Lock the project for the import ``token`` (taking over a stale lock after undoing it)."""
     lock = current_lock(conn, project_id)

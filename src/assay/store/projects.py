@@ -31,7 +31,8 @@ LANGUAGES: dict[str, str] = {
 DEFAULT_CHUNKING = {"name": "default", "method": "recursive", "params": {"max_length": 1000}}
 
 
-def _row_to_project(row: sa.Row[Any]) -> Project:
+def project_from_row(row: Any) -> Project:
+    """A project from its row (or anything with its columns as attributes)."""
     return Project(
         id=row.id,
         name=row.name,
@@ -113,7 +114,7 @@ def list_projects(ws: Workspace, *, conn: sa.Connection | None = None) -> list[P
             .where(sa.not_(projects.c.name.startswith(STAGING, autoescape=True)))
             .order_by(projects.c.name)
         ).all()
-    return [_row_to_project(row) for row in rows]
+    return [project_from_row(row) for row in rows]
 
 
 @functools.cache
@@ -134,7 +135,7 @@ def get_project(ws: Workspace, name: str, *, conn: sa.Connection | None = None) 
             name=name,
             known=known,
         )
-    return _row_to_project(row)
+    return project_from_row(row)
 
 
 def resolve_project(ws: Workspace, name: str | None) -> Project:

@@ -22,14 +22,17 @@ from assay.people.accounts import (
     get_account,
     local_account,
     session_account,
+    with_account,
 )
 from assay.people.actors import account_for
+from assay.people.guard_read import GuardRead, guard_read
 from assay.people.mode import team_mode
 from assay.people.ownership import others_copy, owns_item
+from assay.people.sessions import judge_session, session_key
 from assay.people.tokens import verify_token
 from assay.records import Item, Project
 from assay.store.db import autocommit, retry_dropped
-from assay.store.projects import get_project
+from assay.store.projects import get_project, project_from_row
 from assay.store.workspace import Workspace
 from assay.web.proxies import proxy_user
 from assay.web.route_actions import OWN_LISTS, action_for, is_public
@@ -64,27 +67,55 @@ def _checked(request: Request, path: str) -> AssayError | None:
 
 
 def _check(request: Request, path: str, conn: sa.Connection) -> None:
+    """The guard's decision. Team mode, the session, the project, the role and the item's
+    owner come from one read (:func:`assay.people.guard_read.guard_read`); what it found
+    is kept for the route (``request.state``), which then reads none of it again."""
     ws = workspace(request)
-    actor = request_actor(request, conn=conn)
+    name = request.path_params.get("name")
+    item_id = request.path_params.get("item_id")
+    cookie = session_key(request.cookies.get(SESSION_COOKIE, ""))
+    read = guard_read(conn, session_key=cookie, project=name, item_id=item_id)
+    actor = request_actor(request, conn=conn, read=read)
+    if name is not None and read.project is not None:
+        request.state.project = project_from_row(read.project)  # the route's project too
     if actor.personal:
         return
     action = action_for(request.method, path)
     if action is None:
         return
-    name = request.path_params.get("name")
+    if read.project is not None and item_id is not None and actor.role_in is not None:
+        # read with the session: what owns_item would answer, from the same read
+        owner = read.item_author
+        own = owner is not None and (owner == actor.account_id or read.item_task)
+        _known_owners(request)[read.project.id, item_id, actor.account_id] = own
     project = request_project(request, name, conn=conn) if name is not None else None
-    item_id = request.path_params.get("item_id")
-    own = (
-        project is not None
-        and item_id is not None
-        and owns_item(ws, project.id, item_id, actor.account_id, conn=conn)
-    )
+    own = project is not None and item_id is not None and owns(request, project, item_id, conn)
     own_list = request.method in ("GET", "HEAD") and path in OWN_LISTS and project is not None
     if own_list and may(ws, actor, action, project, own=True, conn=conn):
         return  # a role that reads only its own items sees a list of those: own_items_only
     check(ws, actor, action, project, own=own, conn=conn)
     if project is not None and item_id is not None and not own:
         _check_blind(ws, actor, project, item_id, conn)
+
+
+def owns(
+    request: Request, project: Project, item_id: str, conn: sa.Connection | None = None
+) -> bool:
+    """:func:`assay.people.ownership.owns_item` for the request's actor, asked once per
+    request (the guard's read answered it for the item of the path)."""
+    actor = request_actor(request)
+    known = _known_owners(request)
+    key = (project.id, item_id, actor.account_id)
+    if key not in known:
+        known[key] = owns_item(workspace(request), project.id, item_id, actor.account_id, conn=conn)
+    return known[key]
+
+
+def _known_owners(request: Request) -> dict[tuple[int, str, int], bool]:
+    known = getattr(request.state, "owners", None)
+    if not isinstance(known, dict):
+        known = request.state.owners = {}
+    return known
 
 
 def request_project(request: Request, name: str, *, conn: sa.Connection | None = None) -> Project:
@@ -156,9 +187,8 @@ def check_question_edit(request: Request, project: Project, stored: Item, new: I
     actor = request_actor(request)
     if actor.personal:
         return
-    ws = workspace(request)
-    own = owns_item(ws, project.id, stored.id, actor.account_id)
-    check(ws, actor, "item.edit_query", project, own=own)
+    own = owns(request, project, stored.id)
+    check(workspace(request), actor, "item.edit_query", project, own=own)
 
 
 def may_edit_question(request: Request, project: Project, item: Item) -> Decision:
@@ -166,7 +196,7 @@ def may_edit_question(request: Request, project: Project, item: Item) -> Decisio
     refuses such a save otherwise): the editor shows a question read-only when not."""
     actor = request_actor(request)
     ws = workspace(request)
-    own = not actor.personal and owns_item(ws, project.id, item.id, actor.account_id)
+    own = not actor.personal and owns(request, project, item.id)
     return may(ws, actor, "item.edit_query", project, own=own)
 
 
@@ -175,9 +205,7 @@ def may_delete_item(request: Request, project: Project, item: Item | None) -> De
     own): the editor shows its Delete button only then. The guard still decides the DELETE."""
     actor = request_actor(request)
     ws = workspace(request)
-    own = item is None or (
-        not actor.personal and owns_item(ws, project.id, item.id, actor.account_id)
-    )
+    own = item is None or (not actor.personal and owns(request, project, item.id))
     return may(ws, actor, "item.delete", project, own=own)
 
 
@@ -194,7 +222,7 @@ def allowed_actions(request: Request) -> frozenset[str]:
         ws = workspace(request)
         name = request.path_params.get("name")
         try:
-            project = get_project(ws, name) if name is not None else None
+            project = request_project(request, name) if name is not None else None
         except NotFound:  # the error page of an unknown project
             project = None
         allowed = permitted_actions(ws, actor, project)
@@ -202,23 +230,26 @@ def allowed_actions(request: Request) -> frozenset[str]:
     return allowed
 
 
-def request_actor(request: Request, *, conn: sa.Connection | None = None) -> Actor:
-    """The actor of this request (worked out once, then kept on ``request.state``)."""
+def request_actor(
+    request: Request, *, conn: sa.Connection | None = None, read: GuardRead | None = None
+) -> Actor:
+    """The actor of this request (worked out once, then kept on ``request.state``); ``read``:
+    the guard's read of the request, else the database is asked."""
     known = getattr(request.state, "actor", None)
     if isinstance(known, Actor):
         return known
     ws = workspace(request)
-    if team_mode(ws, conn=conn):
-        actor = _signed_in(request, conn)
+    if read.team_mode if read is not None else team_mode(ws, conn=conn):
+        actor = _signed_in(request, conn, read)
     else:
         actor = Actor.of(local_account(ws, conn=conn))
     request.state.actor = actor
     return actor
 
 
-def _signed_in(request: Request, conn: sa.Connection | None) -> Actor:
+def _signed_in(request: Request, conn: sa.Connection | None, read: GuardRead | None) -> Actor:
     """The account of the trusted proxy's user header, else of a Bearer token, else of the
-    session cookie."""
+    session cookie (as ``read`` found it, with the role in the path's project)."""
     ws = workspace(request)
     header = request.headers.get("authorization", "")
     by_proxy = proxy_user(request, ws.settings)
@@ -236,10 +267,18 @@ def _signed_in(request: Request, conn: sa.Connection | None) -> Actor:
             raise NotAuthenticated("send the API token as `Authorization: Bearer TOKEN`")
         token = verify_token(ws, secret.strip(), conn=conn)
         return _of_account(account_by_id(ws, token.account_id, conn=conn), token.scope)
-    found = session_account(ws, request.cookies.get(SESSION_COOKIE, ""), conn=conn)
+    secret = request.cookies.get(SESSION_COOKIE, "")
+    key = session_key(secret)
+    if read is None or conn is None or key is None:
+        found = session_account(ws, secret, conn=conn)
+    else:
+        found = with_account(judge_session(ws, conn, key, read.session))
     if found is None:
         raise NotAuthenticated("sign in first (your session has ended or never began)")
-    return _of_account(found[1], "write")  # the account was read with the session
+    actor = _of_account(found[1], "write")  # the account was read with the session
+    if read is not None and read.project is not None:
+        actor = actor.knowing_role(read.project.id, read.role)
+    return actor
 
 
 def _of_account(account: Account, scope: str) -> Actor:
