@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import string
 from collections.abc import Iterator
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -113,10 +114,10 @@ def test_german_reader_gets_german_errors(tmp_path: Path) -> None:
 
 def test_a_format_spec_carries_over(tmp_path: Path) -> None:
     """The dataset version clash formats its date through the template's own spec."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     t = make_translators(load_catalogs())["de"]
-    when = datetime(2026, 3, 4, 5, 6, tzinfo=timezone.utc)
+    when = datetime(2026, 3, 4, 5, 6, tzinfo=UTC)
     clash = Conflict(
         "English",
         key="raised.dataset_version_name_taken",
