@@ -43,7 +43,7 @@ from assay.transfer.prepared import ITEM_GROUP, ItemTuples, PreparedItem, RowFor
 
 log = logging.getLogger(__name__)
 
-START_BYTES = 1024 * 1024
+START_BYTES = 512 * 1024
 """Files with fewer bytes of items are prepared in the import's process alone (a few hundred
 items with passages: done before a second process would be ready)."""
 WAIT_S = 0.05
