@@ -25,8 +25,7 @@ from assay.records import Project
 from assay.store.projects import create_project, get_project
 from assay.store.schema import documents, events, evidence, items, turns
 from assay.store.workspace import Workspace
-from assay.transfer import ImportReport, import_bundle
-from assay.transfer import item_pipeline
+from assay.transfer import ImportReport, import_bundle, item_pipeline
 from assay.transfer.item_pipeline import ItemPipeline
 from tests.test_import_rows import HOTELS, TRAINS, bundle_items
 from tests.test_jobs import wait_until
@@ -46,19 +45,21 @@ def handed_over(monkeypatch: pytest.MonkeyPatch) -> list[ItemPipeline]:
     monkeypatch.setattr(item_pipeline, "START_BYTES", 0)
     started: list[ItemPipeline] = []
     real_ready = ItemPipeline.ready
-    real_start = ItemPipeline.start.__func__  # type: ignore[attr-defined]
+    real_start = ItemPipeline.start.__func__
 
     def start(cls: type[ItemPipeline], source: Any) -> ItemPipeline | None:
         pipeline = real_start(cls, source)
         started.append(pipeline)
         return pipeline
 
+    asked: list[ItemPipeline] = []
+
     def ready(self: ItemPipeline) -> bool:
-        self.asked = getattr(self, "asked", 0) + 1
-        if self.asked == 1:
+        asked.append(self)
+        if asked.count(self) == 1:
             return False  # the import prepares the first group itself
         wait_until(lambda: real_ready(self) or self.state == "failed", "the process is ready")
-        return real_ready(self)
+        return bool(real_ready(self))
 
     monkeypatch.setattr(ItemPipeline, "start", classmethod(start))
     monkeypatch.setattr(ItemPipeline, "ready", ready)
