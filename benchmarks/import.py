@@ -297,21 +297,49 @@ def prepare(folder: Path, sizes: list[int], docs: int, label_studio: bool) -> Fi
 
 
 WRAPPER = """
-import os, resource, subprocess, sys, time
+import os, resource, subprocess, sys, threading, time
+from pathlib import Path
+
+def tree_rss(pid):
+    # resident KiB of the process and every process below it (an import may start a second)
+    total, todo = 0, [pid]
+    while todo:
+        here = todo.pop()
+        try:
+            status = Path(f"/proc/{here}/status").read_text()
+            total += int(status.split("VmRSS:")[1].split()[0])
+            for task in Path(f"/proc/{here}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
 started = time.perf_counter()
 proc = subprocess.Popen(sys.argv[1:])
+peak = [0]
+ended = threading.Event()
+def sample():
+    while not ended.wait(0.05):  # never reaps: wait4 below does
+        peak[0] = max(peak[0], tree_rss(proc.pid))
+watcher = threading.Thread(target=sample, daemon=True)
+watcher.start()
 _, status, usage = os.wait4(proc.pid, 0)
+ended.set()
 took = time.perf_counter() - started
 code = os.waitstatus_to_exitcode(status)
 cpu = usage.ru_utime + usage.ru_stime
-print(f"{took:.3f} {usage.ru_maxrss / 1024:.1f} {cpu:.3f} {code}", file=sys.stderr)
+peak_kib = max(peak[0], usage.ru_maxrss)
+print(f"{took:.3f} {peak_kib / 1024:.1f} {cpu:.3f} {code}", file=sys.stderr)
 sys.exit(code)
 """
+"""Runs one command: wall seconds, peak memory (the largest sum of resident memory over the
+process and its children, sampled every 50 ms, at least ``ru_maxrss``) and CPU seconds of it
+and the children it waited for (``wait4``: an import's second process counts)."""
 
 
 def measured(command: list[str], env: dict[str, str]) -> tuple[float, float, float]:
-    """Seconds, peak resident MB and CPU seconds of one process (its own ``rusage`` from
-    ``wait4``; CPU seconds say more than wall time on a loaded machine)."""
+    """Seconds, peak resident MB and CPU seconds of one process and its children (see
+    :data:`WRAPPER`; CPU seconds say more than wall time on a loaded machine)."""
     proc = subprocess.run(
         [sys.executable, "-c", WRAPPER, *command],
         env=env,

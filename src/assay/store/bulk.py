@@ -51,6 +51,8 @@ class RowFormat:
             else:
                 process = kind._cached_bind_processor(dialect)
                 marks.append(mark)
+                if process is not None and isinstance(kind, sa.DateTime):
+                    process = _remembering(process)
             if process is not None:
                 self.convert.append((i, process))
         names = ", ".join(quote(name) for name in self.columns)
@@ -123,3 +125,20 @@ def _json_text(kind: sa.JSON, dialect: sa.Dialect) -> Processor:
         return serialize(value)
 
     return process
+
+
+def _remembering(process: Processor) -> Processor:
+    """``process`` that converts the value it converted last at once: an item's rows carry
+    the same moment several times (SQLite's dates are text, formatted in Python)."""
+    last: list[Any] = [_NOTHING, None]
+
+    def remembered(value: Any) -> Any:
+        if value is not last[0]:
+            last[0], last[1] = value, process(value)
+        return last[1]
+
+    return remembered
+
+
+_NOTHING = object()
+"""What no value is."""

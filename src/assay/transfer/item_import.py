@@ -26,7 +26,14 @@ from assay.transfer.import_actors import ImportAuthors, author_names
 from assay.transfer.item_input import DocumentLookup, PlacedDocuments
 from assay.transfer.item_pipeline import ItemPipeline, Setup
 from assay.transfer.item_prepare import ItemPreparer
-from assay.transfer.prepared import ITEM_GROUP, ItemTuples, PreparedItem, RowFormats, write_prepared
+from assay.transfer.prepared import (
+    ITEM_GROUP,
+    ItemTuples,
+    PreparedItem,
+    RowFormats,
+    TurnIds,
+    write_prepared,
+)
 from assay.transfer.report import ImportReport
 
 
@@ -56,6 +63,7 @@ class ItemStage:
         self.replaced = replaced
         """The project this import replaces when it has finished (its item ids stay)."""
         self.formats = RowFormats(batches.conn.dialect)
+        self.turn_ids = TurnIds()
         self.unwritten: list[ItemTuples] = []
         """Items prepared, written a group at a time or before a commit."""
         self.placed_items: dict[str, tuple[str, str]] = {}
@@ -168,7 +176,7 @@ class ItemStage:
         self.tick("items", self.done, total)
 
     def write_items(self) -> None:
-        write_prepared(self.conn, self.project, self.unwritten, self.formats)
+        write_prepared(self.conn, self.project, self.unwritten, self.formats, self.turn_ids)
         self.unwritten = []
 
 

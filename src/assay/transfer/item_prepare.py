@@ -56,6 +56,8 @@ class ItemPreparer:
     def taken_ids(self, group: list[Item]) -> dict[str, int]:
         """The ids of ``group`` that items already have, by project id."""
         wanted = [record.id for record in group if is_uuid(record.id)]
+        if not wanted:
+            return {}
         found = self.connection().execute(
             sa.select(item_rows.c.id, item_rows.c.project_id).where(item_rows.c.id.in_(wanted))
         )

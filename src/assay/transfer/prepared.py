@@ -94,8 +94,41 @@ class RowFormats:
         )
 
 
+class TurnIds:
+    """Ids for the turns one writer inserts, without a query per group: on SQLite the largest
+    id is read once per transaction (whose write lock keeps others from adding turns), on
+    PostgreSQL the sequence gives :data:`ID_BLOCK` at a time (a sequence never gives one
+    twice; what is left over is a gap)."""
+
+    def __init__(self) -> None:
+        self.transaction: sa.Transaction | None = None
+        self.following = 0
+        self.spare: list[int] = []
+
+    def take(self, conn: sa.Connection, count: int) -> list[int]:
+        if conn.dialect.name == "postgresql":
+            if len(self.spare) < count:
+                self.spare += next_ids(conn, turns, max(count, ID_BLOCK))
+            taken, self.spare = self.spare[:count], self.spare[count:]
+            return taken
+        transaction = conn.get_transaction()
+        if transaction is None or transaction is not self.transaction:
+            self.transaction = transaction
+            self.following = next_ids(conn, turns, 1)[0]
+        first = self.following
+        self.following += count
+        return list(range(first, self.following))
+
+
+ID_BLOCK = 1000
+
+
 def write_prepared(
-    conn: sa.Connection, project: Project, prepared: Sequence[ItemTuples], formats: RowFormats
+    conn: sa.Connection,
+    project: Project,
+    prepared: Sequence[ItemTuples],
+    formats: RowFormats,
+    turn_ids: TurnIds,
 ) -> None:
     """Write the rows of new items in one statement per table; their ids must be free."""
     if not prepared:
@@ -103,7 +136,7 @@ def write_prepared(
     check_writable(conn, project.id)
     insert_converted(conn, formats.items, [p.item for p in prepared])
     found = [turn for p in prepared for turn in p.turns]
-    ids = next_ids(conn, turns, len(found))
+    ids = turn_ids.take(conn, len(found))
     numbered = [(turn_id, *row) for turn_id, (row, _) in zip(ids, found, strict=True)]
     insert_converted(conn, formats.numbered_turns, numbered)
     passages = [
