@@ -310,3 +310,28 @@ def test_the_second_process_ends_when_the_import_is_killed(
         importing.send_signal(signal.SIGKILL)
         importing.wait()
     wait_until(lambda: not running(second), "the second process ended by itself")
+
+
+def test_a_repeated_id_found_by_the_second_process_is_reported_as_alone(
+    any_ws: Workspace, trains: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = bad_csv(tmp_path, 0, "")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[240] = lines[240].replace("q240,", "q7,", 1)  # row 240 repeats the id of row 7
+    path.write_text("".join(lines), encoding="utf-8")
+    reports = []
+    for mode in ("alone", "piped"):
+        if mode == "piped":
+            handed_over(monkeypatch)
+        else:
+            alone(monkeypatch)
+        with pytest.raises(InvalidInput) as caught:
+            imported(any_ws, "rail", path, "csv")
+        reports.append(str(caught.value))
+        report, _ = imported(any_ws, f"rail-{mode}", path, "csv", lenient=True)
+        reports.append(outcomes(report))
+        monkeypatch.undo()
+    assert reports[0] == reports[2] and "line 241" in reports[0] and "line 8" in reports[0]
+    assert reports[1] == reports[3]
+    skipped = [o for o in reports[3] if o[2] == "skipped"]
+    assert [o[0] for o in skipped] == ["record"]
