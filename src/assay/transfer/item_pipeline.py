@@ -107,8 +107,12 @@ class ItemPipeline:
         self.incoming = Connection(from_child[0], writable=False)
         self.outgoing = Connection(to_child[1], readable=False)
         self.state = "starting"
-        self.outgoing.send(sys.path)
-        self.outgoing.send(source)
+        try:
+            self.outgoing.send(sys.path)
+            self.outgoing.send(source)
+        except BaseException:
+            self.close()
+            raise
 
     @classmethod
     def start(cls, source: ItemSource | None) -> ItemPipeline | None:
@@ -168,7 +172,8 @@ class ItemPipeline:
     def close(self) -> None:
         """Stop the process (at once unless it has ended or waits for its setup)."""
         if self.state == "ready":
-            self.outgoing.send(None)  # it waits for its setup: it ends by itself
+            with suppress(OSError):  # it waits for its setup: it ends by itself
+                self.outgoing.send(None)
         if self.state not in ("ready", "ended"):
             self.process.terminate()
         try:
