@@ -19,14 +19,17 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import queue
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from dataclasses import replace as with_fields
 from itertools import islice
 from multiprocessing.connection import Connection
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 from assay.errors import AssayError
@@ -46,6 +49,9 @@ log = logging.getLogger(__name__)
 START_BYTES = 512 * 1024
 """Files with fewer bytes of items are prepared in the import's process alone (a few hundred
 items with passages: done before a second process would be ready)."""
+AHEAD = 8
+"""Prepared groups the second process keeps ready while the import is busy: with the pipe,
+what bounds the memory in between (a few MB)."""
 WAIT_S = 0.05
 """How often the import looks up from waiting for items (it lets waiting writers in)."""
 STOP_S = 5.0
@@ -75,6 +81,7 @@ class Setup:
 BOOT = """
 import sys
 from multiprocessing.connection import Connection
+from multiprocessing.reduction import ForkingPickler
 incoming = Connection(int(sys.argv[1]), writable=False)
 outgoing = Connection(int(sys.argv[2]), readable=False)
 sys.path[:] = incoming.recv()
@@ -203,21 +210,55 @@ def serve(incoming: Connection, outgoing: Connection) -> None:
     """The second process (:data:`BOOT`): ready once its modules are loaded and the file is
     open, then prepare from where the import stopped. It ends when the import closes its end
     of either pipe."""
+    sender = _Sender(outgoing)
     try:
         source: ItemSource = incoming.recv()
         issues: list[Issue] = []
         stream = source.items(issues)
-        outgoing.send(("ready", None))
+        sender.send(("ready", None))
         setup = incoming.recv()
         if setup is not None:
-            _prepare(setup, stream, issues, incoming, outgoing)
+            _prepare(setup, stream, issues, incoming, sender)
     except (EOFError, BrokenPipeError):
         return  # the import has ended
     except BaseException as exc:  # raised in the import (a bad record names row and field)
         if not isinstance(exc, AssayError):
             log.exception("preparing the items failed")
         with suppress(OSError):
-            outgoing.send(("error", _portable(exc)))
+            sender.send(("error", _portable(exc)))
+    finally:
+        sender.close()
+
+
+class _Sender:
+    """Sends the second process's messages in order from a thread of its own, up to
+    :data:`AHEAD` of them waiting: preparing goes on while the import does not read (it
+    commits). A pipe holds 64 KiB, a group of prepared items several hundred."""
+
+    def __init__(self, outgoing: Connection) -> None:
+        self.outgoing = outgoing
+        self.waiting: queue.Queue[memoryview | None] = queue.Queue(AHEAD)
+        self.failed: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="assay-import-send", daemon=True)
+        self.thread.start()
+
+    def send(self, message: Message) -> None:
+        if self.failed is not None:
+            raise self.failed
+        self.waiting.put(ForkingPickler.dumps(message))
+
+    def close(self) -> None:
+        """Send what waits (unless the import has gone), then stop the thread."""
+        self.waiting.put(None)
+        self.thread.join()
+
+    def _run(self) -> None:
+        while (blob := self.waiting.get()) is not None:
+            if self.failed is None:  # after a failure only empty the queue (never blocks)
+                try:
+                    self.outgoing.send_bytes(blob)
+                except BaseException as exc:
+                    self.failed = exc
 
 
 def _prepare(
@@ -225,7 +266,7 @@ def _prepare(
     stream: Iterator[Item],
     issues: list[Issue],
     incoming: Connection,
-    outgoing: Connection,
+    outgoing: _Sender,
 ) -> None:
     engine = create_engine(setup.url, threads=1)
     try:
