@@ -197,6 +197,25 @@ class EvaluationRecord:
     """Top-level fields of the file the records above do not hold (description, …)."""
 
 
+@dataclass(frozen=True)
+class ItemSource:
+    """Where a streamed Bundle's items can be read again from the start, by another process:
+    an import prepares the items of a large file in a second process
+    (:mod:`assay.transfer.item_pipeline`). ``module`` (under ``assay.formats``) has
+    ``stream_items(path, issues)``, the items as ``stream(path).items`` gives them, each
+    problem found while reading added to ``issues``."""
+
+    module: str
+    path: Path
+    size: int
+    """Bytes of item text to read (uncompressed): whether a second process would help."""
+
+    def items(self, issues: list[Issue]) -> Iterator[Item]:
+        module = importlib.import_module(f"assay.formats.{self.module}")
+        found: Iterator[Item] = module.stream_items(self.path, issues)
+        return found
+
+
 @dataclass
 class Bundle:
     project: ProjectInfo = field(default_factory=ProjectInfo)
@@ -215,6 +234,8 @@ class Bundle:
     comments: Iterable[Comment] = field(default_factory=list)
     """Comments on the items (``Comment.item_id`` names a Bundle item); on export those of
     the exported items, read only when a writer asks; on import they follow the items."""
+    item_source: ItemSource | None = None
+    """How to read ``items`` again in another process (streamed files of some formats)."""
 
 
 Reader = Callable[[Path], Bundle]

@@ -125,6 +125,8 @@ class FirstSeen:
 
 
 def is_uuid(value: str) -> bool:
+    if len(value) != 36:  # most ids a file brings are not: no exception to raise
+        return False
     try:
         return str(uuid.UUID(value)) == value.lower() and len(value) == 36
     except ValueError:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import Bundle, Issue
+from assay.formats import Bundle, Issue, ItemSource
 from assay.formats.common import (
     FirstSeen,
     as_object,
@@ -74,10 +74,14 @@ def stream(path: Path) -> Bundle:
     (an import of 100,000 items)."""
     issues: list[Issue] = []
     provenance = {"format": "csv", "path": str(path)}
-    return Bundle(items=_items(path, issues), provenance=provenance, issues=issues)
+    source = ItemSource("csv", path, path.stat().st_size) if path.is_file() else None
+    return Bundle(
+        items=stream_items(path, issues), provenance=provenance, issues=issues, item_source=source
+    )
 
 
-def _items(path: Path, issues: list[Issue]) -> Iterator[Item]:
+def stream_items(path: Path, issues: list[Issue]) -> Iterator[Item]:
+    """The items of the file as they are read (see :class:`assay.formats.ItemSource`)."""
     try:
         handle = open(path, "rb")  # noqa: SIM115 (closed when the rows end)
     except OSError as exc:

@@ -22,7 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, Issue, ProjectInfo
+from assay.formats import (
+    Bundle,
+    ChunkingRecord,
+    ChunkRecord,
+    DocumentRecord,
+    Issue,
+    ItemSource,
+    ProjectInfo,
+)
 from assay.formats.common import (
     ArchiveLimits,
     FirstSeen,
@@ -193,13 +201,14 @@ def stream(path: Path, limits: ArchiveLimits | None = None) -> Bundle:
         issues: list[Issue] = []
         documents = _documents(zf, path, issues)
         chunkings = _chunkings(zf, path, {d.ref for d in documents}, issues)
-        zf.entry("items.jsonl")
+        size = zf.entry("items.jsonl").file_size
         comments = _comments(zf, path) if zf.has("comments.jsonl") else []
     return Bundle(
         project=project,
         documents=documents,
         chunkings=chunkings,
         items=_items(path, limits, issues),
+        item_source=ItemSource("native", path, size) if limits is None else None,
         provenance={"format": FORMAT, "version": version, "path": str(path)},
         extra=field_dict(manifest, "extra", where),
         issues=issues,
@@ -217,6 +226,11 @@ def _comments(zf: SafeZip, path: Path) -> list[Comment]:
         ids.add(comment.id)
         found.append(comment)
     return found
+
+
+def stream_items(path: Path, issues: list[Issue]) -> Iterator[Item]:
+    """The items of the archive as they are read (see :class:`assay.formats.ItemSource`)."""
+    return _items(path, None, issues)
 
 
 def _items(path: Path, limits: ArchiveLimits | None, issues: list[Issue]) -> Iterator[Item]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
@@ -37,9 +38,13 @@ class ItemRows(NamedTuple):
 
 
 def _turn_rows(
-    texts: DocumentTexts, item_id: str, data: Item, author: int, named: Mapping[str, int]
+    texts: DocumentTexts,
+    item_id: str,
+    data: Item,
+    author: int,
+    named: Mapping[str, int],
+    now: datetime,
 ) -> Iterator[TurnRows]:
-    now = utcnow()
     for t_index, turn in enumerate(data.turns):
         rows: list[dict[str, Any]] = []
         next_group = max((e.group or 0 for e in turn.evidence), default=0) + 1
@@ -86,11 +91,17 @@ def _turn_rows(
 
 
 def item_rows(
-    texts: DocumentTexts, item_id: str, data: Item, author: int, named: Mapping[str, int]
+    texts: DocumentTexts,
+    item_id: str,
+    data: Item,
+    author: int,
+    named: Mapping[str, int],
+    now: datetime | None = None,
 ) -> ItemRows:
     """The item's turns and evidence as rows, every evidence anchored in ``texts``. Evidence
-    is ``author``'s (an account id) unless it names its author, found in ``named``."""
-    found = list(_turn_rows(texts, item_id, data, author, named))
+    is ``author``'s (an account id) unless it names its author, found in ``named``; new
+    evidence is from ``now`` (default: this moment)."""
+    found = list(_turn_rows(texts, item_id, data, author, named, now or utcnow()))
     if not found:
         raise InvalidInput("an item needs at least one turn")
     if data.kind == "qa" and len(data.turns) != 1:

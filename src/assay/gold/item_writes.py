@@ -187,7 +187,7 @@ def new_item(
     now = utcnow()
     created = (data.created_at if keep_history else None) or now
     updated = (data.updated_at if keep_history else None) or created
-    rows = item_rows(texts, item_id, data, author, named)
+    rows = item_rows(texts, item_id, data, author, named, now)
     row = {
         "id": item_id,
         "project_id": project.id,
@@ -202,7 +202,8 @@ def new_item(
         "created_at": created,
         "updated_at": updated,
     }
-    history = [_event_row(project, item_id, author, "create", None, editable_fields(data))]
+    content = editable_fields(data)
+    history = [_event_row(project, item_id, author, "create", None, content, at=now)]
     for change in data.status_history if keep_history else []:
         actor = named.get(change.actor, author)
         after = {"status": change.status}

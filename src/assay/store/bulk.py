@@ -2,10 +2,16 @@
 
 ``conn.execute(table.insert(), [dict, ...])`` spends most of its time in SQLAlchemy's
 per-row parameter processing (a quarter of a 100,000-item import). Here the statement is
-built once per call and the rows go to the driver's ``executemany`` as tuples (psycopg 3
-pipelines it), each value converted by its column type's own bind processor, so what is
-stored is exactly what SQLAlchemy stores. It runs in the connection's open transaction and
-through SQLAlchemy's error handling (a busy SQLite database is still ``DatabaseBusy``).
+built once per table and columns (:class:`RowFormat`) and the rows go to the driver's
+``executemany`` as tuples (psycopg 3 pipelines it), each value converted by its column type's
+own bind processor, so what is stored is exactly what SQLAlchemy stores. It runs in the
+connection's open transaction and through SQLAlchemy's error handling (a busy SQLite database
+is still ``DatabaseBusy``).
+
+The conversion is plain data in, plain data out, so rows may be converted in another process
+than the one that writes them (an import prepares its rows in a second process): JSON values
+become their text there, on PostgreSQL too, where the statement casts that text to ``json``
+(what SQLAlchemy's own JSON parameter sends is the same text, made by the same serializer).
 
 Ids that later rows refer to (an evidence row's turn) are taken beforehand with
 :func:`next_ids`, so no ``RETURNING`` round trip is needed.
@@ -13,7 +19,8 @@ Ids that later rows refer to (an evidence row's turn) are taken beforehand with
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -23,36 +30,71 @@ Processor = Callable[[Any], Any]
 """A column type's bind processor: a Python value as the driver takes it."""
 
 
+class RowFormat:
+    """The insert of ``columns`` into ``table`` on ``dialect``: its SQL (:attr:`sql`) and the
+    conversion of one row of values to what the driver takes (:meth:`row`)."""
+
+    def __init__(self, dialect: sa.Dialect, table: sa.Table, columns: Sequence[str]) -> None:
+        self.table = table
+        self.columns = tuple(columns)
+        quote = dialect.identifier_preparer.quote
+        mark = "?" if dialect.paramstyle == "qmark" else "%s"
+        postgres = dialect.name == "postgresql"
+        self.convert: list[tuple[int, Processor]] = []
+        marks: list[str] = []
+        for i, name in enumerate(self.columns):
+            kind = table.c[name].type
+            process: Processor | None
+            if postgres and isinstance(kind, sa.JSON):
+                process = _json_text(kind, dialect)
+                marks.append(f"{mark}::json")
+            else:
+                process = kind._cached_bind_processor(dialect)
+                marks.append(mark)
+                if process is not None and isinstance(kind, sa.DateTime):
+                    process = _remembering(process)
+            if process is not None:
+                self.convert.append((i, process))
+        names = ", ".join(quote(name) for name in self.columns)
+        self.sql = f"INSERT INTO {quote(table.name)} ({names}) VALUES ({', '.join(marks)})"
+        self._pick = itemgetter(*self.columns)
+
+    def row(self, values: Sequence[Any]) -> tuple[Any, ...]:
+        """One row's values (in the order of the columns) as the driver takes them."""
+        if not self.convert:
+            return tuple(values)
+        converted = list(values)
+        for i, process in self.convert:
+            converted[i] = process(converted[i])
+        return tuple(converted)
+
+    def dict_row(self, values: Mapping[str, Any]) -> tuple[Any, ...]:
+        """:meth:`row` of a row given as a dict holding (at least) the columns."""
+        picked = self._pick(values)
+        return self.row(picked if len(self.columns) > 1 else (picked,))
+
+
+def insert_converted(conn: sa.Connection, form: RowFormat, rows: Sequence[Sequence[Any]]) -> None:
+    """Insert rows already converted by :meth:`RowFormat.row` (of ``form``'s columns)."""
+    if rows:
+        # the driver's executemany, through SQLAlchemy for its error handling (busy → DatabaseBusy)
+        conn.exec_driver_sql(form.sql, rows if isinstance(rows, list) else list(rows))
+
+
 def insert_rows(
     conn: sa.Connection, table: sa.Table, columns: Sequence[str], rows: Sequence[Sequence[Any]]
 ) -> None:
     """Insert ``rows`` (tuples of values in the order of ``columns``) into ``table``."""
-    if not rows:
-        return
-    dialect = conn.dialect
-    quote = dialect.identifier_preparer.quote
-    processors = [
-        (i, table.c[name].type._cached_bind_processor(dialect)) for i, name in enumerate(columns)
-    ]
-    convert = [(i, p) for i, p in processors if p is not None]
-    mark = "?" if dialect.paramstyle == "qmark" else "%s"
-    names = ", ".join(quote(name) for name in columns)
-    marks = ", ".join(mark for _ in columns)
-    sql = f"INSERT INTO {quote(table.name)} ({names}) VALUES ({marks})"
-    if convert:
-        rows = [_converted(row, convert) for row in rows]
-    # the driver's executemany, through SQLAlchemy for its error handling (busy → DatabaseBusy)
-    conn.exec_driver_sql(sql, list(rows))
+    if rows:
+        form = RowFormat(conn.dialect, table, columns)
+        insert_converted(conn, form, [form.row(row) for row in rows])
 
 
 def insert_dicts(conn: sa.Connection, table: sa.Table, rows: Sequence[dict[str, Any]]) -> None:
     """:func:`insert_rows` for rows given as dicts that all have the same keys."""
     if rows:
-        columns = list(rows[0])
-        pick = itemgetter(*columns)
-        insert_rows(
-            conn, table, columns, [pick(row) if len(columns) > 1 else (pick(row),) for row in rows]
-        )
+        form = RowFormat(conn.dialect, table, list(rows[0]))
+        insert_converted(conn, form, [form.dict_row(row) for row in rows])
 
 
 def next_ids(conn: sa.Connection, table: sa.Table, count: int) -> list[int]:
@@ -72,12 +114,31 @@ def next_ids(conn: sa.Connection, table: sa.Table, count: int) -> list[int]:
     return list(range(largest + 1, largest + 1 + count))
 
 
-def _converted(row: Sequence[Any], convert: Sequence[tuple[int, Processor]]) -> tuple[Any, ...]:
-    values = list(row)
-    for i, process in convert:
-        values[i] = process(values[i])
-    return tuple(values)
+def _json_text(kind: sa.JSON, dialect: sa.Dialect) -> Processor:
+    """A JSON value as the text SQLAlchemy's JSON parameter would send (the engine's JSON
+    serializer; ``None`` is JSON ``null`` unless the column stores it as SQL NULL)."""
+    serialize: Callable[[Any], str] = getattr(dialect, "_json_serializer", None) or json.dumps
+
+    def process(value: Any) -> str | None:
+        if value is None and kind.none_as_null:
+            return None
+        return serialize(value)
+
+    return process
 
 
-def _is_json(kind: sa.types.TypeEngine[Any]) -> bool:
-    return isinstance(kind, sa.JSON)
+def _remembering(process: Processor) -> Processor:
+    """``process`` that converts the value it converted last at once: an item's rows carry
+    the same moment several times (SQLite's dates are text, formatted in Python)."""
+    last: list[Any] = [_NOTHING, None]
+
+    def remembered(value: Any) -> Any:
+        if value is not last[0]:
+            last[0], last[1] = value, process(value)
+        return last[1]
+
+    return remembered
+
+
+_NOTHING = object()
+"""What no value is."""

@@ -29,6 +29,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.errors import AssayError
+from assay.store.bulk import insert_dicts
 from assay.store.import_lock import (
     HELD_KEY,
     TOKEN_KEY,
@@ -168,17 +169,19 @@ class Batches:
         """Write the noted rows to the journal (in the open batch)."""
         if self.notes:
             self.open()
-            self.conn.execute(import_journal.insert(), self.notes)
+            insert_dicts(self.conn, import_journal, self.notes)  # one per item: store.bulk
             self.notes = []
 
     def lock(self, project_id: int) -> None:
         self.open()
         acquire(self.conn, project_id, self.token)
 
-    def tick(self) -> None:
+    def tick(self, records: int = 1) -> None:
         """One record is done: commit when the batch has run long enough or, on SQLite, when
         another writer waits (see :func:`pause_after`)."""
-        self.records += 1
+        if self.trans is None:
+            return  # nothing written since the last commit
+        self.records += records
         now = time.perf_counter()
         if not self.sqlite:
             elapsed = now - self.started  # no writer waits for an import on PostgreSQL
@@ -199,6 +202,10 @@ class Batches:
         )
         if pause is not None:
             self.commit(pause=pause)
+
+    def idle(self) -> None:
+        """The import waits for its next record: as :meth:`tick`, without one."""
+        self.tick(0)
 
     def commit(self, *, final: bool = False, pause: float = 0.0) -> None:
         if self.trans is None:

@@ -28,15 +28,17 @@ from assay.corpus.chunkings import (
     list_chunkings,
     set_default_chunking,
 )
-from assay.corpus.documents import (
-    get_document,
-    get_document_by_name,
-    list_documents,
-    update_document,
-)
+from assay.corpus.documents import list_documents, update_document
 from assay.corpus.ingest import ingest_bytes
-from assay.errors import Conflict, InvalidInput, NotFound
-from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, EvaluationRecord
+from assay.errors import Conflict, InvalidInput
+from assay.formats import (
+    Bundle,
+    ChunkingRecord,
+    ChunkRecord,
+    DocumentRecord,
+    EvaluationRecord,
+    Issue,
+)
 from assay.records import STATUSES, Item, Project
 from assay.store.import_lock import rekey_items
 from assay.store.projects import (
@@ -55,7 +57,8 @@ from assay.transfer.import_actors import (
     record_import,
 )
 from assay.transfer.item_import import ItemStage
-from assay.transfer.item_input import Placed
+from assay.transfer.item_input import Placed, PlacedDocuments
+from assay.transfer.item_pipeline import ItemPipeline, second_process
 from assay.transfer.report import ImportReport
 from assay.transfer.target import target_project
 
@@ -113,7 +116,10 @@ def import_bundle(
     total = len(bundle.items) if isinstance(bundle.items, Sized) else None
     listed = bundle.items if isinstance(bundle.items, list) else []
     authors = bundle_authors(ws, documents, listed, actor)
-    with batched(ws, batching or BatchPolicy()) as batches:
+    with (
+        second_process(bundle.item_source) as pipeline,
+        batched(ws, batching or BatchPolicy()) as batches,
+    ):
         if watcher is not None:
             batches.before_commit.append(lambda: watcher.batch(batches.conn))
         target, fresh, replaced = target_project(ws, batches, name, bundle.project, replace)
@@ -131,7 +137,7 @@ def import_bundle(
         importer.generated_chunkings(bundle.chunkings)
         importer.documents(documents)
         importer.imported_chunkings(bundle.chunkings)
-        importer.items(items, total)
+        importer.items(items, total, pipeline, status, bundle.issues)
         report.take_issues(bundle.issues[known_issues:], lenient=lenient)  # found while streaming
         importer.evaluations(bundle.evaluations)
         import_comments(
@@ -174,10 +180,9 @@ class _Importer:
         self.progress = progress
         self.replaced: Project | None = None
         """The project this import replaces when it has finished (its item ids stay)."""
-        self.docs: dict[str, Placed] = {}
-        self.missing: set[str] = set()
-        """References :meth:`find` looked for in vain."""
-        self.chunks: dict[str, tuple[str, int, int]] = {}
+        self.placed = PlacedDocuments()
+        self.docs = self.placed.docs
+        self.chunks = self.placed.chunks
         self.placed_items: dict[str, tuple[str, str]] = {}
         """Bundle item id → (stored id now, id once the import has finished)."""
 
@@ -317,12 +322,19 @@ class _Importer:
 
     # -- items: see assay.transfer.item_import
 
-    def items(self, records: Iterable[Item], total: int | None) -> None:
+    def items(
+        self,
+        records: Iterable[Item],
+        total: int | None,
+        pipeline: ItemPipeline | None,
+        status: str | None,
+        issues: list[Issue],
+    ) -> None:
         stage = ItemStage(
             self.ws, self.batches, self.project, self.report, self.lenient, self.authors,
-            docs=self, tick=self.tick, replaced=self.replaced,
+            placed=self.placed, tick=self.tick, replaced=self.replaced,
         )  # fmt: skip
-        stage.run(records, total)
+        stage.run(records, total, pipeline=pipeline, status=status, issues=issues)
         self.placed_items = stage.placed_items
 
     # -- evaluations (systems' results on the items): one experiment each, in one batch
@@ -340,22 +352,6 @@ class _Importer:
                 report=self.report,
                 author=self.authors.acting,
             )
-
-    def find(self, ref: str) -> Placed | None:
-        """The Bundle document ``ref`` as placed, or a document already in the project that
-        the reference names (by id or name)."""
-        if ref in self.docs or ref in self.missing:
-            return self.docs.get(ref)
-        for lookup in (get_document, get_document_by_name):
-            try:
-                doc = lookup(self.ws, self.project, ref, conn=self.conn)
-            except (NotFound, InvalidInput):
-                continue
-            placed = Placed(doc.id)
-            self.docs[ref] = placed
-            return placed
-        self.missing.add(ref)
-        return None
 
 
 def _sha(text: str) -> str:

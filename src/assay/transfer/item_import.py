@@ -1,33 +1,40 @@
-"""The items stage of an import: each item checked and its passages located one by one, then
-written a group at a time in a few statements for all (``gold.item_writes.insert_items``),
-or before the batch commits, so a waiting writer still gets in at the next item."""
+"""The items stage of an import: each item prepared (checked, its passages located, its rows
+built: :mod:`assay.transfer.item_prepare`), then written a group at a time in one statement
+per table (:func:`assay.transfer.prepared.write_prepared`), or before the batch commits, so a
+waiting writer still gets in at the next item.
+
+A large streamed file is prepared by a second process while this one writes
+(:mod:`assay.transfer.item_pipeline`). That process starts with the import; until it is
+ready, items are prepared here, and it takes over after the last of them, so a small file is
+done before it would have been any help. Either way the report, the journal and the progress
+are kept here, item by item.
+"""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
-from typing import Any, cast
 
 import sqlalchemy as sa
 
-from assay.corpus.anchoring import DocumentTexts
-from assay.errors import AssayError, Conflict
-from assay.formats.common import is_uuid
-from assay.gold.item_writes import NewItem, insert_items, new_item
+from assay.formats import Issue
 from assay.people.actors import account_ids
 from assay.records import Item, Project
-from assay.store.schema import items as item_rows
 from assay.store.workspace import Workspace
 from assay.transfer.batches import Batches
 from assay.transfer.import_actors import ImportAuthors, author_names
-from assay.transfer.item_input import DocumentFinder, item_input
+from assay.transfer.item_input import DocumentLookup, PlacedDocuments
+from assay.transfer.item_pipeline import ItemPipeline, Setup
+from assay.transfer.item_prepare import ItemPreparer
+from assay.transfer.prepared import (
+    ITEM_GROUP,
+    ItemTuples,
+    PreparedItem,
+    RowFormats,
+    TurnIds,
+    write_prepared,
+)
 from assay.transfer.report import ImportReport
-
-ITEM_GROUP = 100
-"""Items anchored one by one and then written together, in a few statements for all."""
-TEXT_CHARS = 64 * 1024 * 1024
-"""Characters of document text an import keeps in memory to anchor evidence."""
 
 
 class ItemStage:
@@ -40,7 +47,7 @@ class ItemStage:
         lenient: bool,
         authors: ImportAuthors,
         *,
-        docs: DocumentFinder,
+        placed: PlacedDocuments,
         tick: Callable[[str, int, int | None], None],
         replaced: Project | None,
     ) -> None:
@@ -50,108 +57,131 @@ class ItemStage:
         self.report = report
         self.lenient = lenient
         self.authors = authors
-        self.docs = docs
+        self.placed = placed
         """Where the items' document references are looked up (the import's documents)."""
         self.tick = tick
         self.replaced = replaced
         """The project this import replaces when it has finished (its item ids stay)."""
-        self.unwritten: list[NewItem] = []
-        """Items checked and anchored, written a group at a time or before a commit."""
+        self.formats = RowFormats(batches.conn.dialect)
+        self.turn_ids = TurnIds()
+        self.unwritten: list[ItemTuples] = []
+        """Items prepared, written a group at a time or before a commit."""
         self.placed_items: dict[str, tuple[str, str]] = {}
         """Bundle item id → (stored id now, id once the import has finished)."""
+        self.done = 0
 
     @property
     def conn(self) -> sa.Connection:
         return self.batches.current
 
-    def run(self, records: Iterable[Item], total: int | None) -> None:
-        texts = DocumentTexts(self.batches.conn, self.project.id, TEXT_CHARS)
+    def run(
+        self,
+        records: Iterable[Item],
+        total: int | None,
+        *,
+        pipeline: ItemPipeline | None = None,
+        status: str | None = None,
+        issues: list[Issue] | None = None,
+    ) -> None:
+        """Take ``records``; with ``pipeline``, hand over to it once it is ready. ``status``
+        (every item's status) and ``issues`` (where a streamed reader reports) are what the
+        pipeline needs to read the file again as ``records`` does."""
         self.batches.before_commit.append(self.write_items)
-        stream = iter(records)
-        done = 0
-        while group := list(islice(stream, ITEM_GROUP)):
-            self.new_authors(group)
-            taken = self.taken_ids(group)
-            for record in group:
-                made = self.checked(record, texts, taken)
-                if made is not None:
-                    self.unwritten.append(made)
-                done += 1
-                self.batches.tick()  # a commit writes the items so far first
-                self.tick("items", done, total)
-            self.write_items()
-        self.batches.before_commit.remove(self.write_items)
+        try:
+            stream = iter(records)
+            if self.here(stream, total, pipeline) and pipeline is not None:
+                _close(stream)
+                self.handed_over(pipeline, total, status, issues)
+        finally:
+            self.batches.before_commit.remove(self.write_items)
 
-    def new_authors(self, group: list[Item]) -> None:
+    def here(
+        self, stream: Iterator[Item], total: int | None, pipeline: ItemPipeline | None
+    ) -> bool:
+        """Prepare and write items in this process until ``stream`` ends (False) or the
+        pipeline is ready to take over (True)."""
+        docs = DocumentLookup(self.placed, self.ws, self.project, lambda: self.conn)
+        preparer = ItemPreparer(
+            lambda: self.conn, self.project, lenient=self.lenient, authors=self.authors,
+            docs=docs, replaced=self.replaced.id if self.replaced else None,
+            formats=self.formats,
+        )  # fmt: skip
+        while not (pipeline is not None and pipeline.ready()):
+            group = list(islice(stream, ITEM_GROUP))
+            if not group:
+                return False
+            self.new_authors({n for n in author_names([], group) if n.strip()})
+            taken = preparer.taken_ids(group)
+            for record in group:
+                self.batches.open()  # the preparer reads in the batch
+                self.take(preparer.prepare(record, taken), total)
+            self.write_items()
+        return True
+
+    def handed_over(
+        self,
+        pipeline: ItemPipeline,
+        total: int | None,
+        status: str | None,
+        issues: list[Issue] | None,
+    ) -> None:
+        """Write what the pipeline prepares from the item after the last one taken here."""
+        self.batches.commit()  # it reads with a connection of its own: what is committed
+        setup = Setup(
+            url=self.ws.engine.url.render_as_string(hide_password=False),
+            settings=self.ws.settings,
+            project=self.project,
+            lenient=self.lenient,
+            status=status,
+            authors=self.authors,
+            placed=self.placed,
+            replaced=self.replaced.id if self.replaced else None,
+            skip=self.done,
+        )
+        for kind, value in pipeline.run(setup, idle=self.batches.idle):
+            if kind == "names":
+                pipeline.reply(self.new_authors(value))
+            elif kind == "items":
+                for prepared in value:
+                    self.take(prepared, total)
+                self.write_items()
+            elif issues is not None:  # "end": what the reader found after the hand-over
+                issues.extend(value)
+
+    def new_authors(self, names: set[str]) -> dict[str, int]:
         """Author names of streamed items not met yet become accounts, in a transaction of
         their own as :func:`bundle_authors` makes them (the batch commits first: SQLite has
-        one writer)."""
-        names = {n for n in author_names([], group) if n.strip()} - self.authors.named.keys()
-        if names:
+        one writer). Returns the accounts of ``names``."""
+        new = names - self.authors.named.keys()
+        if new:
             self.batches.commit()
             with self.ws.engine.begin() as conn:
-                self.authors.named.update(account_ids(conn, names))
+                self.authors.named.update(account_ids(conn, new))
+        return {name: self.authors.named[name] for name in names if name in self.authors.named}
+
+    def take(self, prepared: PreparedItem, total: int | None) -> None:
+        """One prepared item: reported, noted in the journal, written with its group."""
+        if prepared.rows is None:
+            self.report.add("item", prepared.ref, "skipped", prepared.message)
+        else:
+            item_id, stored = prepared.item_id, prepared.stored
+            if stored != item_id:
+                self.batches.note("rekey", item_id, stored)
+            self.placed_items[prepared.ref] = (item_id, stored)
+            self.batches.note("item", item_id)
+            self.report.add("item", prepared.ref, prepared.status, prepared.message, stored)
+            self.unwritten.append(prepared.rows)
+        self.done += 1
+        self.batches.tick()  # a commit writes the items so far first
+        self.tick("items", self.done, total)
 
     def write_items(self) -> None:
-        insert_items(self.conn, self.project, self.unwritten)
+        write_prepared(self.conn, self.project, self.unwritten, self.formats, self.turn_ids)
         self.unwritten = []
 
-    def taken_ids(self, group: list[Item]) -> dict[str, int]:
-        """The ids of ``group`` that items already have, by project id."""
-        wanted = [record.id for record in group if is_uuid(record.id)]
-        found = self.conn.execute(
-            sa.select(item_rows.c.id, item_rows.c.project_id).where(item_rows.c.id.in_(wanted))
-        )
-        return {item_id: project_id for item_id, project_id in found}
 
-    def checked(self, record: Item, texts: DocumentTexts, taken: dict[str, int]) -> NewItem | None:
-        """The rows of one item, or None when it is bad and the import is lenient (the item
-        writes nothing itself, so there is nothing to undo)."""
-        self.batches.open()  # ``texts`` reads in the batch
-        try:
-            return self.item(record, texts, taken)
-        except AssayError as exc:
-            if not self.lenient:
-                raise
-            self.report.add("item", record.id, "skipped", str(exc))
-            return None
-
-    def item(self, record: Item, texts: DocumentTexts, taken: dict[str, int]) -> NewItem:
-        """``taken``: ids already used, by project id (the ones this import stored too)."""
-        notes: list[str] = []
-        stored = renamed = ""
-        extra = dict(record.extra)
-        item_id = record.id if is_uuid(record.id) else str(uuid.uuid4())
-        if item_id != record.id:
-            extra["source_id"] = record.id
-        elif taken.get(item_id) == self.project.id:
-            raise Conflict(
-                f"item {record.id!r} is already in project {self.project.name!r}; "
-                "nothing was overwritten (use --replace to replace the project)"
-            )
-        data = item_input(record, extra, notes, self.docs)
-        author = self.authors.of(record.author)
-        if item_id in taken:  # the id is used by an item of another project
-            if self.replaced is not None and taken[item_id] == self.replaced.id:
-                stored, item_id = item_id, str(uuid.uuid4())  # a stand-in until the old goes
-            else:  # a note, not a warning
-                data.extra.setdefault("source_id", record.id)
-                item_id = str(uuid.uuid4())
-                renamed = f"its id is used in another project; stored as {item_id}"
-        made = new_item(
-            texts, self.project, data, author=author, named=self.authors.named,
-            status=cast(Any, record.status), item_id=item_id, keep_history=True,
-        )  # fmt: skip
-        taken[item_id] = self.project.id
-        if stored:
-            self.batches.note("rekey", item_id, stored)
-        stored = stored or item_id
-        self.placed_items[record.id] = (item_id, stored)
-        self.batches.note("item", item_id)
-        if made.rows.unlocated:
-            notes.append(
-                f"{made.rows.unlocated} passage(s) not found in their documents, kept unverified"
-            )
-        message = "; ".join([*notes, renamed] if renamed else notes)
-        self.report.add("item", record.id, "flagged" if notes else "imported", message, stored)
-        return made
+def _close(stream: Iterator[Item]) -> None:
+    """Stop reading the file here (the pipeline reads it again)."""
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()

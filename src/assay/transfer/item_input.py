@@ -7,13 +7,18 @@ this is the one place that decides where an imported passage lands.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import sqlalchemy as sa
+
 from assay.corpus.anchoring import locate
-from assay.errors import InvalidInput
+from assay.corpus.documents import get_document, get_document_by_name
+from assay.errors import InvalidInput, NotFound
 from assay.gold.item_inputs import checked_evidence
-from assay.records import KINDS, Evidence, Item, Turn
+from assay.records import KINDS, Evidence, Item, Project, Turn
+from assay.store.workspace import Workspace
 
 
 class DocumentFinder(Protocol):
@@ -43,6 +48,54 @@ class Placed:
                 return (0, len(self.text)) if self.text else None
             text = text or self.expected[start:end]
         return locate(self.text, text) if text else None
+
+
+@dataclass
+class PlacedDocuments:
+    """The Bundle's documents and chunks as the import placed them, and the documents already
+    in the project that the Bundle's references name (by id or name) once looked up (by a
+    :class:`DocumentLookup`). Plain data: a process that prepares items gets a copy."""
+
+    docs: dict[str, Placed] = field(default_factory=dict)
+    missing: set[str] = field(default_factory=set)
+    """References looked up in vain."""
+    chunks: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    """Chunk id → (document id, start, end) of the Bundle's imported chunkings."""
+
+
+class DocumentLookup:
+    """The :class:`DocumentFinder` of an import: :class:`PlacedDocuments`, and what they do not
+    hold looked up with the connection ``connection`` gives (the import's batch sees what the
+    import wrote; a process that prepares items has a connection of its own)."""
+
+    def __init__(
+        self,
+        placed: PlacedDocuments,
+        ws: Workspace,
+        project: Project,
+        connection: Callable[[], sa.Connection],
+    ) -> None:
+        self.placed = placed
+        self.chunks = placed.chunks
+        self.ws = ws
+        self.project = project
+        self.connection = connection
+
+    def find(self, ref: str) -> Placed | None:
+        """The Bundle document ``ref`` as placed, or a document already in the project that
+        the reference names (by id or name)."""
+        docs, missing = self.placed.docs, self.placed.missing
+        if ref in docs or ref in missing:
+            return docs.get(ref)
+        for lookup in (get_document, get_document_by_name):
+            try:
+                doc = lookup(self.ws, self.project, ref, conn=self.connection())
+            except (NotFound, InvalidInput):
+                continue
+            placed = docs[ref] = Placed(doc.id)
+            return placed
+        missing.add(ref)
+        return None
 
 
 def turn_input(
