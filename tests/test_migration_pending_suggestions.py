@@ -1,4 +1,4 @@
-"""Migration 0021 on a workspace that already holds duplicate pending suggestions (stored by
+"""Migration 0019 on a workspace that already holds duplicate pending suggestions (stored by
 two requests at once before it): nothing is deleted; the oldest relevance suggestion of a
 passage and the newest rewrite of a turn stay pending, the others become ``replaced``, and
 the unique indexes then hold. SQLite and PostgreSQL."""

@@ -1,6 +1,6 @@
 """Storing new suggestions, at most one waiting per passage of a turn (relevance) and one per
 turn (rewrite), even when two requests store theirs at once: two partial unique indexes hold
-the rule (migration 0021), so a second request cannot store what the first one did.
+the rule (migration 0019), so a second request cannot store what the first one did.
 
 A relevance suggestion for a passage that waits already is not stored (the request reports
 the passage as pending). A new rewrite replaces the turn's waiting one, which stays as a

@@ -51,7 +51,7 @@ suggestions = sa.Table(
     sa.Column("prompt_hash", sa.String(64), nullable=False),
     sa.Column("params", sa.JSON, nullable=False),
     # pending, accepted, rejected, or replaced (another one waits in its place: a newer
-    # rewrite of the turn, or a suggestion for the same passage stored first; 0021)
+    # rewrite of the turn, or a suggestion for the same passage stored first; 0019)
     sa.Column("state", sa.String(20), nullable=False),
     # a rewrite as accepted (the annotator may edit it first); None otherwise
     sa.Column("final_text", sa.Text, nullable=True),
@@ -62,7 +62,7 @@ suggestions = sa.Table(
     sa.Index(None, "item_id", "turn_ordinal"),
     sa.Index(None, "project_id", "kind", "state"),
     # at most one pending suggestion per passage of a turn, one pending rewrite per turn
-    # (migration 0021): two requests at once cannot both store theirs
+    # (migration 0019): two requests at once cannot both store theirs
     _one_pending("ux_suggestions_pending_passage", "relevance", "doc_id", "start", "end"),
     _one_pending("ux_suggestions_pending_rewrite", "rewrite"),
 )

@@ -8,7 +8,7 @@ waiting one (:mod:`assay.gold.suggestions`). Duplicates stored before are kept a
 the state ``replaced``: the oldest relevance suggestion of a passage and the newest rewrite
 of a turn stay pending (the workbench shows the newest rewrite).
 
-Revision ID: 0021
+Revision ID: 0019
 Revises: 0018
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0021"
+revision = "0019"
 down_revision = "0018"
 branch_labels = None
 depends_on = None
