@@ -162,6 +162,12 @@ on PostgreSQL the database server's own CPU shares the two cores too. The peak i
 both processes (sampled from ``/proc``), well under the goal's 500 MB. Still to try for the
 quiet 20 s: a leaner preparing side (the create event's JSON, 17 µs an item, and the
 evidence built twice are the largest single parts) so that the two sides are even.
+
+The lead's run after merging this with the session's other work (main at 6da2ea0), one round,
+started right after the team benchmark (load 6.3 falling to 2.3): SQLite csv 25.20 s (CPU
+32.3 s, peak 302 MB), native 21.12 s (CPU 30.0 s, 301 MB); PostgreSQL csv 35.75 s (CPU
+31.4 s, 254 MB), native 36.25 s (CPU 32.0 s, 253 MB). The 20 s goal is still missed: by 1–5 s
+on SQLite, by 16 s on PostgreSQL; memory is half the 500 MB allowed.
 """
 
 from __future__ import annotations
