@@ -127,3 +127,28 @@ def test_a_format_spec_carries_over(tmp_path: Path) -> None:
         hash="abc",
     )
     assert "04.03.2026 um 05:06 UTC" in said(clash, t)
+
+
+def test_a_stale_save_answers_in_german(tmp_path: Path) -> None:
+    """The 409 of a stale autosave carries the stored item and the German message."""
+    from assay import open_workspace
+    from assay.store.projects import create_project
+    from assay.web import create_app
+
+    ws = open_workspace(tmp_path / "home")
+    create_project(ws, "p")
+    with TestClient(create_app(ws)) as client:
+        client.get("/")  # the CSRF cookie
+        client.headers["X-CSRF-Token"] = client.cookies["assay_csrf"]
+        made = client.post("/api/projects/p/items", json={"turns": [{"query": "Wann?"}]}).json()
+        url = f"/api/projects/p/items/{made['item']['id']}"
+        mine = made["input"]
+        assert client.put(url, json={"version": 1, "item": mine}).status_code == 200
+        stale = client.put(
+            url, json={"version": 1, "item": mine}, headers={"accept-language": "de"}
+        )
+    assert stale.status_code == 409
+    de = load_catalogs()["de"]["raised.item_changed_elsewhere"]
+    expected = de.format(item_id=made["item"]["id"], base_version=1, version=2)
+    assert stale.json()["detail"] == expected
+    assert stale.json()["current"]["version"] == 2

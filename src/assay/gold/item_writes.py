@@ -45,7 +45,11 @@ class StaleItem(Conflict):
     def __init__(self, current: Item, base_version: int) -> None:
         super().__init__(
             f"item {current.id} was changed elsewhere (you edited version {base_version}, "
-            f"it is now version {current.version}); nothing was overwritten"
+            f"it is now version {current.version}); nothing was overwritten",
+            key="raised.item_changed_elsewhere",
+            item_id=current.id,
+            base_version=base_version,
+            version=current.version,
         )
         self.current = current
 

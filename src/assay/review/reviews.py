@@ -79,6 +79,7 @@ class ReviewedMeanwhile(StaleItem):
             verdict = DONE[last.verdict]
             what += f" ({verdict} by {last.reviewer} at {last.at:%Y-%m-%d %H:%M:%S} UTC)"
         StaleItem.__init__(self, current, base_version)
+        self.key, self.params = None, {}  # its own message, not the stale save's catalog text
         self.args = (
             f"item {current.id} changed after you read version {base_version}: {what}; "
             "your verdict was not recorded and nothing was overwritten (reload the item to "

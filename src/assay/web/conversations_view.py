@@ -61,9 +61,9 @@ def payload(ws: Workspace, project: Project, item: Item) -> dict[str, Any]:
     }
 
 
-def conflict(ws: Workspace, project: Project, exc: StaleItem) -> JSONResponse:
+def conflict(request: Request, ws: Workspace, project: Project, exc: StaleItem) -> JSONResponse:
     """409 with the conversation as stored now, so the page can show both versions."""
-    return conflict_response(exc, payload(ws, project, exc.current))
+    return conflict_response(request, exc, payload(ws, project, exc.current))
 
 
 # ---------------------------------------------------------------- streaming answers

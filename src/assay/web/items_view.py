@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
+from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from assay.corpus.documents import document_names
@@ -22,7 +23,8 @@ from assay.gold.item_lists import list_items, list_neighbours
 from assay.gold.taxonomy import query_types
 from assay.records import Item, Project, to_json
 from assay.store.workspace import Workspace
-from assay.web.i18n import Translator
+from assay.web.i18n import Translator, said
+from assay.web.render import translator
 
 PAGE_SIZE = 50
 FILTERS = ("status", "query_type", "author", "kind", "text", "review", "copies", "sort")
@@ -54,10 +56,11 @@ def item_payload(ws: Workspace, project: Project, item: Item) -> dict[str, Any]:
     }
 
 
-def conflict_response(exc: Conflict, current: dict[str, Any]) -> JSONResponse:
+def conflict_response(request: Request, exc: Conflict, current: dict[str, Any]) -> JSONResponse:
     """409 for a stale save, with the payload of the item as stored now (``current`` and
-    ``current_input``), so the page can show both versions and nothing is lost."""
-    body = {"detail": str(exc), **current}
+    ``current_input``), so the page can show both versions and nothing is lost; the message
+    in the reader's language."""
+    body = {"detail": said(exc, translator(request)), **current}
     body["current"] = body.pop("item")
     body["current_input"] = body.pop("input")
     return JSONResponse(body, status_code=409)

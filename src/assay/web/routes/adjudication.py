@@ -126,7 +126,7 @@ def api_adjudicate(request: Request, name: str, item_id: str, body: Adjudication
     try:
         item = adjudicate(ws, project, item_id, choices, body.version, actor=actor_id(request))
     except StaleItem as exc:
-        return conflict_response(exc, item_payload(ws, project, exc.current))
+        return conflict_response(request, exc, item_payload(ws, project, exc.current))
     return item_payload(ws, project, item)
 
 

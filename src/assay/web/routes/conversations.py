@@ -195,7 +195,7 @@ def api_save_conversation(request: Request, name: str, item_id: str, body: Conve
     try:  # save_edit renews the author's hold on a pool task first
         item = save_edit(ws, project, item_id, body.item, body.version, author=actor_id(request))
     except StaleItem as exc:
-        return conflict(ws, project, exc)
+        return conflict(request, ws, project, exc)
     return payload(ws, project, item)
 
 
@@ -223,7 +223,7 @@ def api_send_turn(request: Request, name: str, item_id: str, body: TurnSend) -> 
     try:
         item = save_item(ws, project, item_id, data, body.version, author=actor_id(request))
     except StaleItem as exc:
-        return conflict(ws, project, exc)
+        return conflict(request, ws, project, exc)
     index = len(item.turns) - 1
     return ndjson(
         answer_stream(ws, project, item, index, "retrieved", actor_id(request), first=True)
@@ -243,7 +243,7 @@ def api_regenerate(
     ws, project = open_project(request, name)
     item = get_conversation(ws, project, item_id)
     if item.version != body.version:
-        return conflict(ws, project, StaleItem(item, body.version))
+        return conflict(request, ws, project, StaleItem(item, body.version))
     if not 1 <= number <= len(item.turns):
         raise NotFound(f"conversation {item_id!r} has no turn {number}")
     turn = item.turns[number - 1]
@@ -278,7 +278,7 @@ def api_draft(
     try:
         stored = change(ws, project, item, number, body.version, actor_id(request))
     except StaleItem as exc:
-        return conflict(ws, project, exc)
+        return conflict(request, ws, project, exc)
     return payload(ws, project, stored)
 
 

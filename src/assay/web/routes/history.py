@@ -70,7 +70,7 @@ def api_restore(request: Request, name: str, item_id: str, body: Restore) -> Any
             check=question_rule,
         )
     except StaleItem as exc:
-        return conflict_response(exc, item_payload(ws, project, exc.current))
+        return conflict_response(request, exc, item_payload(ws, project, exc.current))
     return item_payload(ws, project, item)
 
 

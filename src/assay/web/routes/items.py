@@ -75,8 +75,8 @@ class StatusChange(BaseModel):
     status: str
 
 
-def _conflict(ws: Workspace, project: Project, exc: StaleItem) -> JSONResponse:
-    return conflict_response(exc, item_payload(ws, project, exc.current))
+def _conflict(request: Request, ws: Workspace, project: Project, exc: StaleItem) -> JSONResponse:
+    return conflict_response(request, exc, item_payload(ws, project, exc.current))
 
 
 # ---------------------------------------------------------------- JSON API
@@ -151,7 +151,7 @@ def api_save_item(request: Request, name: str, item_id: str, body: ItemSave) -> 
             ws, project, item_id, body.item, body.version, author=author, check=may_save
         )
     except StaleItem as exc:
-        return _conflict(ws, project, exc)
+        return _conflict(request, ws, project, exc)
     return item_payload(ws, project, item)
 
 
@@ -173,7 +173,7 @@ def api_item_status(request: Request, name: str, item_id: str, body: StatusChang
                 ws, project, item_id, body.status, body.version, actor=actor_id(request)
             )
     except StaleItem as exc:
-        return _conflict(ws, project, exc)
+        return _conflict(request, ws, project, exc)
     return item_payload(ws, project, item)
 
 

@@ -20,6 +20,7 @@ from assay.errors import Conflict, InvalidInput
 from assay.judging.judgments import Span, Unit, get_judgment, save_judgment
 from assay.records import INT32
 from assay.web.actors import actor_id
+from assay.web.i18n import said
 from assay.web.judging_view import (
     PAGE_MODES,
     judgment_json,
@@ -98,7 +99,9 @@ def api_save_judgment(request: Request, name: str, body: JudgmentSave) -> Any:
     except Conflict as exc:
         current = get_judgment(ws, project, unit, judge)
         shown = judgment_json(current) if current else None
-        return JSONResponse({"detail": str(exc), "current": shown}, status_code=409)
+        return JSONResponse(
+            {"detail": said(exc, translator(request)), "current": shown}, status_code=409
+        )
     return judgment_json(saved)
 
 

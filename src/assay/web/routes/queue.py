@@ -20,9 +20,10 @@ from assay.review.tasks import overview, queue_of, read_task
 from assay.store.workspace import Workspace
 from assay.web.actors import actor_id, check_question_edit
 from assay.web.bounds import Storable
+from assay.web.i18n import said
 from assay.web.items_view import conflict_response, item_payload, type_options
 from assay.web.queue_view import queue_json, queue_owner, queue_url, task_json, task_url
-from assay.web.render import language, open_project, render
+from assay.web.render import language, open_project, render, translator
 
 router = APIRouter()
 
@@ -99,9 +100,11 @@ def api_submit_task(request: Request, name: str, task_id: TaskId, body: Submit) 
     try:
         item = submit_task(ws, project, task_id, me, body.version, content)
     except TaskTaken as taken:
-        return JSONResponse({"detail": str(taken), "kept": taken.kept}, status_code=409)
+        return JSONResponse(
+            {"detail": said(taken, translator(request)), "kept": taken.kept}, status_code=409
+        )
     except StaleItem as exc:
-        return conflict_response(exc, item_payload(ws, project, exc.current))
+        return conflict_response(request, exc, item_payload(ws, project, exc.current))
     return {**item_payload(ws, project, item), "next_url": _next_url(ws, project, me)}
 
 

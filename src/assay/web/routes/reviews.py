@@ -102,7 +102,7 @@ def api_review(request: Request, name: str, item_id: str, body: ReviewIn) -> Any
             edits=body.edits,
         )
     except ReviewedMeanwhile as exc:
-        return conflict_response(exc, item_payload(ws, project, exc.current))
+        return conflict_response(request, exc, item_payload(ws, project, exc.current))
     item = get_item(ws, project, item_id)
     return {"review": to_json(review), **item_payload(ws, project, item)}
 

@@ -181,7 +181,7 @@ def api_accept(request: Request, name: str, item_id: str, body: AcceptIn) -> Any
             skip_disagreeing=body.skip_disagreeing,
         )
     except StaleItem as exc:
-        return conflict_response(exc, _item_view(ws, project, exc.current))
+        return conflict_response(request, exc, _item_view(ws, project, exc.current))
     return _decided(ws, project, item_id, done)
 
 
