@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 
 import assay
 from assay.errors import Conflict, NotFound
+from assay.store.workspace import Workspace
 from assay.web.i18n import load_catalogs, make_translators, said
 
 SOURCE = Path(assay.__file__).parent
@@ -91,12 +92,9 @@ def test_said_falls_back_to_the_english_message() -> None:
     assert said(wrong, t) == "missing parameter"
 
 
-def test_german_reader_gets_german_errors(tmp_path: Path) -> None:
-    from assay import open_workspace
-    from assay.web import create_app
-
-    ws = open_workspace(tmp_path / "home")
+def test_german_reader_gets_german_errors(ws: Workspace) -> None:
     from assay.store.projects import create_project
+    from assay.web import create_app
 
     create_project(ws, "p")
     with TestClient(create_app(ws)) as client:
@@ -112,7 +110,7 @@ def test_german_reader_gets_german_errors(tmp_path: Path) -> None:
     assert "Projekt" in de and de.replace("'", "&#39;") in page.text
 
 
-def test_a_format_spec_carries_over(tmp_path: Path) -> None:
+def test_a_format_spec_carries_over() -> None:
     """The dataset version clash formats its date through the template's own spec."""
     from datetime import datetime
 
@@ -129,13 +127,11 @@ def test_a_format_spec_carries_over(tmp_path: Path) -> None:
     assert "04.03.2026 um 05:06 UTC" in said(clash, t)
 
 
-def test_a_stale_save_answers_in_german(tmp_path: Path) -> None:
+def test_a_stale_save_answers_in_german(ws: Workspace) -> None:
     """The 409 of a stale autosave carries the stored item and the German message."""
-    from assay import open_workspace
     from assay.store.projects import create_project
     from assay.web import create_app
 
-    ws = open_workspace(tmp_path / "home")
     create_project(ws, "p")
     with TestClient(create_app(ws)) as client:
         client.get("/")  # the CSRF cookie
