@@ -66,6 +66,14 @@ def handed_over(monkeypatch: pytest.MonkeyPatch) -> list[ItemPipeline]:
     return started
 
 
+def in_mode(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """``alone``: the import prepares every item itself; ``piped``: the second process does."""
+    if mode == "piped":
+        handed_over(monkeypatch)
+    else:
+        alone(monkeypatch)
+
+
 def native_file(folder: Path, count: int) -> Path:
     """An Assay archive with two documents and ``count`` items of every shape (see
     ``test_import_rows.bundle_items``); one author name is first met late in the file."""
@@ -218,10 +226,7 @@ def test_a_bad_item_met_by_the_second_process_fails_the_import_as_it_would_alone
     path = bad_csv(tmp_path, 230, cell)
     messages = []
     for mode in ("alone", "piped"):
-        if mode == "piped":
-            handed_over(monkeypatch)
-        else:
-            alone(monkeypatch)
+        in_mode(monkeypatch, mode)
         with pytest.raises(InvalidInput) as caught:
             imported(any_ws, "rail", path, "csv")
         messages.append(str(caught.value))
@@ -321,10 +326,7 @@ def test_a_repeated_id_found_by_the_second_process_is_reported_as_alone(
     path.write_text("".join(lines), encoding="utf-8")
     reports = []
     for mode in ("alone", "piped"):
-        if mode == "piped":
-            handed_over(monkeypatch)
-        else:
-            alone(monkeypatch)
+        in_mode(monkeypatch, mode)
         with pytest.raises(InvalidInput) as caught:
             imported(any_ws, "rail", path, "csv")
         reports.append(str(caught.value))
