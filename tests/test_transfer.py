@@ -361,7 +361,7 @@ def test_import_commits_in_batches_behind_the_project_lock(any_ws: Workspace) ->
     seen: list[str] = []
 
     def midway(stage: str, done: int, total: int | None) -> None:
-        if stage != "items" or done != 5:
+        if stage != "items" or done != 100:  # after the first group of items
             return
         # the batches so far are committed: other projects are writable right now ...
         saved = save_item(ws, other, mine.id, Item(turns=[Turn(query="edited")]), 1)
@@ -375,11 +375,11 @@ def test_import_commits_in_batches_behind_the_project_lock(any_ws: Workspace) ->
             export_scope(ws, target, None)
 
     report = import_bundle(
-        ws, "test", many_items(12), progress=midway, batching=BatchPolicy(records=2, pause=0)
+        ws, "test", many_items(120), progress=midway, batching=BatchPolicy(records=2, pause=0)
     )
     assert seen == ["edited"]
-    assert report.count("imported", "item") == 12
-    assert counts(ws, "test")[:2] == (1, 12)
+    assert report.count("imported", "item") == 120
+    assert counts(ws, "test")[:2] == (1, 120)
     assert get_project(ws, "test").importing_since is None
     assert lock_rows(ws) == (0, 0)
 
@@ -424,7 +424,7 @@ bundle = Bundle(
 )
 
 def progress(stage, done, total):
-    if stage == "items" and done == 50:
+    if stage == "items" and done == 100:  # the first group of items
         print("midway", flush=True)
         time.sleep(600)
 
@@ -454,7 +454,7 @@ def test_a_killed_import_is_undone_when_the_workspace_opens(
         # what it committed so far is visible, under the lock
         half = get_project(ws, target)
         assert half.importing_since is not None
-        assert list_items(ws, half, limit=0)[0] >= 40
+        assert list_items(ws, half, limit=0)[0] >= 100
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -534,7 +534,7 @@ def test_pause_after_lets_writers_in_only_when_they_wait() -> None:
 
 def test_an_edit_that_waits_gets_its_turn_in_a_long_batch(any_ws: Workspace) -> None:
     """The batch would run for minutes; an edit to another project asks for its turn and
-    gets it at the import's next record (on PostgreSQL it never waits at all)."""
+    gets it at the import's next group of items (on PostgreSQL it never waits at all)."""
     ws = any_ws
     other = create_project(ws, "other")
     mine = create_item(ws, other, Item(turns=[Turn(query="mine")]))
@@ -552,19 +552,19 @@ def test_an_edit_that_waits_gets_its_turn_in_a_long_batch(any_ws: Workspace) -> 
             done.set()
 
     def midway(stage: str, number: int, total: int | None) -> None:
-        if stage == "items" and number == 3:
+        if stage == "items" and number == 100:
             threading.Thread(target=edit).start()
             for _ in range(3000):  # until the edit has asked (it waits for the lock next)
                 if turns is None or last_asked(turns) != asked_before or done.is_set():
                     break
                 time.sleep(0.01)
             time.sleep(0.15)  # the import has had its half of the time
-        if stage == "items" and number == 8:
+        if stage == "items" and number == 200:
             assert done.wait(60) and saved == ["edited"]  # while the import goes on
 
     policy = BatchPolicy(seconds=600, quiet_seconds=600, records=1000, pause=0.15)
-    report = import_bundle(ws, "test", many_items(12), progress=midway, batching=policy)
-    assert saved == ["edited"] and report.count("imported", "item") == 12
+    report = import_bundle(ws, "test", many_items(250), progress=midway, batching=policy)
+    assert saved == ["edited"] and report.count("imported", "item") == 250
     assert lock_rows(ws) == (0, 0)
 
 

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import Annotated, Any
 
+import orjson
 from annotated_types import Interval
 from typing_extensions import TypedDict
 
@@ -365,18 +366,23 @@ def to_json(value: Any) -> Any:
 
 
 def json_text(value: Any) -> str:
-    """``json.dumps(to_json(value))`` in one pass of the JSON encoder, which asks for a record's
-    fields only when it meets one. The store writes its JSON columns with this, so an item
-    goes into its ``create`` event as it is: converting it first took a tenth of an import.
-    Empty values skip the encoder, which is made once (the same text as ``json.dumps``)."""
+    """``json.dumps(to_json(value))`` as compact text, in one pass of orjson, which writes
+    records (dataclasses) and datetimes itself. The store writes its JSON columns with this,
+    so an item goes into its ``create`` event as it is: the standard library's encoder took a
+    seventh of an import's preparing. What orjson refuses (keys that are not strings,
+    integers beyond 64 bits) goes through the standard library's encoder instead; both read
+    back as the same values."""
     if value is None or (not value and type(value) in (dict, list)):
         return "null" if value is None else "{}" if type(value) is dict else "[]"
-    return _encoder().encode(value)
+    try:
+        return orjson.dumps(value, default=_json_default).decode()
+    except orjson.JSONEncodeError:
+        return _encoder().encode(value)
 
 
 @functools.cache
 def _encoder() -> json.JSONEncoder:
-    return json.JSONEncoder(default=_json_default)
+    return json.JSONEncoder(default=_json_default, separators=(",", ":"))
 
 
 def _json_default(value: Any) -> Any:

@@ -1,13 +1,13 @@
 """The items stage of an import: each item prepared (checked, its passages located, its rows
 built: :mod:`assay.transfer.item_prepare`), then written a group at a time in one statement
-per table (:func:`assay.transfer.prepared.write_prepared`), or before the batch commits, so a
-waiting writer still gets in at the next item.
+per table (:func:`assay.transfer.prepared.write_prepared`); a waiting writer gets in at the
+next group.
 
 A large streamed file is prepared by a second process while this one writes
 (:mod:`assay.transfer.item_pipeline`). That process starts with the import; until it is
 ready, items are prepared here, and it takes over after the last of them, so a small file is
 done before it would have been any help. Either way the report, the journal and the progress
-are kept here, item by item.
+are kept here, a group at a time.
 """
 
 from __future__ import annotations
@@ -26,14 +26,7 @@ from assay.transfer.import_actors import ImportAuthors, author_names
 from assay.transfer.item_input import DocumentLookup, PlacedDocuments
 from assay.transfer.item_pipeline import ItemPipeline, Setup
 from assay.transfer.item_prepare import ItemPreparer
-from assay.transfer.prepared import (
-    ITEM_GROUP,
-    ItemTuples,
-    PreparedItem,
-    RowFormats,
-    TurnIds,
-    write_prepared,
-)
+from assay.transfer.prepared import ITEM_GROUP, PreparedGroup, RowFormats, TurnIds, write_prepared
 from assay.transfer.report import ImportReport
 
 
@@ -64,8 +57,6 @@ class ItemStage:
         """The project this import replaces when it has finished (its item ids stay)."""
         self.formats = RowFormats(batches.conn.dialect)
         self.turn_ids = TurnIds()
-        self.unwritten: list[ItemTuples] = []
-        """Items prepared, written a group at a time or before a commit."""
         self.placed_items: dict[str, tuple[str, str]] = {}
         """Bundle item id → (stored id now, id once the import has finished)."""
         self.done = 0
@@ -86,14 +77,10 @@ class ItemStage:
         """Take ``records``; with ``pipeline``, hand over to it once it is ready. ``status``
         (every item's status) and ``issues`` (where a streamed reader reports) are what the
         pipeline needs to read the file again as ``records`` does."""
-        self.batches.before_commit.append(self.write_items)
-        try:
-            stream = iter(records)
-            if self.here(stream, total, pipeline) and pipeline is not None:
-                _close(stream)
-                self.handed_over(pipeline, total, status, issues)
-        finally:
-            self.batches.before_commit.remove(self.write_items)
+        stream = iter(records)
+        if self.here(stream, total, pipeline) and pipeline is not None:
+            _close(stream)
+            self.handed_over(pipeline, total, status, issues)
 
     def here(
         self, stream: Iterator[Item], total: int | None, pipeline: ItemPipeline | None
@@ -112,10 +99,8 @@ class ItemStage:
                 return False
             self.new_authors({n for n in author_names([], group) if n.strip()})
             taken = preparer.taken_ids(group)
-            for record in group:
-                self.batches.open()  # the preparer reads in the batch
-                self.take(preparer.prepare(record, taken), total)
-            self.write_items()
+            self.batches.open()  # the preparer reads in the batch
+            self.take(PreparedGroup.of([preparer.prepare(r, taken) for r in group]), total)
         return True
 
     def handed_over(
@@ -142,9 +127,7 @@ class ItemStage:
             if kind == "names":
                 pipeline.reply(self.new_authors(value))
             elif kind == "items":
-                for prepared in value:
-                    self.take(prepared, total)
-                self.write_items()
+                self.take(value, total)
             elif issues is not None:  # "end": what the reader found after the hand-over
                 issues.extend(value)
 
@@ -159,25 +142,22 @@ class ItemStage:
                 self.authors.named.update(account_ids(conn, new))
         return {name: self.authors.named[name] for name in names if name in self.authors.named}
 
-    def take(self, prepared: PreparedItem, total: int | None) -> None:
-        """One prepared item: reported, noted in the journal, written with its group."""
-        if prepared.rows is None:
-            self.report.add("item", prepared.ref, "skipped", prepared.message)
-        else:
-            item_id, stored = prepared.item_id, prepared.stored
+    def take(self, group: PreparedGroup, total: int | None) -> None:
+        """Prepared items: reported, noted in the journal, written."""
+        report, note = self.report.add, self.batches.note
+        for ref, status, message, item_id, stored in group.outcomes:
+            if status == "skipped":
+                report("item", ref, status, message)
+                continue
             if stored != item_id:
-                self.batches.note("rekey", item_id, stored)
-            self.placed_items[prepared.ref] = (item_id, stored)
-            self.batches.note("item", item_id)
-            self.report.add("item", prepared.ref, prepared.status, prepared.message, stored)
-            self.unwritten.append(prepared.rows)
-        self.done += 1
-        self.batches.tick()  # a commit writes the items so far first
+                note("rekey", item_id, stored)
+            self.placed_items[ref] = (item_id, stored)
+            note("item", item_id)
+            report("item", ref, status, message, stored)
+        write_prepared(self.conn, self.project, group, self.formats, self.turn_ids)
+        self.done += len(group.outcomes)
+        self.batches.tick(len(group.outcomes))
         self.tick("items", self.done, total)
-
-    def write_items(self) -> None:
-        write_prepared(self.conn, self.project, self.unwritten, self.formats, self.turn_ids)
-        self.unwritten = []
 
 
 def _close(stream: Iterator[Item]) -> None:

@@ -2,8 +2,8 @@
 
 Items are prepared (checked, anchored, converted: :mod:`assay.transfer.item_prepare`) in the
 import's own process or in a second one (:mod:`assay.transfer.item_pipeline`); either way what
-reaches the writer is a :class:`PreparedItem` of plain values, written a group at a time in
-one statement per table (:func:`write_prepared`). Only the turns' ids are taken at write time,
+reaches the writer is a :class:`PreparedGroup` of plain values, written in one statement per
+table (:func:`write_prepared`). Only the turns' ids are taken at write time,
 by the writer (they come from the database).
 """
 
@@ -68,6 +68,34 @@ class PreparedItem(NamedTuple):
     rows: ItemTuples | None = None
 
 
+Outcome = tuple[str, str, str, str, str]
+"""A :class:`PreparedItem` without its rows: what the report and the journal take."""
+
+
+class PreparedGroup(NamedTuple):
+    """Prepared items together: each one's outcome and all their rows, a list per table. The
+    second process sends a group as one plain tuple (unpickled faster than an object per
+    item); the import writes it with :func:`write_prepared`."""
+
+    outcomes: list[Outcome]
+    items: list[Row]
+    turns: list[tuple[Row, list[Row]]]
+    events: list[Row]
+
+    @classmethod
+    def of(cls, prepared: Sequence[PreparedItem]) -> PreparedGroup:
+        group = cls([p[:5] for p in prepared], [], [], [])
+        for p in prepared:
+            if p.rows is not None:
+                group.add(p.rows)
+        return group
+
+    def add(self, rows: ItemTuples) -> None:
+        self.items.append(rows.item)
+        self.turns.extend(rows.turns)
+        self.events.extend(rows.events)
+
+
 class RowFormats:
     """The statements an import writes items with, and the conversion of their values, for
     one database dialect (each process makes its own)."""
@@ -126,16 +154,16 @@ ID_BLOCK = 1000
 def write_prepared(
     conn: sa.Connection,
     project: Project,
-    prepared: Sequence[ItemTuples],
+    group: PreparedGroup,
     formats: RowFormats,
     turn_ids: TurnIds,
 ) -> None:
     """Write the rows of new items in one statement per table; their ids must be free."""
-    if not prepared:
+    if not group.items:
         return
     check_writable(conn, project.id)
-    insert_converted(conn, formats.items, [p.item for p in prepared])
-    found = [turn for p in prepared for turn in p.turns]
+    insert_converted(conn, formats.items, group.items)
+    found = group.turns
     ids = turn_ids.take(conn, len(found))
     numbered = [(turn_id, *row) for turn_id, (row, _) in zip(ids, found, strict=True)]
     insert_converted(conn, formats.numbered_turns, numbered)
@@ -143,4 +171,4 @@ def write_prepared(
         (turn_id, *row) for turn_id, (_, rows) in zip(ids, found, strict=True) for row in rows
     ]
     insert_converted(conn, formats.numbered_evidence, passages)
-    insert_converted(conn, formats.events, [event for p in prepared for event in p.events])
+    insert_converted(conn, formats.events, group.events)
