@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from assay.corpus.anchoring import INDEX_AFTER, DocumentTexts, locate
+from assay.corpus.anchoring import INDEX_AFTER, INDEX_CHARS, DocumentTexts, locate
 from assay.corpus.ingest import ingest_bytes
 from assay.corpus.text_index import TextIndex
 from assay.records import Project
@@ -43,7 +43,8 @@ def test_document_texts_index_often_searched_documents_within_their_budget(
     ws: Workspace, project: Project
 ) -> None:
     rng = random.Random(3)
-    texts = [document(rng, 5000) for _ in range(3)]
+    texts = [document(rng, 12000) for _ in range(3)]
+    assert min(len(t) for t in texts) >= INDEX_CHARS  # long enough to get an index
     ids = [ingest_bytes(ws, project, f"d{n}.txt", t.encode()).id for n, t in enumerate(texts)]
     budget = 2 * max(len(t) for t in texts) + 10  # one text and its index, not more
     with ws.engine.connect() as conn:

@@ -50,8 +50,10 @@ INDEX_AFTER = 250
 """Passages located in one document before it gets an index (:mod:`assay.corpus.text_index`):
 building one costs about as much as 250 searches of the document, each then costs a few
 microseconds however long the document is."""
-INDEX_CHARS = 16_000
-"""Shorter documents are searched directly: as fast as an index, with no index to build."""
+INDEX_CHARS = 64_000
+"""Shorter documents are searched directly: as fast as an index, with no index to build (at
+40,000 characters a 520-character passage is found in 5.8 µs by ``str.find``, in 6.4 µs by
+an index that took 2 ms to build)."""
 
 
 class DocumentTexts:

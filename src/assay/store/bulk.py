@@ -34,7 +34,14 @@ class RowFormat:
     """The insert of ``columns`` into ``table`` on ``dialect``: its SQL (:attr:`sql`) and the
     conversion of one row of values to what the driver takes (:meth:`row`)."""
 
-    def __init__(self, dialect: sa.Dialect, table: sa.Table, columns: Sequence[str]) -> None:
+    def __init__(
+        self,
+        dialect: sa.Dialect,
+        table: sa.Table,
+        columns: Sequence[str],
+        dates: dict[str, Processor] | None = None,
+    ) -> None:
+        """``dates``: the date conversions of several formats, shared (see :func:`_remembering`)."""
         self.table = table
         self.columns = tuple(columns)
         quote = dialect.identifier_preparer.quote
@@ -52,7 +59,8 @@ class RowFormat:
                 process = kind._cached_bind_processor(dialect)
                 marks.append(mark)
                 if process is not None and isinstance(kind, sa.DateTime):
-                    process = _remembering(process)
+                    shared = {} if dates is None else dates
+                    process = shared.setdefault(repr(kind), _remembering(process))
             if process is not None:
                 self.convert.append((i, process))
         names = ", ".join(quote(name) for name in self.columns)
@@ -129,7 +137,8 @@ def _json_text(kind: sa.JSON, dialect: sa.Dialect) -> Processor:
 
 def _remembering(process: Processor) -> Processor:
     """``process`` that converts the value it converted last at once: an item's rows carry
-    the same moment several times (SQLite's dates are text, formatted in Python)."""
+    the same moment several times, in several tables (SQLite's dates are text, formatted in
+    Python), so the formats of one import share it."""
     last: list[Any] = [_NOTHING, None]
 
     def remembered(value: Any) -> Any:

@@ -5,8 +5,9 @@ Imports commit in short batches so a long one never holds the database's write l
 Between batches the project carries a lock: a token, who holds it (``host:pid``), when it
 started and a heartbeat that every batch refreshes. While the lock is live, writes to the
 project's items and documents raise :class:`ImportRunning` (423 on the web), and every row
-the import has written is listed in ``import_journal`` so a failed or killed import can be
-undone: from the user's side an import lands whole or not at all.
+the import has written is listed in ``import_journal`` (a group of items in one row) so a
+failed or killed import can be undone: from the user's side an import lands whole or not at
+all.
 
 **Asking for a turn** (SQLite): an edit writes the time into a file next to the database
 (``assay.db-writers``, its modification time) before it waits for the write lock; a running
@@ -306,7 +307,10 @@ def undo_import(conn: sa.Connection, token: str) -> None:
     ).all()
     refs: dict[str, list[str]] = {}
     for row in rows:
-        refs.setdefault(row.kind, []).append(row.ref)
+        if row.kind == "items":  # a group of items in one row: their ids in ``before``
+            refs.setdefault("item", []).extend((row.before or "").split())
+        else:
+            refs.setdefault(row.kind, []).append(row.ref)
     for part in _parts(refs.get("item", [])):
         conn.execute(events.delete().where(events.c.item_id.in_(part)))
         conn.execute(items.delete().where(items.c.id.in_(part)))

@@ -145,6 +145,7 @@ class ItemStage:
     def take(self, group: PreparedGroup, total: int | None) -> None:
         """Prepared items: reported, noted in the journal, written."""
         report, note = self.report.add, self.batches.note
+        written: list[str] = []
         for ref, status, message, item_id, stored in group.outcomes:
             if status == "skipped":
                 report("item", ref, status, message)
@@ -152,8 +153,10 @@ class ItemStage:
             if stored != item_id:
                 note("rekey", item_id, stored)
             self.placed_items[ref] = (item_id, stored)
-            note("item", item_id)
+            written.append(item_id)
             report("item", ref, status, message, stored)
+        if written:  # one journal row for the group, every id (a UUID) in its "before"
+            note("items", written[0], " ".join(written))
         write_prepared(self.conn, self.project, group, self.formats, self.turn_ids)
         self.done += len(group.outcomes)
         self.batches.tick(len(group.outcomes))

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from assay.gold.item_writes import NewItem
 from assay.records import Project
-from assay.store.bulk import RowFormat, insert_converted, next_ids
+from assay.store.bulk import Processor, RowFormat, insert_converted, next_ids
 from assay.store.import_lock import check_writable
 from assay.store.schema import events, evidence, items, turns
 
@@ -101,13 +101,18 @@ class RowFormats:
     one database dialect (each process makes its own)."""
 
     def __init__(self, dialect: sa.Dialect) -> None:
-        self.items = RowFormat(dialect, items, ITEM_COLUMNS)
-        self.turns = RowFormat(dialect, turns, TURN_COLUMNS)
-        self.evidence = RowFormat(dialect, evidence, EVIDENCE_COLUMNS)
-        self.events = RowFormat(dialect, events, EVENT_COLUMNS)
+        dates: dict[str, Processor] = {}  # an item's moment formatted once for all its rows
+
+        def form(table: sa.Table, columns: tuple[str, ...]) -> RowFormat:
+            return RowFormat(dialect, table, columns, dates)
+
+        self.items = form(items, ITEM_COLUMNS)
+        self.turns = form(turns, TURN_COLUMNS)
+        self.evidence = form(evidence, EVIDENCE_COLUMNS)
+        self.events = form(events, EVENT_COLUMNS)
         # what the writer inserts: the same rows with the ids taken at write time in front
-        self.numbered_turns = RowFormat(dialect, turns, ("id", *TURN_COLUMNS))
-        self.numbered_evidence = RowFormat(dialect, evidence, ("turn_id", *EVIDENCE_COLUMNS))
+        self.numbered_turns = form(turns, ("id", *TURN_COLUMNS))
+        self.numbered_evidence = form(evidence, ("turn_id", *EVIDENCE_COLUMNS))
 
     def tuples(self, made: NewItem) -> ItemTuples:
         """The rows of an item built by :func:`assay.gold.item_writes.new_item`."""
