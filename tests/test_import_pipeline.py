@@ -32,7 +32,8 @@ from tests.test_import_rows import HOTELS, TRAINS, bundle_items
 from tests.test_jobs import wait_until
 
 ITEMS = 260
-"""Three groups of items: the first prepared by the import, the others by the second process."""
+"""Three groups of items: the first prepared by the import, the others after the hand-over
+(by the second process, or by the import when it is idle)."""
 
 
 def alone(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -168,17 +169,23 @@ def outcomes(report: ImportReport) -> list[tuple[str, str, str, str]]:
     return [(o.kind, o.ref, o.status, o.message) for o in report.outcomes]
 
 
+@pytest.mark.parametrize("shared", [True, False], ids=["shared", "not-shared"])
 def test_a_second_process_stores_what_the_import_alone_stores(
-    any_ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    any_ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared: bool
 ) -> None:
     path = native_file(tmp_path, ITEMS)
     alone(monkeypatch)
     by_itself, progress = imported(any_ws, "alone", path)
     monkeypatch.undo()
     started = handed_over(monkeypatch)
+    monkeypatch.setattr(item_pipeline, "SHARE", shared)
     piped, piped_progress = imported(any_ws, "piped", path)
     assert len(started) == 1 and started[0].state == "ended"  # it did take over
     assert started[0].process.poll() is not None  # and is gone
+    # shared: the import, idle right after the hand-over, prepared the next group itself
+    # (later ones as it happened to wait); not shared: the second process prepared them all
+    unprepared = started[0].unprepared
+    assert 1 <= unprepared <= 2 if shared else unprepared == 0
     assert outcomes(piped) == outcomes(by_itself)
     assert by_itself.count("imported", "item") == ITEMS
     expected = content(any_ws, get_project(any_ws, "alone"), by_itself)

@@ -6,8 +6,10 @@ next group.
 A large streamed file is prepared by a second process while this one writes
 (:mod:`assay.transfer.item_pipeline`). That process starts with the import; until it is
 ready, items are prepared here, and it takes over after the last of them, so a small file is
-done before it would have been any help. Either way the report, the journal and the progress
-are kept here, a group at a time.
+done before it would have been any help; after that, whenever this process waits for items,
+the next group comes unprepared and is prepared here (the two processes share the work as
+their speeds allow). Either way the report, the journal and the progress are kept here, a
+group at a time.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from assay.formats import Issue
 from assay.people.actors import account_ids
 from assay.records import Item, Project
 from assay.store.workspace import Workspace
+from assay.transfer import item_pipeline
 from assay.transfer.batches import Batches
 from assay.transfer.import_actors import ImportAuthors, author_names
 from assay.transfer.item_input import DocumentLookup, PlacedDocuments
@@ -57,6 +60,8 @@ class ItemStage:
         """The project this import replaces when it has finished (its item ids stay)."""
         self.formats = RowFormats(batches.conn.dialect)
         self.turn_ids = TurnIds()
+        self.preparer: ItemPreparer | None = None
+        """Made for the first group prepared here."""
         self.placed_items: dict[str, tuple[str, str]] = {}
         """Bundle item id → (stored id now, id once the import has finished)."""
         self.done = 0
@@ -87,21 +92,27 @@ class ItemStage:
     ) -> bool:
         """Prepare and write items in this process until ``stream`` ends (False) or the
         pipeline is ready to take over (True)."""
-        docs = DocumentLookup(self.placed, self.ws, self.project, lambda: self.conn)
-        preparer = ItemPreparer(
-            lambda: self.conn, self.project, lenient=self.lenient, authors=self.authors,
-            docs=docs, replaced=self.replaced.id if self.replaced else None,
-            formats=self.formats,
-        )  # fmt: skip
         while not (pipeline is not None and pipeline.ready()):
             group = list(islice(stream, ITEM_GROUP))
             if not group:
                 return False
-            self.new_authors({n for n in author_names([], group) if n.strip()})
-            taken = preparer.taken_ids(group)
-            self.batches.open()  # the preparer reads in the batch
-            self.take(PreparedGroup.of([preparer.prepare(r, taken) for r in group]), total)
+            self.take(self.prepare(group), total)
         return True
+
+    def prepare(self, group: list[Item]) -> PreparedGroup:
+        """Prepare ``group`` in this process (see :mod:`assay.transfer.item_prepare`)."""
+        self.new_authors({n for n in author_names([], group) if n.strip()})
+        preparer = self.preparer
+        if preparer is None:
+            docs = DocumentLookup(self.placed, self.ws, self.project, lambda: self.conn)
+            preparer = self.preparer = ItemPreparer(
+                lambda: self.conn, self.project, lenient=self.lenient, authors=self.authors,
+                docs=docs, replaced=self.replaced.id if self.replaced else None,
+                formats=self.formats,
+            )  # fmt: skip
+        taken = preparer.taken_ids(group)
+        self.batches.open()  # the preparer reads in the batch
+        return PreparedGroup.of([preparer.prepare(record, taken) for record in group])
 
     def handed_over(
         self,
@@ -122,12 +133,15 @@ class ItemStage:
             placed=self.placed,
             replaced=self.replaced.id if self.replaced else None,
             skip=self.done,
+            shared=item_pipeline.SHARE,
         )
         for kind, value in pipeline.run(setup, idle=self.batches.idle):
             if kind == "names":
                 pipeline.reply(self.new_authors(value))
             elif kind == "items":
                 self.take(value, total)
+            elif kind == "records":  # this process was idle: it prepares these itself
+                self.take(self.prepare(value), total)
             elif issues is not None:  # "end": what the reader found after the hand-over
                 issues.extend(value)
 

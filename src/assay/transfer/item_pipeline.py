@@ -16,6 +16,7 @@ process ends with the import, and by itself when the import's process dies (its 
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import pickle
@@ -49,16 +50,28 @@ log = logging.getLogger(__name__)
 START_BYTES = 512 * 1024
 """Files with fewer bytes of items are prepared in the import's process alone (a few hundred
 items with passages: done before a second process would be ready)."""
-AHEAD = 8
-"""Prepared groups the second process keeps ready while the import is busy: with the pipe,
-what bounds the memory in between (a few MB)."""
+AHEAD = 32
+"""Prepared groups the second process keeps ready while the import is busy (a commit that
+copies SQLite's log into the database takes a third of a second): with the pipe, what bounds
+the memory in between (about 20 MB)."""
+SHARE = True
+"""Whether the import prepares a group itself whenever it waits for one (see
+:meth:`ItemPipeline.run`); tests turn it off to see the second process prepare everything."""
+PIPE_BYTES = 1 << 20
+"""The pipe the prepared items come through holds this much (Linux; the default is 64 KiB):
+a group of items, several hundred KB, then goes in one write instead of a dozen, each of
+which made the sending thread wait for the interpreter lock the preparing thread holds (an
+import of 100,000 items waited 4.4 s that way, 1 s with this)."""
 WAIT_S = 0.05
 """How often the import looks up from waiting for items (it lets waiting writers in)."""
 STOP_S = 5.0
 
 Message = tuple[str, Any]
-"""``("ready", None)``, ``("names", {name})`` (an answer is awaited), ``("items",
-PreparedGroup)``, ``("end", [Issue])`` or ``("error", exception)``."""
+"""From the second process: ``("ready", None)``, ``("names", {name})`` (an answer is
+awaited), ``("items", PreparedGroup)``, ``("records", [Item])`` (a group the import asked to
+prepare itself), ``("end", [Issue])`` or ``("error", exception)``. From the import, after the
+setup: ``("names", {name: account})`` (the answer) or ``("idle", None)`` (the import waits:
+send the next group unprepared)."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +89,8 @@ class Setup:
     replaced: int | None
     skip: int
     """Items the import took before the hand-over."""
+    shared: bool = True
+    """Whether the import says when it is idle (:data:`SHARE`)."""
 
 
 BOOT = """
@@ -98,6 +113,7 @@ class ItemPipeline:
 
     def __init__(self, source: ItemSource) -> None:
         to_child, from_child = os.pipe(), os.pipe()
+        _widen(from_child[1])
         theirs = (to_child[0], from_child[1])
         try:
             self.process = subprocess.Popen(
@@ -114,6 +130,8 @@ class ItemPipeline:
         self.incoming = Connection(from_child[0], writable=False)
         self.outgoing = Connection(to_child[1], readable=False)
         self.state = "starting"
+        self.unprepared = 0
+        """Groups the process sent unprepared, because the import was idle."""
         try:
             self.outgoing.send(sys.path)
             self.outgoing.send(source)
@@ -148,10 +166,19 @@ class ItemPipeline:
 
     def run(self, setup: Setup, idle: Callable[[], None]) -> Iterator[Message]:
         """Hand over, then the process's messages until its ``end``; its error is raised
-        here. ``idle`` is called whenever no message came for :data:`WAIT_S`."""
+        here. ``idle`` is called whenever no message came for :data:`WAIT_S`. With
+        ``setup.shared``, whenever nothing waits to be read the process is told the import
+        is idle (once until it answers with a group of records): the first group after the
+        hand-over always comes unprepared, while the process prepares the second."""
         self.outgoing.send(setup)
+        if setup.shared:
+            self.outgoing.send(("idle", None))  # nothing can wait to be read yet
         self.state = "running"
+        asked = True
         while True:
+            if setup.shared and not asked and not self.incoming.poll(0):
+                self.outgoing.send(("idle", None))
+                asked = True
             while not self.incoming.poll(WAIT_S):
                 idle()
             try:
@@ -167,6 +194,9 @@ class ItemPipeline:
                 raise value
             if kind == "items":
                 value = PreparedGroup._make(value)
+            elif kind == "records":
+                asked = False
+                self.unprepared += 1
             yield kind, value
             if kind == "end":
                 self.state = "ended"
@@ -174,7 +204,7 @@ class ItemPipeline:
 
     def reply(self, value: Any) -> None:
         """The answer to a ``names`` message."""
-        self.outgoing.send(value)
+        self.outgoing.send(("names", value))
 
     def close(self) -> None:
         """Stop the process (at once unless it has ended or waits for its setup)."""
@@ -284,11 +314,15 @@ def _prepare(
             known = len(issues)
             status = setup.status
             records = (with_fields(i, status=status) for i in stream) if status else stream
+            asks = _Asks(incoming, setup.shared)
             while group := list(islice(records, ITEM_GROUP)):
+                if asks.idle():  # the import waits: it prepares this group itself
+                    outgoing.send(("records", group))
+                    continue
                 names = {n for n in author_names([], group) if n.strip()} - named.keys()
                 if names:
                     outgoing.send(("names", names))
-                    named.update(incoming.recv())
+                    named.update(asks.answer())
                 taken = preparer.taken_ids(group)
                 prepared = [preparer.prepare(record, taken) for record in group]
                 conn.rollback()  # hold no snapshot while waiting (SQLite's log can be copied)
@@ -296,6 +330,43 @@ def _prepare(
             outgoing.send(("end", issues[known:]))
     finally:
         engine.dispose()
+
+
+class _Asks:
+    """What the import tells the second process while it prepares: that it is idle (the
+    first such message comes with the setup), and the answers about author names."""
+
+    def __init__(self, incoming: Connection, shared: bool) -> None:
+        self.incoming = incoming
+        self.waiting = False
+        if shared:
+            self.note(incoming.recv())  # the first, right after the setup
+
+    def idle(self) -> bool:
+        """Whether the import has said it is idle since the last group sent unprepared."""
+        while not self.waiting and self.incoming.poll(0):
+            self.note(self.incoming.recv())
+        waiting, self.waiting = self.waiting, False
+        return waiting
+
+    def answer(self) -> Any:
+        """The answer to the question just asked (an idle import is noted meanwhile)."""
+        while True:
+            message = self.incoming.recv()
+            if message[0] != "idle":
+                return message[1]
+            self.note(message)
+
+    def note(self, message: tuple[str, Any]) -> None:
+        if message[0] != "idle":
+            raise RuntimeError(f"unexpected message from the import: {message[0]!r}")
+        self.waiting = True
+
+
+def _widen(fd: int) -> None:
+    """Give the pipe of ``fd`` :data:`PIPE_BYTES` where the system allows it."""
+    with suppress(OSError):
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
 
 
 def _portable(exc: BaseException) -> BaseException:
