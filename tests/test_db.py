@@ -11,10 +11,12 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
+from assay.people.actors import acting_account
+from assay.records import Evidence, Item, Turn
 from assay.store import jobs_schema, judging_schema, review_schema, suggestion_schema  # noqa: F401  (their tables join the metadata)
-from assay.store.db import create_engine, migrate
+from assay.store.db import create_engine, migrate, utcnow
 from assay.store.projects import create_project, list_projects
-from assay.store.schema import metadata
+from assay.store.schema import events, metadata
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
 
@@ -77,3 +79,33 @@ def test_postgres_migrates_from_empty_and_matches_schema(postgres_url: str) -> N
         with admin.connect() as conn:
             conn.exec_driver_sql(f'DROP DATABASE "{name}"')
         admin.dispose()
+
+
+@pytest.mark.postgres
+def test_postgres_keeps_the_item_copies_of_events_uncompressed(pg_ws: Workspace) -> None:
+    """An event's copy of an item (2-5 kB) stays in its row as written: compressing each one
+    cost an import more of the server's time than inserting it (migration 0020)."""
+    project = create_project(pg_ws, "copies")
+    passage = "A passage of some length, written out in full, sentence by sentence. " * 40
+    item = Item(turns=[Turn(query="Where?", answer="Here.", evidence=[Evidence(text=passage)])])
+    with pg_ws.engine.begin() as conn:
+        actor = acting_account(pg_ws, conn=conn)
+        conn.execute(
+            events.insert(),
+            {
+                "project_id": project.id,
+                "actor_id": actor,
+                "action": "create",
+                "after": item,
+                "at": utcnow(),
+            },
+        )
+    with pg_ws.engine.connect() as conn:
+        options = conn.exec_driver_sql(
+            "SELECT reloptions FROM pg_class WHERE relname = 'events'"
+        ).scalar()
+        size, compression = conn.exec_driver_sql(
+            "SELECT octet_length(after::text), pg_column_compression(after) FROM events"
+        ).one()
+    assert "toast_tuple_target=8160" in options
+    assert size > 2500 and compression is None
