@@ -1,4 +1,4 @@
-"""The text the store writes its JSON columns with (records.json_text) reads back as the
+"""The text the store writes its JSON columns with (assay.store.json_columns) reads back as the
 values ``to_json`` gives, whichever encoder wrote it."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 import sqlalchemy as sa
 
 from assay.people.actors import acting_account
-from assay.records import Evidence, Item, Turn, json_text, to_json
+from assay.records import Evidence, Item, Turn, to_json
+from assay.store.json_columns import json_text
 from assay.store.projects import create_project
 from assay.store.schema import events
 

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import PurePath
 from typing import Annotated, Any
 
-import orjson
 from annotated_types import Interval
 from typing_extensions import TypedDict
 
@@ -357,7 +355,7 @@ def to_json(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
     kind: Any = type(value)
-    names = _record_fields(kind)
+    names = record_fields(kind)
     if names is not None:
         return {name: to_json(getattr(value, name)) for name in names}
     if isinstance(value, PurePath):
@@ -365,40 +363,8 @@ def to_json(value: Any) -> Any:
     return value
 
 
-def json_text(value: Any) -> str:
-    """``json.dumps(to_json(value))`` as compact text, in one pass of orjson, which writes
-    records (dataclasses) and datetimes itself. The store writes its JSON columns with this,
-    so an item goes into its ``create`` event as it is: the standard library's encoder took a
-    seventh of an import's preparing. What orjson refuses (keys that are not strings,
-    integers beyond 64 bits) goes through the standard library's encoder instead; both read
-    back as the same values."""
-    if value is None or (not value and type(value) in (dict, list)):
-        return "null" if value is None else "{}" if type(value) is dict else "[]"
-    try:
-        return orjson.dumps(value, default=_json_default).decode()
-    except orjson.JSONEncodeError:
-        return _encoder().encode(value)
-
-
 @functools.cache
-def _encoder() -> json.JSONEncoder:
-    return json.JSONEncoder(default=_json_default, separators=(",", ":"))
-
-
-def _json_default(value: Any) -> Any:
-    kind: Any = type(value)
-    names = _record_fields(kind)
-    if names is not None:
-        return {name: getattr(value, name) for name in names}
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, PurePath):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not a JSON value")
-
-
-@functools.cache
-def _record_fields(kind: Any) -> tuple[str, ...] | None:
+def record_fields(kind: Any) -> tuple[str, ...] | None:
     """The field names of a dataclass type (None for other types), looked up once per type:
     ``dataclasses.fields`` on every value was a tenth of an import's time."""
     if not dataclasses.is_dataclass(kind):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import sqlalchemy as sa
 
 from assay.errors import BackendUnavailable, DatabaseBusy, install_extra
-from assay.records import json_text
+from assay.store.json_columns import json_text
 
 if TYPE_CHECKING:
     from alembic.config import Config
