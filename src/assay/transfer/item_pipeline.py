@@ -8,10 +8,13 @@ connection, no thread) that opens the file again (:class:`assay.formats.ItemSour
 when it is ready; the import prepares items itself until then, and the process skips those
 and sends the rest, prepared, a group at a time through a pipe, from a thread that keeps up
 to :data:`AHEAD` groups waiting; it waits when they are full, so memory stays bounded however
-large the file. It reads the database with a connection of its own, writes nothing, and asks
-the import for the accounts of author names it meets (only the import writes). A problem is
-raised in the import as it would have been there (a bad record names its row and field). The
-process ends with the import, and by itself when the import's process dies (its pipes close).
+large the file. Whenever the import has nothing to write it says so, and the next group goes
+to it unprepared (it prepares that one itself): each side prepares as much as its speed
+allows (:data:`SHARE`). The process reads the database with a connection of its own, writes
+nothing, and asks the import for the accounts of author names it meets (only the import
+writes). A problem is raised in the import as it would have been there (a bad record names
+its row and field). The process ends with the import, and by itself when the import's
+process dies (its pipes close).
 """
 
 from __future__ import annotations
