@@ -98,8 +98,8 @@ def insert_converted(conn: sa.Connection, form: RowFormat, rows: Sequence[Sequen
 
 COPY_FROM = 10
 """Rows from which PostgreSQL gets them by ``COPY`` rather than an ``INSERT`` each: the
-server parses and plans no statement per row (an import's 400,000 rows took it ... s of CPU
-as inserts, ... s as a copy)."""
+server parses and plans no statement per row (50,000 evidence rows, 250 at a time: 0.90–1.20 s
+as inserts, 0.49–0.62 s as copies; rows of 2 kB of JSON take about as long either way)."""
 
 
 def _copy(conn: sa.Connection, sql: str, rows: Sequence[Sequence[Any]]) -> None:

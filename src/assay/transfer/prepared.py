@@ -85,15 +85,11 @@ class PreparedGroup(NamedTuple):
     @classmethod
     def of(cls, prepared: Sequence[PreparedItem]) -> PreparedGroup:
         group = cls([p[:5] for p in prepared], [], [], [])
-        for p in prepared:
-            if p.rows is not None:
-                group.add(p.rows)
+        for rows in (p.rows for p in prepared if p.rows is not None):
+            group.items.append(rows.item)
+            group.turns.extend(rows.turns)
+            group.events.extend(rows.events)
         return group
-
-    def add(self, rows: ItemTuples) -> None:
-        self.items.append(rows.item)
-        self.turns.extend(rows.turns)
-        self.events.extend(rows.events)
 
 
 class RowFormats:
