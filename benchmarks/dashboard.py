@@ -6,7 +6,7 @@ Run: python benchmarks/dashboard.py [--items N] [--docs N] [--rounds N] [--only 
 A project of N gold items (plus 5 % of them done twice as overlap copies) by 20 annotators
 over 120 days is written with bulk inserts into the tables the app writes: each item has a
 create event, one to three saves (each event carrying the item's JSON before and after, as
-``gold.item_writes`` stores it), a submit for 70 %, a reviewer's verdict (a ``reviews`` row and
+``gold.items`` stores it), a submit for 70 %, a reviewer's verdict (a ``reviews`` row and
 a status event) for most of those; 10 % are LLM drafts with LLM-suggested evidence; a fifth of
 the documents are cited by no item. PostgreSQL runs on a throwaway server on loopback (or
 ASSAY_TEST_POSTGRES_URL).

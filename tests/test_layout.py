@@ -9,13 +9,15 @@ what it needs, so it does the same thing whatever today's code does.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import warnings
 from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "assay"
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "assay"
 
 STAGES = [
     "errors records vendor",  # the shared vocabulary: no Assay imports at all
@@ -140,7 +142,7 @@ def test_the_direction_rule_refuses_upward_imports():
         "assay.store.db": {"assay.gold.items"},  # the store reaching up into gold
         "assay.formats.beir": {"assay.store.schema", "assay.records"},  # a format reading the DB
         "assay.web.app": {"assay.cli.common"},  # the web importing the CLI
-        "assay.gold.item_writes": {"assay.corpus.anchoring", "assay.formats"},  # fine
+        "assay.gold.items": {"assay.corpus.anchoring", "assay.formats"},  # fine
     }
     assert _wrong_imports(graph) == [
         "assay.formats.beir imports assay.store.schema",
@@ -233,3 +235,30 @@ def test_the_migration_rule_refuses_live_code():
         "    from .helpers import thing\n    import numpy\n"
     )
     assert _outside_imports(source) == ["5: assay.people.actors", "6: .helpers", "7: numpy"]
+
+
+def _documented_stages(text: str) -> tuple[list[str], set[str]]:
+    """The numbered stage list of concepts.md's "The package as a pipeline" (each entry's
+    package names, before its colon, as one ``STAGES`` row) and the packages its "stand
+    apart" paragraph names."""
+    section = text.split("## The package as a pipeline", 1)[1].split("\n## ", 1)[0]
+    rows = [
+        " ".join(re.findall(r"`([a-z_]+)`", entry))
+        for entry in re.findall(r"^\d+\. (.+?):", section, flags=re.MULTILINE)
+    ]
+    apart = next(p for p in section.split("\n\n") if "stand apart" in p)
+    return rows, set(re.findall(r"`([a-z_]+)`", apart.split("stand apart", 1)[0]))
+
+
+def test_concepts_lists_the_stages_in_order():
+    rows, apart = _documented_stages((ROOT / "docs" / "concepts.md").read_text(encoding="utf-8"))
+    assert rows == STAGES and apart == PURE, "docs/concepts.md and STAGES/PURE must agree"
+
+
+def test_the_stage_list_reader_sees_a_missing_stage():
+    text = (
+        "## The package as a pipeline\n\nintro:\n\n1. `errors`, `records`: words.\n"
+        "2. `store`: the store.\n3. `gold`: items.\n\n`parsing` and `metrics` stand apart: "
+        "x.\n\n## Next\n4. `cli`: not in the section.\n"
+    )
+    assert _documented_stages(text) == (["errors records", "store", "gold"], {"parsing", "metrics"})

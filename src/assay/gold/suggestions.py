@@ -6,7 +6,7 @@ it is kept in its own table (:mod:`assay.store.suggestion_schema`) with the mode
 hash and the parameters that made it, and waits as ``pending`` until a person decides.
 
 * Accepting a relevance suggestion adds evidence of origin ``llm-suggestion`` to the turn
-  through the item's normal save (:func:`assay.gold.item_writes.save_item`), so the anchoring
+  through the item's normal save (:func:`assay.gold.items.save_item`), so the anchoring
   invariant ``document.text[start:end] == evidence.text`` is checked like for any evidence and
   the change is in the item's history. Accepting a rewrite sets the turn's standalone rewrite
   (the person may edit it first; the text taken is kept in ``final_text``).
@@ -29,9 +29,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.errors import Conflict, InvalidInput, NotFound
-from assay.gold.item_inputs import editable_copy
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import StaleItem, save_item
+from assay.gold.items import StaleItem, editable_copy, get_item, save_item
 from assay.gold.taxonomy import UNANSWERABLE
 from assay.records import LABELS, Evidence, Item, Project
 from assay.store.db import as_utc, reading, transaction, utcnow

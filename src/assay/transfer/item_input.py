@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from assay.corpus.anchoring import locate
 from assay.corpus.documents import get_document, get_document_by_name
 from assay.errors import InvalidInput, NotFound
-from assay.gold.item_inputs import checked_evidence
+from assay.gold.items import checked_evidence
 from assay.records import KINDS, Evidence, Item, Project, Turn
 from assay.store.workspace import Workspace
 

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from assay.corpus.anchoring import DocumentTexts
 from assay.errors import AssayError, Conflict
 from assay.formats.common import is_uuid
-from assay.gold.item_writes import new_item
+from assay.gold.items import new_item
 from assay.records import Item, Project
 from assay.store.schema import items as item_rows
 from assay.transfer.import_actors import ImportAuthors

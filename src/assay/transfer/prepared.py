@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
-from assay.gold.item_writes import NewItem
+from assay.gold.items import NewItem
 from assay.records import Project
 from assay.store.bulk import Processor, RowFormat, insert_converted, next_ids
 from assay.store.import_lock import check_writable
@@ -27,7 +27,7 @@ ITEM_COLUMNS = (
     "evidence_count", "search_text", "notes", "extra", "author_id", "version", "created_at",
     "updated_at",
 )  # fmt: skip
-"""The item row :func:`assay.gold.item_writes.new_item` builds."""
+"""The item row :func:`assay.gold.items.new_item` builds."""
 TURN_COLUMNS = (
     "item_id", "ordinal", "query", "rewrite", "query_type", "enrichments", "answer",
     "alternatives", "original_answer", "generation", "retrieved",
@@ -111,7 +111,7 @@ class RowFormats:
         self.numbered_evidence = form(evidence, ("turn_id", *EVIDENCE_COLUMNS))
 
     def tuples(self, made: NewItem) -> ItemTuples:
-        """The rows of an item built by :func:`assay.gold.item_writes.new_item`."""
+        """The rows of an item built by :func:`assay.gold.items.new_item`."""
         turn_row, evidence_row = self.turns.dict_row, self.evidence.dict_row
         return ItemTuples(
             self.items.dict_row(made.row),
