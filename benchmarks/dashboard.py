@@ -39,8 +39,8 @@ from seeding import seed_documents
 from assay.errors import NotFound
 from assay.people.actors import account_ids
 from assay.records import Project
-from assay.review import activity
 from assay.review import dashboard as figures
+from assay.review.dashboard import throughput, time_per_item
 from assay.store.db import utcnow
 from assay.store.projects import create_project, get_project
 from assay.store.review_schema import reviews
@@ -221,8 +221,8 @@ def measure(ws: Workspace, project: Project, rounds: int) -> None:
         "gold items by type/status": lambda c: figures._item_counts(c, project),
         "copies": lambda c: figures._copies(c, project),
         "coverage": lambda c: figures._coverage(c, project),
-        "throughput, 28 days": lambda c: activity.throughput(c, project, today, 28),
-        "time per item, 28 days": lambda c: activity.time_per_item(c, project, today, 28),
+        "throughput, 28 days": lambda c: throughput(c, project, today, 28),
+        "time per item, 28 days": lambda c: time_per_item(c, project, today, 28),
         "agreement per week": lambda c: figures._agreement(c, project, today),
         "LLM evidence": lambda c: figures._llm_drafts(c, project, {}),
     }
