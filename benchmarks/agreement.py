@@ -3,7 +3,7 @@
 Seeds a project (40 ingested documents under a 300-character chunking, ``--items``
 originals, each with ``--annotators`` handed-in copies whose query type, answer, passages
 and groups differ a little, a third of the originals adjudicated), written in bulk through
-``gold.item_writes.new_item`` / ``insert_items`` with ``copy_of`` set as
+``gold.items.new_item`` / ``insert_items`` with ``copy_of`` set as
 ``review.copies.copy_item`` sets it. Then times the report as ``assay agreement`` computes
 it, passages by characters and as chunk ids, alternating the two in each round, and prints
 min / median per side with the load average.
@@ -31,7 +31,7 @@ import uuid
 from pathlib import Path
 
 from assay.corpus.anchoring import DocumentTexts
-from assay.gold.item_writes import NewItem, new_item
+from assay.gold.items import NewItem, new_item
 from assay.records import Item, Project, Turn
 
 WORDS = (
@@ -65,7 +65,7 @@ def rows(
 def seed(home: Path, n_items: int, n_annotators: int) -> None:
     from assay.corpus.chunkings import create_chunking
     from assay.corpus.ingest import ingest_bytes
-    from assay.gold.item_writes import insert_items, save_item
+    from assay.gold.items import insert_items, save_item
     from assay.people.accounts import create_account
     from assay.people.actors import account_ids
     from assay.records import Evidence

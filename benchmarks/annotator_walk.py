@@ -35,7 +35,7 @@ from playwright.sync_api import Locator, Page, expect, sync_playwright
 from assay import open_workspace
 from assay.corpus.ingest import ingest_bytes
 from assay.gold.item_lists import list_items
-from assay.gold.item_reads import get_item
+from assay.gold.items import get_item
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
 from assay.web import create_app

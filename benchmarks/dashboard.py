@@ -6,7 +6,7 @@ Run: python benchmarks/dashboard.py [--items N] [--docs N] [--rounds N] [--only 
 A project of N gold items (plus 5 % of them done twice as overlap copies) by 20 annotators
 over 120 days is written with bulk inserts into the tables the app writes: each item has a
 create event, one to three saves (each event carrying the item's JSON before and after, as
-``gold.item_writes`` stores it), a submit for 70 %, a reviewer's verdict (a ``reviews`` row and
+``gold.items`` stores it), a submit for 70 %, a reviewer's verdict (a ``reviews`` row and
 a status event) for most of those; 10 % are LLM drafts with LLM-suggested evidence; a fifth of
 the documents are cited by no item. PostgreSQL runs on a throwaway server on loopback (or
 ASSAY_TEST_POSTGRES_URL).
@@ -39,8 +39,8 @@ from seeding import seed_documents
 from assay.errors import NotFound
 from assay.people.actors import account_ids
 from assay.records import Project
-from assay.review import activity
 from assay.review import dashboard as figures
+from assay.review.dashboard import throughput, time_per_item
 from assay.store.db import utcnow
 from assay.store.projects import create_project, get_project
 from assay.store.review_schema import reviews
@@ -221,8 +221,8 @@ def measure(ws: Workspace, project: Project, rounds: int) -> None:
         "gold items by type/status": lambda c: figures._item_counts(c, project),
         "copies": lambda c: figures._copies(c, project),
         "coverage": lambda c: figures._coverage(c, project),
-        "throughput, 28 days": lambda c: activity.throughput(c, project, today, 28),
-        "time per item, 28 days": lambda c: activity.time_per_item(c, project, today, 28),
+        "throughput, 28 days": lambda c: throughput(c, project, today, 28),
+        "time per item, 28 days": lambda c: time_per_item(c, project, today, 28),
         "agreement per week": lambda c: figures._agreement(c, project, today),
         "LLM evidence": lambda c: figures._llm_drafts(c, project, {}),
     }

@@ -40,7 +40,7 @@ import sqlalchemy as sa
 from assay.corpus.chunkings import get_chunking
 from assay.corpus.documents import list_documents
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.people.actors import account_for
 from assay.records import Evidence, Item, Project, Turn
 from assay.store.db import utcnow

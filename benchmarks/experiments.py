@@ -18,7 +18,7 @@ from pathlib import Path
 from assay.corpus.documents import get_document_by_name
 from assay.demo import gold_items, open_demo
 from assay.experiments import build_tasks, create_experiment, run_experiment
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.records import Evidence, Item, Turn
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace

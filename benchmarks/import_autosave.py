@@ -161,7 +161,7 @@ def fresh_database(kind: str, home: Path, pg_url: str | None) -> Iterator[str]:
 
 
 def seed(home: Path, url: str) -> str:
-    from assay.gold.item_writes import create_item
+    from assay.gold.items import create_item
     from assay.records import Item, Turn
     from assay.store.projects import create_project
     from assay.store.settings import Settings

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from assay.corpus.chunkings import create_chunking  # noqa: E402
 from assay.corpus.ingest import ingest_bytes  # noqa: E402
 from assay.experiments import create_experiment, get_experiment  # noqa: E402
-from assay.gold.item_writes import create_item  # noqa: E402
+from assay.gold.items import create_item  # noqa: E402
 from assay.jobs import open_jobs  # noqa: E402
 from assay.jobs.kinds import submit_experiment  # noqa: E402
 from assay.records import Evidence, Item, Project, Turn  # noqa: E402

@@ -28,7 +28,7 @@ without; the lookup before read every annotate task of the project (41-77 ms at 
 What remains is the assigned part: its items are read by id, about 3 us each on SQLite (a
 page 10-13 ms with 2000 tasks), against 0.5 ms for the written part.
 
-Assigned part walked (``gold.assigned_walk``: the first page of an unfiltered list sorted by
+Assigned part walked (``gold.item_lists.walked_ids``: the first page of an unfiltered list sorted by
 last change or creation takes the first assigned ids met in the project's (project, key, id)
 index, at most 4 index entries a task and 64 a row of the page, no item rows; deeper pages
 and filtered lists read by id). 100k items, 2000 tasks, no pool, load 2.8-3.7, statement

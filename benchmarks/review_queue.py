@@ -41,8 +41,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.corpus.anchoring import DocumentTexts
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import insert_items, new_item
+from assay.gold.items import get_item, insert_items, new_item
 from assay.people.accounts import create_account
 from assay.records import Item, Project, Turn
 from assay.review.review_queue import next_review, review_progress, waiting_items

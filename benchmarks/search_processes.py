@@ -45,7 +45,7 @@ from seeding import seed_documents
 
 import assay
 from assay.corpus.chunkings import get_chunking
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.records import Item, Turn
 from assay.search.indexes import open_keyword_index, search, sync_project
 from assay.store.projects import create_project, get_project

@@ -92,9 +92,8 @@ def timed(home: Path, step: str, arg: str, out: Path) -> tuple[float, float, flo
 
 def _change_one_percent(home: Path) -> None:
     """Change the answer of every hundredth item (through save_item, as the editor would)."""
-    from assay.gold.item_inputs import editable_copy
-    from assay.gold.item_reads import get_item, item_ids
-    from assay.gold.item_writes import save_item
+    from assay.gold.item_lists import item_ids
+    from assay.gold.items import editable_copy, get_item, save_item
 
     ws, project = _workspace(home)
     for item_id in item_ids(ws, project)[::100]:

@@ -36,9 +36,8 @@ from assay.corpus.documents import get_document
 from assay.corpus.ingest import ingest_bytes
 from assay.errors import NotFound
 from assay.gold.checks import check_item
-from assay.gold.item_inputs import editable_copy, editable_json
-from assay.gold.item_reads import get_item
 from assay.gold.item_rows import search_text
+from assay.gold.items import editable_copy, editable_json, get_item
 from assay.people.actors import account_for
 from assay.records import Project
 from assay.store.projects import create_project, get_project

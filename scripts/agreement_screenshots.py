@@ -27,8 +27,12 @@ from screenshots import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
 from assay import open_workspace  # noqa: E402
 from assay.corpus.documents import get_document_by_name  # noqa: E402
 from assay.demo import gold_items, open_demo  # noqa: E402
-from assay.gold.item_reads import get_item  # noqa: E402
-from assay.gold.item_writes import create_item, save_item, set_status  # noqa: E402
+from assay.gold.items import (  # noqa: E402
+    create_item,
+    get_item,
+    save_item,
+    set_status,
+)
 from assay.people.accounts import create_account  # noqa: E402
 from assay.records import Evidence, Item, Project, Turn  # noqa: E402
 from assay.review.adjudication import adjudicate, pick_all, versions  # noqa: E402

@@ -21,8 +21,7 @@ from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve
 
 from assay import open_workspace
 from assay.demo import gold_items, open_demo
-from assay.gold.item_inputs import parse_item
-from assay.gold.item_writes import create_item, set_status
+from assay.gold.items import create_item, parse_item, set_status
 from assay.people.accounts import create_account
 from assay.people.members import set_role
 from assay.people.mode import set_team_mode

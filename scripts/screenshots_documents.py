@@ -26,7 +26,7 @@ from assay import open_workspace
 from assay.corpus.documents import get_document_by_name
 from assay.demo import open_demo
 from assay.gold.item_lists import list_items
-from assay.gold.item_writes import set_status
+from assay.gold.items import set_status
 from assay.records import Project
 from assay.store.workspace import Workspace
 

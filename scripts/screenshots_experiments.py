@@ -25,7 +25,7 @@ from assay import open_workspace
 from assay.demo import open_demo
 from assay.experiments import create_experiment, run_experiment
 from assay.gold.item_lists import list_items
-from assay.gold.item_writes import set_status
+from assay.gold.items import set_status
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -21,8 +21,7 @@ from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve
 
 from assay import open_workspace
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item, set_status
+from assay.gold.items import create_item, get_item, set_status
 from assay.people.accounts import create_account
 from assay.people.members import set_role
 from assay.people.mode import set_team_mode

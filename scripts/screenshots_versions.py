@@ -20,9 +20,8 @@ from playwright.sync_api import sync_playwright
 
 from assay import open_workspace
 from assay.demo import open_demo
-from assay.gold.item_inputs import editable_copy
-from assay.gold.item_reads import get_item, item_ids
-from assay.gold.item_writes import save_item, set_status
+from assay.gold.item_lists import item_ids
+from assay.gold.items import editable_copy, get_item, save_item, set_status
 from assay.review.history import item_history, restore_version
 from assay.review.versions import create_version
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from assay.corpus.chunkings import create_chunking
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.records import Document, Evidence, Item, Project, Turn
 from assay.store.workspace import Workspace
 

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.gold.project_config import update_settings
 from assay.records import Item, Project, Turn
 from assay.store.workspace import Workspace

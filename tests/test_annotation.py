@@ -9,13 +9,15 @@ from assay.corpus.documents import delete_document
 from assay.corpus.ingest import ingest_bytes, replace_document
 from assay.errors import Conflict, InvalidInput
 from assay.gold.checks import check_item
-from assay.gold.item_inputs import editable_copy, parse_item
 from assay.gold.item_lists import list_items
-from assay.gold.item_reads import get_item, item_events
-from assay.gold.item_writes import (
+from assay.gold.items import (
     StaleItem,
     create_item,
     delete_item,
+    editable_copy,
+    get_item,
+    item_events,
+    parse_item,
     save_item,
     set_status,
     submit_item,

@@ -14,10 +14,8 @@ from typer.testing import CliRunner
 from assay.cli import make_app
 from assay.formats import get_format
 from assay.gold.conversations import draft_answers
-from assay.gold.item_inputs import editable_copy
 from assay.gold.item_lists import list_items
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item, save_item
+from assay.gold.items import create_item, editable_copy, get_item, save_item
 from assay.gold.project_config import retriever_settings, update_settings
 from assay.llm import Generation, GeneratorSettings
 from assay.llm.offline import OfflineGenerator

@@ -15,7 +15,7 @@ from assay.corpus.documents import list_documents
 from assay.corpus.ingest import replace_document
 from assay.formats import get_format
 from assay.gold.item_lists import list_items
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.people.actors import account_for
 from assay.records import Evidence, Item, Turn, to_json
 from assay.store.projects import get_project

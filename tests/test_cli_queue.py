@@ -10,7 +10,7 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from assay.cli import make_app
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.people.accounts import create_account
 from assay.records import Item, Turn
 from assay.store.projects import create_project, get_project

@@ -11,8 +11,7 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from assay.cli import make_app
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item, set_status
+from assay.gold.items import create_item, get_item, set_status
 from assay.records import Item, Turn
 from assay.store.projects import create_project, get_project
 from assay.store.settings import Settings

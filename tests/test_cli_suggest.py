@@ -9,7 +9,7 @@ import json
 from typer.testing import CliRunner
 
 from assay.cli import make_app
-from assay.gold.item_writes import create_item, set_status
+from assay.gold.items import create_item, set_status
 from assay.gold.suggestions import list_suggestions
 from assay.records import Item, Project, Turn
 from assay.store.workspace import Workspace

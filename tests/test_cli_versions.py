@@ -12,8 +12,7 @@ from typer.testing import CliRunner
 
 from assay.cli import make_app
 from assay.corpus.documents import list_documents
-from assay.gold.item_inputs import editable_copy
-from assay.gold.item_writes import create_item, save_item, set_status
+from assay.gold.items import create_item, editable_copy, save_item, set_status
 from assay.records import Evidence, Item, Turn
 from assay.store.projects import get_project
 from assay.store.settings import Settings

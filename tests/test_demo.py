@@ -54,7 +54,7 @@ def test_keyword_search_finds_gold_evidence(ws: Workspace) -> None:
 
 def test_demo_gold_set_becomes_accepted_items(ws: Workspace) -> None:
     from assay.gold.item_lists import list_items
-    from assay.gold.item_reads import get_item
+    from assay.gold.items import get_item
 
     project, _ = open_demo(ws, with_items=True)
     total, summaries = list_items(ws, project, status="accepted", limit=200)

@@ -15,7 +15,7 @@ from assay.cli import make_app
 from assay.corpus.documents import count_documents, get_document, list_documents
 from assay.corpus.ingest import KEEP_TEXTLESS, ingest_bytes, ingest_paths
 from assay.errors import InvalidInput
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.gold.project_config import update_settings
 from assay.records import Evidence, Item, Turn
 from assay.store.projects import create_project, get_project

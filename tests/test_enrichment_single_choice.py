@@ -8,9 +8,7 @@ from __future__ import annotations
 import pytest
 
 from assay.errors import InvalidInput
-from assay.gold.item_inputs import editable_copy
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item, save_item
+from assay.gold.items import create_item, editable_copy, get_item, save_item
 from assay.gold.project_config import settings_view, update_settings
 from assay.gold.taxonomy import single_choice_enrichments
 from assay.records import Item, Turn

@@ -14,9 +14,7 @@ from assay.experiments import (
     run_experiment,
     task_results,
 )
-from assay.gold.item_inputs import editable_copy
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import save_item
+from assay.gold.items import editable_copy, get_item, save_item
 from assay.metrics import retrieval_scores, token_f1
 from assay.records import Project
 from assay.store.workspace import Workspace

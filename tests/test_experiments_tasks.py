@@ -16,7 +16,7 @@ from assay.experiments.tasks import (
     task_lookup,
     task_to_json,
 )
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.records import Evidence, Item, Project, Turn
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace

@@ -28,7 +28,7 @@ from assay.experiments import (
 )
 from assay.experiments import store as experiment_store
 from assay.formats import get_format
-from assay.gold.item_reads import iter_items
+from assay.gold.item_lists import iter_items
 from assay.gold.synthesis import synthesize
 from assay.records import Project
 from assay.store.db import transaction

@@ -14,7 +14,7 @@ import pytest
 
 from assay.errors import InvalidInput
 from assay.formats import formats, get_format
-from assay.gold.item_reads import iter_items
+from assay.gold.item_lists import iter_items
 from assay.store.projects import get_project, list_projects
 from assay.store.workspace import Workspace
 from assay.transfer import import_bundle

@@ -22,9 +22,8 @@ from assay.experiments import (
 from assay.formats import get_format
 from assay.formats.inspectorraget_v1 import migrate, validate
 from assay.formats.inspectorraget_write import as_json, build
-from assay.gold.item_inputs import editable_copy
-from assay.gold.item_reads import iter_items
-from assay.gold.item_writes import delete_item, save_item
+from assay.gold.item_lists import iter_items
+from assay.gold.items import delete_item, editable_copy, save_item
 from assay.records import Project
 from assay.store.projects import create_project, get_project, list_projects
 from assay.store.settings import Settings

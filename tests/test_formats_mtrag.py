@@ -18,7 +18,7 @@ from assay.formats import get_format
 from assay.formats.mtrag import read, split_task_id
 from assay.formats.mtrag_write import item_tasks
 from assay.gold.item_lists import list_items
-from assay.gold.item_reads import get_item
+from assay.gold.items import get_item
 from assay.people.actors import account_for
 from assay.records import Item, Turn
 from assay.store.projects import get_project
@@ -215,8 +215,7 @@ def test_two_tasks_for_one_turn_are_refused(tmp_path: Path) -> None:
 
 
 def test_a_turn_added_in_the_project_becomes_a_new_task(ws: Workspace, tmp_path: Path) -> None:
-    from assay.gold.item_inputs import editable_copy
-    from assay.gold.item_writes import save_item
+    from assay.gold.items import editable_copy, save_item
 
     source = tmp_path / "t.jsonl"
     source.write_text("\n".join(json.dumps(t) for t in conversation_tasks()) + "\n")
@@ -299,7 +298,7 @@ def test_inconsistent_spellings_are_kept(ws: Workspace, tmp_path: Path) -> None:
 
 def test_a_project_conversation_becomes_a_task_per_turn(ws: Workspace, tmp_path: Path) -> None:
     """A conversation made in Assay (no MTRAG extra) is written as RAGAPHENE makes tasks."""
-    from assay.gold.item_writes import create_item
+    from assay.gold.items import create_item
     from assay.store.projects import create_project
 
     project = create_project(ws, "fresh", "en")

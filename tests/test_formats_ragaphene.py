@@ -16,10 +16,8 @@ from hypothesis import strategies as st
 from assay.errors import InvalidInput
 from assay.formats import get_format
 from assay.formats.ragaphene import item_conversation, migrate_v1, read
-from assay.gold.item_inputs import editable_copy
 from assay.gold.item_lists import list_items
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import save_item
+from assay.gold.items import editable_copy, get_item, save_item
 from assay.people.actors import account_for
 from assay.records import Evidence
 from assay.store.projects import get_project
@@ -353,7 +351,7 @@ def migrate_v1_shape(conversation: dict[str, Any]) -> dict[str, Any]:
 def test_status_changes_are_credited_to_who_made_them(any_ws: Workspace, tmp_path: Path) -> None:
     """The review history names the reviewer (from the project's history), not the author;
     a reviewer's later opinion replaces their earlier one, as RAGAPHENE keeps it."""
-    from assay.gold.item_writes import set_status
+    from assay.gold.items import set_status
 
     source = tmp_path / "rich.json"
     source.write_text(json.dumps(rich_conversation()))

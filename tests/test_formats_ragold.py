@@ -14,7 +14,7 @@ from assay.errors import InvalidInput
 from assay.formats import get_format
 from assay.formats.ragold import read
 from assay.gold.item_lists import list_items
-from assay.gold.item_reads import get_item
+from assay.gold.items import get_item
 from assay.records import Project
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace

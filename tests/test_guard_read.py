@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.people.accounts import create_account, get_account
 from assay.people.members import remove_member, set_role
 from assay.people.mode import set_team_mode

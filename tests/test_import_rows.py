@@ -15,8 +15,7 @@ import sqlalchemy as sa
 
 from assay.corpus.ingest import ingest_bytes
 from assay.formats import Bundle
-from assay.gold.item_inputs import editable_json
-from assay.gold.item_reads import get_item, item_events
+from assay.gold.items import editable_json, get_item, item_events
 from assay.people.actors import AUTHOR_NAME
 from assay.records import Evidence, Item, StatusChange, Turn
 from assay.store.projects import create_project

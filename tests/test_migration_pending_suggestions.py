@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 from alembic import command
 
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.gold.suggesting import Passage, suggest_relevance, suggest_rewrite
 from assay.gold.suggestions import list_suggestions
 from assay.people.actors import acting_account

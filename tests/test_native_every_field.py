@@ -18,8 +18,7 @@ from pathlib import Path
 from assay.corpus.documents import list_documents
 from assay.corpus.ingest import ingest_bytes
 from assay.formats import Bundle, DocumentRecord, ProjectInfo, get_format
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item, save_item, set_status
+from assay.gold.items import create_item, get_item, save_item, set_status
 from assay.people.actors import account_for
 from assay.records import Comment, Evidence, Item, StatusChange, Turn
 from assay.review.comments import add_comment, list_comments, resolve_comment

@@ -1,5 +1,5 @@
 """An annotator's own list: the page of items assigned to them is found by walking the
-project's sort index (``assigned_walk``) where that applies, and the rows, their order, the
+project's sort index (``item_lists.walked_ids``) where that applies, and the rows, their order, the
 pages, "continue after an item" and the neighbours are exactly those of reading the assigned
 items by id. The statements a page takes do not grow with the number of assignments.
 SQLite and PostgreSQL."""
@@ -13,10 +13,9 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from assay.gold import assigned_walk, item_lists
-from assay.gold.item_lists import list_items, list_neighbours
-from assay.gold.item_reads import item_ids
-from assay.gold.item_writes import create_item, set_status
+from assay.gold import item_lists
+from assay.gold.item_lists import item_ids, list_items, list_neighbours
+from assay.gold.items import create_item, set_status
 from assay.people.accounts import create_account
 from assay.people.members import set_role
 from assay.people.mode import set_team_mode
@@ -60,7 +59,7 @@ def own(any_ws: Workspace) -> tuple[Workspace, Project, int, int, list[str]]:
 def walking(monkeypatch: pytest.MonkeyPatch, on: bool, factor: int = 4) -> Iterator[list[int]]:
     """The walk on (from one task) or off; yields the sizes of the pages walked."""
     walked: list[int] = []
-    real = assigned_walk.walked_ids
+    real = item_lists.walked_ids
 
     def spy(*args: Any) -> list[str] | None:
         found = real(*args)
@@ -69,9 +68,9 @@ def walking(monkeypatch: pytest.MonkeyPatch, on: bool, factor: int = 4) -> Itera
         return found
 
     with monkeypatch.context() as patch:
-        patch.setattr(assigned_walk, "WALK_MIN", 1 if on else 10**9)
-        patch.setattr(assigned_walk, "WALK_FACTOR", factor)
-        patch.setattr(assigned_walk, "PAGE_SHARE", 1)  # any page the tasks can fill
+        patch.setattr(item_lists, "WALK_MIN", 1 if on else 10**9)
+        patch.setattr(item_lists, "WALK_FACTOR", factor)
+        patch.setattr(item_lists, "PAGE_SHARE", 1)  # any page the tasks can fill
         patch.setattr(item_lists, "walked_ids", spy)
         yield walked
 

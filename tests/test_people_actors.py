@@ -10,8 +10,7 @@ from fastapi.testclient import TestClient
 
 from assay.formats import Bundle, get_format
 from assay.gold.item_lists import list_items
-from assay.gold.item_reads import get_item, item_events
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item, get_item, item_events
 from assay.people.accounts import USERNAME, account_by_id, create_account, list_accounts
 from assay.people.actors import account_for, account_ids, acting_account
 from assay.people.ownership import owns_item

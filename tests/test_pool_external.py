@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from assay.corpus.chunkings import document_chunks, get_chunking
 from assay.errors import InvalidInput
 from assay.experiments.pools import question_pool
-from assay.gold.item_reads import get_item
+from assay.gold.items import get_item
 from assay.gold.project_config import update_settings
 from assay.llm.outgoing import OutgoingRefused
 from assay.records import Project

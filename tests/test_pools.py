@@ -25,8 +25,7 @@ from assay.experiments.pools import (
     unanswerable_check,
 )
 from assay.experiments.runfiles import keep_local_file
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item, get_item
 from assay.gold.project_config import settings_view, update_settings
 from assay.records import Evidence, Item, Project, Turn
 from assay.search.pool_settings import RunFile, parse_pool_settings, pool_settings, with_sources

@@ -13,9 +13,7 @@ from typing import Any
 import pytest
 
 from assay.errors import Forbidden, InvalidInput
-from assay.gold.item_inputs import editable_copy
-from assay.gold.item_reads import get_item, item_events
-from assay.gold.item_writes import create_item, set_status
+from assay.gold.items import create_item, editable_copy, get_item, item_events, set_status
 from assay.people.access import Actor
 from assay.people.accounts import create_account
 from assay.people.members import set_role

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from assay.errors import InvalidInput
-from assay.gold.item_reads import get_item, item_events
-from assay.gold.item_writes import StaleItem, create_item, save_item
+from assay.gold.items import StaleItem, create_item, get_item, item_events, save_item
 from assay.records import Item, Turn
 from assay.review.adjudication import (
     Choices,

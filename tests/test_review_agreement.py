@@ -10,8 +10,7 @@ import pytest
 
 from assay.corpus.chunkings import create_chunking
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item, save_item, set_status
+from assay.gold.items import create_item, get_item, save_item, set_status
 from assay.people.accounts import create_account
 from assay.records import Document, Evidence, Item, Project, Turn
 from assay.review.agreement import agreement_report

@@ -9,8 +9,7 @@ import pytest
 
 from assay.errors import Forbidden, InvalidInput, NotFound
 from assay.formats import Bundle, get_format
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item, save_item
+from assay.gold.items import create_item, get_item, save_item
 from assay.people.accounts import create_account
 from assay.records import Comment, Evidence, Item, Turn
 from assay.review.comment_anchors import with_anchor

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assay.errors import InvalidInput
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item, get_item
 from assay.people.accounts import create_account
 from assay.records import Item, Turn
 from assay.review.copies import copies_of, copy_item, original_of

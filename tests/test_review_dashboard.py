@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 from assay.corpus.ingest import ingest_bytes
 from assay.errors import InvalidInput
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.people.accounts import create_account
 from assay.records import Evidence, Item, Project, Turn
 from assay.review.copies import copy_item

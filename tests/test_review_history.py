@@ -7,9 +7,15 @@ import pytest
 
 from assay.corpus.ingest import ingest_bytes
 from assay.errors import InvalidInput, NotFound
-from assay.gold.item_inputs import editable_copy
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import StaleItem, create_item, delete_item, save_item, set_status
+from assay.gold.items import (
+    StaleItem,
+    create_item,
+    delete_item,
+    editable_copy,
+    get_item,
+    save_item,
+    set_status,
+)
 from assay.records import Evidence, Item, Project, Turn
 from assay.review.history import item_history, restore_version, status_history
 from assay.store.projects import create_project

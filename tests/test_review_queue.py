@@ -13,9 +13,8 @@ import sqlalchemy as sa
 from assay.corpus.documents import get_document_by_name
 from assay.corpus.ingest import ingest_bytes
 from assay.errors import Forbidden, InvalidInput, NotFound
-from assay.gold.item_lists import list_items
-from assay.gold.item_reads import get_item, item_ids
-from assay.gold.item_writes import create_item, set_status
+from assay.gold.item_lists import item_ids, list_items
+from assay.gold.items import create_item, get_item, set_status
 from assay.people.accounts import create_account
 from assay.people.members import set_role
 from assay.people.mode import set_team_mode

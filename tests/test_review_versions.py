@@ -14,8 +14,7 @@ from assay.corpus.ingest import ingest_bytes, replace_document
 from assay.errors import Conflict, InvalidInput, NotFound
 from assay.experiments import create_experiment
 from assay.formats import get_format
-from assay.gold.item_inputs import editable_copy
-from assay.gold.item_writes import create_item, save_item, set_status
+from assay.gold.items import create_item, editable_copy, save_item, set_status
 from assay.people.accounts import create_account
 from assay.records import Document, Evidence, Item, Project, Turn
 from assay.review.copies import copy_item

@@ -20,7 +20,7 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.records import Item, Turn
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace

@@ -10,8 +10,7 @@ import json
 import pytest
 
 from assay.errors import Conflict, InvalidInput
-from assay.gold.item_reads import get_item, item_events
-from assay.gold.item_writes import StaleItem, create_item, save_item
+from assay.gold.items import StaleItem, create_item, get_item, item_events, save_item
 from assay.gold.suggesting import NeedsLLM, Passage, suggest_relevance, suggest_rewrite
 from assay.gold.suggestions import (
     accept_suggestions,

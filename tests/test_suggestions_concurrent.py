@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import pytest
 from fastapi.testclient import TestClient
 
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.gold.suggesting import Passage, suggest_relevance, suggest_rewrite
 from assay.gold.suggestions import accept_suggestions, acceptance_rates, list_suggestions
 from assay.people.actors import account_for, acting_account

@@ -15,8 +15,8 @@ from assay.corpus.chunkings import create_chunking
 from assay.corpus.documents import get_document
 from assay.corpus.ingest import ingest_bytes
 from assay.errors import InvalidInput
-from assay.gold.item_reads import get_item, iter_items
-from assay.gold.item_writes import set_status
+from assay.gold.item_lists import iter_items
+from assay.gold.items import get_item, set_status
 from assay.gold.project_config import update_settings
 from assay.gold.synthesis import (
     acceptance_rates,

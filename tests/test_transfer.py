@@ -25,7 +25,7 @@ from assay.experiments.tasks import build_tasks, skipped_items
 from assay.formats import Bundle, DocumentRecord, Issue, get_format
 from assay.formats.groups import retrieval_groups
 from assay.gold.item_lists import list_items
-from assay.gold.item_writes import create_item, save_item
+from assay.gold.items import create_item, save_item
 from assay.records import Evidence, Item, Project, Turn
 from assay.store.db import utcnow
 from assay.store.import_lock import EXPIRES, acquire, journal, last_asked, turns_file

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item, get_item
 from assay.gold.project_config import generator_settings, update_settings
 from assay.gold.turn_answers import answer_events, answered_turn, retrieve
 from assay.llm import make_generator

@@ -9,8 +9,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item, save_item
+from assay.gold.items import create_item, get_item, save_item
 from assay.people.accounts import create_account
 from assay.people.members import set_role
 from assay.people.mode import set_team_mode

@@ -10,8 +10,7 @@ import pytest
 
 from assay.errors import InvalidInput
 from assay.gold.item_lists import list_items
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item, get_item
 from assay.gold.project_config import conversation_generator, update_settings
 from assay.records import Item, Project, Turn
 from assay.store.projects import create_project

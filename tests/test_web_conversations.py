@@ -16,8 +16,7 @@ from assay.cli import make_app
 from assay.corpus.ingest import ingest_bytes
 from assay.formats import get_format
 from assay.gold.item_lists import list_items
-from assay.gold.item_reads import get_item, item_events
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item, get_item, item_events
 from assay.gold.project_config import update_settings
 from assay.llm import Message, prompt_hash
 from assay.records import Item, Project, Turn

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from assay.corpus.documents import count_documents, get_document, list_documents
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.gold.taxonomy import DEFAULT_QUERY_TYPES
 from assay.records import Evidence, Item, Project, Turn
 from assay.store.projects import get_project

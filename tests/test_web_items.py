@@ -11,9 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_inputs import parse_item
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item, get_item, parse_item
 from assay.people.actors import account_for
 from assay.records import Document, Item, Project, Turn
 from assay.store.projects import create_project

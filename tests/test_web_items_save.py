@@ -17,7 +17,8 @@ from fastapi.testclient import TestClient
 from assay.corpus.anchoring import DocumentTexts, anchor_evidence
 from assay.corpus.ingest import ingest_bytes
 from assay.errors import InvalidInput
-from assay.gold.item_reads import get_item, item_events, read_items
+from assay.gold.item_rows import read_items
+from assay.gold.items import get_item, item_events
 from assay.people.accounts import create_account
 from assay.people.actors import FEW_NAMES, account_ids
 from assay.records import Document, Evidence, Project

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from assay.corpus.chunkings import list_chunkings
 from assay.corpus.ingest import ingest_bytes
 from assay.formats import get_format
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.records import Item, Project, Turn
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace

@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 
 from assay.corpus.documents import get_document_by_name
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_reads import get_item, item_ids
-from assay.gold.item_writes import create_item
+from assay.gold.item_lists import item_ids
+from assay.gold.items import create_item, get_item
 from assay.people.accounts import create_account
 from assay.people.members import set_role
 from assay.people.mode import set_team_mode

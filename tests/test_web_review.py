@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from assay.gold.item_reads import get_item, item_events
-from assay.gold.item_writes import create_item, set_status
+from assay.gold.items import create_item, get_item, item_events, set_status
 from assay.people.accounts import create_account
 from assay.people.members import set_role
 from assay.people.mode import set_team_mode

@@ -13,8 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assay.errors import InvalidInput
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item, save_item
+from assay.gold.items import create_item, get_item, save_item
 from assay.records import Item, Turn
 from assay.store.projects import create_project
 from assay.store.schema import items, turns

@@ -20,7 +20,7 @@ from assay.corpus.documents import count_documents
 from assay.corpus.ingest import ingest_bytes
 from assay.formats import get_format
 from assay.gold.item_lists import list_items
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.jobs.transfer_jobs import new_job
 from assay.records import Evidence, Item, Project, Turn
 from assay.store.import_lock import acquire, release

@@ -5,9 +5,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_inputs import editable_copy
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item, save_item
+from assay.gold.items import create_item, editable_copy, get_item, save_item
 from assay.people.accounts import create_account
 from assay.people.members import set_role
 from assay.people.mode import set_team_mode

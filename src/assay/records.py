@@ -166,7 +166,7 @@ ItemStatus = Annotated[str, OneOf(STATUSES)]
 # retrieved context, for every stage: the store reads and writes them, formats read and write
 # them in Bundles, the web and the CLI send and show them. They are plain mutable dataclasses
 # (cheap to build by the hundred thousand in an export); pydantic validates them where they
-# come in from outside (``assay.gold.item_inputs``), with ``extra="forbid"`` so a misspelt key
+# come in from outside (``assay.gold.items``), with ``extra="forbid"`` so a misspelt key
 # is an error, not silently dropped.
 _FORBID = {"extra": "forbid"}
 """Pydantic's config for the gold records (a plain dict: records.py must not import pydantic,
@@ -268,7 +268,7 @@ class Item:
     """The unit of gold work: one turn (``qa``) or many (``conversation``).
 
     ``id``, ``status``, ``author``, ``version``, the times and ``status_history`` are the
-    store's: an editor sends the other fields (``assay.gold.item_inputs.EDITABLE``). In a
+    store's: an editor sends the other fields (``assay.gold.items.EDITABLE``). In a
     Bundle ``id`` is the id the other tool used.
     """
 

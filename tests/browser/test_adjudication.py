@@ -8,8 +8,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import save_item
+from assay.gold.items import get_item, save_item
 from assay.store.workspace import Workspace
 from tests.browser.test_pages import RECORD_VIOLATIONS
 from tests.conftest import LiveServer

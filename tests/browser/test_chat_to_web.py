@@ -16,7 +16,7 @@ from playwright.sync_api import Page, expect
 
 from assay.corpus.ingest import ingest_bytes
 from assay.gold.item_lists import list_items
-from assay.gold.item_reads import get_item
+from assay.gold.items import get_item
 from assay.gold.project_config import update_settings
 from assay.records import Project
 from assay.store.workspace import Workspace

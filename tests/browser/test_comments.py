@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.records import Evidence, Item, Project, Turn
 from assay.review.comments import list_comments
 from assay.store.workspace import Workspace

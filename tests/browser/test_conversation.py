@@ -15,7 +15,7 @@ from playwright.sync_api import Page, expect
 from assay.corpus.ingest import ingest_bytes
 from assay.demo import open_demo
 from assay.formats import get_format
-from assay.gold.item_reads import get_item
+from assay.gold.items import get_item
 from assay.gold.project_config import update_settings
 from assay.records import Project
 from assay.store.projects import create_project, get_project

@@ -14,8 +14,7 @@ from playwright.sync_api import Page, expect
 
 from assay.corpus.ingest import ingest_bytes
 from assay.formats import get_format
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item, get_item
 from assay.gold.project_config import update_settings
 from assay.records import Item, Project, Turn
 from assay.store.workspace import Workspace

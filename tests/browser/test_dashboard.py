@@ -18,7 +18,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from assay.corpus.documents import list_documents
 from assay.demo import open_demo
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.people.accounts import create_account
 from assay.records import Evidence, Item, Project, Turn
 from assay.review.copies import copy_item

@@ -15,8 +15,7 @@ from assay.corpus.documents import list_documents
 from assay.corpus.ingest import ingest_bytes
 from assay.formats import Bundle, DocumentRecord, get_format
 from assay.gold.item_lists import list_items
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item, get_item
 from assay.records import Evidence, Item, Project, Turn
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace

@@ -14,7 +14,7 @@ from playwright.sync_api import FilePayload, Locator, Page, expect
 
 from assay.corpus.documents import get_document, list_documents
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.records import Evidence, Item, Project, Turn
 from assay.store.projects import get_project
 from assay.store.settings import Settings

@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 from assay.corpus.documents import get_document_by_name
 from assay.demo import gold_items, open_demo
 from assay.experiments.tasks import build_tasks
-from assay.gold.item_writes import create_item, set_status
+from assay.gold.items import create_item, set_status
 from assay.records import Evidence, Item, Turn
 from assay.store.workspace import Workspace
 from tests.conftest import LiveServer

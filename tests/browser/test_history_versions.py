@@ -7,9 +7,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_inputs import editable_copy
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item, save_item, set_status
+from assay.gold.items import create_item, editable_copy, get_item, save_item, set_status
 from assay.records import Evidence, Item, Project, Turn
 from assay.store.workspace import Workspace
 from tests.conftest import LiveServer

@@ -10,9 +10,7 @@ import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
 from assay.corpus.ingest import ingest_bytes, ingest_paths
-from assay.gold.item_inputs import parse_item
-from assay.gold.item_reads import get_item, item_events
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item, get_item, item_events, parse_item
 from assay.records import Item, Project, Turn
 from assay.store.workspace import Workspace
 from tests.conftest import LiveServer

@@ -13,9 +13,7 @@ from playwright.sync_api import Page, expect
 
 from assay.corpus.ingest import ingest_bytes
 from assay.errors import NotFound
-from assay.gold.item_inputs import parse_item
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item, get_item, parse_item
 from assay.records import Project
 from assay.store.workspace import Workspace
 from tests.conftest import LiveServer

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, Request, expect
 
 from assay.corpus.ingest import ingest_bytes
-from assay.gold.item_writes import create_item, set_status
+from assay.gold.items import create_item, set_status
 from assay.records import Evidence, Item, Project, Turn
 from assay.store.workspace import Workspace
 from tests.conftest import LiveServer

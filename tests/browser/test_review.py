@@ -10,8 +10,7 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item, set_status
+from assay.gold.items import create_item, get_item, set_status
 from assay.people.accounts import create_account
 from assay.people.members import set_role
 from assay.people.mode import set_team_mode

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item, get_item
 from assay.gold.suggestions import list_suggestions
 from assay.records import Item, Project, Turn
 from assay.store.workspace import Workspace

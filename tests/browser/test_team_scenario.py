@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from assay.cli import make_app
 from assay.gold.item_lists import list_items
-from assay.gold.item_reads import get_item
+from assay.gold.items import get_item
 from assay.people.accounts import create_account
 from assay.people.mode import ensure_first_owner
 from assay.store.projects import create_project, get_project

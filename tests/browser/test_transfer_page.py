@@ -14,7 +14,7 @@ from assay.corpus.documents import count_documents
 from assay.corpus.ingest import ingest_bytes, replace_document
 from assay.formats import get_format
 from assay.gold.item_lists import list_items
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.records import Evidence, Item, Project, Turn
 from assay.store.projects import create_project, get_project
 from assay.store.workspace import Workspace

@@ -58,7 +58,7 @@ def chat(
     from assay.errors import BackendUnavailable, InvalidInput
     from assay.experiments.chat_retrieval import retrieve
     from assay.gold.conversations import generator_label
-    from assay.gold.item_writes import create_item
+    from assay.gold.items import create_item
     from assay.gold.project_config import generator_settings, retriever_settings
     from assay.gold.turn_answers import answered_turn, question_text
     from assay.llm import make_generator

@@ -109,7 +109,7 @@ def restore(
 
     Its status stays; the restore is itself an event of the history.
     """
-    from assay.gold.item_reads import get_item
+    from assay.gold.items import get_item
     from assay.review.history import restore_version
 
     def body(ws: Workspace) -> Any:

@@ -1,7 +1,7 @@
 """``assay items``: the gold items of a project, as the web list and editor show them.
 
 The same stage functions serve the web page, the JSON API and these commands:
-:func:`assay.gold.item_lists.list_items` and :func:`~assay.gold.item_reads.get_item` (with
+:func:`assay.gold.item_lists.list_items` and :func:`~assay.gold.items.get_item` (with
 the checks of :func:`assay.gold.checks.check_item`), and :func:`assay.transfer.export_bundle`
 for one item.
 """
@@ -167,7 +167,7 @@ def show(
     from assay.corpus.documents import document_names
     from assay.experiments.pools import unanswerable_check
     from assay.gold.checks import check_item
-    from assay.gold.item_reads import get_item
+    from assay.gold.items import get_item
 
     def body(ws: Workspace) -> tuple[Item, list[Any], dict[str, str]]:
         target: Project = project_of(ws, project)

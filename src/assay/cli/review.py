@@ -87,7 +87,7 @@ def review(
 def _decide(
     ws: Workspace, name: str, item_id: str, verdict: str, reason: str, as_json: bool
 ) -> None:
-    from assay.gold.item_reads import get_item
+    from assay.gold.items import get_item
     from assay.people.actors import acting_account
     from assay.review.reviews import review_item
     from assay.store.projects import get_project
@@ -105,7 +105,7 @@ def _decide(
 
 
 def _history(ws: Workspace, name: str, item_id: str, as_json: bool) -> None:
-    from assay.gold.item_reads import get_item
+    from assay.gold.items import get_item
     from assay.review.reviews import item_reviews
     from assay.store.projects import get_project
 

@@ -10,8 +10,7 @@ from typing import Any
 from assay.corpus.documents import list_documents
 from assay.corpus.ingest import IngestReport, Source, ingest_source
 from assay.errors import NotFound
-from assay.gold.item_inputs import parse_item
-from assay.gold.item_writes import create_item, set_status
+from assay.gold.items import create_item, parse_item, set_status
 from assay.people.actors import account_for
 from assay.records import Project
 from assay.store.projects import create_project, get_project

@@ -14,7 +14,7 @@ from pathlib import Path
 from assay.corpus.documents import get_document, list_documents
 from assay.experiments import create_experiment, run_experiment
 from assay.gold.item_lists import list_items
-from assay.gold.item_writes import create_item, set_status
+from assay.gold.items import create_item, set_status
 from assay.judging.judgments import Unit, save_judgment
 from assay.judging.run_import import import_judging_inputs
 from assay.people.actors import acting_account

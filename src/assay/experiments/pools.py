@@ -27,7 +27,8 @@ from assay.errors import InvalidInput
 from assay.experiments.pool_sources import PoolSources, SourceAnswer, adhoc_task
 from assay.experiments.tasks import ChunkMap, Task, build_tasks, check_statuses, tasks_from_item
 from assay.gold.checks import Finding
-from assay.gold.item_reads import get_item, iter_items
+from assay.gold.item_lists import iter_items
+from assay.gold.items import get_item
 from assay.gold.unanswerable import (
     StrongHit,
     marked_unanswerable,

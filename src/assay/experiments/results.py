@@ -11,7 +11,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.errors import NotFound
-from assay.experiments.finding import find_experiment
+from assay.experiments.store import find_experiment
 from assay.experiments.tasks import Task, task_from_json
 from assay.records import Project
 from assay.store.db import as_utc, reading, record_from_row

@@ -18,12 +18,17 @@ import sqlalchemy as sa
 
 from assay.corpus.chunkings import get_chunking
 from assay.errors import AssayError, BackendUnavailable
-from assay.experiments.finding import find_experiment
 from assay.experiments.imported import refuse_run
 from assay.experiments.judge import JudgeMetric, Verdict, judge, make_judge
 from assay.experiments.pipelines import PipelineRunner, PipelineSpec, outcome_level
 from assay.experiments.scoring import Embed, MetricPlan, Outcome, aggregate, metric_plan, score_task
-from assay.experiments.store import Experiment, experiment_tasks_of, get_experiment, pipeline_specs
+from assay.experiments.store import (
+    Experiment,
+    experiment_tasks_of,
+    find_experiment,
+    get_experiment,
+    pipeline_specs,
+)
 from assay.experiments.tasks import Task
 from assay.llm.records import Generator
 from assay.records import Project

@@ -5,6 +5,9 @@ run. Pages and the CLI read experiments through :func:`list_experiments` and
 :func:`get_experiment` (with aggregates per pipeline); their stored results through
 ``assay.experiments.results``. Write functions take the caller's ``conn=`` (an entry point's
 one transaction per operation) and open a transaction of their own only without one.
+
+One experiment is found by id or by name (:func:`find_experiment`; an id wins over a name of
+digits).
 """
 
 from __future__ import annotations
@@ -17,9 +20,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.corpus.chunkings import get_chunking
-from assay.errors import Conflict, InvalidInput
+from assay.errors import Conflict, InvalidInput, NotFound
 from assay.experiments.costs import cost_totals
-from assay.experiments.finding import find_experiment, select_experiments
 from assay.experiments.pipelines import (
     PipelineSpec,
     attach_local_files,
@@ -38,12 +40,12 @@ from assay.experiments.tasks import (
     task_to_json,
     version_tasks,
 )
-from assay.people.actors import acting_account
+from assay.people.actors import AUTHOR_NAME, acting_account
 from assay.records import Project
 from assay.review.versions import get_version
 from assay.store.db import as_utc, reading, record_from_row, transaction, utcnow
 from assay.store.projects import check_name
-from assay.store.schema import experiment_results, experiment_tasks, experiments
+from assay.store.schema import accounts, experiment_results, experiment_tasks, experiments
 from assay.store.workspace import Workspace
 
 STATES: tuple[str, ...] = ("pending", "running", "cancelled", "done", "failed")
@@ -373,3 +375,33 @@ def delete_experiment(
 
 def pipeline_specs(experiment: Experiment) -> list[PipelineSpec]:
     return [parse_pipeline(p) for p in experiment.pipelines]
+
+
+def _where(project: Project, ref: int | str) -> Any:
+    # an id is up to 9 ASCII digits ("³".isdigit() is true too; longer ones overflow the column)
+    digits = isinstance(ref, str) and ref.isascii() and ref.isdigit() and len(ref) <= 9
+    if (isinstance(ref, int) and 0 <= ref < 2**31) or digits:
+        by_id = experiments.c.id == int(ref)
+        by_name = experiments.c.name == str(ref)
+        return sa.and_(experiments.c.project_id == project.id, sa.or_(by_id, by_name))
+    return sa.and_(experiments.c.project_id == project.id, experiments.c.name == str(ref))
+
+
+def select_experiments() -> sa.Select[Any]:
+    """Experiments with their author's shown name (``author``)."""
+    return sa.select(experiments, AUTHOR_NAME.label("author")).join(
+        accounts, accounts.c.id == experiments.c.author_id
+    )
+
+
+def find_experiment(conn: sa.Connection, project: Project, ref: int | str) -> Any:
+    rows = conn.execute(select_experiments().where(_where(project, ref))).all()
+    if not rows:
+        raise NotFound(
+            f"project {project.name!r} has no experiment {ref!r}",
+            key="raised.no_experiment",
+            project=project.name,
+            ref=ref,
+        )
+    # an id wins over a name that happens to be digits
+    return next((r for r in rows if str(r.id) == str(ref)), rows[0])

@@ -26,7 +26,7 @@ from assay.corpus.anchoring import gold_span, items_needing_review
 from assay.corpus.chunkings import document_chunks, get_chunking
 from assay.corpus.evidence_mapping import chunks_for_span
 from assay.errors import InvalidInput
-from assay.gold.item_reads import iter_items
+from assay.gold.item_lists import iter_items
 from assay.gold.taxonomy import UNANSWERABLE
 from assay.records import STATUSES, Chunking, Evidence, Item, Project, Turn, to_json
 from assay.review.version_export import experiment_items

@@ -23,9 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.gold.checks import Finding, check_item
-from assay.gold.item_inputs import editable_copy
-from assay.gold.item_reads import iter_items
-from assay.gold.item_writes import StaleItem, save_item
+from assay.gold.item_lists import iter_items
+from assay.gold.items import StaleItem, editable_copy, save_item
 from assay.gold.turn_answers import context_doc_id, doc_names, history_messages
 from assay.llm import Generation, Generator, GeneratorError, GeneratorSettings, generate_answer
 from assay.records import Context, Evidence, Item, Project, Turn

@@ -26,10 +26,9 @@ from typing import Any
 from assay.corpus.anchoring import DocumentTexts
 from assay.errors import InvalidInput, NotFound
 from assay.gold.item_lists import list_items
-from assay.gold.item_reads import get_item
+from assay.gold.items import get_item
 from assay.gold.project_config import generator_settings, retriever_settings
-from assay.gold.suggestion_writes import insert_suggestions
-from assay.gold.suggestions import Suggestion, list_suggestions
+from assay.gold.suggestions import Suggestion, insert_suggestions, list_suggestions
 from assay.gold.turn_answers import canonical_context
 from assay.llm import Generation, Generator, GeneratorError, GeneratorSettings, make_generator
 from assay.llm.prompts import (

@@ -6,32 +6,34 @@ it is kept in its own table (:mod:`assay.store.suggestion_schema`) with the mode
 hash and the parameters that made it, and waits as ``pending`` until a person decides.
 
 * Accepting a relevance suggestion adds evidence of origin ``llm-suggestion`` to the turn
-  through the item's normal save (:func:`assay.gold.item_writes.save_item`), so the anchoring
+  through the item's normal save (:func:`assay.gold.items.save_item`), so the anchoring
   invariant ``document.text[start:end] == evidence.text`` is checked like for any evidence and
   the change is in the item's history. Accepting a rewrite sets the turn's standalone rewrite
   (the person may edit it first; the text taken is kept in ``final_text``).
 * Rejecting changes nothing but the suggestion, which stays as a record.
 * Either way the suggestion keeps who decided and when; :func:`acceptance_rates` counts them.
-* At most one suggestion waits per passage of a turn and one rewrite per turn
-  (:mod:`assay.gold.suggestion_writes`); a rewrite replaced by a newer one stays as a record
-  in the state ``replaced``, not counted in the rates.
+* At most one suggestion waits per passage of a turn and one rewrite per turn, even when two
+  requests store theirs at once (:func:`insert_suggestions`: two partial unique indexes hold
+  the rule, migration 0019). A relevance suggestion for a passage that waits already is not
+  stored (the request reports the passage as pending); a new rewrite replaces the turn's
+  waiting one, which stays as a record in the state ``replaced``, not counted in the rates.
 
 Asking the generator is :mod:`assay.gold.suggesting`'s part.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from assay.errors import Conflict, InvalidInput, NotFound
-from assay.gold.item_inputs import editable_copy
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import StaleItem, save_item
+from assay.gold.items import StaleItem, editable_copy, get_item, save_item
 from assay.gold.taxonomy import UNANSWERABLE
 from assay.records import LABELS, Evidence, Item, Project
 from assay.store.db import as_utc, reading, transaction, utcnow
@@ -41,8 +43,14 @@ from assay.store.suggestion_schema import suggestions
 from assay.store.workspace import Workspace
 
 ORIGIN = "llm-suggestion"
+
+
 KINDS = ("relevance", "rewrite")
+
+
 STATES = ("pending", "accepted", "rejected", "replaced")
+
+
 COUNTED = STATES[:3]
 """The states :func:`acceptance_rates` counts (a replaced rewrite was never decided)."""
 
@@ -356,3 +364,62 @@ def acceptance_rates(
         "relevance_by_model": [{"model": k, **_rate(v)} for k, v in sorted(by_model.items())],
         "rewrite_by_model": [{"model": k, **_rate(v)} for k, v in sorted(rewrites.items())],
     }
+
+
+# ---------------------------------------------------------------- storing
+
+
+RACES = 3
+"""How often storing a rewrite replaces the waiting one before giving up: each try fails only
+when another request stored its rewrite of the same turn in between."""
+
+
+def insert_suggestions(
+    conn: sa.Connection, project: Project, item_id: str, rows: Iterable[dict[str, Any]]
+) -> list[int | None]:
+    """Store new pending suggestions (rows with the table's columns, less id, project, item
+    and state); their ids in order. None for a relevance suggestion whose passage has one
+    waiting already (another request stored it meanwhile): it is not stored. A rewrite
+    replaces the turn's waiting one, which becomes ``replaced``."""
+    check_writable(conn, project.id)
+    now = utcnow()
+    ids: list[int | None] = []
+    for row in rows:
+        values = {**row, "project_id": project.id, "item_id": item_id, "state": "pending"}
+        values.setdefault("created_at", now)
+        if values["kind"] == "rewrite":
+            ids.append(_replace_rewrite(conn, values))
+        else:
+            ids.append(_insert_pending(conn, values))
+    return ids
+
+
+def _insert_pending(conn: sa.Connection, values: dict[str, Any]) -> int | None:
+    """Insert unless the partial unique indexes hold a pending one like it: its id, or None.
+    ``ON CONFLICT DO NOTHING`` waits for a concurrent transaction that stored one, so two
+    requests at once never both store theirs (SQLite and PostgreSQL alike)."""
+    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+    statement = (
+        insert(suggestions).values(**values).on_conflict_do_nothing().returning(suggestions.c.id)
+    )
+    found = conn.execute(statement).scalar()
+    return None if found is None else int(found)
+
+
+def _replace_rewrite(conn: sa.Connection, values: dict[str, Any]) -> int:
+    """Store a rewrite in place of the turn's waiting one (kept as ``replaced``)."""
+    waiting = suggestions.update().where(
+        suggestions.c.item_id == values["item_id"],
+        suggestions.c.turn_ordinal == values["turn_ordinal"],
+        suggestions.c.kind == "rewrite",
+        suggestions.c.state == "pending",
+    )
+    for _ in range(RACES):
+        conn.execute(waiting.values(state="replaced"))
+        stored = _insert_pending(conn, values)
+        if stored is not None:
+            return stored
+    raise Conflict(
+        f"turn {values['turn_ordinal'] + 1} of item {values['item_id']!r} got new rewrites "
+        "from other requests meanwhile; ask again"
+    )

@@ -25,7 +25,7 @@ from assay.corpus.chunkings import get_chunking, iter_chunk_spans
 from assay.corpus.sentences import sentence_spans
 from assay.errors import InvalidInput
 from assay.gold.conversations import generation_record
-from assay.gold.item_writes import create_item
+from assay.gold.items import create_item
 from assay.gold.project_config import generator_settings
 from assay.gold.taxonomy import UNANSWERABLE, QueryType, query_types
 from assay.llm import Generation, Generator, GeneratorError, Message, make_generator, prompt_hash

@@ -26,9 +26,7 @@ from typing import Any, cast
 
 from assay.corpus.documents import document_names
 from assay.errors import AssayError, Conflict, InvalidInput, NotFound
-from assay.gold.item_inputs import editable_copy
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import StaleItem, save_item
+from assay.gold.items import StaleItem, editable_copy, get_item, save_item
 from assay.gold.project_config import conversation_generator, retriever_settings
 from assay.llm import (
     Generation,

@@ -36,11 +36,6 @@ LIVE = sa.text(
 )
 
 
-def procrastinate_schema() -> str:
-    """procrastinate's schema, as migration 0010 applies it."""
-    return str(_procrastinate().schema.SchemaManager.get_schema())
-
-
 def _procrastinate() -> Any:
     try:
         import procrastinate

@@ -19,9 +19,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.errors import InvalidInput
-from assay.gold.item_inputs import editable_copy
-from assay.gold.item_reads import get_item, read_items
-from assay.gold.item_writes import save_item, set_status
+from assay.gold.item_rows import read_items
+from assay.gold.items import editable_copy, get_item, save_item, set_status
 from assay.records import LABELS, Evidence, Item, Project, Turn
 from assay.review.agreement import HANDED_IN, adjudicated_originals, copy_rows
 from assay.store.db import reading, transaction

@@ -16,7 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.errors import Forbidden, InvalidInput, NotFound
-from assay.gold.item_reads import get_item
+from assay.gold.items import get_item
 from assay.people.actors import AUTHOR_NAME
 from assay.records import Comment, Item, Project
 from assay.review.comment_anchors import checked_anchor, checked_body, with_anchor

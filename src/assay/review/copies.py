@@ -12,8 +12,7 @@ from dataclasses import replace
 import sqlalchemy as sa
 
 from assay.errors import InvalidInput
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import insert_item
+from assay.gold.items import get_item, insert_item
 from assay.records import Project
 from assay.store.db import reading, transaction
 from assay.store.schema import items

@@ -1,7 +1,7 @@
 """An item's history: every stored event as a field-level diff, and restoring an earlier
 version.
 
-Every write to an item leaves an ``events`` row (:mod:`assay.gold.item_writes`): saves keep
+Every write to an item leaves an ``events`` row (:mod:`assay.gold.items`): saves keep
 the whole item before and the content after, status changes the status before and after.
 Here each event becomes :class:`Change` rows (which field, of which turn, from what to what;
 evidence added, removed or relabelled), and the content an item had after any event can be
@@ -19,9 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.errors import InvalidInput, NotFound
-from assay.gold.item_inputs import EDITABLE, parse_item
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import save_item
+from assay.gold.items import EDITABLE, get_item, parse_item, save_item
 from assay.gold.jsonvalues import finite
 from assay.people.actors import AUTHOR_NAME
 from assay.records import Item, Project
@@ -272,7 +270,7 @@ def restore_version(
 ) -> Item:
     """Save the content event ``event`` left as the item's next version (action
     ``restore``). ``base_version`` is the version the caller read: a stale one raises
-    :class:`assay.gold.item_writes.StaleItem` (409), as any save. The status stays.
+    :class:`assay.gold.items.StaleItem` (409), as any save. The status stays.
     ``check(stored, restored)`` may refuse before anything is written (the web's
     question-edit rule)."""
     data = version_content(ws, project, item_id, event, conn=conn)

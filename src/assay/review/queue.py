@@ -17,9 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.errors import Conflict, Forbidden, InvalidInput
-from assay.gold.item_inputs import editable_json
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import save_item, set_status, submit_item
+from assay.gold.items import editable_json, get_item, save_item, set_status, submit_item
 from assay.records import Item, Project
 from assay.review.assignments import queue_settings
 from assay.review.copies import copy_item

@@ -33,9 +33,14 @@ from typing import Any
 import sqlalchemy as sa
 
 from assay.errors import Forbidden, InvalidInput
-from assay.gold.item_inputs import editable_copy
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import StaleItem, save_item, save_read_item, set_status
+from assay.gold.items import (
+    StaleItem,
+    editable_copy,
+    get_item,
+    save_item,
+    save_read_item,
+    set_status,
+)
 from assay.people.access import Actor, check
 from assay.people.actors import AUTHOR_NAME
 from assay.people.members import role_of

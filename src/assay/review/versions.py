@@ -33,7 +33,7 @@ from assay.corpus.documents import document_record, iter_documents
 from assay.errors import Conflict, InvalidInput, NotFound
 from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, ProjectInfo, native
 from assay.formats.jsonrec import item_to_json
-from assay.gold.item_reads import items_in_batches
+from assay.gold.item_lists import items_in_batches
 from assay.people.actors import AUTHOR_NAME, acting_account
 from assay.records import STATUSES, Chunking, Item, Project
 from assay.store.db import as_utc, reading, record_from_row, transaction, utcnow

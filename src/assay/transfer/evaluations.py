@@ -32,7 +32,7 @@ from assay.formats import (
 from assay.formats.inspectorraget import as_number, parse_scores
 from assay.formats.inspectorraget_v1 import SYSTEM
 from assay.formats.inspectorraget_write import scores_json
-from assay.gold.item_reads import get_item
+from assay.gold.items import get_item
 from assay.records import Project
 from assay.store.workspace import Workspace
 from assay.transfer.report import ImportReport

@@ -25,7 +25,7 @@ from assay.corpus.documents import document_record, iter_documents
 from assay.corpus.evidence_mapping import chunks_for_span
 from assay.errors import ImportRunning, InvalidInput, NotFound
 from assay.formats import Bundle, ChunkingRecord, ChunkRecord, Lazy, ProjectInfo
-from assay.gold.item_reads import item_ids
+from assay.gold.item_lists import item_ids
 from assay.records import (
     STATUSES,
     Chunking,

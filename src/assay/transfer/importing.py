@@ -57,8 +57,8 @@ from assay.transfer.import_actors import (
     record_import,
 )
 from assay.transfer.item_import import ItemStage
-from assay.transfer.item_input import Placed, PlacedDocuments
 from assay.transfer.item_pipeline import ItemPipeline, second_process
+from assay.transfer.prepared import Placed, PlacedDocuments
 from assay.transfer.report import ImportReport
 from assay.transfer.target import target_project
 

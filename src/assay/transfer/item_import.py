@@ -1,5 +1,5 @@
 """The items stage of an import: each item prepared (checked, its passages located, its rows
-built: :mod:`assay.transfer.item_prepare`), then written a group at a time in one statement
+built: :mod:`assay.transfer.prepared`), then written a group at a time in one statement
 per table (:func:`assay.transfer.prepared.write_prepared`); a waiting writer gets in at the
 next group.
 
@@ -26,10 +26,17 @@ from assay.store.workspace import Workspace
 from assay.transfer import item_pipeline
 from assay.transfer.batches import Batches
 from assay.transfer.import_actors import ImportAuthors, author_names
-from assay.transfer.item_input import DocumentLookup, PlacedDocuments
 from assay.transfer.item_pipeline import ItemPipeline, Setup
-from assay.transfer.item_prepare import ItemPreparer
-from assay.transfer.prepared import ITEM_GROUP, PreparedGroup, RowFormats, TurnIds, write_prepared
+from assay.transfer.prepared import (
+    ITEM_GROUP,
+    DocumentLookup,
+    ItemPreparer,
+    PlacedDocuments,
+    PreparedGroup,
+    RowFormats,
+    TurnIds,
+    write_prepared,
+)
 from assay.transfer.report import ImportReport
 
 
@@ -100,7 +107,7 @@ class ItemStage:
         return True
 
     def prepare(self, group: list[Item]) -> PreparedGroup:
-        """Prepare ``group`` in this process (see :mod:`assay.transfer.item_prepare`)."""
+        """Prepare ``group`` in this process (see :mod:`assay.transfer.prepared`)."""
         self.new_authors({n for n in author_names([], group) if n.strip()})
         preparer = self.preparer
         if preparer is None:

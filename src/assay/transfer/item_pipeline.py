@@ -1,7 +1,7 @@
 """A second process that prepares an import's items while the import's own process writes.
 
 Preparing an item (reading its record, checking it, locating its passages, building and
-converting its rows: :mod:`assay.transfer.item_prepare`) takes about two thirds of a bulk
+converting its rows: :mod:`assay.transfer.prepared`) takes about two thirds of a bulk
 import; writing the rows the rest. With two cores the two run at once: the import starts a
 fresh Python process (:data:`BOOT`; nothing of the import's process crosses over, no database
 connection, no thread) that opens the file again (:class:`assay.formats.ItemSource`) and says
@@ -44,9 +44,14 @@ from assay.store.db import create_engine
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
 from assay.transfer.import_actors import ImportAuthors, author_names
-from assay.transfer.item_input import DocumentLookup, PlacedDocuments
-from assay.transfer.item_prepare import ItemPreparer
-from assay.transfer.prepared import ITEM_GROUP, PreparedGroup, RowFormats
+from assay.transfer.prepared import (
+    ITEM_GROUP,
+    DocumentLookup,
+    ItemPreparer,
+    PlacedDocuments,
+    PreparedGroup,
+    RowFormats,
+)
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Lean, batched reads for exports: a million chunks and 100k items without per-row records.
 
-Items come from ``assay.gold.item_reads`` in large batches with their status history.
+Items come from ``assay.gold.item_lists`` in large batches with their status history.
 ``chunkings.iter_chunk_spans`` builds full records and sorts the whole chunk join in the
 database; an export only needs a few columns in a fixed order, so here chunks come per batch
 of documents, read along the ``(doc_id, chunking_id, ordinal)`` index so the database never
@@ -13,8 +13,7 @@ from collections.abc import Iterator, Sequence
 
 import sqlalchemy as sa
 
-from assay.gold.item_reads import items_in_batches
-from assay.gold.item_scope import copies_of_project
+from assay.gold.item_lists import copies_of_project, items_in_batches
 from assay.records import Item, Project
 from assay.store.db import driver_rows
 from assay.store.schema import chunks, documents, events, evidence, items, turns

@@ -20,10 +20,8 @@ from assay.corpus.documents import document_names
 from assay.errors import InvalidInput, NotFound
 from assay.formats import get_format
 from assay.gold.conversations import conversation_checks
-from assay.gold.item_inputs import editable_copy, editable_json
 from assay.gold.item_lists import list_items
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import StaleItem
+from assay.gold.items import StaleItem, editable_copy, editable_json, get_item
 from assay.gold.turn_answers import answer_events, canonical_context, context_doc_id
 from assay.records import Item, ItemSummary, Project, to_json
 from assay.store.workspace import Workspace

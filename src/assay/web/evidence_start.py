@@ -7,7 +7,7 @@ from typing import Any
 
 from assay.corpus.documents import get_document
 from assay.errors import InvalidInput
-from assay.gold.item_inputs import editable_json
+from assay.gold.items import editable_json
 from assay.records import Evidence, Item, Project, Turn
 from assay.store.workspace import Workspace
 

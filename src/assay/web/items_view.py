@@ -18,8 +18,8 @@ from fastapi.responses import JSONResponse
 from assay.corpus.documents import document_names
 from assay.errors import Conflict
 from assay.gold.checks import check_item
-from assay.gold.item_inputs import editable_json
 from assay.gold.item_lists import list_items, list_neighbours
+from assay.gold.items import editable_json
 from assay.gold.taxonomy import query_types
 from assay.records import Item, Project, to_json
 from assay.store.workspace import Workspace

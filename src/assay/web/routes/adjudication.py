@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.corpus.documents import document_names
-from assay.gold.item_writes import StaleItem
+from assay.gold.items import StaleItem
 from assay.records import INT32, Label, Project, to_json
 from assay.review.adjudication import (
     KEEP,

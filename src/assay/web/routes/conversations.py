@@ -24,8 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay.errors import InvalidInput, NotFound
 from assay.experiments.chat_retrieval import retrieve  # the chat's source: pool settings
-from assay.gold.item_inputs import ItemBody, editable_copy
-from assay.gold.item_writes import StaleItem, create_item, save_item
+from assay.gold.items import ItemBody, StaleItem, create_item, editable_copy, save_item
 from assay.gold.project_config import conversation_generator
 from assay.gold.turn_answers import discard_draft, question_text, take_draft
 from assay.metrics.overlap import covered_spans, passage_score, sentence_overlaps

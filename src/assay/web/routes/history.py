@@ -16,8 +16,7 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.errors import NotFound
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import StaleItem
+from assay.gold.items import StaleItem, get_item
 from assay.records import INT32, Item, to_json
 from assay.review.history import (
     Change,

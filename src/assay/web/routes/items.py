@@ -15,12 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assay.corpus.documents import document_names
 from assay.errors import InvalidInput
-from assay.gold.item_inputs import ItemBody
-from assay.gold.item_reads import get_item, item_events
-from assay.gold.item_writes import (
+from assay.gold.items import (
+    ItemBody,
     StaleItem,
     create_item,
     delete_item,
+    get_item,
+    item_events,
     set_status,
     submit_item,
 )

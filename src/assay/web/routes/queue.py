@@ -9,9 +9,7 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.gold.item_inputs import ItemBody
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import StaleItem
+from assay.gold.items import ItemBody, StaleItem, get_item
 from assay.people.members import list_members
 from assay.records import INT32, STATUSES, Item, Project
 from assay.review.assignments import ItemFilter, assign, queue_settings, set_queue_settings

@@ -17,8 +17,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from assay.gold.item_inputs import ItemBody
-from assay.gold.item_reads import get_item
+from assay.gold.items import ItemBody, get_item
 from assay.records import INT32, Project, to_json
 from assay.review.review_queue import (
     RESERVATION,

@@ -18,8 +18,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.corpus.documents import document_names
-from assay.gold.item_reads import get_item
-from assay.gold.item_writes import StaleItem
+from assay.gold.items import StaleItem, get_item
 from assay.gold.project_config import generator_settings
 from assay.gold.suggesting import MAX_PASSAGES, Passage, suggest_relevance, suggest_rewrite
 from assay.gold.suggestions import (

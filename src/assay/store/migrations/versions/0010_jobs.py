@@ -1,6 +1,10 @@
 """Background jobs: the ``jobs`` table (the in-process queue of a SQLite workspace) and, on
 PostgreSQL, procrastinate's schema (its queue, workers and heartbeats).
 
+procrastinate's schema comes from procrastinate itself, not from Assay's code: it belongs to
+the installed procrastinate (pinned in pyproject.toml), which must find its own tables as its
+version expects them, so it is the one thing here that is read at upgrade time, not copied.
+
 Revision ID: 0010
 Revises: 0009
 """
@@ -53,9 +57,7 @@ def upgrade() -> None:
     )
     op.create_index(op.f("ix_jobs_status_key"), "jobs", ["status", "key"])
     if op.get_bind().dialect.name == "postgresql":
-        from assay.jobs.postgres_queue import procrastinate_schema
-
-        _run_script(procrastinate_schema())
+        _run_script(_procrastinate_schema())
 
 
 def downgrade() -> None:
@@ -63,6 +65,17 @@ def downgrade() -> None:
         _run_script(DROP_PROCRASTINATE)
     op.drop_index("ix_jobs_status_key", table_name="jobs")
     op.drop_table("jobs")
+
+
+def _procrastinate_schema() -> str:
+    try:
+        from procrastinate.schema import SchemaManager
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise RuntimeError(
+            "a PostgreSQL workspace needs procrastinate for its job queue: install Assay's "
+            "'postgres' extra (pip install -e '.[postgres]' in the Assay folder)"
+        ) from exc
+    return str(SchemaManager.get_schema())
 
 
 def _run_script(sql: str) -> None:

@@ -1,42 +1,163 @@
-"""Writing gold items: create, save, change status, delete, submit, each with its event in the
-item's history.
+"""One gold item: what an editor, an import or a generator may send, reading it, and writing it
+(create, save, change status, delete, submit), each write with its event in the item's history.
+
+Items are :class:`assay.records.Item` everywhere; the rules for the ones that come in from
+outside: only the :data:`EDITABLE` fields may be sent (the store sets id, status, author,
+version and times), unknown keys are refused, and a body without turns gets one empty turn.
+Drafts may be incomplete; ``assay.gold.checks`` judges completeness when an item is submitted.
 
 Saving an item replaces its turns and evidence as one transaction and carries the version the
 editor read (optimistic concurrency): a stale save raises :class:`StaleItem` with the stored
 item attached, so nothing either side wrote is lost. How turns and evidence become rows (and
-are anchored) is in ``assay.gold.item_rows``.
+are anchored) and are read back is in ``assay.gold.item_rows``; lists of items are in
+``assay.gold.item_lists``.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
 import sqlalchemy as sa
+from pydantic import BeforeValidator, TypeAdapter, ValidationError
 
 from assay.corpus.anchoring import DocumentTexts
-from assay.errors import Conflict, InvalidInput
+from assay.errors import Conflict, InvalidInput, NotFound
 from assay.gold.checks import check_item, errors
-from assay.gold.item_inputs import Status, editable_fields, editable_json
-from assay.gold.item_reads import get_item
 from assay.gold.item_rows import (
     ItemRows,
     check_storable,
     insert_turns,
     item_rows,
+    read_items,
     replace_turns,
 )
+from assay.gold.jsonvalues import finite
 from assay.gold.taxonomy import check_single_choice
-from assay.people.actors import account_ids, acting_account
-from assay.records import STATUSES, Item, Project, to_json
+from assay.people.actors import AUTHOR_NAME, account_ids, acting_account
+from assay.records import STATUSES, Evidence, Item, Project, to_json
 from assay.store.bulk import insert_dicts
-from assay.store.db import transaction, utcnow
+from assay.store.db import as_utc, read_only, reading, transaction, utcnow
 from assay.store.import_lock import check_writable, lock_checked_in_write, unlocked
-from assay.store.schema import events, items
+from assay.store.schema import accounts, events, items
 from assay.store.workspace import Workspace
+
+Status = Literal["draft", "submitted", "accepted", "rejected"]
+
+
+EDITABLE: tuple[str, ...] = ("kind", "notes", "origin", "extra", "turns")
+"""The fields of an item an editor sends; the others belong to the store."""
+
+
+def _editable_only(raw: Any) -> Any:
+    if isinstance(raw, dict):
+        for key in raw:
+            if key not in EDITABLE and key in Item.__dataclass_fields__:
+                raise ValueError(
+                    f"field {key!r} is kept by the store and cannot be sent "
+                    f"(an item body holds {', '.join(EDITABLE)})"
+                )
+        if "turns" not in raw:
+            raw = {**raw, "turns": [{}]}
+    return raw
+
+
+ItemBody = Annotated[Item, BeforeValidator(_editable_only)]
+"""An item as a request body: the editable fields only (a new item has one empty turn)."""
+
+
+@functools.cache
+def _adapter(kind: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(kind)
+
+
+def first_error(exc: ValidationError) -> str:
+    """The first validation error as ``field 'a.b': message``."""
+    error = exc.errors()[0]
+    place = ".".join(str(p) for p in error.get("loc", ()))
+    return f"field {place!r}: {error.get('msg', 'invalid')}"
+
+
+def parse_item(raw: Any, where: str) -> Item:
+    """An item body (JSON values) checked as :data:`ItemBody`; errors name ``where``."""
+    item: Item = _validated(ItemBody, raw, where)
+    return item
+
+
+def checked_evidence(values: dict[str, Any], where: str) -> Evidence:
+    """Evidence built by a reader or generator, its labels and bounds checked."""
+    evidence: Evidence = _validated(Evidence, values, where)
+    return evidence
+
+
+def _validated(kind: Any, raw: Any, where: str) -> Any:
+    """``raw`` checked as ``kind``; the first problem raised as InvalidInput naming ``where``."""
+    try:
+        return _adapter(kind).validate_python(raw)
+    except ValidationError as exc:
+        raise InvalidInput(f"{where}: {first_error(exc)}") from exc
+
+
+def editable_copy(item: Item) -> Item:
+    """A stored item to change and save back, sharing nothing with the original (which a
+    caller keeps as the "before" of its history)."""
+    return copy.deepcopy(item)
+
+
+def editable_json(item: Item) -> dict[str, Any]:
+    """The fields an editor sends back when saving, as JSON values."""
+    return {key: to_json(getattr(item, key)) for key in EDITABLE}
+
+
+def editable_fields(item: Item) -> dict[str, Any]:
+    """:func:`editable_json` for a JSON column: the fields as they are (records inside), which
+    the store writes as the same JSON without converting them first."""
+    return {key: getattr(item, key) for key in EDITABLE}
+
+
+def _load(conn: sa.Connection, project: Project, item_id: str) -> Item:
+    found = read_items(conn, [item_id], project_id=project.id)
+    if not found:
+        raise NotFound(
+            f"project {project.name!r} has no item {item_id!r}",
+            key="raised.no_item",
+            project=project.name,
+            item_id=item_id,
+        )
+    return found[0]
+
+
+def get_item(
+    ws: Workspace, project: Project, item_id: str, *, conn: sa.Connection | None = None
+) -> Item:
+    with read_only(ws.engine, conn) as conn:
+        return _load(conn, project, item_id)
+
+
+def item_events(
+    ws: Workspace, project: Project, item_id: str, *, conn: sa.Connection | None = None
+) -> list[dict[str, Any]]:
+    with reading(ws.engine, conn) as conn:
+        rows = conn.execute(
+            sa.select(events, AUTHOR_NAME.label("actor"))
+            .join(accounts, accounts.c.id == events.c.actor_id)
+            .where(events.c.project_id == project.id, events.c.item_id == item_id)
+            .order_by(events.c.at, events.c.id)
+        ).all()
+    return [
+        {
+            "actor": r.actor,
+            "action": r.action,
+            "before": finite(r.before),
+            "after": finite(r.after),
+            "at": as_utc(r.at).isoformat(),
+        }
+        for r in rows
+    ]
 
 
 class StaleItem(Conflict):
