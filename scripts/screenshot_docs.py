@@ -42,12 +42,17 @@ def compress(source: Path, target: Path) -> None:
 
 
 def publish(folder: Path = OUT_DIR) -> list[Path]:
-    """Copy the pictures of ``folder`` that the docs show into docs/screenshots/, compressed."""
+    """Copy the pictures of ``folder`` that the docs show into docs/screenshots/, compressed;
+    like make, only those newer than the docs' copy (a picture from an earlier run of another
+    script does not overwrite a fresher one)."""
     written = []
     for name in sorted(shown_in_docs()):
-        if (folder / name).is_file():
-            compress(folder / name, DOCS / name)
-            written.append(DOCS / name)
+        source, target = folder / name, DOCS / name
+        if source.is_file() and (
+            not target.is_file() or source.stat().st_mtime > target.stat().st_mtime
+        ):
+            compress(source, target)
+            written.append(target)
     for path in written:
         print(f"docs: {path.relative_to(ROOT)}")
     return written
