@@ -13,8 +13,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The demo's environment has every extra the README's tours use (embeddings: the hybrid experiment).
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[server]'
+	$(BIN)/pip install --quiet -e '.[server,embeddings]'
 	touch $@
 
 # local-llm builds llama-cpp-python from source the first time (10-15 minutes; pip caches the

@@ -1,6 +1,6 @@
 """Screenshots of the agreement page and the adjudication view for docs/screenshots/.
 
-Run: python scripts/agreement_screenshots.py [--out docs/screenshots] [--all-sizes DIR]
+Run: python scripts/agreement_screenshots.py [--out build/screenshots] [--all-sizes DIR]
 
 Builds the demo project in a temporary workspace, gives ten demo questions to three
 annotators (copies, as overlap does), each handing in a version that differs a little
@@ -22,6 +22,7 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from screenshot_docs import OUT_DIR, publish  # noqa: E402
 from screenshots import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
 
 from assay import open_workspace  # noqa: E402
@@ -89,9 +90,10 @@ def build(ws: Workspace) -> tuple[Project, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--out", type=Path, default=OUT_DIR)
     parser.add_argument("--all-sizes", type=Path, default=None)
     args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as home:
         ws = open_workspace(home)
         project, item_id = build(ws)
@@ -124,3 +126,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    publish()

@@ -1,6 +1,6 @@
 """Screenshots of the conversation workbench for docs/screenshots/ (run after changing it).
 
-Run: python scripts/conversation_screenshots.py [--out docs/screenshots] [--all-sizes DIR]
+Run: python scripts/conversation_screenshots.py [--out build/screenshots] [--all-sizes DIR]
 
 Builds the demo in a temporary workspace, chats three turns in the workbench (passages
 rated, an edited answer, enrichments), then saves the workbench at 1440x900 in English
@@ -22,6 +22,7 @@ from playwright.sync_api import Page, sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from screenshot_docs import OUT_DIR, publish  # noqa: E402
 from screenshot_gold import ask_demo  # noqa: E402
 from screenshots import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
 
@@ -65,10 +66,11 @@ def draft_screenshot(page: Page, url: str, out: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--out", type=Path, default=OUT_DIR)
     parser.add_argument("--all-sizes", type=Path, default=None)
     parser.add_argument("--port", type=int, default=8779)
     args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as home:
         ws = open_workspace(home)
         open_demo(ws)
@@ -118,3 +120,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    publish()

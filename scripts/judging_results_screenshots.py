@@ -1,6 +1,6 @@
 """Screenshot of the judging results page (leaderboard and agreement) for docs/screenshots/.
 
-Run: python scripts/judging_results_screenshots.py [--out docs/screenshots] [--all DIR]
+Run: python scripts/judging_results_screenshots.py [--out build/screenshots] [--all DIR]
 
 Imports the kiddie topics and its four runs (../shared/fixtures/autojudge/kiddie) into a
 temporary workspace, lets three judges rate reports, citations and documents (seeded, each
@@ -22,6 +22,7 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from screenshot_docs import OUT_DIR, publish  # noqa: E402
 from screenshots import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
 from screenshots_queue import SIZES, shoot  # noqa: E402
 
@@ -85,9 +86,10 @@ def build(ws: Workspace) -> Project:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--out", type=Path, default=OUT_DIR)
     parser.add_argument("--all", type=Path, default=None)
     args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as home:
         ws = open_workspace(Path(home))
         project = build(ws)
@@ -108,3 +110,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    publish()

@@ -1,6 +1,6 @@
 """Screenshots of review for docs/screenshots/ (run after changing the review UI).
 
-Run: python scripts/review_screenshots.py [--out docs/screenshots] [--all]
+Run: python scripts/review_screenshots.py [--out build/screenshots] [--all]
 
 Starts the app in team mode on the demo project in a temporary workspace, submits a few demo
 items written by an annotator, signs in as a reviewer and saves ``review.png`` (the item
@@ -16,8 +16,9 @@ import tempfile
 from pathlib import Path
 
 from playwright.sync_api import Browser, Page, sync_playwright
+from screenshot_docs import OUT_DIR, publish
 from screenshot_gold import gold_body
-from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve
+from screenshots import CHROMIUM, CHROMIUM_ARGS, serve
 
 from assay import open_workspace
 from assay.demo import gold_items, open_demo
@@ -79,7 +80,7 @@ def shoot(browser: Browser, base_url: str, out: Path, size: dict[str, int], lang
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--out", type=Path, default=OUT_DIR)
     parser.add_argument("--all", action="store_true", help="also 1440x900 and German")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -103,3 +104,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    publish()

@@ -1,6 +1,10 @@
 """Screenshots of every page for docs/screenshots/ (run after UI changes, then look at them).
 
-Run: python scripts/screenshots.py [--out docs/screenshots] [--only NAME ...] [--no-guide]
+Run: python scripts/screenshots.py [--out build/screenshots] [--only NAME ...] [--no-guide]
+
+Like every screenshot script, it writes all its pictures into the untracked build/screenshots/
+and then copies the ones the docs show, compressed, into docs/screenshots/
+(``scripts/screenshot_docs.py``); with another --out, the docs are left alone.
 
 Builds a demo workspace with something on every page (``assay.demo.showcase``: the demo
 project with gold in every status, a review, comments, a conversation, two dataset versions,
@@ -28,6 +32,7 @@ from urllib.parse import quote
 
 import uvicorn
 from playwright.sync_api import Page, sync_playwright
+from screenshot_docs import OUT_DIR, publish
 
 from assay import open_workspace
 from assay.demo.showcase import Showcase, build_showcase
@@ -173,7 +178,7 @@ def sign_in(page: Page, base_url: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--out", type=Path, default=OUT_DIR)
     parser.add_argument("--only", nargs="*", default=None, help="only these page names")
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args()
@@ -214,3 +219,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    publish()

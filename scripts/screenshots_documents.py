@@ -1,7 +1,7 @@
 """Screenshots of the documents list, a document's view and the import & export page for
 docs/screenshots/ (run after changing them).
 
-Run: python scripts/screenshots_documents.py [--out docs/screenshots] [--all DIR]
+Run: python scripts/screenshots_documents.py [--out build/screenshots] [--all DIR]
 
 Starts the app on the demo project in a temporary workspace with a few demo gold items (so
 the "used by" column and the citing list have something to show), refuses an image on the
@@ -20,7 +20,8 @@ import tempfile
 from pathlib import Path
 
 from playwright.sync_api import Page, sync_playwright
-from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve, write_items
+from screenshot_docs import OUT_DIR, publish
+from screenshots import CHROMIUM, CHROMIUM_ARGS, serve, write_items
 
 from assay import open_workspace
 from assay.corpus.documents import get_document_by_name
@@ -108,9 +109,10 @@ def free_port() -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--out", type=Path, default=OUT_DIR)
     parser.add_argument("--all", type=Path, default=None)
     args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as home:
         ws = open_workspace(Path(home))
         project, _ = open_demo(ws)
@@ -134,3 +136,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    publish()

@@ -1,7 +1,7 @@
 """Screenshots of an experiment page and the page comparing two experiments, for
 docs/screenshots/.
 
-Run: python scripts/screenshots_experiments.py [--out docs/screenshots]
+Run: python scripts/screenshots_experiments.py [--out build/screenshots]
 
 Starts the app on the demo project in a temporary workspace (as scripts/screenshots.py
 does), accepts a dozen demo items, runs two RAG experiments with an LLM judge (the test
@@ -29,6 +29,7 @@ from assay.gold.items import set_status
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from screenshot_docs import OUT_DIR, publish
 from screenshot_gold import write_items
 from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve
 from tests.fakes.openai_server import FakeOpenAI, Reply
@@ -55,7 +56,7 @@ def judge(url: str) -> dict[str, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--out", type=Path, default=OUT_DIR)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     replies = [Reply(f"<verdict>{v}</verdict>") for v in VERDICTS * 8]
@@ -111,3 +112,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    publish()

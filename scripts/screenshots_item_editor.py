@@ -1,6 +1,6 @@
 """Screenshots of the single-turn item editor for docs/screenshots/ (run after changing it).
 
-Run: python scripts/screenshots_item_editor.py [--out docs/screenshots] [--all DIR]
+Run: python scripts/screenshots_item_editor.py [--out build/screenshots] [--all DIR]
 
 Starts the app on the demo project in a temporary workspace, writes the demo gold items
 through the JSON API, opens one from the items list (so Previous / Next and "N of M" show)
@@ -18,8 +18,9 @@ from pathlib import Path
 
 import httpx
 from playwright.sync_api import Page, sync_playwright
+from screenshot_docs import OUT_DIR, publish
 from screenshot_gold import write_items
-from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve
+from screenshots import CHROMIUM, CHROMIUM_ARGS, serve
 
 from assay import open_workspace
 from assay.demo import open_demo
@@ -61,7 +62,7 @@ def free_port() -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--out", type=Path, default=OUT_DIR)
     parser.add_argument("--all", type=Path, default=None)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -102,3 +103,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    publish()

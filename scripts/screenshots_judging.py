@@ -1,6 +1,6 @@
 """Screenshots of the judging workbench for docs/screenshots/ (run after changing it).
 
-Run: python scripts/screenshots_judging.py [--out docs/screenshots] [--all DIR]
+Run: python scripts/screenshots_judging.py [--out build/screenshots] [--all DIR]
 
 Imports the kiddie topics and runs of the shared autojudge fixtures into a personal-mode
 workspace, judges a few units (a report with spans in two sentences, a document, a citation
@@ -20,6 +20,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from playwright.sync_api import sync_playwright
+from screenshot_docs import OUT_DIR, publish
 from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve
 from screenshots_queue import SIZES, shoot
 
@@ -105,7 +106,7 @@ def seed(ws: Workspace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--out", type=Path, default=OUT_DIR)
     parser.add_argument("--all", type=Path, default=None)
     parser.add_argument("--port", type=int, default=8767)
     args = parser.parse_args()
@@ -130,3 +131,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    publish()

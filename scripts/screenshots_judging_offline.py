@@ -1,6 +1,6 @@
 """A screenshot of the offline judging page for docs/screenshots/judging-offline.png.
 
-Run: python scripts/screenshots_judging_offline.py [--out docs/screenshots] [--size 1440x900]
+Run: python scripts/screenshots_judging_offline.py [--out build/screenshots] [--size 1440x900]
 
 Imports the kiddie topics and runs (../shared/fixtures/autojudge/kiddie) into a temporary
 workspace, writes the reports page with `assay judge html`'s function, opens it from disk in
@@ -23,6 +23,7 @@ from assay.judging.run_import import import_judging_inputs
 from assay.store.projects import create_project
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from screenshot_docs import OUT_DIR, publish
 from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT
 
 KIDDIE = ROOT.parent / "shared" / "fixtures" / "autojudge" / "kiddie"
@@ -38,7 +39,7 @@ SELECT = """([start, end]) => {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--out", type=Path, default=OUT_DIR)
     parser.add_argument("--size", default="1440x900", help="WIDTHxHEIGHT of the window")
     args = parser.parse_args()
     width, height = (int(n) for n in args.size.split("x"))
@@ -75,3 +76,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    publish()

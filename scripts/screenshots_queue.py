@@ -1,6 +1,6 @@
 """Screenshots of assignment and queues for docs/screenshots/ (run after changing them).
 
-Run: python scripts/screenshots_queue.py [--out docs/screenshots] [--all DIR]
+Run: python scripts/screenshots_queue.py [--out build/screenshots] [--all DIR]
 
 Builds a team workspace (a lead, two annotators, six items of the demo's kind assigned with
 overlap 2 in blind mode; one task done, one skipped, one sent back by a reviewer) and saves
@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from playwright.sync_api import Page, sync_playwright
+from screenshot_docs import OUT_DIR, publish
 from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve
 
 from assay import open_workspace
@@ -106,7 +107,7 @@ def shoot(page: Page, base_url: str, path: str, language: str, size: str, target
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--out", type=Path, default=OUT_DIR)
     parser.add_argument("--all", type=Path, default=None)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -144,3 +145,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    publish()

@@ -1,6 +1,6 @@
 """Screenshots of an item's history page and the dataset versions pages for docs/screenshots/.
 
-Run: python scripts/screenshots_versions.py [--out docs/screenshots] [--size 1280x900]
+Run: python scripts/screenshots_versions.py [--out build/screenshots] [--size 1280x900]
 [--language en]
 
 Starts the app on the demo project in a temporary workspace (as scripts/screenshots.py
@@ -26,13 +26,14 @@ from assay.review.history import item_history, restore_version
 from assay.review.versions import create_version
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from screenshot_docs import OUT_DIR, publish
 from screenshot_gold import write_items
 from screenshots import CHROMIUM, CHROMIUM_ARGS, ROOT, serve
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--out", type=Path, default=OUT_DIR)
     parser.add_argument("--size", default="1280x900", help="WIDTHxHEIGHT of the window")
     parser.add_argument("--language", default="en", choices=("en", "de"))
     args = parser.parse_args()
@@ -86,3 +87,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    publish()

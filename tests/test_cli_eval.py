@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +217,24 @@ def test_experiments_create_reads_the_local_run_file(  # type: ignore[no-untyped
     assert "secret" not in refused.output
     missing = cli("eval", "--run", str(tmp_path / "nope.txt"))
     assert missing.exit_code == 1 and "file not found" in missing.output
+
+
+def test_a_pipeline_that_fails_on_every_task_fails_the_run(  # type: ignore[no-untyped-def]
+    cli, handbook: list[Any]
+) -> None:
+    """A run whose pipeline errs on every task measured nothing: the command says so and
+    exits non-zero (the results stay stored), so a script or CI does not read it as a result."""
+    with socket.socket() as closed:  # a port nobody listens on: every request is refused
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    gone = json.dumps({"name": "gone", "kind": "external", "endpoint": f"http://127.0.0.1:{port}/"})
+    created = cli("experiments", "create", "half", "--pipeline", "keyword", "--pipeline", gone)
+    assert created.exit_code == 0, created.output
+    ran = cli("experiments", "run", "half")
+    assert ran.exit_code == 1, ran.output
+    assert "pipeline(s) gone of 'half' failed on every task (5 of 5)" in ran.output
+    shown = cli("experiments", "show", "half", "--json")
+    kept = json.loads(shown.output)
+    assert kept["status"] == "done" and kept["error_count"] == 5 and kept["done_count"] == 5
+    assert cli("experiments", "create", "fine", "--pipeline", "keyword").exit_code == 0
+    assert cli("experiments", "run", "fine").exit_code == 0  # no pipeline failed throughout

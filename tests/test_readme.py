@@ -6,16 +6,16 @@ copy of the working tree's files (tracked and new, as `git ls-files` lists them)
 tested is what a user gets from the checkout. Exported variables carry from line to line, as
 in one terminal. A line fails the test when it exits non-zero or prints a traceback.
 
-What the test adds, and only that:
-- the input files the tour names but a reader brings (notes.txt, memo.pdf, minutes.txt, a
-  BEIR folder, a run file, qrels) are created just before the first line that names them;
+What the test adds, and only that (it brings no file: every file a line reads must have
+been made by an earlier line, from the shipped samples or by a command):
 - `make demo` and `assay serve` run until they say where they serve; the page is fetched, then
   they are stopped with Ctrl+C (SIGINT);
 - ASSAY_PORT is a free port, so a server already on 8765 does not fail the test;
 - `make test` is not run (it would run this suite).
 
-pip needs PyPI (its cache makes repeated runs quick); without it the test is skipped (and
-fails under CI=true, like every missing component).
+pip needs PyPI (its cache makes repeated runs quick); without it that test is skipped (and
+fails under CI=true, like every missing component). A second test follows the two tours alone
+with this environment's Assay, so a file the tour names but nobody makes fails without PyPI.
 """
 
 from __future__ import annotations
@@ -23,14 +23,15 @@ from __future__ import annotations
 import os
 import queue
 import re
+import shlex
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -78,16 +79,22 @@ def pypi_reachable() -> bool:
 class Terminal:
     """One bash session, line by line: the exported variables of each line are kept."""
 
-    def __init__(self, folder: Path, port: int) -> None:
+    def __init__(
+        self, folder: Path, port: int, *, path: Path | None = None, pythonpath: Path | None = None
+    ) -> None:
         self.folder = folder
         self.state = folder.parent / "terminal-state.sh"
         keep = ("HOME", "LANG", "LC_ALL", "TMPDIR", "USER")
         env = {name: os.environ[name] for name in keep if name in os.environ}
         env |= {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "PATH": f"{path}:/usr/local/bin:/usr/bin:/bin"
+            if path
+            else "/usr/local/bin:/usr/bin:/bin",
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
             "ASSAY_PORT": str(port),
         }
+        if pythonpath is not None:
+            env["PYTHONPATH"] = str(pythonpath)
         self.state.write_text("".join(f"export {k}={_quote(v)}\n" for k, v in env.items()))
 
     def script(self, line: str, *, keep: bool = True) -> list[str]:
@@ -167,7 +174,7 @@ def _quote(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
 
 
-def copy_checkout(target: Path) -> None:
+def copy_checkout(target: Path, under: str = "") -> None:
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         cwd=ROOT,
@@ -175,74 +182,46 @@ def copy_checkout(target: Path) -> None:
         check=True,
     ).stdout.decode()
     for name in filter(None, listed.split("\0")):
+        if not name.startswith(under):
+            continue
         source = ROOT / name
         if source.is_file():
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)
 
 
-def trec_run_from_qrels(rows: list[tuple[str, str]], path: Path) -> None:
-    """A run that ranks each query's relevant ids first (a good system, for the CI gate)."""
-    ranks: dict[str, int] = {}
-    lines = []
-    for query, doc in rows:
-        ranks[query] = ranks.get(query, 0) + 1
-        lines.append(f"{query} Q0 {doc} {ranks[query]} {100 - ranks[query]} my-system")
-    path.write_text("\n".join(lines) + "\n")
+def named_inputs(line: str) -> list[str]:
+    """The files and folders a tour line reads, which must exist before it runs: what
+    ``ingest``, ``import``, ``cat`` and ``cp`` read, and ``--run``/``--qrels`` files."""
+    words = shlex.split(line.split("#", 1)[0])
+    found: list[str] = []
+    for command in " ".join(words).split("|"):
+        args = command.split()
+        if not args:
+            continue
+        if args[0] == "cat":
+            found += args[1:]
+        elif args[0] == "cp":
+            found += [a for a in args[1:-1] if not a.startswith("-")]
+        elif args[:2] == ["assay", "ingest"]:
+            found += [a for a in _positional(args[2:]) if a != "-"]
+        elif args[:2] == ["assay", "import"]:
+            found += _positional(args[3:])[:1]
+        found += [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--run", "--qrels")]
+    return found
 
 
-def inputs(terminal: Terminal, folder: Path) -> dict[str, Callable[[], None]]:
-    """The files the tour names, made the way a reader would bring them."""
-    scratch = folder.parent / "scratch"
-
-    def export(kind: str) -> Path:
-        target = scratch / kind
-        if not target.exists():
-            terminal.run(f"assay export {kind} {target} --project demo", keep=False)
-        return target
-
-    def notes() -> None:
-        (folder / "notes.txt").write_text(
-            "Notes from the travel desk.\n\nRail travel abroad is booked in second class; "
-            "hotel costs abroad follow the national rates.\n"
-        )
-
-    def minutes() -> None:
-        (folder / "minutes.txt").write_text(
-            "Minutes of the works council, 3 March.\n\nThe council agreed on new rules for "
-            "travel expenses and asked for a shorter approval path.\n"
-        )
-
-    def memo() -> None:
-        shutil.copy(folder / "tests" / "data" / "parsing" / "sample.pdf", folder / "memo.pdf")
-
-    def beir() -> None:
-        shutil.copytree(export("beir"), folder / "mtrag-cloud")
-
-    def qrels_rows() -> list[tuple[str, str]]:
-        text = (export("beir") / "qrels" / "test.tsv").read_text()
-        return [(r.split("\t")[0], r.split("\t")[1]) for r in text.splitlines()[1:] if r]
-
-    def my_system() -> None:
-        qrels_txt = (export("trec") / "qrels.txt").read_text()  # query 0 doc relevance
-        rows = [(parts[0], parts[2]) for parts in map(str.split, qrels_txt.splitlines()) if parts]
-        trec_run_from_qrels(rows, folder / "my-system.trec")
-
-    def qrels() -> None:
-        shutil.copy(export("beir") / "qrels" / "test.tsv", folder / "qrels.tsv")
-
-    def run() -> None:
-        trec_run_from_qrels(qrels_rows(), folder / "run.trec")
-
-    return {
-        "notes.txt": notes,
-        "minutes.txt": minutes,
-        "memo.pdf": memo,
-        "mtrag-cloud/": beir,
-        "my-system.trec": my_system,
-        "qrels.tsv": qrels,
-        "run.trec": run,
-    }
+def _positional(args: list[str]) -> list[str]:
+    """Arguments that are not options or option values (every tour option takes a value)."""
+    kept, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg.startswith("-") and arg != "-":
+            skip = "=" not in arg
+        else:
+            kept.append(arg)
+    return kept
 
 
 def serves(line: str) -> bool:
@@ -261,7 +240,6 @@ def test_the_readme_works_as_written(tmp_path: Path) -> None:
     folder = tmp_path / "assay"
     copy_checkout(folder)
     terminal = Terminal(folder, free_port())
-    makers = inputs(terminal, folder)
 
     quick_start = commands(blocks("Quick start", "sh")[0])
     assert [line.split("#")[0].split() for line in quick_start] == [
@@ -272,12 +250,46 @@ def test_the_readme_works_as_written(tmp_path: Path) -> None:
 
     for line in commands(blocks("Install", "sh")[0]):
         terminal.run(line, timeout=INSTALL_TIMEOUT)
+    follow_tours(terminal, folder)
 
+
+@pytest.mark.sqlite_only("the tours use the default SQLite file of their workspace")
+def test_the_tours_run_as_pasted_with_only_what_they_name(tmp_path: Path) -> None:
+    """The CLI and Python tours in a fresh folder with this environment's Assay (no pip):
+    every file a line reads exists because a line before it made it."""
+    folder = tmp_path / "assay"
+    copy_checkout(folder, under="src/")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name, args in (("assay", "-m assay"), ("python", "")):
+        (tools / name).write_text(f'#!/bin/sh\nexec "{sys.executable}" {args} "$@"\n')
+        (tools / name).chmod(0o755)
+    terminal = Terminal(folder, free_port(), path=tools, pythonpath=ROOT / "src")
+    follow_tours(terminal, folder)
+
+
+def test_a_line_that_reads_a_file_names_it() -> None:
+    assert named_inputs("assay ingest notes.txt memo.pdf   # two files") == [
+        "notes.txt",
+        "memo.pdf",
+    ]
+    assert named_inputs("cat minutes.txt | assay ingest -") == ["minutes.txt"]
+    assert named_inputs("assay ingest handbook/ --project handbook") == ["handbook/"]
+    assert named_inputs("assay import beir mtrag-cloud/ --project cloud") == ["mtrag-cloud/"]
+    assert named_inputs("cp -r src/assay/demo/samples/. .") == ["src/assay/demo/samples/."]
+    assert named_inputs("assay eval --qrels q.tsv --run r.trec -m nDCG@10") == ["q.tsv", "r.trec"]
+    assert named_inputs("assay export ragold ragold.zip --project demo") == []
+
+
+def follow_tours(terminal: Terminal, folder: Path) -> None:
+    """The CLI tour line by line, then the Python tour; a line fails when a file it reads
+    is missing, when it fails, or when it prints a traceback."""
     for block in blocks("CLI tour", "sh"):
         for line in commands(block):
-            for name, make in makers.items():
-                if name in line.split("#", 1)[0] and not (folder / name).exists():
-                    make()
+            for name in named_inputs(line):
+                assert (folder / name).exists(), (
+                    f"`{line}` reads {name}, which no earlier line of the tour makes"
+                )
             output = terminal.serve(line) if serves(line) else terminal.run(line)
             if line.startswith("assay search") and "--json" not in line:
                 assert "1. " in output, f"`{line}` found nothing:\n{output}"

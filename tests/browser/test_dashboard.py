@@ -1,8 +1,9 @@
 """The dashboard in the real Chromium: a team's three weeks of work drawn as plots, in English
 and German, at 1280x720 and 1440x900.
 
-The screenshots go to a temporary folder; ``DASHBOARD_SCREENSHOTS=docs/screenshots`` puts
-them into the docs instead (to refresh docs/screenshots/dashboard*.png after UI changes).
+The screenshots go to a temporary folder; ``DASHBOARD_SCREENSHOTS=build/screenshots`` keeps
+them, and ``python scripts/screenshot_docs.py`` then copies the ones the docs show into
+docs/screenshots/, compressed (to refresh docs/screenshots/dashboard*.png after UI changes).
 """
 
 from __future__ import annotations

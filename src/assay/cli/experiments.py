@@ -270,6 +270,19 @@ def _ran(result: Any, data: Any, as_json: bool) -> None:
         _print_experiment(result)
     if result.status == "failed":
         fail(escape(f"experiment {result.name!r} failed: {result.message}"))
+    broken = [
+        pipeline
+        for pipeline, aggregate in (result.aggregates or {}).items()
+        if result.task_count and aggregate.get("errors", 0) >= result.task_count
+    ]
+    if broken and result.status == "done":
+        fail(
+            escape(
+                f"pipeline(s) {', '.join(broken)} of {result.name!r} failed on every task "
+                f"({result.task_count} of {result.task_count}); the results are kept. "
+                f"One task's error: assay experiments show {result.name} --task TASK_ID"
+            )
+        )
 
 
 def show(

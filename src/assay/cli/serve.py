@@ -6,6 +6,7 @@ import dataclasses
 import errno
 import functools
 import socket
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -167,6 +168,13 @@ def demo(
     host: str = HostOption,
     port: int = PortOption,
     no_serve: bool = typer.Option(False, "--no-serve", help="Create the demo, don't serve it."),
+    sample_run: Path = typer.Option(
+        None,
+        "--sample-run",
+        metavar="FILE",
+        help="Also write a TREC run of the demo's questions ranked by keyword search "
+        "(a stand-in for your system's run, for `assay eval --run`).",
+    ),
 ) -> None:
     """Create (first time) or open the demo project and serve it.
 
@@ -176,7 +184,7 @@ def demo(
     def body(ws: Workspace) -> None:
         bound = None if no_serve else _bind_for(ws, host, port)  # a busy port fails first
         try:
-            _create_demo(ws)
+            _create_demo(ws, sample_run)
         except BaseException:
             if bound is not None:
                 bound[1].close()
@@ -187,8 +195,9 @@ def demo(
     run(ctx, body, create=True)
 
 
-def _create_demo(ws: Workspace) -> None:
+def _create_demo(ws: Workspace, sample_run: Path | None = None) -> None:
     from assay.demo import open_demo
+    from assay.demo.tour import write_keyword_run
     from assay.search.indexes import sync_project
 
     project, report = open_demo(ws, with_items=True)
@@ -205,3 +214,8 @@ def _create_demo(ws: Workspace) -> None:
         for outcome in report.errors:
             out.print(f"error {outcome.message}", markup=False)
     sync_project(ws, project)
+    if sample_run is not None:
+        ranked = write_keyword_run(ws, project, sample_run)
+        out.print(
+            f"Wrote keyword search's run of {ranked} question(s) to {sample_run}", markup=False
+        )
