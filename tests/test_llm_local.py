@@ -8,6 +8,7 @@ it reads replies and streamed chunks.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -92,6 +93,23 @@ def test_missing_binding_gives_the_install_hint(
     assert INSTALL_HINT in str(caught.value)
 
 
+def test_a_binding_that_does_not_load_names_the_cause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "xllamacpp"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "raise ImportError('libgomp.so.1: cannot open shared object file')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "xllamacpp", raising=False)
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    with pytest.raises(BackendUnavailable) as caught:
+        LocalGenerator(model_path=str(_model_file(tmp_path))).generate(MESSAGES)
+    assert "xllamacpp is installed but does not load (libgomp.so.1" in str(caught.value)
+    assert "apt-get install libgomp1" in str(caught.value)
+
+
 class _Namespace:
     """Attribute bag, like xllamacpp's parameter structs."""
 
@@ -156,6 +174,7 @@ def fake_binding(monkeypatch: pytest.MonkeyPatch) -> type[_FakeServer]:
     module.CommonParams = _FakeParams  # type: ignore[attr-defined]
     module.Server = _FakeServer  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "xllamacpp", module)
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)  # the adapter sets it; undone after
     _FakeServer.made = []
     _FakeServer.calls = []
     _FakeServer.stopped_after = []
@@ -182,6 +201,7 @@ def test_adapter_loads_once_and_reads_replies(
     assert params.n_ctx == 2048
     assert params.sampling.seed == 3
     assert params.verbosity == -1
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"  # OpenMP threads sleep, not spin
     # The server's own HTTP listener stays on loopback, behind a key nobody is told.
     assert params.hostnames == ["127.0.0.1"]
     assert params.port == 0
@@ -198,6 +218,14 @@ def test_adapter_loads_once_and_reads_replies(
     assert generation.usage == {"completion_tokens": 2}
     assert generation.params["kind"] == "local"
     assert generation.params["model"] == "m.gguf"
+
+
+def test_a_chosen_openmp_wait_policy_is_kept(
+    fake_binding: type[_FakeServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    LocalGenerator(model_path=str(_model_file(tmp_path))).generate(MESSAGES)
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
 
 
 def test_each_generator_locks_its_listener_with_its_own_key(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import queue
 import secrets
 import signal
@@ -78,10 +79,21 @@ def llama_server(
 
     ``port`` 0 picks a free one; an ``api_key`` is required by its HTTP listener.
     """
+    # llama.cpp's threads wait for work in OpenMP, which by default spins: on two cores shared
+    # with other work that made SmolLM2 six times slower (4-5 instead of 25-32 tokens/s).
+    # Read when libgomp loads, so it only helps if nothing loaded libgomp before.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         xllamacpp = importlib.import_module(BINDING)
     except ImportError as exc:
-        raise BackendUnavailable(f"the local generator needs {BINDING}; {INSTALL_HINT}") from exc
+        if importlib.util.find_spec(BINDING) is None:
+            raise BackendUnavailable(
+                f"the local generator needs {BINDING}; {INSTALL_HINT}"
+            ) from exc
+        raise BackendUnavailable(
+            f"{BINDING} is installed but does not load ({exc}); it needs the OpenMP runtime "
+            "(Debian and Ubuntu: apt-get install libgomp1)"
+        ) from exc
     params = xllamacpp.CommonParams()
     params.model.path = str(model_path)
     params.model_alias = {alias}
