@@ -112,6 +112,23 @@ def test_stream(llama_server: str) -> None:
     assert "".join(deltas).strip()
 
 
+JSON_QUESTION = 'Reply with a JSON object whose key "capital" holds the capital of France.'
+
+
+def test_json_mode(llama_server: str) -> None:
+    settings = GeneratorSettings(
+        kind="openai",
+        base_url=llama_server,
+        model=MODEL_ALIAS,
+        max_tokens=128,
+        json_mode=True,
+        timeout_s=120,
+    )
+    generation = make_generator(settings, api_key="").generate([Message("user", JSON_QUESTION)])
+    assert generation.finish_reason == "stop"
+    assert isinstance(json.loads(generation.text), dict)
+
+
 def test_answer_from_passages(llama_server: str) -> None:
     passages = [("travel-policy.md", "Private cars are reimbursed at 0.30 EUR per kilometre.")]
     generator = make_generator(_settings(llama_server), api_key="")
@@ -136,9 +153,8 @@ def test_in_process_generation_and_stream() -> None:
 
 def test_in_process_json_mode() -> None:
     _require_packages()
-    question = 'Reply with a JSON object whose key "capital" holds the capital of France.'
     generation = LocalGenerator(max_tokens=128, json_mode=True).generate(
-        [Message("user", question)]
+        [Message("user", JSON_QUESTION)]
     )
     assert generation.finish_reason == "stop"
     assert isinstance(json.loads(generation.text), dict)
