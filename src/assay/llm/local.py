@@ -77,7 +77,7 @@ def llama_server(
 ) -> Any:
     """A started llama.cpp server (``xllamacpp.Server``) with the model loaded, quiet.
 
-    ``port`` 0 picks a free one; an ``api_key`` is required by its HTTP listener.
+    ``port`` 0 picks a free one; with an ``api_key`` its HTTP listener asks every request for it.
     """
     # llama.cpp's threads wait for work in OpenMP, which by default spins: on two cores shared
     # with other work that made SmolLM2 six times slower (4-5 instead of 25-32 tokens/s).
