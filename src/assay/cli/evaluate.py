@@ -256,6 +256,7 @@ def _direct(
     k: int | None,
 ) -> tuple[dict[str, float | None], dict[str, Any]]:
     from assay.errors import AssayError
+    from assay.experiments.query_match import overlap, with_newer_ids
     from assay.experiments.runfiles import ranking, read_run
     from assay.metrics import evaluate as ir_evaluate
     from assay.metrics import parse_metric
@@ -269,20 +270,32 @@ def _direct(
                 f"Success@k, Judged@k); not: {', '.join(not_ir)}"
             )
         qrels = load_qrels()
-        run_ = read_run(run_path)
+        run_, renamed = with_newer_ids(read_run(run_path), qrels)
+        gold = qrels_label if qrels_label.startswith("judgments ") else f"the qrels {qrels_label}"
+        matched = overlap(qrels, run_, gold, str(run_path), renamed)
         if k is not None:
             run_ = {q: dict(ranking(scores)[:k]) for q, scores in run_.items()}
         values = ir_evaluate(qrels, run_, [p.name for p in parsed])
     except AssayError as exc:
         fail(str(exc).replace("[", "\\["))
+    _warn(matched.warning("each counts as 0, as in ir_measures and trec_eval -c"))
     summary = {
         "qrels": qrels_label,
         "run": str(run_path),
         "tasks": len(qrels),
         "run_queries": len(run_),
+        "query_ids": matched.to_json(),
         "metrics": dict(values),
     }
     return {name: value for name, value in values.items()}, summary
+
+
+def _warn(message: str | None) -> None:
+    """A warning on stderr (``--json`` output stays one JSON document)."""
+    if message:
+        from rich.console import Console
+
+        Console(stderr=True).print(f"[yellow]warning:[/] {escape(message)}", highlight=False)
 
 
 def _remote_eval(
@@ -336,6 +349,7 @@ def _project_eval(
         raise InvalidInput(
             f"project {target.name!r} has no items with status {status}; nothing to score"
         )
+    overlaps = _file_overlaps(ws, spec, tasks, f"project {target.name!r}")
     with progress_bar(not quiet) as bar:
         job = bar.add_task("Scoring", total=len(tasks))
         result = evaluate_tasks(
@@ -364,8 +378,25 @@ def _project_eval(
             for query_type, parts in result.summary["by_query_type"].items()
         },
         "counts": {name: part["count"] for name, part in result.summary["overall"].items()},
+        "query_ids": {kind: found.to_json() for kind, found in overlaps.items()},
     }
     return values, summary
+
+
+def _file_overlaps(ws: Workspace, spec: Any, tasks: list[Any], gold: str) -> dict[str, Any]:
+    """How the run and answers files' ids match the tasks: refused when none does, a
+    warning when some do not."""
+    from assay.experiments.query_match import task_overlap
+    from assay.experiments.runfiles import load_file
+
+    found = {}
+    for kind, ref in (("run", spec.run_file), ("answers", spec.answers_file)):
+        if spec.kind != "file" or ref is None:
+            continue
+        ids = list(load_file(ws, ref, kind))
+        found[kind] = task_overlap(tasks, ids, gold, ref.name)
+        _warn(found[kind].warning("they count as errors, left out of the means"))
+    return found
 
 
 def _number(value: Any) -> str:

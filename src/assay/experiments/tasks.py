@@ -26,9 +26,10 @@ from assay.corpus.anchoring import gold_span, items_needing_review
 from assay.corpus.chunkings import document_chunks, get_chunking
 from assay.corpus.evidence_mapping import chunks_for_span
 from assay.errors import InvalidInput
+from assay.formats.groups import source_id, unanswerable
+from assay.formats.query_ids import is_single, older_forms, turn_query_id
 from assay.gold.item_reads import iter_items
-from assay.gold.taxonomy import UNANSWERABLE
-from assay.records import STATUSES, Chunking, Evidence, Item, Project, Turn, to_json
+from assay.records import STATUSES, Chunking, Evidence, Item, Project, to_json
 from assay.review.version_export import experiment_items
 from assay.review.versions import DatasetVersion, read_snapshot
 from assay.search.retriever import QueryFrom, query_text
@@ -59,7 +60,11 @@ class Task:
     answer: str
     alternatives: tuple[str, ...]
     aliases: tuple[str, ...] = ()
-    """Other ids a run file may use for this task (the item's source id, the item id)."""
+    """Other ids a run file may use for this task: its query id, then the forms files of
+    older Assay versions used (:func:`assay.formats.query_ids.older_forms`)."""
+    query_id: str = ""
+    """The id the files Assay writes give this question (:mod:`assay.formats.query_ids`);
+    the task id for a task stored before query ids existed."""
     chunking: str = ""
     unanswerable: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
@@ -186,7 +191,7 @@ class ChunkMap:
 def tasks_from_item(item: Item, chunk_map: ChunkMap, selection: str, seed: int = 0) -> list[Task]:
     """The tasks of one item: one per selected turn (a single-turn item has one)."""
     picked = select_turns(len(item.turns), "all" if item.kind == "qa" else selection, seed, item.id)
-    source = item.extra.get("source_id")
+    key, single = source_id(item), is_single(item)
     chunking = chunk_map.chunking.name if chunk_map.chunking else ""
     tasks: list[Task] = []
     for index in picked:
@@ -196,11 +201,10 @@ def tasks_from_item(item: Item, chunk_map: ChunkMap, selection: str, seed: int =
             history.append({"role": "user", "content": earlier.query})
             if earlier.answer.strip():
                 history.append({"role": "assistant", "content": earlier.answer})
-        aliases = [item.id] if item.kind == "qa" else []
-        if isinstance(source, str) and source:
-            aliases.append(source if item.kind == "qa" else f"{source}::{index + 1}")
-            if item.kind != "qa":
-                aliases.append(f"{source}<::>{index + 1}")  # MTRAG's separator
+        number = index + 1
+        qid = turn_query_id(key, number, single)
+        keys = tuple(dict.fromkeys((key, item.id)))
+        aliases = [qid, *older_forms(keys, number, single, len(item.turns))]
         evidence = tuple(_gold_evidence(e, chunk_map) for e in turn.evidence)
         tasks.append(
             Task(
@@ -215,8 +219,9 @@ def tasks_from_item(item: Item, chunk_map: ChunkMap, selection: str, seed: int =
                 answer=turn.answer,
                 alternatives=tuple(turn.alternatives),
                 aliases=tuple(dict.fromkeys(aliases)),
+                query_id=qid,
                 chunking=chunking,
-                unanswerable=_unanswerable(turn),
+                unanswerable=unanswerable(turn),
             )
         )
     return tasks
@@ -224,10 +229,6 @@ def tasks_from_item(item: Item, chunk_map: ChunkMap, selection: str, seed: int =
 
 def _gold_evidence(ev: Evidence, chunk_map: ChunkMap) -> Evidence:
     return dataclasses.replace(ev, chunk_ids=chunk_map.ids(ev.doc_id, ev.anchor, ev.start, ev.end))
-
-
-def _unanswerable(turn: Turn) -> bool:
-    return turn.query_type == UNANSWERABLE or not any(e.label == "relevant" for e in turn.evidence)
 
 
 def build_tasks(
@@ -323,6 +324,7 @@ def task_to_json(task: Task) -> dict[str, Any]:
         "answer": task.answer,
         "alternatives": list(task.alternatives),
         "aliases": list(task.aliases),
+        "query_id": task.query_id,
         "chunking": task.chunking,
         "unanswerable": task.unanswerable,
         "extra": task.extra,
@@ -343,6 +345,7 @@ def task_from_json(data: Mapping[str, Any]) -> Task:
         answer=data.get("answer", ""),
         alternatives=tuple(data.get("alternatives", [])),
         aliases=tuple(data.get("aliases", [])),
+        query_id=str(data.get("query_id") or data["task_id"]),
         chunking=data.get("chunking", ""),
         unanswerable=bool(data.get("unanswerable", False)),
         extra=dict(data.get("extra", {})),
