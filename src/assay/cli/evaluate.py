@@ -32,6 +32,7 @@ Scores = tuple[dict[str, float | None], dict[str, Any]]
 """The metric means (for the gates) and the summary printed."""
 GATE_EXIT = 3
 DIRECT_METRICS = ("nDCG@10", "R@10", "P@10", "RR", "AP")
+MISSING_TASK = "they count as errors and are left out of the means"
 
 
 def register(app: typer.Typer) -> None:
@@ -144,7 +145,10 @@ def evaluate(
     ),
     old_k: int = typer.Option(None, "--k", min=1, max=1000, hidden=True),
     status: str = typer.Option(
-        "accepted", "--status", metavar="STATUS", help="Item statuses to use (comma list or all)."
+        "accepted",
+        "--status",
+        metavar="STATUS",
+        help="Item statuses: draft, submitted, accepted, rejected or all (comma-separated).",
     ),
     turns: str = typer.Option(
         "all", "--turns", metavar="WHICH", help="Conversation turns: all, first, last, random."
@@ -214,6 +218,7 @@ def evaluate(
     if as_json:
         print_json({**summary, "gates": {"passed": not failures, "failures": failures}})
     else:
+        _warn(summary.get("warnings") or [])
         _print_table(summary)
     if failures:
         from rich.console import Console
@@ -278,23 +283,24 @@ def _direct(
         values = ir_evaluate(qrels, run_, [p.name for p in parsed])
     except AssayError as exc:
         fail(str(exc).replace("[", "\\["))
-    _warn(matched.warning("each counts as 0, as in ir_measures and trec_eval -c"))
+    warning = matched.warning("each counts as 0, as in ir_measures and trec_eval -c")
     summary = {
         "qrels": qrels_label,
         "run": str(run_path),
         "tasks": len(qrels),
         "run_queries": len(run_),
         "query_ids": matched.to_json(),
+        "warnings": [warning] if warning else [],
         "metrics": dict(values),
     }
     return {name: value for name, value in values.items()}, summary
 
 
-def _warn(message: str | None) -> None:
-    """A warning on stderr (``--json`` output stays one JSON document)."""
-    if message:
-        from rich.console import Console
+def _warn(messages: list[str]) -> None:
+    """Warnings on stderr (with ``--json`` they are in the JSON document instead)."""
+    from rich.console import Console
 
+    for message in messages:
         Console(stderr=True).print(f"[yellow]warning:[/] {escape(message)}", highlight=False)
 
 
@@ -379,6 +385,7 @@ def _project_eval(
         },
         "counts": {name: part["count"] for name, part in result.summary["overall"].items()},
         "query_ids": {kind: found.to_json() for kind, found in overlaps.items()},
+        "warnings": [w for found in overlaps.values() if (w := found.warning(MISSING_TASK))],
     }
     return values, summary
 
@@ -395,7 +402,6 @@ def _file_overlaps(ws: Workspace, spec: Any, tasks: list[Any], gold: str) -> dic
             continue
         ids = list(load_file(ws, ref, kind))
         found[kind] = task_overlap(tasks, ids, gold, ref.name)
-        _warn(found[kind].warning("they count as errors, left out of the means"))
     return found
 
 

@@ -51,8 +51,9 @@ def create(
         [],
         "--status",
         metavar="STATUS",
-        help="Freeze items of this status (repeatable; default: accepted only). Drafts and "
-        "submitted items are not reviewed gold: include them knowingly.",
+        help="Freeze items of this status: draft, submitted, accepted, rejected or all "
+        "(repeatable or comma-separated; default: accepted only). Drafts and submitted items "
+        "are not reviewed gold: include them knowingly.",
         show_default=False,
     ),
     chunking: str = typer.Option(

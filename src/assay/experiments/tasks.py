@@ -29,7 +29,8 @@ from assay.errors import InvalidInput
 from assay.formats.groups import source_id, unanswerable
 from assay.formats.query_ids import is_single, older_forms, turn_query_id
 from assay.gold.item_reads import iter_items
-from assay.records import STATUSES, Chunking, Evidence, Item, Project, to_json
+from assay.gold.statuses import DEFAULT_STATUSES, parse_statuses
+from assay.records import Chunking, Evidence, Item, Project, to_json
 from assay.review.version_export import experiment_items
 from assay.review.versions import DatasetVersion, read_snapshot
 from assay.search.retriever import QueryFrom, query_text
@@ -38,7 +39,6 @@ from assay.store.workspace import Workspace
 
 TurnSelection = Literal["all", "first", "last", "random"]
 TURN_SELECTIONS: tuple[str, ...] = ("all", "first", "last", "random")
-DEFAULT_STATUSES: tuple[str, ...] = ("accepted",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,23 +137,10 @@ def select_turns(count: int, selection: str, seed: int = 0, key: str = "") -> li
     return [random.Random(f"{seed}:{key}").randrange(count)]
 
 
-def check_statuses(statuses: str | Iterable[str] | None) -> tuple[str, ...] | None:
-    """``None`` or ``"all"`` mean every status; otherwise the named ones, checked."""
-    if statuses is None:
-        return DEFAULT_STATUSES
-    names = (
-        [s.strip() for s in statuses.split(",")] if isinstance(statuses, str) else list(statuses)
-    )
-    names = [n for n in names if n]
-    if "all" in names:
-        return None
-    unknown = sorted(set(names) - set(STATUSES))
-    if unknown or not names:
-        raise InvalidInput(
-            f"unknown item status {', '.join(unknown) or '(none)'}; choose from: "
-            f"{', '.join(STATUSES)}, or all"
-        )
-    return tuple(names)
+def check_statuses(statuses: str | Iterable[str] | None) -> tuple[str, ...]:
+    """The statuses meant (:func:`assay.gold.statuses.parse_statuses`: ``"all"`` is every
+    status, nothing given is ``accepted``)."""
+    return parse_statuses(statuses)
 
 
 class ChunkMap:
