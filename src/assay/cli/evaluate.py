@@ -21,6 +21,7 @@ from assay.cli.common import (
     project_of,
     run,
     user_errors,
+    warn,
 )
 from assay.errors import InvalidInput
 
@@ -218,7 +219,8 @@ def evaluate(
     if as_json:
         print_json({**summary, "gates": {"passed": not failures, "failures": failures}})
     else:
-        _warn(summary.get("warnings") or [])
+        for message in summary.get("warnings") or []:
+            warn(message)
         _print_table(summary)
     if failures:
         from rich.console import Console
@@ -261,26 +263,12 @@ def _direct(
     k: int | None,
 ) -> tuple[dict[str, float | None], dict[str, Any]]:
     from assay.errors import AssayError
-    from assay.experiments.query_match import overlap, with_newer_ids
-    from assay.experiments.runfiles import ranking, read_run
-    from assay.metrics import evaluate as ir_evaluate
-    from assay.metrics import parse_metric
+    from assay.experiments.query_match import score_run
 
+    gold = qrels_label if qrels_label.startswith("judgments ") else f"the qrels {qrels_label}"
     try:
-        parsed = [parse_metric(m) for m in metrics]
-        not_ir = [p.name for p in parsed if p.spec.kind != "ir"]
-        if not_ir:
-            raise InvalidInput(
-                f"--qrels with --run computes IR measures (nDCG@k, R@k, P@k, RR, AP, "
-                f"Success@k, Judged@k); not: {', '.join(not_ir)}"
-            )
         qrels = load_qrels()
-        run_, renamed = with_newer_ids(read_run(run_path), qrels)
-        gold = qrels_label if qrels_label.startswith("judgments ") else f"the qrels {qrels_label}"
-        matched = overlap(qrels, run_, gold, str(run_path), renamed)
-        if k is not None:
-            run_ = {q: dict(ranking(scores)[:k]) for q, scores in run_.items()}
-        values = ir_evaluate(qrels, run_, [p.name for p in parsed])
+        values, matched, queries = score_run(qrels, run_path, metrics, k, gold)
     except AssayError as exc:
         fail(str(exc).replace("[", "\\["))
     warning = matched.warning("each counts as 0, as in ir_measures and trec_eval -c")
@@ -288,20 +276,12 @@ def _direct(
         "qrels": qrels_label,
         "run": str(run_path),
         "tasks": len(qrels),
-        "run_queries": len(run_),
+        "run_queries": queries,
         "query_ids": matched.to_json(),
         "warnings": [warning] if warning else [],
         "metrics": dict(values),
     }
-    return {name: value for name, value in values.items()}, summary
-
-
-def _warn(messages: list[str]) -> None:
-    """Warnings on stderr (with ``--json`` they are in the JSON document instead)."""
-    from rich.console import Console
-
-    for message in messages:
-        Console(stderr=True).print(f"[yellow]warning:[/] {escape(message)}", highlight=False)
+    return dict(values), summary
 
 
 def _remote_eval(
@@ -344,6 +324,7 @@ def _project_eval(
     quiet: bool,
 ) -> tuple[dict[str, float | None], dict[str, Any]]:
     from assay.experiments.pipelines import attach_local_files, parse_pipeline
+    from assay.experiments.query_match import file_overlaps
     from assay.experiments.runner import evaluate_tasks
     from assay.experiments.scoring import means
     from assay.experiments.tasks import build_tasks
@@ -355,7 +336,7 @@ def _project_eval(
         raise InvalidInput(
             f"project {target.name!r} has no items with status {status}; nothing to score"
         )
-    overlaps = _file_overlaps(ws, spec, tasks, f"project {target.name!r}")
+    overlaps = file_overlaps(ws, spec, tasks, f"project {target.name!r}")
     with progress_bar(not quiet) as bar:
         job = bar.add_task("Scoring", total=len(tasks))
         result = evaluate_tasks(
@@ -388,21 +369,6 @@ def _project_eval(
         "warnings": [w for found in overlaps.values() if (w := found.warning(MISSING_TASK))],
     }
     return values, summary
-
-
-def _file_overlaps(ws: Workspace, spec: Any, tasks: list[Any], gold: str) -> dict[str, Any]:
-    """How the run and answers files' ids match the tasks: refused when none does, a
-    warning when some do not."""
-    from assay.experiments.query_match import task_overlap
-    from assay.experiments.runfiles import load_file
-
-    found = {}
-    for kind, ref in (("run", spec.run_file), ("answers", spec.answers_file)):
-        if spec.kind != "file" or ref is None:
-            continue
-        ids = list(load_file(ws, ref, kind))
-        found[kind] = task_overlap(tasks, ids, gold, ref.name)
-    return found
 
 
 def _number(value: Any) -> str:

@@ -1,5 +1,6 @@
 """Which questions of a run the gold knows: a run and qrels (or a project's tasks) that
-share no query id are refused, a partial overlap is counted for a warning.
+share no query id are refused, a partial overlap is counted for a warning; and the scoring
+of a run against qrels alone (``assay eval --qrels … --run …``), which checks them first.
 
 A run scored against gold it shares no query id with scores 0.0 on every measure, which
 looks like a result; it is nearly always two files that name their questions differently.
@@ -11,10 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from assay.errors import InvalidInput
+from assay.experiments.pipelines import PipelineSpec
+from assay.experiments.runfiles import Qrels, load_file, ranking, read_run
 from assay.experiments.tasks import Task, task_lookup
 from assay.formats.query_ids import newer_form
+from assay.metrics import evaluate, parse_metric
+from assay.store.workspace import Workspace
 
 EXAMPLES = 3
 
@@ -127,3 +133,39 @@ def with_newer_ids(
             renamed[target] = scores
             count += 1
     return renamed, count
+
+
+def file_overlaps(
+    ws: Workspace, spec: PipelineSpec, tasks: Sequence[Task], gold_name: str
+) -> dict[str, Overlap]:
+    """How the ids of a file pipeline's run and answers files meet the tasks (``run``,
+    ``answers``); refused when a file's ids meet none."""
+    found: dict[str, Overlap] = {}
+    if spec.kind != "file":
+        return found
+    for kind, ref in (("run", spec.run_file), ("answers", spec.answers_file)):
+        if ref is not None:
+            ids = list(load_file(ws, ref, kind))
+            found[kind] = task_overlap(tasks, ids, gold_name, ref.name)
+    return found
+
+
+def score_run(
+    qrels: Qrels, run_path: Path, metrics: Sequence[str], k: int | None, gold_name: str
+) -> tuple[dict[str, float | None], Overlap, int]:
+    """IR measures (ir_measures' names) of a run file against qrels, no project: the ids
+    checked (:func:`overlap`, older forms renamed), the run cut at depth ``k``. The means,
+    the overlap and the number of the run's queries."""
+    parsed = [parse_metric(m) for m in metrics]
+    not_ir = [p.name for p in parsed if p.spec.kind != "ir"]
+    if not_ir:
+        raise InvalidInput(
+            f"--qrels with --run computes IR measures (nDCG@k, R@k, P@k, RR, AP, "
+            f"Success@k, Judged@k); not: {', '.join(not_ir)}"
+        )
+    run, renamed = with_newer_ids(read_run(run_path), qrels)
+    matched = overlap(qrels, run, gold_name, str(run_path), renamed)
+    if k is not None:
+        run = {q: dict(ranking(scores)[:k]) for q, scores in run.items()}
+    values = evaluate(qrels, run, [p.name for p in parsed])
+    return dict(values), matched, len(run)
