@@ -413,3 +413,5 @@ def test_every_export_path_writes_the_same(
     ]
     refused = client.post(EXPORTS, json={"format": "autorag", "statuses": ["rejected"]})
     assert refused.status_code == 422 and "'allow_empty'" in refused.json()["detail"]
+    page = client.get("/projects/test/transfer").text  # the page offers the same option
+    assert 'id="export-unanswerable" name="include_unanswerable"' in page
