@@ -338,6 +338,13 @@ def test_every_status_option_reads_the_same(cli, handbook: list[Any]) -> None:  
     exported = cli("export", "native", "/dev/null", "--status", "all", "--json")
     assert exported.exit_code == 0, exported.output
     assert json.loads(exported.output)["items"] == 4 and answers
+    listed = {
+        status: json.loads(cli("items", "list", "--status", status, "--json").output)["total"]
+        for status in ("all", "draft", "Draft,accepted", "accepted")
+    }
+    assert listed == {"all": 4, "draft": 1, "Draft,accepted": 4, "accepted": 3}
+    unknown = cli("items", "list", "--status", "finished")
+    assert unknown.exit_code == 1 and "unknown item status 'finished'" in unknown.output
     pooled = cli("pool", "--source", "keyword", "--status", "all", "--json")
     assert pooled.exit_code == 0, pooled.output
     assert json.loads(pooled.output)["summary"]["questions"] == 6

@@ -51,7 +51,8 @@ def list_command(
         None,
         "--status",
         metavar="STATUS",
-        help="Only items with this status: draft, submitted, accepted or rejected.",
+        help="Only items with these statuses: draft, submitted, accepted, rejected or all "
+        "(comma-separated).",
         show_default=False,
     ),
     kind: str = typer.Option(
