@@ -311,6 +311,10 @@ def test_eval_refuses_a_run_that_shares_no_query_id(  # type: ignore[no-untyped-
     message = " ".join(refused.output.split())
     assert "share no query id" in message and "project 'handbook'" in message
     assert "conv-7<::>1" in message
+    # and so is an experiment over such a file, before any task runs
+    spec = json.dumps({"name": "other", "kind": "file", "run_file": str(tmp_path / "run.txt")})
+    refused = cli("experiments", "create", "other-ids", "--pipeline", spec)
+    assert refused.exit_code == 1 and "share no query id" in refused.output
 
 
 def test_every_status_option_reads_the_same(cli, handbook: list[Any]) -> None:  # type: ignore[no-untyped-def]

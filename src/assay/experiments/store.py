@@ -27,6 +27,7 @@ from assay.experiments.pipelines import (
     check_pipelines,
     parse_pipeline,
 )
+from assay.experiments.query_match import file_overlaps
 from assay.experiments.runfiles import display_name
 from assay.experiments.scoring import aggregate, metric_plan
 from assay.experiments.tasks import (
@@ -165,6 +166,8 @@ def create_experiment(
             f"no tasks: project {project.name!r} has no items with status {shown}; accept "
             "some items or choose other statuses"
         )
+    for spec in specs:  # a run or answers file naming none of the questions is refused
+        file_overlaps(ws, spec, tasks, f"project {project.name!r}")
     selection: dict[str, Any] = {
         "statuses": "all" if is_every_status(wanted) else list(wanted),
         "turns": turns,
