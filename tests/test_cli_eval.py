@@ -238,3 +238,139 @@ def test_a_pipeline_that_fails_on_every_task_fails_the_run(  # type: ignore[no-u
     assert kept["status"] == "done" and kept["error_count"] == 5 and kept["done_count"] == 5
     assert cli("experiments", "create", "fine", "--pipeline", "keyword").exit_code == 0
     assert cli("experiments", "run", "fine").exit_code == 0  # no pipeline failed throughout
+
+
+def _trec_ids(path: Path) -> list[str]:
+    return list(dict.fromkeys(line.split()[0] for line in path.read_text().splitlines()))
+
+
+def test_our_files_share_one_query_id_scheme(  # type: ignore[no-untyped-def]
+    cli, handbook: list[Any], tmp_path: Path
+) -> None:
+    """Pools, TREC and BEIR exports and the tasks name every question the same way: a
+    single-turn item by its id, a conversation turn as ID<::>TURN; older ids still read."""
+    assert cli("export", "trec", str(tmp_path / "trec")).exit_code == 0
+    assert cli("export", "beir", str(tmp_path / "beir")).exit_code == 0
+    pool = tmp_path / "pool.trec"
+    made = cli("pool", "--source", "keyword", "--status", "accepted", "--out", str(pool),
+               "--format", "trec")  # fmt: skip
+    assert made.exit_code == 0, made.output
+    expected = [t.query_id for t in handbook]
+    singles = [t for t in handbook if not t.query_id.startswith("conv-7")]
+    assert [t.query_id for t in singles] == [t.item_id for t in singles]
+    assert [t.query_id for t in handbook if t not in singles] == [
+        "conv-7<::>1", "conv-7<::>2", "conv-7<::>3"
+    ]  # fmt: skip
+    topics = [
+        line.split("\t")[0] for line in (tmp_path / "trec" / "topics.tsv").read_text().splitlines()
+    ]
+    assert topics == expected
+    assert _trec_ids(pool) == expected[:-1]  # keyword search finds nothing for the moon
+    beir_queries = [
+        json.loads(line)["_id"]
+        for line in (tmp_path / "beir" / "queries.jsonl").read_text().splitlines()
+    ]
+    assert beir_queries == expected
+    # the unanswerable turn has no qrels line, in either export
+    answerable = [t.query_id for t in handbook if not t.unanswerable]
+    assert _trec_ids(tmp_path / "trec" / "qrels.txt") == answerable
+    scored = cli(
+        "eval", "--qrels", str(tmp_path / "trec" / "qrels.txt"), "--run", str(pool), "--json"
+    )
+    assert scored.exit_code == 0, scored.output
+    direct = json.loads(scored.output)
+    assert direct["tasks"] == len(answerable)
+    assert direct["query_ids"] == {"matched": 4, "gold_only": 0, "run_only": 0, "renamed": 0}
+    assert direct["warnings"] == []
+    inside = json.loads(cli("eval", "--run", str(pool), "--json", "-m", "nDCG@10").output)
+    assert inside["metrics"]["nDCG@10"] == pytest.approx(direct["metrics"]["nDCG@10"], abs=1e-12)
+    # a pool written by an older Assay (ITEM::TURN for every question) reads the same
+    old = tmp_path / "old.trec"
+    by_id = {t.query_id: t for t in handbook}
+    old.write_text(
+        "".join(
+            f"{by_id[line.split()[0]].task_id} {' '.join(line.split()[1:])}\n"
+            for line in pool.read_text().splitlines()
+        )
+    )
+    renamed = json.loads(
+        cli(
+            "eval", "--qrels", str(tmp_path / "trec" / "qrels.txt"), "--run", str(old), "--json"
+        ).output
+    )
+    # the single-turn items are renamed; the conversation's old ids are its item id, which
+    # only the project knows: counted and warned about, not guessed
+    assert renamed["query_ids"] == {"matched": 2, "gold_only": 2, "run_only": 2, "renamed": 2}
+    again = json.loads(cli("eval", "--run", str(old), "--json", "-m", "nDCG@10").output)
+    assert again["metrics"]["nDCG@10"] == inside["metrics"]["nDCG@10"]  # a project knows all
+
+
+def test_eval_refuses_a_run_that_shares_no_query_id(  # type: ignore[no-untyped-def]
+    cli, handbook: list[Any], tmp_path: Path
+) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d2 1\nq3 0 d3 1\n")
+    run = tmp_path / "run.txt"
+    run.write_text("x1 Q0 d1 1 2.0 t\nx2 Q0 d2 1 1.0 t\n")
+    refused = cli("eval", "--qrels", str(qrels), "--run", str(run))
+    assert refused.exit_code == 1
+    message = " ".join(refused.output.split())
+    assert f"the run {run} and the qrels {qrels} share no query id" in message
+    assert "the run has e.g. x1, x2" in message and "has e.g. q1, q2, q3" in message
+    run.write_text("q1 Q0 d1 1 2.0 t\nx2 Q0 d2 1 1.0 t\n")
+    partial = cli("eval", "--qrels", str(qrels), "--run", str(run), "--json")
+    assert partial.exit_code == 0, partial.output
+    got = json.loads(partial.output)
+    assert got["query_ids"] == {"matched": 1, "gold_only": 2, "run_only": 1, "renamed": 0}
+    (warning,) = got["warnings"]
+    assert "2 of 3 questions of the qrels" in warning and "1 of 2 query ids of the run" in warning
+    assert got["metrics"]["nDCG@10"] == pytest.approx(1 / 3)  # the two missing count as 0
+    shown = cli("eval", "--qrels", str(qrels), "--run", str(run))
+    assert shown.exit_code == 0 and "warning:" in shown.output
+    # against a project: a run naming none of its questions is refused too
+    refused = cli("eval", "--run", str(tmp_path / "run.txt"), "-m", "RR")
+    assert refused.exit_code == 1
+    message = " ".join(refused.output.split())
+    assert "share no query id" in message and "project 'handbook'" in message
+    assert "conv-7<::>1" in message
+    # and so is an experiment over such a file, before any task runs
+    spec = json.dumps({"name": "other", "kind": "file", "run_file": str(tmp_path / "run.txt")})
+    refused = cli("experiments", "create", "other-ids", "--pipeline", spec)
+    assert refused.exit_code == 1 and "share no query id" in refused.output
+
+
+def test_every_status_option_reads_the_same(cli, handbook: list[Any]) -> None:  # type: ignore[no-untyped-def]
+    """``all`` is every status for experiments, eval, export and pools alike (the handbook
+    has 5 accepted tasks and one draft item)."""
+    from assay.errors import InvalidInput
+    from assay.gold.statuses import parse_statuses
+    from assay.records import STATUSES
+
+    assert parse_statuses(None) == parse_statuses([]) == ("accepted",)
+    assert parse_statuses("all") == parse_statuses(["ALL"]) == STATUSES
+    assert parse_statuses(parse_statuses("all")) == STATUSES  # reading twice changes nothing
+    assert parse_statuses(["accepted,draft"]) == parse_statuses(["draft", "accepted"])
+    with pytest.raises(InvalidInput, match="unknown item status 'finished'"):
+        parse_statuses("finished")
+    counts = {}
+    for name, status in (("every", "all"), ("drafts", "draft"), ("both", "draft,Accepted")):
+        made = cli("experiments", "create", name, "--status", status, "--json")
+        assert made.exit_code == 0, made.output
+        counts[name] = json.loads(made.output)["task_count"]
+    assert counts == {"every": 6, "drafts": 1, "both": 6}
+    bad = cli("experiments", "create", "bad", "--status", "finished")
+    assert bad.exit_code == 1 and "unknown item status 'finished'" in bad.output
+    answers = [{"task_id": t.task_id, "answer": t.answer} for t in handbook]
+    exported = cli("export", "native", "/dev/null", "--status", "all", "--json")
+    assert exported.exit_code == 0, exported.output
+    assert json.loads(exported.output)["items"] == 4 and answers
+    listed = {
+        status: json.loads(cli("items", "list", "--status", status, "--json").output)["total"]
+        for status in ("all", "draft", "Draft,accepted", "accepted")
+    }
+    assert listed == {"all": 4, "draft": 1, "Draft,accepted": 4, "accepted": 3}
+    unknown = cli("items", "list", "--status", "finished")
+    assert unknown.exit_code == 1 and "unknown item status 'finished'" in unknown.output
+    pooled = cli("pool", "--source", "keyword", "--status", "all", "--json")
+    assert pooled.exit_code == 0, pooled.output
+    assert json.loads(pooled.output)["summary"]["questions"] == 6

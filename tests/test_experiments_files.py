@@ -101,7 +101,7 @@ def test_a_local_file_is_stored_not_referred_to(
 def test_a_stored_file_that_went_missing_fails_the_run_clearly(
     ws: Workspace, corpus: Corpus
 ) -> None:
-    ref, _ = keep_file(ws, b"q1 Q0 d1 1 1 t\n", "gone.txt", "run")
+    ref, _ = keep_file(ws, f"{corpus.items[0].id} Q0 d1 1 1 t\n".encode(), "gone.txt", "run")
     spec = {"name": "gone", "kind": "file", "run_file": ref.model_dump()}
     created = create_experiment(ws, corpus.project, "broken", pipelines=[spec])
     file_store(ws).path(ref.sha256).unlink()
@@ -116,7 +116,7 @@ def test_an_experiment_stored_with_a_path_asks_for_an_upload(
 ) -> None:
     """Experiments created before uploads hold a path: they are kept, show no server path,
     and fail with a message that says what to do, without opening the file."""
-    ref, _ = keep_file(ws, b"q1 Q0 d1 1 1 t\n", "run.txt", "run")
+    ref, _ = keep_file(ws, f"{corpus.items[0].id} Q0 d1 1 1 t\n".encode(), "run.txt", "run")
     spec = {"name": "old", "kind": "file", "run_file": ref.model_dump()}
     created = create_experiment(ws, corpus.project, "legacy", pipelines=[spec])
     secret = tmp_path / "private" / "run.txt"

@@ -106,7 +106,12 @@ def test_merge_dedups_keeps_ranks_caps_depth_and_judges() -> None:
     assert pool.errors == {"c": "c: timed out"}
     assert pool.unplaced == {"b": 1}
     assert pool.sources == ("a", "b", "c")
-    assert trec_lines([pool])[0] == "item::1 Q0 d1:0-100 1 2 pool"
+    # a run every scorer reads in the pool's order: scores strictly decrease with rank
+    assert trec_lines([pool]) == [
+        "item::1 Q0 d1:0-100 1 3.0 pool",
+        "item::1 Q0 d1:200-300 2 2.0 pool",
+        "item::1 Q0 d2:0-50 3 1.0 pool",
+    ]
 
 
 def test_an_empty_pool_has_no_coverage() -> None:
@@ -252,8 +257,14 @@ def test_cli_pools_a_project_and_a_question(ws: Workspace, tmp_path: Path) -> No
     trec = tmp_path / "pool.trec"
     result = runner.invoke(make_app(), [*home, *args, "--out", str(trec), "--format", "trec"])
     assert result.exit_code == 0, result.output
-    first = trec.read_text().splitlines()[0].split()
-    assert first[1] == "Q0" and first[5] == "pool" and first[0].endswith("::1")
+    lines = [line.split() for line in trec.read_text().splitlines()]
+    first = lines[0]
+    assert first[1] == "Q0" and first[5] == "pool"
+    assert first[0] == written["pools"][0]["query_id"]  # the query ids exports write
+    assert "::" not in first[0] or "<::>" in first[0]
+    for query in {line[0] for line in lines}:  # each query's scores strictly decrease
+        scores = [float(line[4]) for line in lines if line[0] == query]
+        assert scores == sorted(scores, reverse=True) and len(set(scores)) == len(scores)
     item = corpus.items[0]
     result = runner.invoke(make_app(), [*home, *args, "--item", item.id, "--json"])
     assert result.exit_code == 0, result.output

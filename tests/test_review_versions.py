@@ -71,7 +71,7 @@ def test_bad_versions_get_clear_errors(any_ws: Workspace) -> None:
     create_item(any_ws, project, Item(turns=[Turn(query="a draft")]))
     with pytest.raises(InvalidInput, match=r"nothing to freeze: .* \(it holds 1 draft\)"):
         create_version(any_ws, project, "v1")
-    with pytest.raises(InvalidInput, match="unknown status 'done'"):
+    with pytest.raises(InvalidInput, match="unknown item status 'done'"):
         create_version(any_ws, project, "v1", statuses=["done"])
     item = create_item(any_ws, project, Item(turns=[Turn(query="q", answer="a")]))
     set_status(any_ws, project, item.id, "accepted", 1)

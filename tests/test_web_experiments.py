@@ -13,6 +13,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assay.experiments import create_experiment, get_experiment, iter_results, run_experiment
+from assay.experiments.store import experiment_tasks_of
+from assay.experiments.tasks import build_tasks
 from assay.jobs import EXPERIMENT, Jobs
 from assay.records import Project
 from assay.store.workspace import Workspace
@@ -174,6 +176,9 @@ def test_names_are_escaped_and_downloads(
     rows = list(csv.DictReader(io.StringIO(raw.text)))
     assert len(rows) == experiment.task_count
     assert rows[0]["experiment"] == "'=cmd"  # no spreadsheet formula
+    tasks = {t.task_id: t for t in experiment_tasks_of(ws, experiment.id)}
+    assert all(row["query_id"] == tasks[row["task_id"]].query_id for row in rows)
+    assert {row["query_id"] for row in rows} <= {t.query_id for t in build_tasks(ws, project)}
     assert float(rows[0]["nDCG@10"]) >= 0
 
     data = client.get(f"/api/projects/test/experiments/{experiment.id}/results.json").json()

@@ -355,3 +355,63 @@ def test_upload_folders_no_running_import_needs_are_removed_on_start(ws: Workspa
     create_app(ws)
     assert (imports / queued).is_dir()  # a worker will read it
     assert not (imports / ended).exists() and not older.exists()
+
+
+def test_every_export_path_writes_the_same(
+    client: TestClient, ws: Workspace, project: Project, tmp_path: Path
+) -> None:
+    """``assay export``, the web's export job and ``assay items export-one`` take the same
+    options through one path (``transfer.project_export``) and write the same files,
+    unanswerable questions included when asked (only the local CLI could, before)."""
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    from assay.cli import make_app
+
+    moon = create_item(
+        ws,
+        project,
+        Item(turns=[Turn(query="Who pays for lunch on the moon?", query_type="unanswerable")]),
+        status="accepted",
+    )
+    create_item(ws, project, Item(turns=[Turn(query="An unreviewed draft")]))
+    runner = CliRunner()
+
+    def cli(*args: str) -> dict[str, Any]:
+        result = runner.invoke(make_app(), ["--home", str(ws.settings.home), *args, "--json"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)  # type: ignore[no-any-return]
+
+    def web(name: str, **options: Any) -> tuple[Path, dict[str, Any]]:
+        done = wait(client, client.post(EXPORTS, json={"format": "autorag", **options}).json())
+        assert done["state"] == "done", done
+        archive = zipfile.ZipFile(io.BytesIO(client.get(done["download"]).content))
+        archive.extractall(tmp_path / name)
+        return tmp_path / name / "test-autorag", done["result"]
+
+    def qa(folder: Path) -> list[tuple[str, str]]:
+        frame = pd.read_parquet(folder / "qa.parquet")
+        return sorted(zip(frame["qid"], frame["query"], strict=True))
+
+    for include in (False, True):
+        flag = ["--include-unanswerable"] if include else []
+        here = cli("export", "autorag", str(tmp_path / f"cli-{include}"), "--status", "all", *flag)
+        there, result = web(f"web-{include}", statuses=["all"], include_unanswerable=include)
+        assert qa(tmp_path / f"cli-{include}") == qa(there)
+        assert len(qa(there)) == (3 if include else 1)  # the draft has no passage either
+        assert here["notes"] == result["notes"] and here["items"] == result["items"] == 3
+        assert here["statuses"] == result["statuses"] and here["left_out"] == result["left_out"]
+        corpus = [
+            pd.read_parquet(p / "corpus.parquet") for p in (tmp_path / f"cli-{include}", there)
+        ]
+        assert corpus[0].equals(corpus[1])
+    one = cli(
+        "items", "export-one", moon.id, "autorag", str(tmp_path / "one"), "--include-unanswerable"
+    )
+    assert one["notes"] == [] and qa(tmp_path / "one") == [
+        (moon.id, "Who pays for lunch on the moon?")
+    ]
+    refused = client.post(EXPORTS, json={"format": "autorag", "statuses": ["rejected"]})
+    assert refused.status_code == 422 and "'allow_empty'" in refused.json()["detail"]
+    page = client.get("/projects/test/transfer").text  # the page offers the same option
+    assert 'id="export-unanswerable" name="include_unanswerable"' in page

@@ -162,3 +162,30 @@ def test_a_job_waits_for_a_worker_and_can_be_cancelled(
         page.reload()
         expect(page.locator("table.jobs tbody tr").first).to_contain_text("cancelled")
     assert list_items(ws, project)[0] == 0
+
+
+def test_autorag_export_can_include_unanswerable_questions(
+    page: Page, ws: Workspace, project: Project, live_server: LiveServer, tmp_path: Path
+) -> None:
+    """The page offers what ``assay export --include-unanswerable`` does: the same job."""
+    import io
+    import zipfile
+
+    import pandas as pd
+
+    fill(ws, project)
+    page.goto(f"{live_server.url}/projects/test/transfer")
+    export = page.locator("#export")
+    export.get_by_label("Format").select_option("autorag")
+    export.get_by_label("draft").check()  # the draft has no passage: unanswerable
+    export.get_by_label("AutoRAG: also write unanswerable questions").check()
+    page.get_by_role("button", name="Start the export").click()
+    link = page.locator("#export-download")
+    expect(link).to_be_visible()
+    with page.expect_download() as info:
+        link.click()
+    saved = tmp_path / "autorag.zip"
+    info.value.save_as(saved)
+    with zipfile.ZipFile(saved) as archive:
+        qa = pd.read_parquet(io.BytesIO(archive.read("test-autorag/qa.parquet")))
+    assert sorted(qa["query"]) == ["An unreviewed draft", f"Hotel refund? {PAYLOAD}"]

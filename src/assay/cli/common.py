@@ -138,6 +138,13 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
+def warn(message: str) -> None:
+    """Print plain ``message`` as a warning on stderr (``--json`` output stays one document)."""
+    from rich.console import Console
+
+    Console(stderr=True, soft_wrap=True).print(f"[yellow]warning:[/] {escape(message)}")
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turn Assay's errors into a one-line message and exit status 1."""

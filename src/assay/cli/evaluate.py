@@ -21,6 +21,7 @@ from assay.cli.common import (
     project_of,
     run,
     user_errors,
+    warn,
 )
 from assay.errors import InvalidInput
 
@@ -32,6 +33,7 @@ Scores = tuple[dict[str, float | None], dict[str, Any]]
 """The metric means (for the gates) and the summary printed."""
 GATE_EXIT = 3
 DIRECT_METRICS = ("nDCG@10", "R@10", "P@10", "RR", "AP")
+MISSING_TASK = "they count as errors and are left out of the means"
 
 
 def register(app: typer.Typer) -> None:
@@ -144,7 +146,10 @@ def evaluate(
     ),
     old_k: int = typer.Option(None, "--k", min=1, max=1000, hidden=True),
     status: str = typer.Option(
-        "accepted", "--status", metavar="STATUS", help="Item statuses to use (comma list or all)."
+        "accepted",
+        "--status",
+        metavar="STATUS",
+        help="Item statuses: draft, submitted, accepted, rejected or all (comma-separated).",
     ),
     turns: str = typer.Option(
         "all", "--turns", metavar="WHICH", help="Conversation turns: all, first, last, random."
@@ -214,6 +219,8 @@ def evaluate(
     if as_json:
         print_json({**summary, "gates": {"passed": not failures, "failures": failures}})
     else:
+        for message in summary.get("warnings") or []:
+            warn(message)
         _print_table(summary)
     if failures:
         from rich.console import Console
@@ -256,33 +263,25 @@ def _direct(
     k: int | None,
 ) -> tuple[dict[str, float | None], dict[str, Any]]:
     from assay.errors import AssayError
-    from assay.experiments.runfiles import ranking, read_run
-    from assay.metrics import evaluate as ir_evaluate
-    from assay.metrics import parse_metric
+    from assay.experiments.query_match import score_run
 
+    gold = qrels_label if qrels_label.startswith("judgments ") else f"the qrels {qrels_label}"
     try:
-        parsed = [parse_metric(m) for m in metrics]
-        not_ir = [p.name for p in parsed if p.spec.kind != "ir"]
-        if not_ir:
-            raise InvalidInput(
-                f"--qrels with --run computes IR measures (nDCG@k, R@k, P@k, RR, AP, "
-                f"Success@k, Judged@k); not: {', '.join(not_ir)}"
-            )
         qrels = load_qrels()
-        run_ = read_run(run_path)
-        if k is not None:
-            run_ = {q: dict(ranking(scores)[:k]) for q, scores in run_.items()}
-        values = ir_evaluate(qrels, run_, [p.name for p in parsed])
+        values, matched, queries = score_run(qrels, run_path, metrics, k, gold)
     except AssayError as exc:
         fail(str(exc).replace("[", "\\["))
+    warning = matched.warning("each counts as 0, as in ir_measures and trec_eval -c")
     summary = {
         "qrels": qrels_label,
         "run": str(run_path),
         "tasks": len(qrels),
-        "run_queries": len(run_),
+        "run_queries": queries,
+        "query_ids": matched.to_json(),
+        "warnings": [warning] if warning else [],
         "metrics": dict(values),
     }
-    return {name: value for name, value in values.items()}, summary
+    return dict(values), summary
 
 
 def _remote_eval(
@@ -325,6 +324,7 @@ def _project_eval(
     quiet: bool,
 ) -> tuple[dict[str, float | None], dict[str, Any]]:
     from assay.experiments.pipelines import attach_local_files, parse_pipeline
+    from assay.experiments.query_match import file_overlaps
     from assay.experiments.runner import evaluate_tasks
     from assay.experiments.scoring import means
     from assay.experiments.tasks import build_tasks
@@ -336,6 +336,7 @@ def _project_eval(
         raise InvalidInput(
             f"project {target.name!r} has no items with status {status}; nothing to score"
         )
+    overlaps = file_overlaps(ws, spec, tasks, f"project {target.name!r}")
     with progress_bar(not quiet) as bar:
         job = bar.add_task("Scoring", total=len(tasks))
         result = evaluate_tasks(
@@ -364,6 +365,8 @@ def _project_eval(
             for query_type, parts in result.summary["by_query_type"].items()
         },
         "counts": {name: part["count"] for name, part in result.summary["overall"].items()},
+        "query_ids": {kind: found.to_json() for kind, found in overlaps.items()},
+        "warnings": [w for found in overlaps.values() if (w := found.warning(MISSING_TASK))],
     }
     return values, summary
 

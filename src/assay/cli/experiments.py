@@ -143,7 +143,10 @@ def create(
         [], "--metric", "-m", metavar="NAME", help="Metric (repeatable; default per mode)."
     ),
     status: str = typer.Option(
-        "accepted", "--status", metavar="STATUS", help="Item statuses (comma list or all)."
+        "accepted",
+        "--status",
+        metavar="STATUS",
+        help="Item statuses: draft, submitted, accepted, rejected or all (comma-separated).",
     ),
     turns: str = typer.Option(
         "all", "--turns", metavar="WHICH", help="Conversation turns: all, first, last, random."

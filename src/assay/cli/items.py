@@ -51,7 +51,8 @@ def list_command(
         None,
         "--status",
         metavar="STATUS",
-        help="Only items with this status: draft, submitted, accepted or rejected.",
+        help="Only items with these statuses: draft, submitted, accepted, rejected or all "
+        "(comma-separated).",
         show_default=False,
     ),
     kind: str = typer.Option(
@@ -247,19 +248,19 @@ def export_one(
     item whose evidence needs review (its document was replaced) is refused, like every
     export leaves it out.
     """
-    from assay.cli.transfer import writer_options
-    from assay.errors import InvalidInput
-    from assay.formats import get_format
-    from assay.transfer import export_bundle, export_scope
+    from assay.transfer.project_export import ExportOptions, plan_export, write_export
+
+    options = ExportOptions(
+        format_name,
+        chunking=chunking,
+        items=[item_id],
+        strict=True,  # an item whose evidence needs review is refused, not left out
+        include_unanswerable=include_unanswerable,
+    )
 
     def body(ws: Workspace) -> list[str]:
-        spec = get_format(format_name)
-        target = project_of(ws, project)
-        scope = export_scope(ws, target, None, items=[item_id])
-        if scope.needs_review:
-            raise InvalidInput(scope.strict_message(target.name))
-        bundle = export_bundle(ws, target, chunking=chunking, items=[item_id], needs_review=())
-        return spec.write(bundle, path, **writer_options(bundle, include_unanswerable))
+        plan = plan_export(ws, project_of(ws, project), options)
+        return write_export(ws, plan, path).notes
 
     notes = run(ctx, body)
     if as_json:

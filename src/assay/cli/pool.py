@@ -59,7 +59,8 @@ def pool(
         [],
         "--run",
         metavar="PATH",
-        help="A TREC run file on this machine; its query ids are task ids (repeat).",
+        help="A TREC run file on this machine; query ids as Assay's exports write them "
+        "(docs/formats.md) or task ids (repeat).",
     ),
     depth: int = typer.Option(
         None,
@@ -69,7 +70,12 @@ def pool(
         help="Passages from each source (default: the settings, 10).",
     ),
     statuses: str = typer.Option(
-        "all", "--statuses", metavar="LIST", help="Project pool: items with these statuses."
+        "all",
+        "--status",
+        "--statuses",
+        metavar="STATUS",
+        help="Project pool: items with these statuses (draft, submitted, accepted, rejected "
+        "or all; comma-separated).",
     ),
     chunking: str = typer.Option(
         None, "--chunking", "-c", metavar="NAME", help="Chunking searched (default: the default)."
@@ -90,8 +96,9 @@ def pool(
     question of the project's items and prints the coverage (pooled passages that gold
     evidence of any label judges) overall and per source, and the unanswerable items with
     strong hits. Sources come from the project's pool settings unless --source, --external
-    or --run name them. --out writes the pools as JSON or TREC-style lines
-    (query_id Q0 passage_id rank sources pool).
+    or --run name them. --out writes the pools as JSON or as a TREC run
+    (query_id Q0 passage_id rank score pool; the scores keep the pool's order and the query
+    ids are those of assay export beir|trec, so assay eval --qrels reads the two together).
     """
     if out_format not in ("json", "trec"):
         fail(f"--format must be json or trec, not {out_format!r}")

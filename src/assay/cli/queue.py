@@ -88,7 +88,8 @@ def assign_command(
         "",
         "--status",
         metavar="STATUS",
-        help="Items with this status (e.g. draft).",
+        help="Items with these statuses: draft, submitted, accepted, rejected or all "
+        "(comma-separated).",
         show_default=False,
     ),
     query_type: str = typer.Option(

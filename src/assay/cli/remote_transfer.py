@@ -25,6 +25,7 @@ COPY_LIMIT_MB = 1024.0 * 1024
 if TYPE_CHECKING:
     from assay.records import Project
     from assay.store.workspace import Workspace
+    from assay.transfer.project_export import ExportOptions
 
 
 def import_file(
@@ -63,30 +64,20 @@ def import_file(
 
 
 def export_file(
-    server: Server,
-    format_name: str,
-    path: Path,
-    project: str | None,
-    *,
-    chunking: str | None,
-    statuses: list[str],
-    allow_empty: bool,
-    strict: bool,
+    server: Server, path: Path, project: str | None, options: ExportOptions
 ) -> dict[str, Any]:
-    """Export on the server and write the file (or unpack the folder) at ``path``."""
+    """Export on the server (the same options as here) and write the file (or unpack the
+    folder) at ``path``."""
+    format_name = options.format
     target = server.project(project)
     folder = any(
         f["name"] == format_name and f["folder"] for f in server.json("GET", "/api/formats")
     )
     if not folder and path.is_dir():
         fail(escape(f"{path} is a folder; the {format_name} format writes one file"))
-    body = {
-        "format": format_name,
-        "chunking": chunking,
-        "statuses": statuses or None,
-        "allow_empty": allow_empty,
-        "strict": strict,
-    }
+    body = options.to_json()
+    body["statuses"] = body["statuses"] or None
+    del body["items"]
     job = server.json("POST", project_path(target, "transfer", "exports"), json=body)
     job = server.follow_job(target, job, f"Exporting {format_name}")
     with tempfile.TemporaryDirectory(prefix="assay-download-", dir=_parent(path)) as tmp:
@@ -136,19 +127,13 @@ def gold_workspace(
     from assay.store.settings import Settings
     from assay.store.workspace import Workspace
     from assay.transfer import import_bundle
+    from assay.transfer.project_export import ExportOptions
 
     target = server.project(project)
     with tempfile.TemporaryDirectory(prefix="assay-gold-") as tmp:
         archive = Path(tmp) / "gold.zip"
         export_file(
-            server,
-            "native",
-            archive,
-            target,
-            chunking=None,
-            statuses=[status],
-            allow_empty=True,
-            strict=False,
+            server, archive, target, ExportOptions("native", statuses=[status], allow_empty=True)
         )
         settings = Settings(home=Path(tmp) / "ws", database_url="", max_file_mb=COPY_LIMIT_MB)
         ws = Workspace.open(settings, create=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,12 +19,11 @@ from assay.cli.common import (
     project_of,
     run,
 )
-from assay.records import Item
 
 if TYPE_CHECKING:
-    from assay.formats import Bundle
     from assay.store.workspace import Workspace
-    from assay.transfer import ExportScope, ImportReport
+    from assay.transfer import ImportReport
+    from assay.transfer.project_export import ExportOptions
 
 SHOWN = 20
 AUTOJUDGE = "autojudge"
@@ -202,14 +200,20 @@ def _print_report(
         out.print(f"… and {total - SHOWN} more (use --json for all)")
 
 
-def writer_options(bundle: Bundle, include_unanswerable: bool) -> dict[str, object]:
-    """The options a format's writer gets from an export command."""
-    options: dict[str, object] = {}
-    if bundle.target_chunking:
-        options["chunking"] = bundle.target_chunking
-    if include_unanswerable:
-        options["include_unanswerable"] = True
-    return options
+def _export_here(
+    ws: Workspace, project: str | None, options: ExportOptions, path: Path
+) -> dict[str, Any]:
+    """The export on this machine, with a progress bar: what it wrote, as JSON."""
+    from assay.transfer.project_export import plan_export, write_export
+
+    plan = plan_export(ws, project_of(ws, project), options)
+    with progress_bar() as bar:
+        task = bar.add_task(f"Exporting {plan.spec.name}", total=None)
+
+        def progress(stage: str, done: int, total: int | None) -> None:
+            bar.update(task, completed=done)
+
+        return write_export(ws, plan, path, progress).to_json()
 
 
 def _print_needs_review(review: list[dict[str, Any]]) -> None:
@@ -301,73 +305,38 @@ def export_command(
         return
     if modes or dataset is not None or topics or judge is not None:
         fail("--mode, --dataset, --topic and --judge belong to the autojudge format")
-    from assay.corpus.anchoring import problems_json
-    from assay.errors import InvalidInput, NotFound
-    from assay.formats import Lazy, get_format
-    from assay.transfer import STATUSES, choose_statuses, export_bundle, export_scope
+    from assay.errors import InvalidInput
+    from assay.transfer import choose_statuses
+    from assay.transfer.project_export import ExportOptions
 
     try:
-        statuses = choose_statuses(status)
+        choose_statuses(status)  # a bad --status is refused before the workspace opens
     except InvalidInput as exc:
         fail(str(exc))
-
-    def body(ws: Workspace) -> tuple[int, list[str], ExportScope]:
-        spec = get_format(format_name)
-        proj = project_of(ws, project)
-        scope = export_scope(ws, proj, statuses)
-        if strict and scope.needs_review:
-            raise InvalidInput(scope.strict_message(proj.name))
-        if scope.items == 0 and not allow_empty:
-            raise InvalidInput(scope.empty_message(proj.name, "--status", "--allow-empty"))
-        bundle = export_bundle(
-            ws, proj, chunking=chunking, statuses=statuses, needs_review=scope.needs_review
-        )
-        counted = [0]
-        items = bundle.items
-        with progress_bar() as bar:
-            task = bar.add_task(f"Exporting {spec.name}", total=None)
-
-            def counting() -> Iterator[Item]:
-                counted[0] = 0
-                for item in items:
-                    counted[0] += 1
-                    bar.update(task, completed=counted[0])
-                    yield item
-
-            bundle.items = Lazy(counting)
-            notes = spec.write(bundle, path, **writer_options(bundle, include_unanswerable))
-        return counted[0], notes, scope
+    options = ExportOptions(
+        format_name,
+        chunking=chunking,
+        statuses=status or None,
+        allow_empty=allow_empty,
+        strict=strict,
+        include_unanswerable=include_unanswerable,
+    )
 
     server = remote.server(ctx)
     if server is not None:
         from assay.cli.remote_transfer import export_file
 
-        if include_unanswerable:
-            fail("--include-unanswerable is not offered by the server's export API")
-        result = export_file(
-            server,
-            format_name,
-            path,
-            project,
-            chunking=chunking,
-            statuses=status,
-            allow_empty=allow_empty,
-            strict=strict,
-        )
-        count, notes, left_out = result["items"], result["notes"], result["left_out"]
-        review = result["needs_review"]
+        result = export_file(server, path, project, options)
     else:
-        try:
-            count, notes, scope = run(ctx, body)
-        except NotFound as exc:  # pragma: no cover - run() turns it into a message
-            fail(str(exc))
-        left_out, review = scope.left_out, problems_json(scope.needs_review)
+        result = run(ctx, lambda ws: _export_here(ws, project, options, path))
+    count, notes, left_out = result["items"], result["notes"], result["left_out"]
+    review = result["needs_review"]
     if as_json:
         print_json(
             {
                 "path": str(path),
                 "items": count,
-                "statuses": statuses or list(STATUSES),
+                "statuses": result["statuses"],
                 "left_out": left_out,
                 "needs_review": review,
                 "notes": notes,

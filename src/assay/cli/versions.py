@@ -51,8 +51,9 @@ def create(
         [],
         "--status",
         metavar="STATUS",
-        help="Freeze items of this status (repeatable; default: accepted only). Drafts and "
-        "submitted items are not reviewed gold: include them knowingly.",
+        help="Freeze items of this status: draft, submitted, accepted, rejected or all "
+        "(repeatable or comma-separated; default: accepted only). Drafts and submitted items "
+        "are not reviewed gold: include them knowingly.",
         show_default=False,
     ),
     chunking: str = typer.Option(
@@ -217,10 +218,10 @@ def export(
     the chunk ids of its frozen chunking. Prints the version's hash, which also goes into
     the file where the format keeps metadata (native: the manifest; RAGold: the notes; Hugging
     Face: the dataset card)."""
-    from assay.cli.transfer import writer_options
     from assay.formats import get_format
     from assay.review.version_export import export_bundle_of
     from assay.review.versions import get_version, read_snapshot
+    from assay.transfer.project_export import writer_options
 
     def body(ws: Workspace) -> tuple[DatasetVersion, list[str]]:
         spec = get_format(format_name)

@@ -40,6 +40,7 @@ def adhoc_task(query: str, task_id: str = "query") -> Task:
     """A task for a question that is not (yet) a stored item: no history, no gold."""
     return Task(
         task_id=task_id,
+        query_id=task_id,
         item_id="",
         turn=1,
         turns=(query,),

@@ -26,6 +26,7 @@ from assay.corpus.evidence_mapping import chunks_for_span, same_passage
 from assay.errors import InvalidInput
 from assay.experiments.pool_sources import PoolSources, SourceAnswer, adhoc_task
 from assay.experiments.tasks import ChunkMap, Task, build_tasks, check_statuses, tasks_from_item
+from assay.formats.trec import run_lines
 from assay.gold.checks import Finding
 from assay.gold.item_lists import iter_items
 from assay.gold.items import get_item
@@ -82,6 +83,8 @@ class Pool:
     unplaced: dict[str, int] = field(default_factory=dict)
     marked_unanswerable: bool = False
     """The question's turn is marked unanswerable (a free question never is)."""
+    query_id: str = ""
+    """The id the files Assay writes give the question (:mod:`assay.formats.query_ids`)."""
 
     @property
     def judged(self) -> int:
@@ -94,6 +97,7 @@ class Pool:
     def to_json(self) -> dict[str, Any]:
         return {
             "task_id": self.task_id,
+            "query_id": self.query_id or self.task_id,
             "query": self.query,
             "depth": self.depth,
             "sources": list(self.sources),
@@ -157,6 +161,7 @@ def merge(
         errors,
         unplaced,
         unanswerable,
+        task.query_id or task.task_id,
     )
 
 
@@ -296,14 +301,17 @@ def pool_strong_hits(pool: Pool, settings: PoolSettings) -> list[StrongHit]:
 
 
 def trec_lines(pools: Sequence[Pool]) -> list[str]:
-    """A TREC-style listing: ``query_id Q0 passage_id rank sources pool`` per pooled passage,
-    the passage id being the chunk id, else ``doc_id:start-end``; the score column is the
-    number of sources that found the passage, so the file reads as a run."""
+    """The pools as a TREC run: ``query_id Q0 passage_id rank score pool`` per pooled
+    passage in the pool's order, the passage id being the chunk id, else
+    ``doc_id:start-end``. Scores go n, n-1, …, 1, so every scorer keeps the pool's order
+    (how many sources found a passage is in the JSON form)."""
     lines = []
     for pool in pools:
-        for rank, entry in enumerate(pool.entries, 1):
-            passage = entry.chunk_id or f"{entry.doc_id}:{entry.start}-{entry.end}"
-            lines.append(f"{pool.task_id} Q0 {passage} {rank} {len(entry.found_by)} pool")
+        ranked = [
+            (entry.chunk_id or f"{entry.doc_id}:{entry.start}-{entry.end}", None)
+            for entry in pool.entries
+        ]
+        lines += run_lines(pool.query_id or pool.task_id, ranked, "pool")
     return lines
 
 

@@ -29,10 +29,10 @@ from assay.experiments.pipelines import (
     check_pipelines,
     parse_pipeline,
 )
+from assay.experiments.query_match import file_overlaps
 from assay.experiments.runfiles import display_name
 from assay.experiments.scoring import aggregate, metric_plan
 from assay.experiments.tasks import (
-    DEFAULT_STATUSES,
     Task,
     build_tasks,
     check_statuses,
@@ -40,6 +40,7 @@ from assay.experiments.tasks import (
     task_to_json,
     version_tasks,
 )
+from assay.gold.statuses import DEFAULT_STATUSES, describe, is_every_status
 from assay.people.actors import AUTHOR_NAME, acting_account
 from assay.records import Project
 from assay.review.versions import get_version
@@ -153,7 +154,7 @@ def create_experiment(
     frozen = get_version(ws, project, version, conn=conn) if version is not None else None
     if frozen is not None:
         chunking = chunking or frozen.chunking
-        wanted = tuple(frozen.summary.get("statuses") or DEFAULT_STATUSES)
+        wanted = check_statuses(frozen.summary.get("statuses"))
     chunk = get_chunking(ws, project, chunking, conn=conn)
     if tasks is None and frozen is not None:
         tasks = version_tasks(ws, project, frozen, chunk, turns=turns, seed=seed, conn=conn)
@@ -162,13 +163,15 @@ def create_experiment(
             ws, project, statuses=wanted, turns=turns, seed=seed, chunking=chunk.name, conn=conn
         )
     if not tasks:
-        shown = "all" if wanted is None else ", ".join(wanted)
+        shown = describe(wanted)
         raise InvalidInput(
             f"no tasks: project {project.name!r} has no items with status {shown}; accept "
             "some items or choose other statuses"
         )
+    for spec in specs:  # a run or answers file naming none of the questions is refused
+        file_overlaps(ws, spec, tasks, f"project {project.name!r}")
     selection: dict[str, Any] = {
-        "statuses": "all" if wanted is None else list(wanted),
+        "statuses": "all" if is_every_status(wanted) else list(wanted),
         "turns": turns,
         "seed": seed,
         "chunking": chunk.name,

@@ -26,9 +26,11 @@ from assay.corpus.anchoring import gold_span, items_needing_review
 from assay.corpus.chunkings import document_chunks, get_chunking
 from assay.corpus.evidence_mapping import chunks_for_span
 from assay.errors import InvalidInput
+from assay.formats.groups import source_id, unanswerable
+from assay.formats.query_ids import is_single, older_forms, turn_query_id
 from assay.gold.item_lists import iter_items
-from assay.gold.taxonomy import UNANSWERABLE
-from assay.records import STATUSES, Chunking, Evidence, Item, Project, Turn, to_json
+from assay.gold.statuses import DEFAULT_STATUSES, parse_statuses
+from assay.records import Chunking, Evidence, Item, Project, to_json
 from assay.review.version_export import experiment_items
 from assay.review.versions import DatasetVersion, read_snapshot
 from assay.search.retriever import QueryFrom, query_text
@@ -37,7 +39,6 @@ from assay.store.workspace import Workspace
 
 TurnSelection = Literal["all", "first", "last", "random"]
 TURN_SELECTIONS: tuple[str, ...] = ("all", "first", "last", "random")
-DEFAULT_STATUSES: tuple[str, ...] = ("accepted",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +60,11 @@ class Task:
     answer: str
     alternatives: tuple[str, ...]
     aliases: tuple[str, ...] = ()
-    """Other ids a run file may use for this task (the item's source id, the item id)."""
+    """Other ids a run file may use for this task: its query id, then the forms files of
+    older Assay versions used (:func:`assay.formats.query_ids.older_forms`)."""
+    query_id: str = ""
+    """The id the files Assay writes give this question (:mod:`assay.formats.query_ids`);
+    the task id for a task stored before query ids existed."""
     chunking: str = ""
     unanswerable: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
@@ -132,23 +137,10 @@ def select_turns(count: int, selection: str, seed: int = 0, key: str = "") -> li
     return [random.Random(f"{seed}:{key}").randrange(count)]
 
 
-def check_statuses(statuses: str | Iterable[str] | None) -> tuple[str, ...] | None:
-    """``None`` or ``"all"`` mean every status; otherwise the named ones, checked."""
-    if statuses is None:
-        return DEFAULT_STATUSES
-    names = (
-        [s.strip() for s in statuses.split(",")] if isinstance(statuses, str) else list(statuses)
-    )
-    names = [n for n in names if n]
-    if "all" in names:
-        return None
-    unknown = sorted(set(names) - set(STATUSES))
-    if unknown or not names:
-        raise InvalidInput(
-            f"unknown item status {', '.join(unknown) or '(none)'}; choose from: "
-            f"{', '.join(STATUSES)}, or all"
-        )
-    return tuple(names)
+def check_statuses(statuses: str | Iterable[str] | None) -> tuple[str, ...]:
+    """The statuses meant (:func:`assay.gold.statuses.parse_statuses`: ``"all"`` is every
+    status, nothing given is ``accepted``)."""
+    return parse_statuses(statuses)
 
 
 class ChunkMap:
@@ -186,7 +178,7 @@ class ChunkMap:
 def tasks_from_item(item: Item, chunk_map: ChunkMap, selection: str, seed: int = 0) -> list[Task]:
     """The tasks of one item: one per selected turn (a single-turn item has one)."""
     picked = select_turns(len(item.turns), "all" if item.kind == "qa" else selection, seed, item.id)
-    source = item.extra.get("source_id")
+    key, single = source_id(item), is_single(item)
     chunking = chunk_map.chunking.name if chunk_map.chunking else ""
     tasks: list[Task] = []
     for index in picked:
@@ -196,11 +188,10 @@ def tasks_from_item(item: Item, chunk_map: ChunkMap, selection: str, seed: int =
             history.append({"role": "user", "content": earlier.query})
             if earlier.answer.strip():
                 history.append({"role": "assistant", "content": earlier.answer})
-        aliases = [item.id] if item.kind == "qa" else []
-        if isinstance(source, str) and source:
-            aliases.append(source if item.kind == "qa" else f"{source}::{index + 1}")
-            if item.kind != "qa":
-                aliases.append(f"{source}<::>{index + 1}")  # MTRAG's separator
+        number = index + 1
+        qid = turn_query_id(key, number, single)
+        keys = tuple(dict.fromkeys((key, item.id)))
+        aliases = [qid, *older_forms(keys, number, single, len(item.turns))]
         evidence = tuple(_gold_evidence(e, chunk_map) for e in turn.evidence)
         tasks.append(
             Task(
@@ -215,8 +206,9 @@ def tasks_from_item(item: Item, chunk_map: ChunkMap, selection: str, seed: int =
                 answer=turn.answer,
                 alternatives=tuple(turn.alternatives),
                 aliases=tuple(dict.fromkeys(aliases)),
+                query_id=qid,
                 chunking=chunking,
-                unanswerable=_unanswerable(turn),
+                unanswerable=unanswerable(turn),
             )
         )
     return tasks
@@ -224,10 +216,6 @@ def tasks_from_item(item: Item, chunk_map: ChunkMap, selection: str, seed: int =
 
 def _gold_evidence(ev: Evidence, chunk_map: ChunkMap) -> Evidence:
     return dataclasses.replace(ev, chunk_ids=chunk_map.ids(ev.doc_id, ev.anchor, ev.start, ev.end))
-
-
-def _unanswerable(turn: Turn) -> bool:
-    return turn.query_type == UNANSWERABLE or not any(e.label == "relevant" for e in turn.evidence)
 
 
 def build_tasks(
@@ -323,6 +311,7 @@ def task_to_json(task: Task) -> dict[str, Any]:
         "answer": task.answer,
         "alternatives": list(task.alternatives),
         "aliases": list(task.aliases),
+        "query_id": task.query_id,
         "chunking": task.chunking,
         "unanswerable": task.unanswerable,
         "extra": task.extra,
@@ -343,6 +332,7 @@ def task_from_json(data: Mapping[str, Any]) -> Task:
         answer=data.get("answer", ""),
         alternatives=tuple(data.get("alternatives", [])),
         aliases=tuple(data.get("aliases", [])),
+        query_id=str(data.get("query_id") or data["task_id"]),
         chunking=data.get("chunking", ""),
         unanswerable=bool(data.get("unanswerable", False)),
         extra=dict(data.get("extra", {})),

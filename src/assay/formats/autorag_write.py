@@ -23,7 +23,8 @@ from assay.errors import InvalidInput
 from assay.formats import Bundle, ChunkRecord
 from assay.formats.autorag_schema import QA_COLUMNS, to_timestamp
 from assay.formats.common import fewer_collections
-from assay.formats.groups import retrieval_groups, source_id
+from assay.formats.groups import retrieval_groups
+from assay.formats.query_ids import query_id
 
 ROW_GROUP = 20_000
 """Rows buffered per parquet row group, so a large dataset is written in bounded memory."""
@@ -238,9 +239,8 @@ def _qa_rows(
     bundle: Bundle, chunking: str, known: set[str], notes: list[str], include_unanswerable: bool
 ) -> Iterator[dict[str, Any]]:
     for item in bundle.items:
-        qid = source_id(item)
         for index, turn in enumerate(item.turns):
-            row_id = qid if len(item.turns) == 1 else f"{qid}<::>{index + 1}"
+            row_id = query_id(item, index)
             groups, unmapped = retrieval_groups(turn)
             if unmapped:
                 notes.append(

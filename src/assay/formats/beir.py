@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, Issue
+from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, Issue, query_ids
 from assay.formats.common import (
     MAX_FIELD_INT,
     FirstSeen,
@@ -28,7 +28,7 @@ from assay.formats.common import (
     sub_str,
     text_document,
 )
-from assay.formats.groups import source_id
+from assay.formats.groups import source_id, unanswerable
 from assay.formats.jsontext import dumps_line, jsonl_lines, read_text
 from assay.records import Evidence, Item, Turn
 
@@ -160,19 +160,25 @@ def _score(raw: str, where: str) -> int:
 # ---------------------------------------------------------------- writing
 
 
-def judgments(item: Item) -> Iterator[tuple[str, str, int, str]]:
-    """``(query id, corpus id, score, split)`` of one item: mapped evidence, then kept qrels."""
+def judgments(item: Item, left_out: list[str] | None = None) -> Iterator[tuple[str, str, int, str]]:
+    """``(query id, corpus id, score, split)`` of one item: mapped evidence, then kept qrels.
+
+    A question without a positive judgment (unanswerable, or its relevant passages map to no
+    chunk) gets no line at all: outside tools would average it in as a zero where
+    ``assay eval`` leaves it out. Its query id is added to ``left_out``."""
     base = source_id(item)
     default_split = sub_str(item.extra, "split", "test")
     best: dict[tuple[str, str], tuple[int, str]] = {}
     for index, turn in enumerate(item.turns):
-        query_id = base if len(item.turns) == 1 else f"{base}<::>{index + 1}"
+        if unanswerable(turn):
+            continue
+        qid = query_ids.query_id(item, index)
         for ev in turn.evidence:
             score = ev.grade if ev.grade is not None else (1 if ev.label == "relevant" else 0)
             if ev.label != "relevant":
                 score = min(score, 0)
             for chunk_id in ev.chunk_ids:
-                key = (query_id, chunk_id)
+                key = (qid, chunk_id)
                 if key not in best or best[key][0] < score:
                     best[key] = (score, default_split)
     for entry in item.extra.get("qrels") or []:
@@ -181,15 +187,30 @@ def judgments(item: Item) -> Iterator[tuple[str, str, int, str]]:
             score = raw if isinstance(raw, int) else 1
             split = sub_str(entry, "split", default_split)
             best.setdefault((base, entry["corpus_id"]), (score, split))
-    for (query_id, corpus_id), (score, split) in best.items():
-        yield query_id, corpus_id, score, split
+    positive = {qid for (qid, _), (score, _) in best.items() if score > 0}
+    if left_out is not None:
+        left_out.extend(q for q, _ in queries(item) if q not in positive)
+    for (qid, corpus_id), (score, split) in best.items():
+        if qid in positive:
+            yield qid, corpus_id, score, split
+
+
+def left_out_note(left_out: list[str], qrels: str, queries_file: str) -> list[str]:
+    """The export note for questions written without qrels lines (none when there are none)."""
+    if not left_out:
+        return []
+    shown = ", ".join(left_out[:5]) + (", …" if len(left_out) > 5 else "")
+    return [
+        f"{len(left_out)} question(s) have no relevant passage (unanswerable, or their "
+        f"passages map to no chunk of the chunking): left out of {qrels}, kept in "
+        f"{queries_file}, so outside tools score the same questions as assay eval ({shown})"
+    ]
 
 
 def queries(item: Item) -> Iterator[tuple[str, str]]:
-    base = source_id(item)
+    """``(query id, text)`` of each turn (:mod:`assay.formats.query_ids`)."""
     for index, turn in enumerate(item.turns):
-        query_id = base if len(item.turns) == 1 else f"{base}<::>{index + 1}"
-        yield query_id, turn.query
+        yield query_ids.query_id(item, index), turn.query
 
 
 def write(bundle: Bundle, path: Path, *, chunking: str | None = None, **_: Any) -> list[str]:
@@ -210,17 +231,19 @@ def write(bundle: Bundle, path: Path, *, chunking: str | None = None, **_: Any) 
                 dumps_line({"_id": chunk.chunk_id, "title": title, "text": chunk.text}) + "\n"
             )
     splits: dict[str, list[str]] = {}
+    left_out: list[str] = []
     with open(path / ".queries.jsonl.tmp", "w", encoding="utf-8") as out:
         for item in bundle.items:
             beir = sub_dict(item.extra, "beir")
-            for query_id, text in queries(item):
-                out.write(dumps_line({**beir, "_id": query_id, "text": text}) + "\n")
-            for query_id, corpus_id, score, split in judgments(item):
-                splits.setdefault(split, []).append(f"{query_id}\t{corpus_id}\t{score}\n")
+            for qid, text in queries(item):
+                out.write(dumps_line({**beir, "_id": qid, "text": text}) + "\n")
+            for qid, corpus_id, score, split in judgments(item, left_out):
+                splits.setdefault(split, []).append(f"{qid}\t{corpus_id}\t{score}\n")
     os.replace(path / ".corpus.jsonl.tmp", path / "corpus.jsonl")
     os.replace(path / ".queries.jsonl.tmp", path / "queries.jsonl")
     for split, lines in splits.items():
         with open(path / "qrels" / f"{safe_name(split, 'test')}.tsv", "w", encoding="utf-8") as f:
             f.write("\t".join(HEADER) + "\n")
             f.writelines(lines)
-    return [] if chosen else [f"no chunking {name!r}: corpus.jsonl is empty"]
+    notes = left_out_note(left_out, "qrels/", "queries.jsonl")
+    return notes if chosen else [f"no chunking {name!r}: corpus.jsonl is empty", *notes]

@@ -29,6 +29,13 @@ def retrieval_groups(turn: Turn) -> tuple[list[list[str]], int]:
     return [members for members in groups.values() if members], unmapped
 
 
+def unanswerable(turn: Turn) -> bool:
+    """A turn no passage answers: marked ``unanswerable``, or without relevant evidence.
+    Retrieval scores leave it out (``assay eval``), and so do the qrels Assay writes."""
+    marked = turn.query_type == "unanswerable"
+    return marked or not any(e.label == "relevant" for e in turn.evidence)
+
+
 def source_id(item: Item) -> str:
     """The id other tools know an item by: the one it came with, else its Assay id."""
     original = item.extra.get("source_id")

@@ -10,12 +10,14 @@ list ``{"doc_id", "rank", "score", "run"}``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from assay.errors import InvalidInput
 from assay.formats import Bundle, Issue
-from assay.formats.beir import WHOLE, judgments, queries
+from assay.formats.beir import WHOLE, judgments, left_out_note, queries
 from assay.formats.common import MAX_FIELD_INT, FirstSeen
 from assay.formats.jsontext import read_text
 from assay.records import Context, Item, Turn
@@ -110,26 +112,74 @@ def _number(raw: str, name: str, where: str, whole: bool = False) -> float:
     return value
 
 
+def ranked_scores(scores: Sequence[float | None]) -> tuple[list[float], bool]:
+    """Scores for a ranking, best first, that strictly decrease, so that any trec_eval-style
+    scorer (which sorts by score and breaks ties by doc id) keeps the order: the scores as
+    given when they already do, else ``n, n-1, …, 1``. The flag says whether they were
+    replaced."""
+    given = [s for s in scores if isinstance(s, int | float) and math.isfinite(s)]
+    if len(given) == len(scores) and all(a > b for a, b in pairwise(given)):
+        return [float(s) for s in given], False
+    return [float(len(scores) - n) for n in range(len(scores))], True
+
+
+def run_lines(query_id: str, ranked: Sequence[tuple[str, float | None]], tag: str) -> list[str]:
+    """TREC run lines ``qid Q0 docid rank score tag`` of one ranking (best first), with
+    :func:`ranked_scores`."""
+    scores, _ = ranked_scores([score for _, score in ranked])
+    return [
+        f"{query_id} Q0 {doc_id} {rank} {score} {tag}"
+        for rank, ((doc_id, _), score) in enumerate(zip(ranked, scores, strict=True), 1)
+    ]
+
+
+def _rankings(turn: Turn) -> dict[str, list[tuple[str, float | None]]]:
+    """The turn's retrieved lists per run tag, each in rank order."""
+    by_tag: dict[str, list[tuple[int, int, str, float | None]]] = {}
+    for position, entry in enumerate(turn.retrieved, 1):
+        doc_id = entry.get("chunk_id") or entry.get("doc_id")
+        if not isinstance(doc_id, str):
+            continue
+        rank = entry.get("rank")
+        score = entry.get("score")
+        by_tag.setdefault(str(entry.get("run") or "assay"), []).append(
+            (
+                rank if isinstance(rank, int) else position,
+                position,
+                doc_id,
+                score if isinstance(score, int | float) else None,
+            )
+        )
+    return {
+        tag: [(doc_id, score) for _, _, doc_id, score in sorted(found)]
+        for tag, found in by_tag.items()
+    }
+
+
 def write(bundle: Bundle, path: Path, **_: Any) -> list[str]:
     path.mkdir(parents=True, exist_ok=True)
+    left_out: list[str] = []
+    rescored: list[str] = []
     with (
         open(path / "qrels.txt", "w", encoding="utf-8") as qrels,
         open(path / "run.txt", "w", encoding="utf-8") as run,
         open(path / "topics.tsv", "w", encoding="utf-8") as topics,
     ):
         for item in bundle.items:
-            for query_id, text in queries(item):
-                topics.write(f"{query_id}\t{' '.join(text.split())}\n")
-            for query_id, corpus_id, score, _split in judgments(item):
-                qrels.write(f"{query_id} 0 {corpus_id} {score}\n")
-            for (query_id, _text), turn in zip(queries(item), item.turns, strict=True):
-                for rank, entry in enumerate(turn.retrieved, 1):
-                    doc_id = entry.get("chunk_id") or entry.get("doc_id")
-                    if not isinstance(doc_id, str):
-                        continue
-                    tag = entry.get("run") or "assay"
-                    run.write(
-                        f"{query_id} Q0 {doc_id} {entry.get('rank', rank)} "
-                        f"{entry.get('score', 0.0)} {tag}\n"
-                    )
-    return []
+            for qid, text in queries(item):
+                topics.write(f"{qid}\t{' '.join(text.split())}\n")
+            for qid, corpus_id, score, _split in judgments(item, left_out):
+                qrels.write(f"{qid} 0 {corpus_id} {score}\n")
+            for (qid, _text), turn in zip(queries(item), item.turns, strict=True):
+                for tag, ranked in _rankings(turn).items():
+                    if ranked_scores([score for _, score in ranked])[1]:
+                        rescored.append(qid)
+                    run.writelines(line + "\n" for line in run_lines(qid, ranked, tag))
+    notes = left_out_note(left_out, "qrels.txt", "topics.tsv")
+    if rescored:
+        notes.append(
+            f"run.txt: the scores of {len(set(rescored))} question(s) did not strictly decrease "
+            "with rank (ties or missing scores); written as n, n-1, …, 1 so that scorers keep "
+            f"the ranking ({', '.join(list(dict.fromkeys(rescored))[:5])})"
+        )
+    return notes

@@ -27,6 +27,7 @@ import sqlalchemy as sa
 from assay.corpus.anchoring import needing_review, needs_review
 from assay.errors import InvalidInput, NotFound
 from assay.gold.item_rows import read_items
+from assay.gold.statuses import is_every_status, parse_statuses
 from assay.people.actors import AUTHOR_NAME
 from assay.records import Item, ItemSummary, Project
 from assay.store.db import as_utc, read_only, reading, record_from_row
@@ -308,8 +309,10 @@ class _Listing:
         if key not in SORTS:
             raise InvalidInput(f"unknown sort {sort!r}; choose one of: {', '.join(SORTS)}")
         where: list[sa.ColumnElement[bool]] = []  # the project: in parts, see _parts
-        if status:
-            where.append(items.c.status == status)
+        if status:  # names, a comma list or all: the same reading as every --status
+            chosen = parse_statuses(status)
+            if not is_every_status(chosen):
+                where.append(items.c.status.in_(chosen))
         if query_type:
             where.append(items.c.query_type == query_type)
         if author:

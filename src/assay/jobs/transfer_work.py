@@ -14,15 +14,13 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from assay.corpus.anchoring import problems_json
 from assay.errors import AssayError, InvalidInput, NotFound
-from assay.formats import Lazy, get_format
+from assay.formats import get_format
 from assay.jobs.transfer_jobs import (
     CANCELLED,
     DONE,
@@ -42,13 +40,18 @@ from assay.jobs.transfer_jobs import (
     upload_folder,
     workspace_file,
 )
-from assay.records import Item
 from assay.search.indexes import sync_project
 from assay.store.import_lock import ask_for_turn
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
-from assay.transfer import STATUSES, ImportReport, export_bundle, export_scope, import_bundle
-from assay.transfer.files import input_path, safe_stem, write_file
+from assay.transfer import ImportReport, import_bundle
+from assay.transfer.files import input_path, safe_stem
+from assay.transfer.project_export import (
+    ExportOptions,
+    ExportPlan,
+    plan_export,
+    write_export_file,
+)
 
 if TYPE_CHECKING:
     from assay.jobs import Jobs
@@ -94,26 +97,12 @@ def start_import(
     return _queue(ws, jobs, IMPORT, payload)
 
 
-def start_export(
-    ws: Workspace,
-    jobs: Jobs,
-    project: str,
-    format_name: str,
-    chunking: str | None,
-    statuses: Sequence[str] | None,
-    items: Sequence[str] | None,
-) -> TransferJob:
-    """Queue an export of the project (``items``: exactly those; else the ``statuses``)."""
-    job_id = new_job(ws, EXPORT, project, format_name)
+def start_export(ws: Workspace, jobs: Jobs, project: str, plan: ExportPlan) -> TransferJob:
+    """Queue an export with the plan's options (checked again when the job runs: the
+    project may change while it waits)."""
+    job_id = new_job(ws, EXPORT, project, plan.spec.name)
     output = export_folder(ws, job_id).relative_to(ws.settings.home).as_posix()
-    payload = {
-        "transfer": job_id,
-        "format": format_name,
-        "output": output,
-        "chunking": chunking,
-        "statuses": None if statuses is None else list(statuses),
-        "items": None if items is None else list(items),
-    }
+    payload = {"transfer": job_id, "output": output, **plan.stored()}
     return _queue(ws, jobs, EXPORT, payload)
 
 
@@ -227,44 +216,15 @@ def _export(
     ws: Workspace, job: TransferJob, folder: Path, payload: dict[str, Any]
 ) -> tuple[Path, dict[str, Any]]:
     project = get_project(ws, job.project)
-    spec = get_format(str(payload["format"]))
-    statuses, only = payload["statuses"], payload["items"]
-    scope = export_scope(ws, project, None if only is not None else statuses, items=only)
-    total = scope.items
+    plan = plan_export(ws, project, ExportOptions.from_json(payload))
     progress = _Progress(ws, job.id)
-    progress("documents", 0, total)
-    bundle = export_bundle(
-        ws,
-        project,
-        chunking=payload["chunking"],
-        statuses=statuses,
-        items=only,
-        needs_review=scope.needs_review,
-    )
-    items = bundle.items
-
-    def counting() -> Iterator[Item]:
-        progress("items", 0, total)
-        for number, item in enumerate(items, 1):
-            progress("items", number, total)
-            yield item
-
-    bundle.items = Lazy(counting)
+    total = plan.scope.items
     folder.mkdir(parents=True, exist_ok=True)
-    stem = f"{safe_stem(project.name)}-{spec.name}"
-    options = {"chunking": bundle.target_chunking} if bundle.target_chunking else {}
-    output, notes = write_file(
-        spec, bundle, folder, stem, options, lambda: progress("zip", total, total)
+    stem = f"{safe_stem(project.name)}-{plan.spec.name}"
+    result = write_export_file(
+        ws, plan, folder, stem, progress, lambda: progress("zip", total, total)
     )
-    return output, {
-        "items": total,
-        "size": output.stat().st_size,
-        "statuses": list(statuses or STATUSES),
-        "left_out": scope.left_out,
-        "needs_review": problems_json(scope.needs_review)[:SHOWN],
-        "needs_review_count": len(scope.needs_review),
-        "notes": notes[:SHOWN],
-    }
+    return result.path, {**result.to_json(shown=SHOWN), "size": result.path.stat().st_size}
 
 
 def _take(ws: Workspace, job_id: str) -> TransferJob | None:

@@ -34,15 +34,15 @@ from assay.errors import Conflict, InvalidInput, NotFound
 from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, ProjectInfo, native
 from assay.formats.jsonrec import item_to_json
 from assay.gold.item_lists import items_in_batches
+from assay.gold.statuses import parse_statuses
 from assay.people.actors import AUTHOR_NAME, acting_account
-from assay.records import STATUSES, Chunking, Item, Project
+from assay.records import Chunking, Item, Project
 from assay.store.db import as_utc, reading, record_from_row, transaction, utcnow
 from assay.store.projects import check_name
 from assay.store.review_schema import dataset_versions
 from assay.store.schema import accounts, items
 from assay.store.workspace import Workspace
 
-DEFAULT_STATUSES = ("accepted",)
 """What a version freezes unless told otherwise: the reviewed gold."""
 SNAPSHOT_KEY = "dataset_version"
 """The key of the snapshot's own facts in the native manifest's ``extra``."""
@@ -77,12 +77,9 @@ class Snapshot:
 
 
 def check_statuses(statuses: Iterable[str] | None) -> tuple[str, ...]:
-    """The statuses to freeze (``accepted`` when none are given), each checked."""
-    chosen = tuple(dict.fromkeys(s.strip() for s in statuses or () if s.strip()))
-    for status in chosen:
-        if status not in STATUSES:
-            raise InvalidInput(f"unknown status {status!r}; choose from: {', '.join(STATUSES)}")
-    return chosen or DEFAULT_STATUSES
+    """The statuses to freeze (:func:`assay.gold.statuses.parse_statuses`: ``accepted``
+    when none are given, ``all`` for every one)."""
+    return parse_statuses(statuses)
 
 
 def _gold_ids(conn: sa.Connection, project: Project, statuses: Sequence[str]) -> list[str]:

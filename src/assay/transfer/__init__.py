@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from assay.corpus.evidence_mapping import chunks_for_span
+    from assay.gold.statuses import DEFAULT_STATUSES
     from assay.records import STATUSES
     from assay.transfer.batches import BatchPolicy
     from assay.transfer.exporting import (
-        DEFAULT_STATUSES,
         ExportScope,
         choose_statuses,
         chosen_items,
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 _HOMES = {
-    "DEFAULT_STATUSES": "assay.transfer.exporting",
+    "DEFAULT_STATUSES": "assay.gold.statuses",
     "STATUSES": "assay.records",
     "BatchPolicy": "assay.transfer.batches",
     "ExportScope": "assay.transfer.exporting",

@@ -23,9 +23,10 @@ from assay.corpus.anchoring import EvidenceProblem, gold_span, items_needing_rev
 from assay.corpus.chunkings import get_chunking, list_chunkings
 from assay.corpus.documents import document_record, iter_documents
 from assay.corpus.evidence_mapping import chunks_for_span
-from assay.errors import ImportRunning, InvalidInput, NotFound
+from assay.errors import ImportRunning, NotFound
 from assay.formats import Bundle, ChunkingRecord, ChunkRecord, Lazy, ProjectInfo
 from assay.gold.item_lists import item_ids
+from assay.gold.statuses import is_every_status, parse_statuses
 from assay.records import (
     STATUSES,
     Chunking,
@@ -45,24 +46,12 @@ from assay.transfer.reading import (
     status_counts,
 )
 
-DEFAULT_STATUSES = ("accepted",)
-"""What an export holds unless told otherwise: the reviewed gold, like ``assay eval``."""
-
 
 def choose_statuses(values: Sequence[str] | None) -> list[str] | None:
-    """Statuses to export from ``--status`` values (repeatable, comma-separated, ``all``):
-    nothing given means :data:`DEFAULT_STATUSES`; ``None`` back means every status."""
-    wanted = [v.strip().lower() for value in values or () for v in value.split(",") if v.strip()]
-    if not wanted:
-        return list(DEFAULT_STATUSES)
-    for status in wanted:
-        if status not in (*STATUSES, "all"):
-            raise InvalidInput(
-                f"unknown status {status!r}; choose from: {', '.join(STATUSES)}, all"
-            )
-    if "all" in wanted or set(wanted) >= set(STATUSES):
-        return None
-    return list(dict.fromkeys(wanted))
+    """Statuses to export from ``--status`` values (:func:`assay.gold.statuses.parse_statuses`:
+    nothing given means ``accepted``); ``None`` back means every status."""
+    chosen = parse_statuses(values)
+    return None if is_every_status(chosen) else list(chosen)
 
 
 @dataclass(frozen=True, slots=True)

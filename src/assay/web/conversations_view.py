@@ -17,15 +17,14 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from assay.corpus.documents import document_names
-from assay.errors import InvalidInput, NotFound
-from assay.formats import get_format
+from assay.errors import NotFound
 from assay.gold.conversations import conversation_checks
 from assay.gold.item_lists import list_items
 from assay.gold.items import StaleItem, editable_copy, editable_json, get_item
 from assay.gold.turn_answers import answer_events, canonical_context, context_doc_id
 from assay.records import Item, ItemSummary, Project, to_json
 from assay.store.workspace import Workspace
-from assay.transfer import export_bundle, export_scope
+from assay.transfer.project_export import ExportOptions, plan_export, write_export
 from assay.web.actors import own_items_only
 from assay.web.items_view import conflict_response
 
@@ -113,11 +112,9 @@ def listed_conversations(
 def ragaphene_json(ws: Workspace, project: Project, item: Item) -> bytes:
     """One conversation as a RAGAPHENE JSON file, whatever its status; refused when its
     evidence needs review (its document changed), as every export leaves such items out."""
-    scope = export_scope(ws, project, None, items=[item.id])
-    if scope.needs_review:
-        raise InvalidInput(scope.strict_message(project.name))
-    bundle = export_bundle(ws, project, items=[item.id], needs_review=())
+    options = ExportOptions("ragaphene", items=[item.id], strict=True)
+    plan = plan_export(ws, project, options)
     with tempfile.TemporaryDirectory(prefix="assay-conversation-") as folder:
         path = Path(folder) / "conversation.json"
-        get_format("ragaphene").write(bundle, path)
+        write_export(ws, plan, path)
         return path.read_bytes()

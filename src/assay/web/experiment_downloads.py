@@ -14,7 +14,16 @@ from assay.experiments.store import experiment_tasks_of
 from assay.records import Project
 from assay.store.workspace import Workspace
 
-RESULT_FIELDS = ("experiment", "pipeline", "task_id", "item_id", "query_type", "error")
+RESULT_FIELDS = (
+    "experiment",
+    "pipeline",
+    "task_id",
+    "query_id",
+    "item_id",
+    "query_type",
+    "error",
+)
+"""``query_id`` is the id qrels and runs Assay writes give the question (docs/formats.md)."""
 
 
 def results_rows(
@@ -28,6 +37,7 @@ def results_rows(
             "experiment": experiment.name,
             "pipeline": result.pipeline,
             "task_id": result.task_id,
+            "query_id": task.query_id if task else result.task_id,
             "item_id": task.item_id if task else "",
             "query_type": task.query_type if task else "",
             "query": task.query() if task else "",

@@ -8,12 +8,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 
-from assay.corpus.chunkings import get_chunking
-from assay.errors import InvalidInput
-from assay.formats import get_format
 from assay.jobs.transfer_work import start_export
 from assay.store.projects import get_project
-from assay.transfer import choose_statuses, chosen_items, export_scope
+from assay.transfer.project_export import ExportOptions, plan_export
 from assay.web.state import jobs, workspace
 from assay.web.transfer_jobs import job_json
 
@@ -33,6 +30,9 @@ class ExportIn(BaseModel):
     strict: bool = False
     """Refuse (422, naming the items) when an item's evidence no longer matches its document,
     instead of leaving the item out and listing it in ``needs_review``."""
+    include_unanswerable: bool = False
+    """AutoRAG: also write questions without ``retrieval_gt`` (AutoRAG's own loader refuses
+    them, so they are left out and named in the notes by default)."""
 
 
 @router.post("/api/projects/{name}/transfer/exports", status_code=202, tags=["transfer"])
@@ -41,21 +41,15 @@ def api_export(request: Request, name: str, body: ExportIn) -> JSONResponse:
     then fetch ``download``."""
     ws = workspace(request)
     project = get_project(ws, name)
-    spec = get_format(body.format)
-    chunking = body.chunking or None
-    if chunking is not None:
-        get_chunking(ws, project, chunking)  # NotFound names the chunkings there are
-    if body.statuses is not None and not body.statuses:
-        raise InvalidInput("choose at least one status to export (or 'all')")
-    statuses = choose_statuses(body.statuses)
-    scope = export_scope(ws, project, statuses)
-    only = None
-    if body.items is not None:
-        only = chosen_items(ws, project, body.items)
-        scope = export_scope(ws, project, None, items=only)
-    if body.strict and scope.needs_review:
-        raise InvalidInput(scope.strict_message(project.name))
-    if scope.items == 0 and not body.allow_empty:
-        raise InvalidInput(scope.empty_message(project.name, "'statuses'", "'allow_empty'"))
-    job = start_export(ws, jobs(request), project.name, spec.name, chunking, statuses, only)
+    options = ExportOptions(
+        body.format,
+        chunking=body.chunking or None,
+        statuses=body.statuses,
+        items=body.items,
+        allow_empty=body.allow_empty,
+        strict=body.strict,
+        include_unanswerable=body.include_unanswerable,
+    )
+    plan = plan_export(ws, project, options, names=("'statuses'", "'allow_empty'"))
+    job = start_export(ws, jobs(request), project.name, plan)
     return JSONResponse(job_json(ws, job), status_code=202)

@@ -12,10 +12,10 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.corpus.chunkings import list_chunkings
+from assay.gold.statuses import DEFAULT_STATUSES
 from assay.records import STATUSES, Project, to_json
 from assay.review.version_diff import diff_versions
 from assay.review.versions import (
-    DEFAULT_STATUSES,
     DatasetVersion,
     create_version,
     get_version,

@@ -128,6 +128,7 @@
       const statuses = Array.from(form.querySelectorAll('input[name="statuses"]:checked')).map((i) => i.value);
       const body = { format: format.value, statuses };
       if (document.getElementById("export-strict").checked) body.strict = true;
+      if (document.getElementById("export-unanswerable").checked) body.include_unanswerable = true;
       if (!chunking.disabled && chunking.value) body.chunking = chunking.value;
       box.hidden = false;
       box.className = "job";
