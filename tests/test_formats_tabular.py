@@ -11,6 +11,7 @@ import pytest
 from assay.errors import InvalidInput
 from assay.formats import get_format
 from assay.gold.item_lists import list_items
+from assay.gold.item_reads import iter_items
 from assay.records import Project
 from assay.store.projects import get_project, list_projects
 from assay.store.workspace import Workspace
@@ -180,3 +181,19 @@ def test_a_streamed_csv_is_read_as_it_is_imported(
     with pytest.raises(InvalidInput, match=r"not UTF-8 text \(line 5, byte \d+\)"):
         get_format("csv").read(bad)
     assert [p.name for p in list_projects(ws)] == ["test"]
+
+
+def test_hf_keeps_the_items_notes(ws: Workspace, project: Project, tmp_path: Path) -> None:
+    """Notes are a column of their own (they were lost before, silently)."""
+    from assay.gold.item_writes import create_item
+    from assay.records import Item, Turn
+
+    rich_project(ws, project)
+    create_item(ws, project, Item(turns=[Turn(query="Q?", answer="A.")], notes="ask HR"))
+    folder = tmp_path / "hf"
+    get_format("hf").write(export_bundle(ws, project, statuses=None), folder)
+    rows = pq.read_table(folder / "data" / "items.parquet").to_pylist()
+    assert sorted(r["notes"] for r in rows) == ["", "", "", "ask HR"]
+    import_bundle(ws, "from-hf", get_format("hf").read(folder))
+    copy = get_project(ws, "from-hf")
+    assert sorted(i.notes for i in iter_items(ws, copy, statuses=None)) == ["", "", "", "ask HR"]

@@ -6,7 +6,8 @@ offline.
 ``items``: one row per item with flat columns for the first turn (``query``, ``answer``,
 ``alternatives``, ``query_type``, ``retrieval_gt`` as groups of chunk ids of the chosen
 chunking, ``relevant``/``distracting`` passages with ``doc_id``, offsets and text) and
-``turns``, all turns as JSON (what the reader uses, so nothing is lost). ``documents``:
+``turns``, all turns as JSON (what the reader uses, so nothing is lost), ``extra`` and
+``notes``. ``documents``:
 ``doc_id, name, text, metadata`` (JSON), and ``original``: the file's bytes for a document
 without text (a scan), so it comes back as the same document; null otherwise.
 """
@@ -58,6 +59,7 @@ def _schemas(pa: Any) -> tuple[Any, Any]:
             ("distracting", pa.list_(passage)),
             ("turns", pa.string()),
             ("extra", pa.string()),
+            ("notes", pa.string()),
         ]
     )
     documents = pa.schema(
@@ -97,7 +99,8 @@ def card(bundle: Bundle) -> str:
         + "- `items`: questions (`query`), reference answers (`answer`, `alternatives`), the "
         "question type, and evidence: `relevant` and `distracting` passages as character "
         "offsets into `documents.text`; `retrieval_gt` lists groups of chunk ids (every group "
-        "is needed, any id within a group suffices). `turns` holds all turns as JSON.\n"
+        "is needed, any id within a group suffices). `turns` holds all turns as JSON, "
+        "`notes` the item's notes.\n"
         "- `documents`: the documents' ids, names and extracted text (`original` holds the "
         "file of a document without text).\n"
     )
@@ -168,6 +171,7 @@ def _row(item: Item) -> dict[str, Any]:
         "distracting": passages("distracting"),
         "turns": json.dumps([turn_to_json(t, lambda ref: ref) for t in item.turns]),
         "extra": dumps_line({k: v for k, v in item.extra.items() if k != "source_id"}),
+        "notes": item.notes,
     }
 
 
@@ -204,6 +208,7 @@ def read(path: Path) -> Bundle:
                 id=item_id,
                 kind=kind,
                 status=one_of(_string(row, "status", where) or "draft", STATUSES, "status", where),
+                notes=_string(row, "notes", where),  # absent in files written before it
                 extra=extra,
                 turns=[turn_from_json(t, f"{where}, turn {i}") for i, t in enumerate(turns, 1)],
             )
