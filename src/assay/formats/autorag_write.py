@@ -99,8 +99,9 @@ def _left_out(docs: dict[str, Documented], notes: list[str]) -> frozenset[str]:
     """The optional fields no row needs: none when a document was not imported from
     AutoRAG; else those its rows lacked. Other columns and metadata keys of imported rows
     cannot be written and are named in ``notes``."""
-    imported = [m.get("autorag") for m, _, _, _ in docs.values()]
-    if not imported or not all(isinstance(i, dict) for i in imported):
+    found = [m.get("autorag") for m, _, _, _ in docs.values()]
+    imported = [i for i in found if isinstance(i, dict)]
+    if not imported or len(imported) < len(found):
         return frozenset()
     had: set[str] = set()
     others: set[str] = set()
