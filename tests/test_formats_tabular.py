@@ -197,3 +197,23 @@ def test_hf_keeps_the_items_notes(ws: Workspace, project: Project, tmp_path: Pat
     import_bundle(ws, "from-hf", get_format("hf").read(folder))
     copy = get_project(ws, "from-hf")
     assert sorted(i.notes for i in iter_items(ws, copy, statuses=None)) == ["", "", "", "ask HR"]
+
+
+def test_csv_columns_of_a_spreadsheet_are_kept_and_warned_about(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    """A column Assay does not know (a team's own) is never dropped: each row's cell goes to
+    the item's ``extra.columns``, the import says so, and the export carries it."""
+    path = tmp_path / "sheet.csv"
+    path.write_text("query,answer,priority,owner\nHotel?,140,high,\nTrain?,second,,ann\n")
+    report = import_bundle(ws, "sheet", get_format("csv").read(path))
+    (flagged,) = [o for o in report.outcomes if o.status == "flagged"]
+    assert "'priority', 'owner' are not Assay's" in flagged.message
+    project = get_project(ws, "sheet")
+    items = iter_items(ws, project, statuses=None)
+    kept = {i.turns[0].query: i.extra.get("columns") for i in items}
+    assert kept == {"Hotel?": {"priority": "high"}, "Train?": {"owner": "ann"}}
+    out = tmp_path / "out.csv"
+    get_format("csv").write(export_bundle(ws, project, statuses=None), out)
+    back = {i.turns[0].query: i.extra.get("columns") for i in get_format("csv").read(out).items}
+    assert back == kept
