@@ -469,3 +469,18 @@ def test_query_type_distracting_and_notes_survive_a_trip(
     again = tmp_path / f"again{spec.extensions[0]}"
     spec.write(export_bundle(any_ws, back, statuses=None), again)
     assert again.read_text() == out.read_text()  # and written back the same
+
+
+def test_the_collection_is_set_over_the_api(ws: Workspace) -> None:
+    from assay.store.projects import create_project
+    from tests.test_documents_textless import client_for
+
+    create_project(ws, "docs")
+    client = client_for(ws)
+    url = "/api/projects/docs/settings"
+    assert client.put(url, json={"mtrag_collection": "govt"}).status_code == 200
+    assert get_project(ws, "docs").settings["mtrag_collection"] == "govt"
+    empty = client.put(url, json={"mtrag_collection": ""})
+    assert empty.status_code == 422 and "non-empty" in empty.json()["detail"]
+    assert client.put(url, json={"mtrag_collection": None}).status_code == 200
+    assert "mtrag_collection" not in get_project(ws, "docs").settings  # back to the default
