@@ -217,3 +217,22 @@ def test_csv_columns_of_a_spreadsheet_are_kept_and_warned_about(
     get_format("csv").write(export_bundle(ws, project, statuses=None), out)
     back = {i.turns[0].query: i.extra.get("columns") for i in get_format("csv").read(out).items}
     assert back == kept
+
+
+def test_hf_columns_added_elsewhere_are_kept_and_warned_about(
+    ws: Workspace, project: Project, tmp_path: Path
+) -> None:
+    import pyarrow as pa
+
+    rich_project(ws, project)
+    folder = tmp_path / "hf"
+    get_format("hf").write(export_bundle(ws, project, statuses=None), folder)
+    table = pq.read_table(folder / "data" / "items.parquet")
+    scores = list(range(table.num_rows))
+    table = table.append_column("difficulty", pa.array(scores, pa.int64()))
+    pq.write_table(table, folder / "data" / "items.parquet")
+    report = import_bundle(ws, "from-hf", get_format("hf").read(folder))
+    (flagged,) = [o for o in report.outcomes if o.status == "flagged" and o.kind == "record"]
+    assert "'difficulty' are not Assay's" in flagged.message
+    items = iter_items(ws, get_project(ws, "from-hf"), statuses=None)
+    assert sorted(i.extra["columns"]["difficulty"] for i in items) == scores

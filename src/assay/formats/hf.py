@@ -7,7 +7,8 @@ offline.
 ``alternatives``, ``query_type``, ``retrieval_gt`` as groups of chunk ids of the chosen
 chunking, ``relevant``/``distracting`` passages with ``doc_id``, offsets and text) and
 ``turns``, all turns as JSON (what the reader uses, so nothing is lost), ``extra`` and
-``notes``. ``documents``:
+``notes``. Columns a reader does not know (added to the dataset elsewhere) are kept in each
+item's ``extra["columns"]`` with a warning. ``documents``:
 ``doc_id, name, text, metadata`` (JSON), and ``original``: the file's bytes for a document
 without text (a scan), so it comes back as the same document; null otherwise.
 """
@@ -20,12 +21,14 @@ from typing import Any
 
 from assay.errors import InvalidInput
 from assay.formats import Bundle, DocumentRecord, Issue, ProjectInfo
+from assay.formats.autorag import jsonable
 from assay.formats.common import (
     FirstSeen,
     one_of,
     parquet_rows,
     read_parquet,
 )
+from assay.formats.csv import OTHER_COLUMNS
 from assay.formats.groups import retrieval_groups, source_id
 from assay.formats.jsonrec import turn_from_json, turn_to_json
 from assay.formats.jsontext import dumps_line, loads
@@ -186,7 +189,19 @@ def read(path: Path) -> Bundle:
         documents = _documents(docs_path, issues)
     items: list[Item] = []
     seen = FirstSeen("field 'id'", issues)
-    for number, row in enumerate(_rows(items_path, ("id", "turns")), 1):
+    rows = _rows(items_path, ("id", "turns"))
+    known = set(_schemas(_arrow())[0].names)
+    others = sorted({k for row in rows for k in row if k not in known})
+    if others:
+        issues.append(
+            Issue(
+                items_path.name,
+                f"column(s) {', '.join(repr(c) for c in others)} are not Assay's: each row's "
+                f"values are kept in its item's extra.{OTHER_COLUMNS}",
+                "warning",
+            )
+        )
+    for number, row in enumerate(rows, 1):
         where = f"{items_path.name} row {number}"
         item_id = row.get("id")
         if not isinstance(item_id, str) or not item_id:
@@ -199,6 +214,9 @@ def read(path: Path) -> Bundle:
         extra = loads(_string(row, "extra", where) or "{}", f"{where}, field 'extra'")
         if not isinstance(extra, dict):
             raise InvalidInput(f"{where}: field 'extra' must be a JSON object")
+        kept = {k: jsonable(row[k]) for k in others if row.get(k) is not None}
+        if kept:
+            extra[OTHER_COLUMNS] = {**extra.get(OTHER_COLUMNS, {}), **kept}
         kind = one_of(_string(row, "kind", where) or "qa", KINDS, "kind", where)
         if kind == "qa" and len(turns) != 1:
             raise InvalidInput(f"{where}: a 'qa' item has exactly one turn")
@@ -220,6 +238,12 @@ def read(path: Path) -> Bundle:
         provenance={"format": "hf", "path": str(path)},
         issues=issues,
     )
+
+
+def _arrow() -> Any:
+    import pyarrow as pa
+
+    return pa
 
 
 def _string(row: dict[str, Any], key: str, where: str) -> str:
