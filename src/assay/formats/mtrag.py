@@ -27,6 +27,7 @@ from assay.errors import InvalidInput
 from assay.formats import Bundle, Issue
 from assay.formats.common import FirstSeen, as_object, field_dict, field_list, field_str
 from assay.formats.contexts import ContextCorpus, read_contexts
+from assay.formats.dialogue import QUERY_TYPE, query_type_of
 from assay.formats.jsontext import jsonl_lines, read_text
 from assay.formats.mtrag_write import ENRICHMENT_KEYS, TASK_KEYS, split_task_id, write
 from assay.records import Item, Turn
@@ -216,11 +217,14 @@ def conversation_item(conversation: _Conversation, where: str, corpus: ContextCo
         if user is not None:
             turn.query = str(user[0].get("text") or "")
             turn.enrichments = _enrichments(user[0], where)
-            held = ["speaker", "text", "enrichments"]
-            if isinstance(user[0].get("query_type"), str) and user[0]["query_type"]:
-                turn.query_type = user[0]["query_type"]  # Assay's, written by Assay
-                held.append("query_type")
-            meta["user"] = _rest(user[0], tuple(held))
+            turn.query_type = query_type_of(user[0]) or turn.query_type
+            held = (
+                "speaker",
+                "text",
+                "enrichments",
+                *([QUERY_TYPE] * bool(query_type_of(user[0]))),
+            )
+            meta["user"] = _rest(user[0], held)
             meta["user_enrichments"] = "enrichments" in user[0]
         if agent is not None:
             turn.answer = str(agent[0].get("text") or "")

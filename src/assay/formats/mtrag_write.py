@@ -18,7 +18,12 @@ from typing import Any
 from assay.formats import Bundle, ProjectInfo
 from assay.formats.common import sub_dict
 from assay.formats.contexts import document_ids, sub_list, write_contexts
-from assay.formats.dialogue import ragaphene_collection, ragaphene_metadata
+from assay.formats.dialogue import (
+    DEFAULT_QUERY_TYPE,
+    QUERY_TYPE,
+    ragaphene_collection,
+    ragaphene_metadata,
+)
 from assay.formats.groups import source_id
 from assay.records import Item, Turn
 
@@ -31,8 +36,6 @@ ENRICHMENT_KEYS = (
     "Ambiguity Type",
 )
 SEPARATORS = ("<::>", "::")
-DEFAULT_QUERY_TYPE = "fact_single"
-"""A turn's query type unless set (:class:`assay.records.Turn`): not written."""
 TASK_KEYS = (
     "conversation_id",
     "task_id",
@@ -136,7 +139,7 @@ class _Writer:
         message: dict[str, Any] = {"speaker": speaker, "text": text}
         query_type = self.item.turns[index].query_type
         if speaker == "user" and query_type != DEFAULT_QUERY_TYPE:
-            message["query_type"] = query_type  # MTRAG has no place for Assay's types
+            message[QUERY_TYPE] = query_type
         meta = self.meta(index)
         if speaker in meta:
             message.update(copy.deepcopy(sub_dict(meta, speaker)))

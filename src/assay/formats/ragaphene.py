@@ -36,10 +36,13 @@ from assay.formats.contexts import (
     write_contexts,
 )
 from assay.formats.dialogue import (
+    DEFAULT_QUERY_TYPE,
+    QUERY_TYPE,
     derived_metadata,
     mtrag_collection,
     mtrag_generator,
     mtrag_metadata,
+    query_type_of,
 )
 from assay.formats.jsontext import loads, read_text, type_name
 from assay.formats.ragaphene_review import (
@@ -54,8 +57,6 @@ from assay.formats.ragaphene_v1 import SCHEMA_VERSION, migrate_v1
 from assay.records import Comment, Item, Turn
 
 SPEAKERS = ("user", "agent")
-DEFAULT_QUERY_TYPE = "fact_single"
-"""A turn's query type unless set (:class:`assay.records.Turn`): not written."""
 TOP_KEYS = ("schema_version", "author", "retriever", "generator", "messages", "status")
 TOP_KEYS_MORE = ("status_history", "comments")
 
@@ -136,8 +137,7 @@ def conversation_item(
         if speaker == "user":
             turn.query = text
             turn.enrichments = _enrichments(message, here)
-            if isinstance(message.get("query_type"), str) and message["query_type"]:
-                turn.query_type = message["query_type"]  # Assay's, written by Assay
+            turn.query_type = query_type_of(message) or turn.query_type
         else:
             turn.answer = text
             turn.original_answer = field_str(message, "original_text", here)
@@ -184,8 +184,8 @@ def _message_meta(message: dict[str, Any], where: str) -> dict[str, Any]:
         meta["has_original_text"] = True
     if message.get("speaker") == "user":
         meta.pop("enrichments", None)
-        if isinstance(meta.get("query_type"), str) and meta["query_type"]:
-            meta.pop("query_type")
+        if query_type_of(meta):
+            meta.pop(QUERY_TYPE)
     return meta
 
 
@@ -273,10 +273,8 @@ def item_conversation(
     if notes is not None:
         notes.extend(_refusals(item, messages))
     if any(d.label == "distracting" for t in item.turns for d in t.evidence) and notes is not None:
-        notes.append(
-            f"item {item.id}: distracting passages are written as 'no' (not relevant) votes "
-            "marked 'label: distracting', which RAGAPHENE ignores"
-        )
+        notes.append(f"item {item.id}: distracting passages are 'no' votes marked 'label: "
+                     "distracting' (RAGAPHENE reads the 'no')")  # fmt: skip
     history = [copy.deepcopy(h) for h in kept.get("status_history") or [] if isinstance(h, dict)]
     status = conversation_status(item, kept, history, edited)
     out: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
@@ -293,13 +291,9 @@ def item_conversation(
         if generator:
             out["generator"] = generator
     out["messages"] = messages
-    written = {
-        "status": status,
-        "status_history": history,
-        "comments": write_comments(comments, kept.get("comments") or [], at, at_context),
-    }
-    for key, value in written.items():  # a conversation read without them stays so
-        if key in kept or not info or value not in ("created", []):
+    remarks = write_comments(comments, kept.get("comments") or [], at, at_context)
+    for key, value in (("status", status), ("status_history", history), ("comments", remarks)):
+        if key in kept or not info or value not in ("created", []):  # read without: stays so
             out[key] = value
     if item.notes:  # RAGAPHENE has no place for notes: a key of their own
         out["notes"] = item.notes
@@ -348,8 +342,8 @@ def _refusals(item: Item, messages: list[dict[str, Any]]) -> list[str]:
 def _user_message(turn: Turn, meta: dict[str, Any], when: Any) -> dict[str, Any]:
     message: dict[str, Any] = {"speaker": "user", "text": turn.query}
     message["timestamp"] = meta.get("timestamp", when)
-    if turn.query_type != DEFAULT_QUERY_TYPE:  # RAGAPHENE has no place for Assay's types
-        message["query_type"] = turn.query_type
+    if turn.query_type != DEFAULT_QUERY_TYPE:
+        message[QUERY_TYPE] = turn.query_type
     rest = {k: v for k, v in meta.items() if k not in ("timestamp", "has_original_text")}
     if turn.enrichments:
         message["enrichments"] = copy.deepcopy(turn.enrichments)
