@@ -288,3 +288,25 @@ def test_columns_assay_cannot_write_are_named(ws: Workspace, tmp_path: Path) -> 
         "next_id",
     ]
     assert [r["path"] for r in pq.read_table(out / "corpus.parquet").to_pylist()] == ["a", None]
+
+
+def test_a_row_autorag_drops_is_left_out_without_refusing_the_file(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    """AutoRAG's cast_corpus_dataset drops rows without contents and loads the rest: the
+    import does the same (the row reported as skipped), strict or not."""
+    corpus = {
+        "doc_id": ["c1", "c2"],
+        "contents": ["Hotels cost 140 euros.", "   "],
+        "metadata": CORPUS["metadata"],
+    }
+    qa = {
+        "qid": ["q1"],
+        "query": ["Hotel?"],
+        "retrieval_gt": [[["c1"]]],
+        "generation_gt": [["140"]],
+    }
+    report = import_bundle(ws, "p", read(write_dataset(tmp_path / "d", qa, corpus)))
+    (skipped,) = [o for o in report.outcomes if o.status == "skipped"]
+    assert "c2" in skipped.ref and "as AutoRAG drops it" in skipped.message
+    assert report.summary()["document"]["imported"] == 1
