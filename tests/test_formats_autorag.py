@@ -40,15 +40,14 @@ def test_import_then_export_keeps_ids_and_content(
     for column in ("retrieval_gt", "generation_gt"):
         as_lists = [np.asarray(v).tolist() for v in qa_out[column]]
         assert [np.asarray(v).tolist() for v in qa_in[column]] == as_lists
+    # the corpus comes back as it was read: the same rows, columns and metadata keys
     corpus_in = pq.read_table(source / "corpus.parquet").to_pylist()
-    corpus_out = {r["doc_id"]: r for r in pq.read_table(out / "corpus.parquet").to_pylist()}
-    assert set(corpus_out) == {r["doc_id"] for r in corpus_in}
-    for row in corpus_in:
-        written = corpus_out[row["doc_id"]]
-        assert written["contents"] == row["contents"]
-        # normalisation: the metadata struct also has 'path' (None when the source had none)
-        assert {k: written["metadata"][k] for k in row["metadata"]} == row["metadata"]
+    corpus_out = pq.read_table(out / "corpus.parquet").to_pylist()
+    assert sorted(corpus_out, key=lambda r: r["doc_id"]) == sorted(
+        corpus_in, key=lambda r: r["doc_id"]
+    )
     schema = pq.read_schema(out / "corpus.parquet")
+    assert set(schema.names) == set(pq.read_schema(source / "corpus.parquet").names)
     assert schema.field("metadata").type.field("last_modified_datetime").type == pa.timestamp("us")
 
 
@@ -259,3 +258,55 @@ def test_cli_export_lists_and_includes_unanswerable(ws: Workspace, tmp_path: Pat
     result = runner.invoke(make_app(), [*args, "--include-unanswerable"])
     assert json.loads(result.output)["notes"] == []
     assert pq.read_table(out / "qa.parquet").column("qid").to_pylist() == ["q1", "q2"]
+
+
+def test_columns_assay_cannot_write_are_named(ws: Workspace, tmp_path: Path) -> None:
+    """Extra corpus and qa columns of an AutoRAG import are kept in the project and named
+    in the export's notes; Assay's own fields appear once a row needs them."""
+    corpus = {**CORPUS, "source": ["a.pdf", "b.pdf"], "path": ["a", None]}
+    folder = write_dataset(
+        tmp_path / "d",
+        {
+            "qid": ["q1"],
+            "query": ["Hotel?"],
+            "retrieval_gt": [[["c1"]]],
+            "generation_gt": [["140 euros"]],
+            "level": ["easy"],
+        },
+        corpus,
+    )
+    import_bundle(ws, "p", read(folder))
+    out = tmp_path / "out"
+    notes = get_format("autorag").write(export_bundle(ws, get_project(ws, "p")), out)
+    assert any("corpus field(s) source of the imported AutoRAG rows" in n for n in notes)
+    assert any("qa column(s) level of the imported AutoRAG rows" in n for n in notes)
+    schema = pq.read_schema(out / "corpus.parquet")
+    assert set(schema.names) == {"doc_id", "contents", "metadata", "path"}  # path: a row had it
+    assert [f.name for f in schema.field("metadata").type] == [
+        "last_modified_datetime",
+        "prev_id",
+        "next_id",
+    ]
+    assert [r["path"] for r in pq.read_table(out / "corpus.parquet").to_pylist()] == ["a", None]
+
+
+def test_a_row_autorag_drops_is_left_out_without_refusing_the_file(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    """AutoRAG's cast_corpus_dataset drops rows without contents and loads the rest: the
+    import does the same (the row reported as skipped), strict or not."""
+    corpus = {
+        "doc_id": ["c1", "c2"],
+        "contents": ["Hotels cost 140 euros.", "   "],
+        "metadata": CORPUS["metadata"],
+    }
+    qa = {
+        "qid": ["q1"],
+        "query": ["Hotel?"],
+        "retrieval_gt": [[["c1"]]],
+        "generation_gt": [["140"]],
+    }
+    report = import_bundle(ws, "p", read(write_dataset(tmp_path / "d", qa, corpus)))
+    (skipped,) = [o for o in report.outcomes if o.status == "skipped"]
+    assert "c2" in skipped.ref and "as AutoRAG drops it" in skipped.message
+    assert report.summary()["document"]["imported"] == 1

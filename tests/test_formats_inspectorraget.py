@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,9 @@ def test_v1_is_migrated_and_read(tmp_path: Path) -> None:
     assert migrated["schema_version"] == 2 and "evaluations" not in migrated
     t1, t2 = migrated["tasks"]
     assert t1["task_type"] == "qa"  # rag with speaker/text input
-    assert t1["input"] == [{"role": "user", "content": "When does the ferry leave?"}]
+    # messages keep their shape, as InspectorRAGet's migration keeps them (its qa view
+    # reads utterance.speaker and utterance.text)
+    assert t1["input"] == [{"speaker": "user", "text": "When does the ferry leave?"}]
     assert t1["targets"] == [{"type": "text", "value": "At 22:40."}]
     assert t2["task_type"] == "generation"
     result = migrated["results"][0]
@@ -468,18 +471,6 @@ BAD = {
         lambda d: d["results"][2].update(task_id="t9"),
         r"results\[3\] \(task 't9', model 'm1'\): task_id 't9' is not among the tasks",
     ),
-    "outside the range": (
-        lambda d: d["results"][0]["scores"]["rougeL"]["system"].update(value=1.5),
-        r"results\[1\] .*'rougeL' by 'system': value 1.5 is outside the range 0 to 1",
-    ),
-    "not a category": (
-        lambda d: d["results"][3]["scores"]["faithfulness"]["51100234"].update(value="5"),
-        r"results\[4\] .*'faithfulness' by '51100234': value '5' is not one of",
-    ),
-    "unknown metric": (
-        lambda d: d["results"][0]["scores"].update(recall={"system": {"value": 1}}),
-        r"results\[1\] .*metric 'recall' is not among the metrics",
-    ),
     "model id too long": (
         lambda d: d["models"][1].update(model_id="m" * 201),
         r"models\[2\]: model_id is over 200 characters",
@@ -507,6 +498,46 @@ def test_bad_records_are_named_and_nothing_is_stored(
     (experiment,) = list_experiments(any_ws, project)
     exported = experiment_to_inspectorraget(any_ws, project, experiment.id)
     assert len(exported["results"]) == 4 - len([o for o in skipped if "result" in o.ref])
+
+
+DOUBTFUL = {
+    "below the range": (
+        lambda d: d["results"][0]["scores"]["rougeL"]["system"].update(value=-1.07),
+        r"'rougeL' by 'system': value -1.07 is outside the range 0 to 1",
+    ),
+    "a hair past the bound": (
+        lambda d: d["results"][1]["scores"]["rougeL"]["system"].update(value=1.0000002),
+        r"value 1.0000002 is outside the range 0 to 1",
+    ),
+    "not a category": (
+        lambda d: d["results"][3]["scores"]["faithfulness"]["51100234"].update(value="5"),
+        r"'faithfulness' by '51100234': value '5' is not one of",
+    ),
+    "undeclared metric": (
+        lambda d: d["results"][0]["scores"].update(recall={"system": {"value": 1}}),
+        r"metric 'recall' is not among the metrics",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DOUBTFUL))
+def test_what_inspectorraget_loads_is_kept_and_warned_about(
+    case: str, any_ws: Workspace, tmp_path: Path
+) -> None:
+    """A value outside a display range, outside the categories, or of an undeclared metric:
+    InspectorRAGet loads the file, so the import keeps it, flags it, and writes it back."""
+    change, message = DOUBTFUL[case]
+    data = json.loads(json.dumps(rich_file()))  # its results share one dict of scores
+    change(data)
+    report = import_bundle(
+        any_ws, "eval", get_format("inspectorraget").read(write_file(tmp_path, data))
+    )
+    flagged = [o for o in report.outcomes if o.status == "flagged"]
+    assert len(flagged) == 1 and flagged[0].ref.startswith("results[")
+    assert re.search(message, flagged[0].message) and "kept as read" in flagged[0].message
+    assert not [o for o in report.outcomes if o.status == "skipped"]
+    project = get_project(any_ws, "eval")
+    assert experiment_to_inspectorraget(any_ws, project, "Ferry answers") == data
 
 
 def test_edits_to_items_show_in_the_exported_file(any_ws: Workspace, tmp_path: Path) -> None:
@@ -567,3 +598,47 @@ def test_real_files_come_back_as_they_were(shared_fixtures: Path, ws: Workspace)
         project = get_project(ws, f"real {number}")
         (experiment,) = list_experiments(ws, project)
         assert experiment_to_inspectorraget(ws, project, experiment.id) == migrate(data), path.name
+
+
+def test_gold_only_export_carries_the_gold_passages(ws: Workspace, tmp_path: Path) -> None:
+    """Items made in Assay (no imported evaluation): each turn a task whose contexts are its
+    relevant passages, each passage a document with its text, so InspectorRAGet shows them;
+    a conversation's earlier turns come before the query; what is left out is noted."""
+    from tests.test_transfer import rich_project
+
+    project = create_project(ws, "gold", "en")
+    rich_project(ws, project)
+    out = tmp_path / "gold.json"
+    notes = get_format("inspectorraget").write(export_bundle(ws, project, statuses=None), out)
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert validate(data) == [] and not [n for n in notes if "not valid" in n]
+    assert any("2 distracting or irrelevant passage(s) left out" in n for n in notes)
+    documents = {d["document_id"]: d for d in data["documents"]}
+    hotel = next(t for t in data["tasks"] if t["input"][-1]["content"].startswith("How much"))
+    texts = [documents[c["document_id"]]["text"] for c in hotel["contexts"]]
+    assert texts == [
+        "Hotels are refunded up to 140 euros per night.",
+        "30 days of paid leave",
+        "Taxis only at night.",
+    ]
+    assert {documents[c["document_id"]]["title"] for c in hotel["contexts"]} == {
+        "policy.txt",
+        "leave.md",
+    }
+    assert hotel["targets"] == [
+        {"type": "text", "value": "Up to 140 euros."},
+        {"type": "text", "value": "140 euros"},
+    ]
+    second = next(t for t in data["tasks"] if t["task_id"].endswith("::2"))
+    assert second["input"] == [
+        {"role": "user", "content": "Leave?"},
+        {"role": "assistant", "content": "30 days."},
+        {"role": "user", "content": "And trains?"},
+    ]
+    assert second["contexts"] == []
+    assert len(data["tasks"]) == 4  # one per turn
+    # read back, the passages are the evidence of the tasks
+    back = get_format("inspectorraget").read(out)
+    item = next(i for i in back.items if i.id == hotel["task_id"])
+    wanted = [c["document_id"] for c in hotel["contexts"]]
+    assert [e.doc_id for e in item.turns[0].evidence] == wanted

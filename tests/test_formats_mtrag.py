@@ -365,3 +365,120 @@ def test_reader_fuzzed(data: st.DataObject) -> None:
             return
         for item in bundle.items:  # what was read can be written back
             json.dumps(item_tasks(item, {}), allow_nan=False)
+
+
+def test_a_project_conversation_names_the_projects_collection(
+    any_ws: Workspace, tmp_path: Path
+) -> None:
+    """MTRAG's format check refuses an empty collection: a conversation made in Assay gets
+    the project's setting, else the project's name; an empty setting is refused."""
+    from assay.gold.items import create_item
+    from assay.gold.project_config import settings_view, update_settings
+    from assay.store.projects import create_project
+
+    project = create_project(any_ws, "fresh", "en")
+    create_item(any_ws, project, Item(turns=[Turn(query="q1", answer="a1")]))
+    out = tmp_path / "out.jsonl"
+
+    def collections() -> list[Any]:
+        get_format("mtrag").write(export_bundle(any_ws, project, statuses=None), out)
+        return [json.loads(line)["collection"] for line in out.read_text().splitlines()]
+
+    assert collections() == ["fresh"]
+    project = update_settings(any_ws, project, {"mtrag_collection": " govt-2025 "})
+    assert collections() == ["govt-2025"] and settings_view(project)["mtrag_collection"] == (
+        "govt-2025"
+    )
+    with pytest.raises(InvalidInput, match="mtrag_collection: give a non-empty name"):
+        update_settings(any_ws, project, {"mtrag_collection": "  "})
+
+
+def test_a_task_comes_back_without_fields_it_did_not_have(ws: Workspace, tmp_path: Path) -> None:
+    """No targets, contexts or collection in, none out (an answer added since is written)."""
+    source = tmp_path / "tasks.jsonl"
+    bare = task()
+    for key in ("targets", "contexts", "Collection"):
+        bare.pop(key)
+    source.write_text(json.dumps(bare) + "\n")
+    assert through_project(ws, source, "t", tmp_path / "out.jsonl") == [bare]
+    project = get_project(ws, "t")
+    (summary,) = list_items(ws, project, limit=5)[1]
+    item = get_item(ws, project, summary.id)
+    from assay.gold.items import editable_copy, save_item
+
+    edited = editable_copy(item)
+    edited.turns[-1].answer = "60 euros."
+    save_item(ws, project, item.id, edited, item.version)
+    out = tmp_path / "again.jsonl"
+    get_format("mtrag").write(export_bundle(ws, project, statuses=None), out)
+    (written,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [t["text"] for t in written["targets"]] == ["60 euros."]
+    assert "contexts" not in written and "Collection" not in written
+
+
+@pytest.mark.parametrize("name", ["mtrag", "ragaphene"])
+def test_query_type_distracting_and_notes_survive_a_trip(
+    any_ws: Workspace, tmp_path: Path, name: str
+) -> None:
+    """What the format has no field for travels in keys its tools ignore: the query type
+    on the question, ``label: distracting`` beside a "no" vote, the notes beside the
+    conversation."""
+    from assay.corpus.ingest import ingest_bytes
+    from assay.gold.items import create_item
+    from assay.records import Evidence
+    from assay.store.projects import create_project
+
+    project = create_project(any_ws, "made", "en")
+    text = "Passports cost 60 euros. Visas are separate."
+    doc = ingest_bytes(any_ws, project, "fees.txt", text.encode())
+    create_item(
+        any_ws,
+        project,
+        Item(
+            kind="conversation",
+            notes="check the fee table",
+            turns=[
+                Turn(
+                    query="How much is a passport?",
+                    query_type="summary",
+                    answer="60 euros.",
+                    evidence=[
+                        Evidence(doc_id=doc.id, text="Passports cost 60 euros."),
+                        Evidence(doc_id=doc.id, text="Visas are separate.", label="distracting"),
+                    ],
+                ),
+                Turn(query="And a visa?", answer="Separate."),
+            ],
+        ),
+    )
+    spec = get_format(name)
+    out = tmp_path / f"out{spec.extensions[0]}"
+    spec.write(export_bundle(any_ws, project, statuses=None), out)
+    import_bundle(any_ws, "back", spec.read(out))
+    back = get_project(any_ws, "back")
+    (summary,) = list_items(any_ws, back, limit=5)[1]
+    item = get_item(any_ws, back, summary.id)
+    assert item.notes == "check the fee table"
+    assert [t.query_type for t in item.turns] == ["summary", "fact_single"]
+    assert sorted((e.text, e.label) for e in item.turns[0].evidence) == [
+        ("Passports cost 60 euros.", "relevant"),
+        ("Visas are separate.", "distracting"),
+    ]
+    again = tmp_path / f"again{spec.extensions[0]}"
+    spec.write(export_bundle(any_ws, back, statuses=None), again)
+    assert again.read_text() == out.read_text()  # and written back the same
+
+
+def test_the_collection_is_set_over_the_api(ws: Workspace) -> None:
+    from assay.store.projects import create_project
+    from tests.test_documents_textless import client_for
+
+    create_project(ws, "docs")
+    client = client_for(ws)
+    url = "/api/projects/docs/settings"
+    assert client.put(url, json={"mtrag_collection": "govt"}).status_code == 200
+    assert get_project(ws, "docs").settings["mtrag_collection"] == "govt"
+    empty = client.put(url, json={"mtrag_collection": ""})
+    assert empty.status_code == 422 and "non-empty" in empty.json()["detail"]
+    assert client.put(url, json={"mtrag_collection": None}).status_code == 200
+    assert "mtrag_collection" not in get_project(ws, "docs").settings  # back to the default

@@ -131,3 +131,27 @@ def test_a_lying_size_header_is_caught(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     with pytest.raises(InvalidInput, match=r"manifest\.json"):
         read(path)
+
+
+def test_an_items_unknown_fields_are_kept_and_warned_about(
+    ws: Workspace, project: Project, tmp_path: Path
+) -> None:
+    """A field this version does not know (a newer Assay's) is kept in the item's extra and
+    reported once per name, never refused or dropped."""
+    entries: dict[str, bytes | str] = dict(valid_entries(tmp_path, ws, project))
+    lines = [json.loads(line) for line in entries["items.jsonl"].splitlines()]  # type: ignore[union-attr]
+    lines[0]["priority"] = "high"
+    lines[1]["priority"] = "low"
+    entries["items.jsonl"] = "".join(json.dumps(line) + "\n" for line in lines)
+    path = write_zip(tmp_path / "newer.zip", entries)
+    report = import_bundle(ws, "newer", read(path))
+    (flagged,) = [o for o in report.outcomes if o.kind == "record"]
+    assert flagged.status == "flagged" and "'priority' are not known" in flagged.message
+    from assay.gold.item_lists import iter_items
+
+    kept = sorted(
+        i.extra["unknown_fields"]["priority"]
+        for i in iter_items(ws, get_project(ws, "newer"), statuses=None)
+        if "unknown_fields" in i.extra
+    )
+    assert kept == ["high", "low"]

@@ -10,7 +10,7 @@ import pytest
 
 from assay.errors import InvalidInput
 from assay.formats import get_format
-from assay.gold.item_lists import list_items
+from assay.gold.item_lists import iter_items, list_items
 from assay.records import Project
 from assay.store.projects import get_project, list_projects
 from assay.store.workspace import Workspace
@@ -180,3 +180,58 @@ def test_a_streamed_csv_is_read_as_it_is_imported(
     with pytest.raises(InvalidInput, match=r"not UTF-8 text \(line 5, byte \d+\)"):
         get_format("csv").read(bad)
     assert [p.name for p in list_projects(ws)] == ["test"]
+
+
+def test_hf_keeps_the_items_notes(ws: Workspace, project: Project, tmp_path: Path) -> None:
+    """Notes are a column of their own (they were lost before, silently)."""
+    from assay.gold.items import create_item
+    from assay.records import Item, Turn
+
+    rich_project(ws, project)
+    create_item(ws, project, Item(turns=[Turn(query="Q?", answer="A.")], notes="ask HR"))
+    folder = tmp_path / "hf"
+    get_format("hf").write(export_bundle(ws, project, statuses=None), folder)
+    rows = pq.read_table(folder / "data" / "items.parquet").to_pylist()
+    assert sorted(r["notes"] for r in rows) == ["", "", "", "ask HR"]
+    import_bundle(ws, "from-hf", get_format("hf").read(folder))
+    copy = get_project(ws, "from-hf")
+    assert sorted(i.notes for i in iter_items(ws, copy, statuses=None)) == ["", "", "", "ask HR"]
+
+
+def test_csv_columns_of_a_spreadsheet_are_kept_and_warned_about(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    """A column Assay does not know (a team's own) is never dropped: each row's cell goes to
+    the item's ``extra.columns``, the import says so, and the export carries it."""
+    path = tmp_path / "sheet.csv"
+    path.write_text("query,answer,priority,owner\nHotel?,140,high,\nTrain?,second,,ann\n")
+    report = import_bundle(ws, "sheet", get_format("csv").read(path))
+    (flagged,) = [o for o in report.outcomes if o.status == "flagged"]
+    assert "'priority', 'owner' are not Assay's" in flagged.message
+    project = get_project(ws, "sheet")
+    items = iter_items(ws, project, statuses=None)
+    kept = {i.turns[0].query: i.extra.get("columns") for i in items}
+    assert kept == {"Hotel?": {"priority": "high"}, "Train?": {"owner": "ann"}}
+    out = tmp_path / "out.csv"
+    get_format("csv").write(export_bundle(ws, project, statuses=None), out)
+    back = {i.turns[0].query: i.extra.get("columns") for i in get_format("csv").read(out).items}
+    assert back == kept
+
+
+def test_hf_columns_added_elsewhere_are_kept_and_warned_about(
+    ws: Workspace, project: Project, tmp_path: Path
+) -> None:
+    import pyarrow as pa
+
+    rich_project(ws, project)
+    folder = tmp_path / "hf"
+    get_format("hf").write(export_bundle(ws, project, statuses=None), folder)
+    table = pq.read_table(folder / "data" / "items.parquet")
+    scores = list(range(table.num_rows))
+    table = table.append_column("difficulty", pa.array(scores, pa.int64()))
+    pq.write_table(table, folder / "data" / "items.parquet")
+    report = import_bundle(ws, "from-hf", get_format("hf").read(folder))
+    (flagged,) = [o for o in report.outcomes if o.status == "flagged" and o.kind == "record"]
+    assert "'difficulty' are not Assay's" in flagged.message
+    items = iter_items(ws, get_project(ws, "from-hf"), statuses=None)
+    assert sorted(i.extra["columns"]["difficulty"] for i in items) == scores

@@ -263,12 +263,20 @@ def settings(
         "image, a scanned PDF), marked with a warning, or refuse it (the default).",
         show_default=False,
     ),
+    mtrag_collection: str = typer.Option(
+        None,
+        "--mtrag-collection",
+        metavar="NAME",
+        help="The `collection` of MTRAG tasks exported for conversations made in Assay "
+        "(default: the project's name; MTRAG refuses an empty one).",
+        show_default=False,
+    ),
     reset: list[str] = typer.Option(
         [],
         "--reset",
         metavar="PART",
         help="Restore the default of generator, retriever, reranker, enrichments, "
-        "query_types, pool, annotators_see_all or keep_textless_documents.",
+        "query_types, pool, annotators_see_all, keep_textless_documents or mtrag_collection.",
     ),
     as_json: bool = JsonOption,
 ) -> None:
@@ -308,6 +316,8 @@ def settings(
             changes["annotators_see_all"] = see_all
         if keep_textless is not None:
             changes["keep_textless_documents"] = keep_textless
+        if mtrag_collection is not None:
+            changes["mtrag_collection"] = mtrag_collection
         if changes:
             target = update_settings(ws, target, changes)
         return {"project": target.name, **settings_view(target)}
@@ -326,5 +336,6 @@ def settings(
     out.print(f"annotators see: {seen}", markup=False)
     kept = "kept with a warning" if shown["keep_textless_documents"] else "refused"
     out.print(f"files without text: {kept}", markup=False)
+    out.print(f"MTRAG collection: {shown['mtrag_collection']}", markup=False)
     if changes:
         out.print(f"Saved the settings of project {shown['project']!r}.", markup=False)

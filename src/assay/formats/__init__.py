@@ -104,7 +104,9 @@ class Issue:
     message: str
     severity: str = "error"
     """``error``: the record was left out (a strict import refuses the file);
-    ``warning``: the record was kept and is flagged."""
+    ``omitted``: left out as the format's own tool leaves it out (an AutoRAG row without
+    contents), so the file is not refused for it; ``warning``: the record was kept and is
+    flagged."""
 
     def __str__(self) -> str:
         return f"{self.where}: {self.message}"

@@ -158,7 +158,9 @@ def _read_corpus(path: Path, issues: list[Issue]) -> tuple[list[DocumentRecord],
     for where, doc_id, row in _keyed_rows(rows, path, "doc_id", issues):
         contents = row.get("contents")
         if not isinstance(contents, str) or not contents.strip():
-            issues.append(Issue(where, "field 'contents' is empty (AutoRAG drops such rows)"))
+            issues.append(
+                Issue(where, "field 'contents' is empty: left out, as AutoRAG drops it", "omitted")
+            )
             continue
         metadata = _plain(row.get("metadata"))
         if isinstance(metadata, list):  # a map column: [(key, value), ...]

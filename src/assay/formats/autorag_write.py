@@ -4,7 +4,9 @@ The corpus holds the chunks of the chosen chunking (``doc_id`` = chunk id) with
 ``metadata.last_modified_datetime`` (AutoRAG requires it: the document's recorded
 ``last_modified``, else when it last changed), ``prev_id``/``next_id`` and the
 ``start_end_idx`` of the chunk. A row that came from an AutoRAG import is written back as it
-was. Each turn is a ``qa.parquet`` row whose ``retrieval_gt`` lists groups of chunk ids (see
+was; when every row did, the fields Assay adds (``path``, ``start_end_idx``,
+``metadata.path``) are written only if those rows had them, so the files come back as read.
+Each turn is a ``qa.parquet`` row whose ``retrieval_gt`` lists groups of chunk ids (see
 :func:`assay.formats.groups.retrieval_groups`). AutoRAG's ``cast_qa_dataset`` reads
 ``retrieval_gt[0]``, so a question without one (unanswerable, or no passage maps to a chunk)
 is left out and named in the notes, unless ``include_unanswerable`` writes it with an empty
@@ -58,11 +60,12 @@ def _write(
         d.ref: (d.metadata, d.name, len(d.text or ""), d.updated_at or d.created_at)
         for d in bundle.documents
     }
+    drop = _left_out(docs, notes)
     corpus_tmp, qa_tmp = path / ".corpus.parquet.tmp", path / ".qa.parquet.tmp"
     known: set[str] = set()
     try:
-        with pq.ParquetWriter(corpus_tmp, _corpus_schema(pa)) as out:
-            columns = _CorpusColumns()
+        with pq.ParquetWriter(corpus_tmp, _corpus_schema(pa, drop)) as out:
+            columns = _CorpusColumns(drop)
             for chunk in chosen.chunks:
                 known.add(chunk.chunk_id)
                 columns.add(chunk, docs)
@@ -87,24 +90,51 @@ def _write(
     return notes
 
 
-def _corpus_schema(pa: Any) -> Any:
-    metadata = pa.struct(
-        [
-            ("last_modified_datetime", pa.timestamp("us")),
-            ("prev_id", pa.string()),
-            ("next_id", pa.string()),
-            ("path", pa.string()),
-        ]
-    )
-    return pa.schema(
-        [
-            ("doc_id", pa.string()),
-            ("contents", pa.string()),
-            ("metadata", metadata),
-            ("path", pa.string()),
-            ("start_end_idx", pa.list_(pa.int64())),
-        ]
-    )
+OPTIONAL = ("metadata.path", "path", "start_end_idx")
+"""What Assay writes beyond AutoRAG's required corpus fields, left out of a corpus whose rows
+all came from AutoRAG files without them (so it is written back as it was read)."""
+META_KEYS = ("last_modified_datetime", "prev_id", "next_id", "path")
+
+
+def _left_out(docs: dict[str, Documented], notes: list[str]) -> frozenset[str]:
+    """The optional fields no row needs: none when a document was not imported from
+    AutoRAG; else those its rows lacked. Other columns and metadata keys of imported rows
+    cannot be written and are named in ``notes``."""
+    found = [m.get("autorag") for m, _, _, _ in docs.values()]
+    imported = [i for i in found if isinstance(i, dict)]
+    if not imported or len(imported) < len(found):
+        return frozenset()
+    had: set[str] = set()
+    others: set[str] = set()
+    for info in imported:
+        metadata, columns = info.get("metadata") or {}, info.get("columns") or {}
+        had.update(f"metadata.{k}" for k in metadata if k == "path")
+        had.update(k for k in columns if k in OPTIONAL)
+        others.update(f"metadata.{k}" for k in metadata if k not in META_KEYS)
+        others.update(k for k in columns if k not in OPTIONAL)
+    if others:
+        notes.append(
+            f"corpus field(s) {', '.join(sorted(others))} of the imported AutoRAG rows are "
+            "not written (kept in the project's document metadata)"
+        )
+    return frozenset(OPTIONAL) - had
+
+
+def _corpus_schema(pa: Any, drop: frozenset[str] = frozenset()) -> Any:
+    metadata = [
+        ("last_modified_datetime", pa.timestamp("us")),
+        ("prev_id", pa.string()),
+        ("next_id", pa.string()),
+        ("path", pa.string()),
+    ]
+    fields = [
+        ("doc_id", pa.string()),
+        ("contents", pa.string()),
+        ("metadata", pa.struct([f for f in metadata if f"metadata.{f[0]}" not in drop])),
+        ("path", pa.string()),
+        ("start_end_idx", pa.list_(pa.int64())),
+    ]
+    return pa.schema([f for f in fields if f[0] not in drop])
 
 
 def _qa_schema(pa: Any) -> Any:
@@ -138,7 +168,8 @@ class _CorpusColumns:
         "doc",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, drop: frozenset[str] = frozenset()) -> None:
+        self.drop = drop
         self.cols: dict[str, list[Any]] = {name: [] for name in self.NAMES}
         self.doc_info: dict[str, tuple[datetime | None, str, dict[str, Any] | None, int]] = {}
 
@@ -210,27 +241,23 @@ class _CorpusColumns:
         """The collected rows as a table (all but the last one when ``keep_last``)."""
         cols = self.cols
         cut = len(self) - 1 if keep_last else len(self)
-        schema = _corpus_schema(pa)
+        schema = _corpus_schema(pa, self.drop)
         meta_type = schema.field("metadata").type
-        metadata = pa.StructArray.from_arrays(
-            [
-                pa.array(cols["stamp"][:cut], pa.timestamp("us")),
-                pa.array(cols["prev_id"][:cut], pa.string()),
-                pa.array(cols["next_id"][:cut], pa.string()),
-                pa.array(cols["meta_path"][:cut], pa.string()),
-            ],
-            fields=list(meta_type),
-        )
-        table = pa.Table.from_arrays(
-            [
-                pa.array(cols["doc_id"][:cut], pa.string()),
-                pa.array(cols["contents"][:cut], pa.string()),
-                metadata,
-                pa.array(cols["path"][:cut], pa.string()),
-                pa.array(cols["span"][:cut], pa.list_(pa.int64())),
-            ],
-            schema=schema,
-        )
+        parts = [
+            pa.array(cols["stamp"][:cut], pa.timestamp("us")),
+            pa.array(cols["prev_id"][:cut], pa.string()),
+            pa.array(cols["next_id"][:cut], pa.string()),
+            pa.array(cols["meta_path"][:cut], pa.string()),
+        ]
+        metadata = pa.StructArray.from_arrays(parts[: meta_type.num_fields], fields=list(meta_type))
+        arrays = {
+            "doc_id": pa.array(cols["doc_id"][:cut], pa.string()),
+            "contents": pa.array(cols["contents"][:cut], pa.string()),
+            "metadata": metadata,
+            "path": pa.array(cols["path"][:cut], pa.string()),
+            "start_end_idx": pa.array(cols["span"][:cut], pa.list_(pa.int64())),
+        }
+        table = pa.Table.from_arrays([arrays[name] for name in schema.names], schema=schema)
         self.cols = {name: values[cut:] for name, values in cols.items()}
         return table
 
@@ -238,7 +265,10 @@ class _CorpusColumns:
 def _qa_rows(
     bundle: Bundle, chunking: str, known: set[str], notes: list[str], include_unanswerable: bool
 ) -> Iterator[dict[str, Any]]:
+    others: set[str] = set()
     for item in bundle.items:
+        imported = item.extra.get("autorag")
+        others.update(imported if isinstance(imported, dict) else ())
         for index, turn in enumerate(item.turns):
             row_id = query_id(item, index)
             groups, unmapped = retrieval_groups(turn)
@@ -269,3 +299,8 @@ def _qa_rows(
                 "retrieval_gt": groups,
                 "generation_gt": answers,
             }
+    if others:
+        notes.append(
+            f"qa column(s) {', '.join(sorted(others))} of the imported AutoRAG rows are not "
+            "written (kept in the items' extra)"
+        )

@@ -22,6 +22,9 @@ from assay.records import Context, Evidence
 
 CONTEXT_KEYS = ("document_id", "text", "title", "url", "score", "feedback", "query")
 VOTES = {"yes": "relevant", "no": "irrelevant"}
+DISTRACTING = "distracting"
+"""Neither format has the label: a "no" vote carries ``"label": "distracting"`` beside its
+value (their tools read only the value), so the label survives a trip."""
 
 
 def sub_list(obj: dict[str, Any], key: str) -> list[Any]:
@@ -125,6 +128,8 @@ def read_contexts(
             label = VOTES.get(str(vote.get("value", "")).strip().lower())
             if label is None or not text.strip():
                 continue  # other values are kept in retrieved and written back as they were
+            if label == "irrelevant" and vote.get("label") == DISTRACTING:
+                label = DISTRACTING
             evidence.append(
                 Evidence(
                     doc_id=doc_id,
@@ -227,10 +232,16 @@ def _feedback(raw: Any, votes: list[Evidence], default_author: str) -> dict[str,
         author = ev.author or default_author
         value = "yes" if ev.label == "relevant" else "no"
         old = before.get(author)
-        if isinstance(old, dict) and str(old.get("value", "")).strip().lower() == value:
+        if (
+            isinstance(old, dict)
+            and str(old.get("value", "")).strip().lower() == value
+            and (old.get("label") == DISTRACTING) == (ev.label == DISTRACTING)
+        ):
             relevant[author] = old
         else:
             relevant[author] = {"value": value, "timestamp": unix_time(ev.created_at)}
+            if ev.label == DISTRACTING:  # a "no" that looks relevant: Assay's own word
+                relevant[author]["label"] = DISTRACTING
     for author, old in before.items():  # votes we do not model ("maybe") stay as they were
         if author not in relevant and str(_vote_value(old)) not in VOTES:
             relevant[author] = old

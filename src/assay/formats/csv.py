@@ -5,7 +5,8 @@ notes, author, extra, turns``. ``alternatives`` is a JSON list of strings; ``rel
 ``distracting`` are JSON lists of passages ``{"doc", "start", "end", "text", "group",
 "grade"}`` where ``doc`` is the document's name (plain text also reads: one passage per blank-
 line-separated block, located on import). ``turns`` holds all turns of a conversation as JSON
-and is empty for single questions. Only ``query`` is required when reading.
+and is empty for single questions. Only ``query`` is required when reading; the cells of
+other columns (a spreadsheet's own) are kept in ``item.extra["columns"]`` with a warning.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ COLUMNS = (
     "turns",
 )
 PASSAGE_KEYS = ("doc", "start", "end", "text", "group", "grade")
+OTHER_COLUMNS = "columns"
+"""Where a row's cells under columns Assay does not know are kept (``item.extra``)."""
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 LONE_CR = re.compile(r"(?<=\r)(?!\n)")
 
@@ -96,12 +99,25 @@ def stream_items(path: Path, issues: list[Issue]) -> Iterator[Item]:
                 if "query" not in header:
                     found = ", ".join(header)
                     raise InvalidInput(f"{path}: column 'query' is missing (found: {found})")
+                others = [h for h in header if h not in COLUMNS]
+                if others:
+                    issues.append(Issue(path.name, _kept_note(others), "warning"))
             where = f"{path.name} line {number}"
             if None in row:
                 raise InvalidInput(f"{where}: more cells than columns")
             item = _item(row, where, number, parse)
+            kept = {k: v for k, v in row.items() if k not in COLUMNS and k is not None and v}
+            if kept:
+                item.extra[OTHER_COLUMNS] = {**item.extra.get(OTHER_COLUMNS, {}), **kept}
             if seen.first(item.id, where):
                 yield item
+
+
+def _kept_note(columns: list[str]) -> str:
+    return (
+        f"column(s) {', '.join(repr(c) for c in columns)} are not Assay's: each row's values "
+        f"are kept in its item's extra.{OTHER_COLUMNS} (written back in the 'extra' column)"
+    )
 
 
 def _csv_lines(lines: Iterable[str]) -> Iterator[str]:

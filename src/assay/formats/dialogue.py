@@ -18,6 +18,17 @@ from assay.formats.contexts import is_number, sub_list, unix_time
 from assay.records import Item
 
 SPEAKERS = ("user", "agent")
+DEFAULT_QUERY_TYPE = "fact_single"
+"""A turn's query type unless set (:class:`assay.records.Turn`): not written."""
+QUERY_TYPE = "query_type"
+"""The key of a question (user message) that holds Assay's query type: neither RAGAPHENE nor
+MTRAG has a field for it, and their tools ignore the key."""
+
+
+def query_type_of(message: dict[str, Any]) -> str:
+    """The query type Assay wrote on a question ("" when none)."""
+    value = message.get(QUERY_TYPE)
+    return value if isinstance(value, str) else ""
 
 
 def derived_metadata(speaker: str, author: str, generator: str, when: Any) -> dict[str, Any]:

@@ -6,7 +6,9 @@ offline.
 ``items``: one row per item with flat columns for the first turn (``query``, ``answer``,
 ``alternatives``, ``query_type``, ``retrieval_gt`` as groups of chunk ids of the chosen
 chunking, ``relevant``/``distracting`` passages with ``doc_id``, offsets and text) and
-``turns``, all turns as JSON (what the reader uses, so nothing is lost). ``documents``:
+``turns``, all turns as JSON (what the reader uses, so nothing is lost), ``extra`` and
+``notes``. Columns a reader does not know (added to the dataset elsewhere) are kept in each
+item's ``extra["columns"]`` with a warning. ``documents``:
 ``doc_id, name, text, metadata`` (JSON), and ``original``: the file's bytes for a document
 without text (a scan), so it comes back as the same document; null otherwise.
 """
@@ -19,12 +21,14 @@ from typing import Any
 
 from assay.errors import InvalidInput
 from assay.formats import Bundle, DocumentRecord, Issue, ProjectInfo
+from assay.formats.autorag import jsonable
 from assay.formats.common import (
     FirstSeen,
     one_of,
     parquet_rows,
     read_parquet,
 )
+from assay.formats.csv import OTHER_COLUMNS
 from assay.formats.groups import retrieval_groups, source_id
 from assay.formats.jsonrec import turn_from_json, turn_to_json
 from assay.formats.jsontext import dumps_line, loads
@@ -58,6 +62,7 @@ def _schemas(pa: Any) -> tuple[Any, Any]:
             ("distracting", pa.list_(passage)),
             ("turns", pa.string()),
             ("extra", pa.string()),
+            ("notes", pa.string()),
         ]
     )
     documents = pa.schema(
@@ -97,7 +102,8 @@ def card(bundle: Bundle) -> str:
         + "- `items`: questions (`query`), reference answers (`answer`, `alternatives`), the "
         "question type, and evidence: `relevant` and `distracting` passages as character "
         "offsets into `documents.text`; `retrieval_gt` lists groups of chunk ids (every group "
-        "is needed, any id within a group suffices). `turns` holds all turns as JSON.\n"
+        "is needed, any id within a group suffices). `turns` holds all turns as JSON, "
+        "`notes` the item's notes.\n"
         "- `documents`: the documents' ids, names and extracted text (`original` holds the "
         "file of a document without text).\n"
     )
@@ -168,6 +174,7 @@ def _row(item: Item) -> dict[str, Any]:
         "distracting": passages("distracting"),
         "turns": json.dumps([turn_to_json(t, lambda ref: ref) for t in item.turns]),
         "extra": dumps_line({k: v for k, v in item.extra.items() if k != "source_id"}),
+        "notes": item.notes,
     }
 
 
@@ -182,7 +189,19 @@ def read(path: Path) -> Bundle:
         documents = _documents(docs_path, issues)
     items: list[Item] = []
     seen = FirstSeen("field 'id'", issues)
-    for number, row in enumerate(_rows(items_path, ("id", "turns")), 1):
+    rows = _rows(items_path, ("id", "turns"))
+    known = set(_schemas(_arrow())[0].names)
+    others = sorted({k for row in rows for k in row if k not in known})
+    if others:
+        issues.append(
+            Issue(
+                items_path.name,
+                f"column(s) {', '.join(repr(c) for c in others)} are not Assay's: each row's "
+                f"values are kept in its item's extra.{OTHER_COLUMNS}",
+                "warning",
+            )
+        )
+    for number, row in enumerate(rows, 1):
         where = f"{items_path.name} row {number}"
         item_id = row.get("id")
         if not isinstance(item_id, str) or not item_id:
@@ -195,6 +214,9 @@ def read(path: Path) -> Bundle:
         extra = loads(_string(row, "extra", where) or "{}", f"{where}, field 'extra'")
         if not isinstance(extra, dict):
             raise InvalidInput(f"{where}: field 'extra' must be a JSON object")
+        kept = {k: jsonable(row[k]) for k in others if row.get(k) is not None}
+        if kept:
+            extra[OTHER_COLUMNS] = {**extra.get(OTHER_COLUMNS, {}), **kept}
         kind = one_of(_string(row, "kind", where) or "qa", KINDS, "kind", where)
         if kind == "qa" and len(turns) != 1:
             raise InvalidInput(f"{where}: a 'qa' item has exactly one turn")
@@ -204,6 +226,7 @@ def read(path: Path) -> Bundle:
                 id=item_id,
                 kind=kind,
                 status=one_of(_string(row, "status", where) or "draft", STATUSES, "status", where),
+                notes=_string(row, "notes", where),  # absent in files written before it
                 extra=extra,
                 turns=[turn_from_json(t, f"{where}, turn {i}") for i, t in enumerate(turns, 1)],
             )
@@ -215,6 +238,12 @@ def read(path: Path) -> Bundle:
         provenance={"format": "hf", "path": str(path)},
         issues=issues,
     )
+
+
+def _arrow() -> Any:
+    import pyarrow as pa
+
+    return pa
 
 
 def _string(row: dict[str, Any], key: str, where: str) -> str:

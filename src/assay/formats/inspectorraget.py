@@ -9,9 +9,12 @@ evidence spanning the whole passage; models, metrics, filters and results become
 :class:`~assay.formats.EvaluationRecord`. Fields Assay has no place for are kept in
 ``extra`` so the file can be written back as it came (:mod:`inspectorraget_write`).
 
-A result naming an unknown model or task, a repeated result, or a value a metric does not
-allow becomes an error :class:`~assay.formats.Issue` naming the record: a strict import
-refuses the file, a lenient one leaves the record out and reports it. Version 1 files are
+A result naming an unknown model or task, a repeated result, or a score without a value
+becomes an error :class:`~assay.formats.Issue` naming the record: a strict import refuses
+the file, a lenient one leaves the record out and reports it. What InspectorRAGet itself
+loads is kept as read and reported as a warning: a value outside a numerical metric's
+``range`` (a display hint; real BERTScores dip below -1), a value that is not among a
+categorical metric's ``values``, a score for a metric the file does not declare. Version 1 files are
 migrated first (:mod:`inspectorraget_v1`).
 """
 
@@ -261,28 +264,29 @@ def _results(
     for n, result in enumerate(raw, start=1):
         task_id, model_id = str(result["task_id"]), str(result["model_id"])
         where = f"results[{n}] (task {task_id!r}, model {model_id!r})"
-        problems = []
+        problems, doubts = [], []
         if task_id not in tasks:
             problems.append(f"task_id {task_id!r} is not among the tasks taken in")
         if model_id not in models:
             problems.append(f"model_id {model_id!r} is not among the models")
         raw_scores = result.get("scores") or {}
         for metric, annotators in raw_scores.items():
-            definition = metrics.get(str(metric))
-            if definition is None:
-                problems.append(f"metric {metric!r} is not among the metrics")
-                continue
             if not isinstance(annotators, Mapping):
                 problems.append(f"scores of {metric!r} must be an object of annotators")
                 continue
+            definition = metrics.get(str(metric))
+            if definition is None:  # InspectorRAGet shows only declared metrics: kept
+                doubts.append(f"metric {metric!r} is not among the metrics")
             for annotator, entry in annotators.items():
                 if not isinstance(entry, Mapping) or "value" not in entry:
                     problems.append(f"{metric!r} by {annotator!r} needs a value")
-                elif problem := value_problem(definition, entry["value"]):
-                    problems.append(f"{metric!r} by {annotator!r}: {problem}")
+                elif definition and (problem := value_problem(definition, entry["value"])):
+                    doubts.append(f"{metric!r} by {annotator!r}: {problem}")
         if problems:
             issues.append(Issue(where, "; ".join(problems)))
             continue
+        if doubts:  # InspectorRAGet loads such values (a range is a display hint): kept
+            issues.append(Issue(where, "; ".join(doubts) + "; kept as read", "warning"))
         if not seen.first((task_id, model_id), f"results[{n}]"):
             continue
         output = result.get("output")

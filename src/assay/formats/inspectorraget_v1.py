@@ -3,8 +3,10 @@
 Version 1 (``evaluations``, ``annotations``, ``model_response``; also what RAGAPHENE's
 experiment mode writes) becomes version 2 on reading (``evaluations`` → ``results``,
 ``annotations`` → ``scores``, ``model_response`` → ``output``, old task types, ``{text}``
-targets, ``speaker``/``text`` messages), then the file is checked the way InspectorRAGet
-checks it, with messages naming the record. A file written back is always version 2.
+targets), then the file is checked the way InspectorRAGet checks it, with messages naming
+the record. Messages keep their shape (``speaker``/``text`` or ``role``/``content``):
+InspectorRAGet's own migration leaves them alone and its ``qa`` view reads
+``utterance.speaker``. A file written back is always version 2.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ SYSTEM = "system"
 
 
 def as_message(entry: Any) -> dict[str, Any]:
-    """A message in v2 shape: ``speaker``/``text`` become ``role``/``content``."""
+    """A message seen as ``role``/``content`` (how the reader finds the user's turns; the
+    task keeps the file's own shape)."""
     if not isinstance(entry, Mapping):
         return {"role": "user", "content": str(entry)}
     message = dict(entry)
@@ -52,22 +55,23 @@ def migrate(data: Mapping[str, Any]) -> dict[str, Any]:
     for task in data.get("tasks", []) or []:
         task = dict(task)
         raw_input = task.get("input")
-        speaker_style = isinstance(raw_input, list) and any(
-            isinstance(m, Mapping) and "speaker" in m for m in raw_input
+        role_style = (
+            isinstance(raw_input, list)
+            and bool(raw_input)
+            and isinstance(raw_input[0], Mapping)
+            and "role" in raw_input[0]
         )
         kind = task.get("task_type")
-        if kind == "rag":
-            task["task_type"] = "qa" if speaker_style else "rag"
+        if kind == "rag":  # single-turn (a string or speaker/text messages) is now qa
+            task["task_type"] = "rag" if role_style else "qa"
         elif kind == "chat":
             task["task_type"] = "rag"
         elif kind in ("text_generation", "json_generation"):
             task["task_type"] = "generation"
-        if isinstance(raw_input, list):
-            task["input"] = [as_message(m) for m in raw_input]
         if isinstance(task.get("targets"), list):
             task["targets"] = [
-                {"type": "text", "value": t["text"]}
-                if isinstance(t, Mapping) and "text" in t and "type" not in t
+                {"type": "text", "value": t.get("text", "")}
+                if isinstance(t, Mapping) and "type" not in t
                 else t
                 for t in task["targets"]
             ]

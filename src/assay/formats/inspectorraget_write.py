@@ -30,6 +30,18 @@ def write(bundle: Bundle, path: Path, **options: Any) -> list[str]:
     evaluation = next(iter(bundle.evaluations), None)
     if evaluation is None:
         notes.append("gold items only: export an experiment for models and results")
+        distracting = sum(
+            1
+            for item in bundle.items
+            for turn in item.turns
+            for e in turn.evidence
+            if e.label != "relevant"
+        )
+        if distracting:
+            notes.append(
+                f"{distracting} distracting or irrelevant passage(s) left out: a task's "
+                "contexts are its gold passages"
+            )
     else:
         held = {t.item_ref for t in evaluation.tasks}
         outside = sum(1 for i in bundle.items if i.id not in held)
@@ -106,7 +118,7 @@ def task_json(item: Item, task_id: str, refs: Mapping[str, str]) -> dict[str, An
     answers = [a for a in ([turn.answer, *turn.alternatives] if turn else []) if a]
     targets = [t for t in raw.get("targets") or [] if isinstance(t, Mapping)]
     said = [str(t.get("value", "")) for t in targets if t.get("type", "text") == "text"]
-    if answers != said:
+    if answers != [a for a in said if a]:  # an empty target (unanswerable) stays as written
         kept = [t for t in targets if t.get("type", "text") != "text"]
         task["targets"] = kept + [{"type": "text", "value": a} for a in answers]
     doc_refs = [e.doc_id for e in (turn.evidence if turn else []) if e.label == "relevant"]
@@ -167,28 +179,54 @@ def result_json(result: ResultRecord) -> dict[str, Any]:
 
 
 def _gold_only(bundle: Bundle) -> dict[str, Any]:
-    """Gold items as tasks (no models, no results)."""
+    """Gold items as tasks (no models, no results), one per turn: the earlier turns of a
+    conversation are its input before the query, the relevant evidence its ``contexts``,
+    each passage a document (id ``<document>:<start>-<end>``, titled by its document's
+    name), so InspectorRAGet shows the gold passages next to each task."""
+    names = {d.ref: d.name for d in bundle.documents}
+    documents: dict[str, dict[str, Any]] = {}
     tasks = []
     for item in bundle.items:
+        history: list[dict[str, Any]] = []
         for number, turn in enumerate(item.turns, start=1):
             task_id = item.id if len(item.turns) == 1 else f"{item.id}::{number}"
+            contexts = []
+            for evidence in turn.evidence:
+                if evidence.label != "relevant" or evidence.doc_id is None:
+                    continue
+                passage = f"{evidence.doc_id}:{evidence.start}-{evidence.end}"
+                documents.setdefault(
+                    passage,
+                    {
+                        "document_id": passage,
+                        "text": evidence.text,
+                        "title": names.get(evidence.doc_id, evidence.doc_id),
+                    },
+                )
+                contexts.append({"document_id": passage})
             tasks.append(
                 {
                     "task_id": task_id,
                     "task_type": "rag",
-                    "input": [{"role": "user", "content": turn.query}],
+                    "input": [*history, {"role": "user", "content": turn.query}],
+                    "contexts": contexts,
                     "targets": [
                         {"type": "text", "value": a} for a in [turn.answer, *turn.alternatives] if a
                     ],
                     "query_type": turn.query_type,
                 }
             )
+            history += [
+                {"role": "user", "content": turn.query},
+                {"role": "assistant", "content": turn.answer},
+            ]
     return {
         "schema_version": SCHEMA_VERSION,
         "name": bundle.project.name,
         "models": [],
         "metrics": [],
         "filters": ["query_type"],
+        "documents": list(documents.values()),
         "tasks": tasks,
         "results": [],
     }

@@ -66,6 +66,15 @@ def turn_to_json(turn: Turn, doc: Callable[[str | None], str | None]) -> dict[st
     }
 
 
+ITEM_KEYS = (
+    "id", "kind", "status", "origin", "notes", "extra", "author", "created_at", "updated_at",
+    "version", "status_history", "turns",
+)  # fmt: skip
+"""The fields :func:`item_to_json` writes (what :func:`item_from_json` reads)."""
+UNKNOWN_KEYS = "unknown_fields"
+"""Where a reader keeps an item's fields it does not know (``item.extra``)."""
+
+
 def item_to_json(item: Item, doc: Callable[[str | None], str | None]) -> dict[str, Any]:
     return {
         "id": item.id,

@@ -27,6 +27,7 @@ from assay.errors import InvalidInput
 from assay.formats import Bundle, Issue
 from assay.formats.common import FirstSeen, as_object, field_dict, field_list, field_str
 from assay.formats.contexts import ContextCorpus, read_contexts
+from assay.formats.dialogue import QUERY_TYPE, query_type_of
 from assay.formats.jsontext import jsonl_lines, read_text
 from assay.formats.mtrag_write import ENRICHMENT_KEYS, TASK_KEYS, split_task_id, write
 from assay.records import Item, Turn
@@ -216,7 +217,14 @@ def conversation_item(conversation: _Conversation, where: str, corpus: ContextCo
         if user is not None:
             turn.query = str(user[0].get("text") or "")
             turn.enrichments = _enrichments(user[0], where)
-            meta["user"] = _rest(user[0], ("speaker", "text", "enrichments"))
+            turn.query_type = query_type_of(user[0]) or turn.query_type
+            held = (
+                "speaker",
+                "text",
+                "enrichments",
+                *([QUERY_TYPE] * bool(query_type_of(user[0]))),
+            )
+            meta["user"] = _rest(user[0], held)
             meta["user_enrichments"] = "enrichments" in user[0]
         if agent is not None:
             turn.answer = str(agent[0].get("text") or "")
@@ -233,11 +241,13 @@ def conversation_item(conversation: _Conversation, where: str, corpus: ContextCo
     infos = [_task_info(t, turns[t.position - 1], f"{where} {t.line}", corpus) for t in tasks]
     first_user = metas[0].get("user", {}).get("metadata") if metas else None
     author = first_user.get("author_id") if isinstance(first_user, dict) else None
+    notes = next((t.raw["notes"] for t in tasks if isinstance(t.raw.get("notes"), str)), "")
     return Item(
         origin="imported",
         id=conversation.conversation_id,
         kind="conversation",
         author=author if isinstance(author, str) else "",
+        notes=notes,
         extra={
             "mtrag": {
                 "conversation_id": conversation.conversation_id,
@@ -278,9 +288,19 @@ def _task_info(task: _Task, turn: Turn, where: str, corpus: ContextCorpus) -> di
         "enrichment_keys": list(top),
         "last_user_enrichments": user_enrichments,
         "targets": copy.deepcopy(raw.get("targets") or []),
-        "unknown": {k: copy.deepcopy(v) for k, v in raw.items() if k not in TASK_KEYS},
+        "unknown": {
+            k: copy.deepcopy(v)
+            for k, v in raw.items()
+            if k not in TASK_KEYS and not (k == "notes" and isinstance(v, str))
+        },
         "present": [k for k in ("dataset", "task_type", "predictions", "turn") if k in raw],
     }
+    absent = [k for k in ("contexts", "input", "targets") if k not in raw]
+    if "collection" not in raw and "Collection" not in raw:
+        absent.append("collection")
+    if absent:  # written back without them unless the turn gained what they would hold
+        info["absent"] = absent
+        info["answer_read"] = turn.answer
     if "predictions" in raw:
         info["predictions"] = copy.deepcopy(raw["predictions"])
     return info

@@ -15,10 +15,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assay.formats import Bundle
+from assay.formats import Bundle, ProjectInfo
 from assay.formats.common import sub_dict
 from assay.formats.contexts import document_ids, sub_list, write_contexts
-from assay.formats.dialogue import ragaphene_collection, ragaphene_metadata
+from assay.formats.dialogue import (
+    DEFAULT_QUERY_TYPE,
+    QUERY_TYPE,
+    ragaphene_collection,
+    ragaphene_metadata,
+)
 from assay.formats.groups import source_id
 from assay.records import Item, Turn
 
@@ -56,23 +61,43 @@ def split_task_id(task_id: str) -> tuple[str, str, str]:
     return task_id, "", ""
 
 
+COLLECTION_SETTING = "mtrag_collection"
+"""The project setting naming the collection of tasks made in Assay (default: the project's
+name; MTRAG's format check refuses an empty one)."""
+FALLBACK_COLLECTION = "assay"
+"""The collection when neither the setting nor the project's name gives one."""
+
+
+def default_collection(project: ProjectInfo) -> str:
+    """The collection written for conversations that name none themselves."""
+    given = project.settings.get(COLLECTION_SETTING)
+    if isinstance(given, str) and given.strip():
+        return given.strip()
+    return project.name.strip() or FALLBACK_COLLECTION
+
+
 def write(bundle: Bundle, path: Path, **_: Any) -> list[str]:
     notes: list[str] = []
     doc_ids = document_ids(bundle)
+    collection = default_collection(bundle.project)
     with path.open("w", encoding="utf-8") as out:
         for item in bundle.items:
             if not item.turns:
                 notes.append(f"item {item.id}: no turns; left out")
                 continue
-            for task in item_tasks(item, doc_ids, notes):
+            for task in item_tasks(item, doc_ids, notes, collection):
                 out.write(json.dumps(task, ensure_ascii=False) + "\n")
     return notes
 
 
 def item_tasks(
-    item: Item, doc_ids: dict[str, str], notes: list[str] | None = None
+    item: Item,
+    doc_ids: dict[str, str],
+    notes: list[str] | None = None,
+    collection: str = FALLBACK_COLLECTION,
 ) -> list[dict[str, Any]]:
-    """The item's tasks: those it was read with, then one per turn added since."""
+    """The item's tasks: those it was read with, then one per turn added since;
+    ``collection`` is the one of conversations that name none."""
     info = sub_dict(item.extra, "mtrag")
     recorded = [t for t in sub_list(info, "tasks") if isinstance(t, dict)]
     count = info.get("turn_count")
@@ -86,14 +111,16 @@ def item_tasks(
             notes.append(f"item {item.id}: task {task.get('task_id')!r} asks about a turn "
                          "that was removed; left out")  # fmt: skip
     wanted += [(n, {}) for n in range(max(count, 0) + 1, len(item.turns) + 1)]
-    writer = _Writer(item, doc_ids, recorded)
+    writer = _Writer(item, doc_ids, recorded, collection)
     return [writer.task(position, task) for position, task in wanted]
 
 
 class _Writer:
     """What the tasks of one item share: its messages' metadata and conversation fields."""
 
-    def __init__(self, item: Item, doc_ids: dict[str, str], recorded: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, item: Item, doc_ids: dict[str, str], recorded: list[dict[str, Any]], collection: str
+    ) -> None:
         self.item = item
         self.doc_ids = doc_ids
         info = sub_dict(item.extra, "mtrag")
@@ -102,7 +129,7 @@ class _Writer:
         self.by_turn = {t.get("position"): t for t in recorded}
         self.base = recorded[-1] if recorded else {}
         self.conversation_id = str(info.get("conversation_id") or source_id(item))
-        self.collection = ragaphene_collection(item) if not info else None
+        self.collection = (ragaphene_collection(item) if not info else None) or collection
 
     def meta(self, index: int) -> dict[str, Any]:
         found = self.metas[index] if index < len(self.metas) else None
@@ -110,6 +137,9 @@ class _Writer:
 
     def message(self, speaker: str, text: str, index: int) -> dict[str, Any]:
         message: dict[str, Any] = {"speaker": speaker, "text": text}
+        query_type = self.item.turns[index].query_type
+        if speaker == "user" and query_type != DEFAULT_QUERY_TYPE:
+            message[QUERY_TYPE] = query_type
         meta = self.meta(index)
         if speaker in meta:
             message.update(copy.deepcopy(sub_dict(meta, speaker)))
@@ -145,13 +175,22 @@ class _Writer:
         if present is None or "turn" in present:
             number = str(position) if isinstance(base.get("turn"), str) else position
             task["turn"] = info.get("turn", number)
-        collection = base.get("collection") if base else self.collection
-        task[str(base.get("collection_key") or "collection")] = collection or ""
+        absent = [k for k in info.get("absent", []) if isinstance(k, str)] if info else []
+        key = str(base.get("collection_key") or "collection")
+        if info and "collection" not in absent:  # a task read in: its collection as read
+            task[key] = base.get("collection")
+        elif not info:  # never empty: MTRAG's format check refuses that
+            task[key] = (base.get("collection") if base else None) or self.collection
         if (present is None and base) or (present is not None and "dataset" in present):
             task["dataset"] = base.get("dataset") or ""
-        task["contexts"] = self.contexts(last)
-        task["input"] = self.input(position)
-        task["targets"] = self.targets(info, last.answer, position - 1)
+        for name, value in (
+            ("contexts", self.contexts(last)),
+            ("input", self.input(position)),
+            ("targets", self.targets(info, last.answer, position - 1)),
+        ):
+            gained = last.answer != info.get("answer_read") if name == "targets" else value
+            if name not in absent or gained:
+                task[name] = value
         top_keys = [k for k in info.get("enrichment_keys", []) if isinstance(k, str)]
         for key in top_keys:
             values = last.enrichments.get(key)
@@ -162,6 +201,8 @@ class _Writer:
         if "predictions" in info:
             task["predictions"] = copy.deepcopy(info["predictions"])
         task.update(copy.deepcopy(sub_dict(info, "unknown")))
+        if self.item.notes:  # MTRAG has no place for notes: a key of their own
+            task["notes"] = self.item.notes
         return task
 
     def input(self, position: int) -> list[dict[str, Any]]:

@@ -44,6 +44,8 @@ from assay.formats.common import (
     zip_writer,
 )
 from assay.formats.jsonrec import (
+    ITEM_KEYS,
+    UNKNOWN_KEYS,
     comment_from_json,
     comment_to_json,
     item_from_json,
@@ -238,8 +240,28 @@ def _items(path: Path, limits: ArchiveLimits | None, issues: list[Issue]) -> Ite
     with SafeZip(path, limits) as zf, closing(zf.lines("items.jsonl")) as raw:
         where = f"{path}: items.jsonl"
         lines = text_lines(raw, where, lambda: zf.read("items.jsonl"))
+        warned: set[str] = set()
         for number, obj in jsonl_stream(lines, where):
             item = item_from_json(obj, f"{path}: items.jsonl line {number}")
+            unknown = (
+                {k: v for k, v in obj.items() if k not in ITEM_KEYS}
+                if isinstance(obj, dict)
+                else {}
+            )
+            if unknown:  # a newer Assay's field: kept, and said once per name
+                item.extra[UNKNOWN_KEYS] = {**item.extra.get(UNKNOWN_KEYS, {}), **unknown}
+                new = sorted(set(unknown) - warned)
+                if new:
+                    warned.update(new)
+                    names = ", ".join(repr(k) for k in new)
+                    issues.append(
+                        Issue(
+                            f"items.jsonl line {number}",
+                            f"field(s) {names} are not known to this version: kept in the "
+                            f"items' extra.{UNKNOWN_KEYS}",
+                            "warning",
+                        )
+                    )
             if seen.first(item.id, f"items.jsonl line {number}"):
                 yield item
 

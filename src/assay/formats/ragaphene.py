@@ -36,10 +36,13 @@ from assay.formats.contexts import (
     write_contexts,
 )
 from assay.formats.dialogue import (
+    DEFAULT_QUERY_TYPE,
+    QUERY_TYPE,
     derived_metadata,
     mtrag_collection,
     mtrag_generator,
     mtrag_metadata,
+    query_type_of,
 )
 from assay.formats.jsontext import loads, read_text, type_name
 from assay.formats.ragaphene_review import (
@@ -80,6 +83,8 @@ def read(path: Path) -> Bundle:
             issues.append(Issue(f"conversation {index}", str(exc)))
             continue
         if seen.first(item.id, f"conversation {index}"):
+            if isinstance(data, list):  # a list of one is written back as a list
+                item.extra["ragaphene"]["listed"] = True
             items.append(item)
             comments.extend(found)
     return Bundle(
@@ -132,6 +137,7 @@ def conversation_item(
         if speaker == "user":
             turn.query = text
             turn.enrichments = _enrichments(message, here)
+            turn.query_type = query_type_of(message) or turn.query_type
         else:
             turn.answer = text
             turn.original_answer = field_str(message, "original_text", here)
@@ -145,6 +151,7 @@ def conversation_item(
     history = field_list(conversation, "status_history", where)
     field_list(conversation, "comments", where)
     kept = {k: v for k, v in conversation.items() if k not in ("messages", "schema_version")}
+    notes = kept.pop("notes") if isinstance(kept.get("notes"), str) else ""
     digest = hashlib.md5(
         json.dumps(raw, sort_keys=True, default=str).encode(), usedforsecurity=False
     ).hexdigest()
@@ -154,6 +161,7 @@ def conversation_item(
         kind="conversation",
         status=item_status(status, history),
         author=field_str(conversation, "author", where),
+        notes=notes,
         extra={"ragaphene": {"conversation": kept, "messages": metas, "version": version}},
         turns=turns,
     )
@@ -176,6 +184,8 @@ def _message_meta(message: dict[str, Any], where: str) -> dict[str, Any]:
         meta["has_original_text"] = True
     if message.get("speaker") == "user":
         meta.pop("enrichments", None)
+        if query_type_of(meta):
+            meta.pop(QUERY_TYPE)
     return meta
 
 
@@ -219,7 +229,8 @@ def write(bundle: Bundle, path: Path, **_: Any) -> list[str]:
     conversations = [
         item_conversation(item, doc_ids, notes, comments.get(item.id, ())) for item in bundle.items
     ]
-    payload: Any = conversations[0] if len(conversations) == 1 else conversations
+    listed = any(sub_dict(i.extra, "ragaphene").get("listed") for i in bundle.items)
+    payload: Any = conversations[0] if len(conversations) == 1 and not listed else conversations
     path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     return notes
 
@@ -262,10 +273,13 @@ def item_conversation(
     if notes is not None:
         notes.extend(_refusals(item, messages))
     if any(d.label == "distracting" for t in item.turns for d in t.evidence) and notes is not None:
-        notes.append(f"item {item.id}: distracting passages are written as 'no' (not relevant)")
+        notes.append(f"item {item.id}: distracting passages are 'no' votes marked 'label: "
+                     "distracting' (RAGAPHENE reads the 'no')")  # fmt: skip
     history = [copy.deepcopy(h) for h in kept.get("status_history") or [] if isinstance(h, dict)]
     status = conversation_status(item, kept, history, edited)
-    out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "author": author}
+    out: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+    if "author" in kept or not info:  # one read without an author stays so
+        out["author"] = author
     for key in ("retriever", "generator"):
         if key in kept:
             out[key] = copy.deepcopy(kept[key])
@@ -277,9 +291,12 @@ def item_conversation(
         if generator:
             out["generator"] = generator
     out["messages"] = messages
-    out["status"] = status
-    out["status_history"] = history
-    out["comments"] = write_comments(comments, kept.get("comments") or [], at, at_context)
+    remarks = write_comments(comments, kept.get("comments") or [], at, at_context)
+    for key, value in (("status", status), ("status_history", history), ("comments", remarks)):
+        if key in kept or not info or value not in ("created", []):  # read without: stays so
+            out[key] = value
+    if item.notes:  # RAGAPHENE has no place for notes: a key of their own
+        out["notes"] = item.notes
     out.update(
         {k: copy.deepcopy(v) for k, v in kept.items() if k not in (*TOP_KEYS, *TOP_KEYS_MORE)}
     )
@@ -325,6 +342,8 @@ def _refusals(item: Item, messages: list[dict[str, Any]]) -> list[str]:
 def _user_message(turn: Turn, meta: dict[str, Any], when: Any) -> dict[str, Any]:
     message: dict[str, Any] = {"speaker": "user", "text": turn.query}
     message["timestamp"] = meta.get("timestamp", when)
+    if turn.query_type != DEFAULT_QUERY_TYPE:
+        message[QUERY_TYPE] = turn.query_type
     rest = {k: v for k, v in meta.items() if k not in ("timestamp", "has_original_text")}
     if turn.enrichments:
         message["enrichments"] = copy.deepcopy(turn.enrichments)

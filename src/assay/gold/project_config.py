@@ -21,6 +21,8 @@
   extractable text (with a warning) instead of refusing it (the default).
 - ``judging_ratings``: the rating scale of judging mode, first value "not rated" (default
   autojudge-annotate's: Not rated, Perfect, Mostly Good, So-so, Bad).
+- ``mtrag_collection``: the ``collection`` of MTRAG tasks written for conversations that
+  name none (made in Assay); default the project's name (MTRAG refuses an empty one).
 """
 
 from __future__ import annotations
@@ -141,6 +143,30 @@ def check_ratings(value: Any) -> list[str]:
     return labels
 
 
+MTRAG_COLLECTION = "mtrag_collection"
+COLLECTION_LIMIT = 200
+
+
+def mtrag_collection(project: Project) -> str:
+    """The collection MTRAG tasks made in Assay name: the setting, else the project's name
+    (the MTRAG writer applies the same rule to the project it is given)."""
+    given = project.settings.get(MTRAG_COLLECTION)
+    return given if isinstance(given, str) and given.strip() else project.name
+
+
+def check_collection(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(
+            f"{MTRAG_COLLECTION}: give a non-empty name (MTRAG refuses an empty one)"
+        )
+    name = value.strip()
+    if len(name) > COLLECTION_LIMIT or any(ord(ch) < 32 for ch in name):
+        raise InvalidInput(
+            f"{MTRAG_COLLECTION}: at most {COLLECTION_LIMIT} characters, no control characters"
+        )
+    return name
+
+
 def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) -> Project:
     """Validate and store some settings; ``None`` for a part restores its default. Nothing is
     stored when any part is invalid."""
@@ -180,6 +206,8 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
             settings[key] = check_query_types(value)
         elif key == "judging_ratings":
             settings[key] = check_ratings(value)
+        elif key == MTRAG_COLLECTION:
+            settings[key] = check_collection(value)
         elif key in ("annotators_see_all", KEEP_TEXTLESS):
             if not isinstance(value, bool):
                 raise InvalidInput(f"{key}: give true or false, not {value!r}")
@@ -188,7 +216,7 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
             raise InvalidInput(
                 f"unknown setting {key!r}; settings are: generator, retriever, reranker, "
                 "enrichments, enrichments_single, query_types, annotators_see_all, "
-                f"{KEEP_TEXTLESS}, judging_ratings, pool"
+                f"{KEEP_TEXTLESS}, judging_ratings, pool, {MTRAG_COLLECTION}"
             )
     return update_project_settings(ws, project, settings)
 
@@ -218,4 +246,5 @@ def settings_view(project: Project) -> dict[str, Any]:
         KEEP_TEXTLESS: keeps_textless(project),
         "judging_ratings": list(judging_ratings(project)),
         "pool": pool_settings(project.settings).model_dump(),
+        MTRAG_COLLECTION: mtrag_collection(project),
     }

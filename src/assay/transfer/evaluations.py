@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 from assay.corpus.chunkings import get_chunking
 from assay.errors import NotFound
-from assay.experiments import Experiment, iter_results, list_experiments
+from assay.experiments import Experiment, TaskResult, iter_results, list_experiments
 from assay.experiments.imported import IMPORTED, free_name, is_imported, store_imported_experiment
 from assay.experiments.store import experiment_tasks_of
 from assay.experiments.tasks import ChunkMap, Task, tasks_from_item
@@ -69,7 +69,7 @@ def store_evaluation(
     kept = {t.task_id for t in tasks}
     definitions = {m.name: m for m in evaluation.metrics}
     rows = []
-    for result in evaluation.results:
+    for position, result in enumerate(evaluation.results):
         if result.task_id not in kept:
             where = f"result (task {result.task_id!r}, model {result.model_id!r})"
             report.add("result", where, "skipped", "its task was not imported")
@@ -88,6 +88,7 @@ def store_evaluation(
                     "output": result.output,
                     "contexts": result.contexts,
                     "extra": result.extra,
+                    "position": position,  # the file's order (rows are read by task)
                 },
             }
         )
@@ -177,7 +178,14 @@ def evaluation_record(ws: Workspace, project: Project, experiment: Experiment) -
                 scores=parse_scores(r.details.get("scores") or {}),
                 extra=dict(r.details.get("extra") or {}),
             )
-            for r in iter_results(ws, project, experiment.id)
+            for r in sorted(iter_results(ws, project, experiment.id), key=_file_position)
         ],
         extra=dict(imported.get("extra") or {}),
     )
+
+
+def _file_position(result: TaskResult) -> int:
+    """Where the result stood in the file it came from (-1 for one stored without it, which
+    keeps the stored order: the sort is stable)."""
+    position = result.details.get("position")
+    return position if isinstance(position, int) else -1

@@ -36,8 +36,8 @@ class ImportReport:
         self.outcomes.append(RecordOutcome(kind, ref, status, message, id))
 
     def take_issues(self, issues: Sequence[Issue], *, lenient: bool) -> None:
-        """What the reader could not take in: refused as a whole unless ``lenient``, then
-        errors are skipped records and warnings flagged ones."""
+        """What the reader could not take in: refused as a whole for an error unless
+        ``lenient``; errors and omitted records are skipped ones, warnings flagged ones."""
         problems = [i for i in issues if i.severity == "error"]
         if problems and not lenient:
             shown = "; ".join(str(i) for i in problems[:5])
@@ -45,8 +45,8 @@ class ImportReport:
             raise InvalidInput(
                 f"{shown}{more}; nothing was imported (--lenient skips such records)"
             )
-        for issue in issues:
-            status = "skipped" if issue.severity == "error" else "flagged"
+        for issue in issues:  # omitted: left out as the format's own tool leaves it out
+            status = "flagged" if issue.severity == "warning" else "skipped"
             self.add("record", issue.where, status, issue.message)
 
     def count(self, status: str, kind: str | None = None) -> int:

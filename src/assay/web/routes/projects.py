@@ -51,6 +51,11 @@ class SettingsIn(BaseModel):
         description="Whether uploads keep files without extractable text (with a warning) "
         "instead of refusing them; null = refuse",
     )
+    mtrag_collection: str | None = Field(
+        default=None,
+        description="The collection of MTRAG tasks exported for conversations made in Assay; "
+        "null = the project's name",
+    )
 
 
 def query_types_json(entries: Any) -> list[dict[str, Any]]:
@@ -137,6 +142,8 @@ def api_update_settings(request: Request, name: str, body: SettingsIn) -> Any:
         changes["annotators_see_all"] = body.annotators_see_all
     if "keep_textless_documents" in body.model_fields_set:
         changes["keep_textless_documents"] = body.keep_textless_documents
+    if "mtrag_collection" in body.model_fields_set:
+        changes["mtrag_collection"] = body.mtrag_collection
     update_settings(ws, get_project(ws, name), changes)
     return to_json(project_overview(request, name))
 
