@@ -109,10 +109,10 @@ def ingest(
 ) -> None:
     """Add files to a project: parse, dedupe, chunk and index them.
 
-    Text (.txt, .md), HTML, PDF and DOCX are parsed. A file with no extractable text (an
-    image, a scanned PDF, an unknown type) is refused by name unless the project keeps
-    such files (`assay projects settings --keep-textless`). Bad files are reported by name
-    and the rest are ingested.
+    Text (.txt, .md, .csv, .json, .jsonl), HTML, PDF and DOCX are parsed. A file with no
+    extractable text (an image, a scanned PDF, an unknown type) is refused by name unless
+    the project keeps such files (`assay projects settings --keep-textless`). Bad files are
+    reported by name and the rest are ingested.
     """
     from assay.corpus.ingest import ingest_paths, sources_from_paths
     from assay.search.indexes import sync_project
