@@ -81,6 +81,9 @@ class Pool:
     unplaced: dict[str, int] = field(default_factory=dict)
     marked_unanswerable: bool = False
     """The question's turn is marked unanswerable (a free question never is)."""
+    outside: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
+    """The passages counted in ``unplaced`` (not in the corpus): ``(source, rank, passage as
+    the source gave it)``; kept for whoever shows them, never judged."""
 
     @property
     def judged(self) -> int:
@@ -116,6 +119,7 @@ def merge(
     by_doc: dict[str, list[PoolEntry]] = {}
     errors: dict[str, str] = {}
     unplaced: dict[str, int] = {}
+    outside: list[tuple[str, int, dict[str, Any]]] = []
     for answer in answers:
         if answer.error:
             errors[answer.source] = answer.error
@@ -123,6 +127,7 @@ def merge(
         for rank, found in enumerate(answer.entries[:depth], start=1):
             if found.get("doc_id") is None or found.get("start") is None:
                 unplaced[answer.source] = unplaced.get(answer.source, 0) + 1
+                outside.append((answer.source, rank, dict(found)))
                 continue
             span = (int(found["start"]), int(found["end"]))
             same = next(
@@ -156,6 +161,7 @@ def merge(
         errors,
         unplaced,
         unanswerable,
+        outside,
     )
 
 

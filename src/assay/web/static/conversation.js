@@ -72,6 +72,7 @@
     // Retrieved contexts in rank order, then evidence the retriever did not bring.
     const list = (tr.retrieved || []).map((r) => ({
       doc_id: r.doc_id, start: r.start, end: r.end, text: r.text, rank: r.rank, score: r.score, origin: "retrieved",
+      outside: !r.doc_id, source_id: r.document_id || null,
     }));
     for (const ev of tr.evidence) {
       if (!list.some((p) => sameSpan(p, ev))) {
@@ -117,7 +118,7 @@
   function passageCard(index, p, position) {
     const tr = state.data.turns[index];
     const label = labelOf(tr, p);
-    const name = state.docs[p.doc_id] || p.doc_id || t("conv.passage.no_document");
+    const name = state.docs[p.doc_id] || p.doc_id || p.source_id || t("conv.passage.no_document");
     const result = state.overlap[index];
     const ov = result && result.passages[position];
     // Markdown and HTML drawn as formatting (markup hidden, never parsed), similar sentences
@@ -137,7 +138,9 @@
         onmousedown: (e) => e.preventDefault(),
         onclick: () => markFromSelectionOr(index, p, kind),
       })));
-    if (p.origin !== "retrieved") {
+    if (p.outside) {  // not in the corpus: no document to anchor evidence in
+      toggles.replaceChildren(el("span", { class: "muted", text: t("conv.passage.outside_help") }));
+    } else if (p.origin !== "retrieved") {
       toggles.append(el("button", { type: "button", class: "secondary small", text: t("conv.passage.remove"),
         onclick: () => removeEvidence(index, p) }));
     }
@@ -146,7 +149,8 @@
       el("span", { class: "docname", text: name }),
       p.score !== null ? el("span", { class: "muted", text: t("conv.passage.score", { score: assayFormat.num(p.score, 2) }) }) : null,
       p.origin !== "retrieved" ? el("span", { class: "badge", text: t("conv.origin." + p.origin) }) : null,
-      label ? el("span", { class: "badge label-" + label, text: t("items.label." + label) })
+      p.outside ? el("span", { class: "badge", text: t("conv.passage.outside") })
+        : label ? el("span", { class: "badge label-" + label, text: t("items.label." + label) })
         : el("span", { class: "badge warn", text: t("conv.passage.unrated") }),
       ov && ov.score ? el("span", { class: "muted", text: t("conv.passage.overlap", { score: assayFormat.num(ov.score, 2) }) }) : null);
     return el("li", {
