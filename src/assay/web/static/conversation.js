@@ -491,7 +491,7 @@
     state.data.turns.forEach((tr, index) => {
       const node = document.querySelector('.turn[data-turn="' + index + '"]');
       if (!node) return;
-      const unrated = passagesOf(tr).filter((p) => !labelOf(tr, p)).length;
+      const unrated = passagesOf(tr).filter((p) => !p.outside && !labelOf(tr, p)).length;
       const ph = node.querySelector(".passages-hint");
       ph.hidden = unrated === 0;
       ph.textContent = t("conv.hint.unrated", { count: unrated });
