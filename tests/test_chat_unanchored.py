@@ -58,6 +58,7 @@ def test_passages_outside_the_corpus_are_kept_unanchored(
     first, placed, last = turn.retrieved
     assert first["text"] == OUTSIDE and first["doc_id"] is None and first["start"] is None
     assert first["document_id"] == "blog-7" and first["found_by"] == {"mine": 1}
+    assert first["outside_corpus"] is True and "outside_corpus" not in placed
     assert first["score"] == 0.9
     assert placed["doc_id"] == corpus.travel.id and placed["found_by"] == {"mine": 2}
     assert last["text"] == "Another passage no document holds." and "document_id" not in last

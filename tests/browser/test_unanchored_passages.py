@@ -32,7 +32,7 @@ def seed(ws: Workspace, project: Project) -> str:
     placed = Context(chunk_id=None, doc_id=doc.id, start=0, end=len(FERRY), text=FERRY, rank=2)
     outside = Context(
         chunk_id=None, doc_id=None, start=None, end=None, text=OUTSIDE, rank=1,
-        document_id="blog-7",
+        document_id="blog-7", outside_corpus=True,
     )  # fmt: skip
     turn = Turn(query="Where does the night ferry leave?", retrieved=[outside, placed])
     item = create_item(ws, project, Item(kind="conversation", turns=[turn]), status="accepted")

@@ -9,7 +9,8 @@ through the outgoing-HTTP policy with the conversation so far as ``history``. A 
 fails raises :class:`~assay.errors.BackendUnavailable` naming it, before anything is stored.
 Passages an external system returns that are not in the corpus are kept in rank among the
 others as unanchored contexts (text, no document or offsets, the id they came with as
-``document_id``), shown as such and carried in exports; they cannot become gold evidence.
+``document_id``, ``outside_corpus: true``), shown as such and carried in exports; they
+cannot become gold evidence.
 """
 
 from __future__ import annotations
@@ -111,6 +112,7 @@ def _unanchored(source: str, rank: int, found: dict[str, Any]) -> Context:
         "score": found.get("score"),
         "text": str(found.get("text") or ""),
         "found_by": {source: rank},
+        "outside_corpus": True,
     }
     given = found.get("doc_id") or found.get("chunk_id")
     if isinstance(given, str) and given:

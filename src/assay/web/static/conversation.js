@@ -72,7 +72,7 @@
     // Retrieved contexts in rank order, then evidence the retriever did not bring.
     const list = (tr.retrieved || []).map((r) => ({
       doc_id: r.doc_id, start: r.start, end: r.end, text: r.text, rank: r.rank, score: r.score, origin: "retrieved",
-      outside: !r.doc_id, source_id: r.document_id || null,
+      outside: Boolean(r.outside_corpus), source_id: r.document_id || null,
     }));
     for (const ev of tr.evidence) {
       if (!list.some((p) => sameSpan(p, ev))) {
