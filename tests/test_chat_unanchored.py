@@ -16,6 +16,7 @@ from assay.gold.item_reads import get_item
 from assay.records import Project
 from assay.store.workspace import Workspace
 from assay.transfer import export_bundle
+from assay.transfer.experiment_file import experiment_to_inspectorraget
 from tests.experiments_corpus import Corpus, build_corpus
 from tests.fakes.rag_service import FakeRag
 from tests.test_pool_external import _client, _events, _settings
@@ -100,6 +101,12 @@ def test_experiment_results_keep_and_show_them(ws: Workspace, corpus: Corpus) ->
     outside, placed = results["mine"].retrieved
     assert outside["text"] == OUTSIDE and outside["start"] is None  # stored: its only copy
     assert "text" not in placed  # the document holds it
+    # the experiment's InspectorRAGet file names it and holds its text
+    written = experiment_to_inspectorraget(ws, corpus.project, "ext")
+    (result,) = [r for r in written["results"] if r["task_id"] == task_id]
+    assert result["contexts"][0] == {"document_id": "blog-7"}
+    texts = {d["document_id"]: d["text"] for d in written["documents"]}
+    assert texts["blog-7"] == OUTSIDE
     client = _client(ws)
     shown = client.get(f"/api/projects/test/experiments/ext/tasks/{task_id}").json()
     first, second = shown["pipelines"][0]["retrieved"]
