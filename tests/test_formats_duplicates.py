@@ -144,7 +144,7 @@ CASES: dict[str, tuple[Callable[[Path], Path], str, str]] = {
 
 
 def test_every_format_has_a_case() -> None:
-    assert set(CASES) == set(formats())
+    assert set(CASES) == {n for n, s in formats().items() if not s.exports_only}
 
 
 @pytest.mark.parametrize("how", ["read", "stream"])

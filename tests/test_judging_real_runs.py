@@ -8,8 +8,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from assay.judging.judgment_export import judgment_records
 from assay.judging.judgments import Unit, save_judgment
 from assay.judging.reports import list_reports
@@ -35,11 +33,6 @@ def shown(line: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 29: the export writes the project's longest version of a document several "
-    "runs embed differently; each run's own version is the owners-extras part of the issue",
-)
 def test_every_kiddie_report_goes_out_as_its_run_file_has_it(
     ws: Workspace, shared_fixtures: Path
 ) -> None:

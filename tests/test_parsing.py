@@ -35,6 +35,9 @@ EXTENSION_FOR = {
     "text/html": "html",
     "application/pdf": "pdf",
     DOCX_TYPE: "docx",
+    "text/csv": "csv",
+    "application/json": "json",
+    "application/jsonl": "jsonl",
 }
 
 

@@ -47,7 +47,7 @@ def test_a_file_without_text_is_refused_with_a_clear_message(
     expect(refused).to_have_class(re.compile(r"\berror\b"))
     expect(refused.locator(".file-status")).to_have_text(
         "not added: no text could be extracted from “scan.png” (an image, a scanned PDF or an "
-        "unknown file type). Upload text, Markdown, HTML, PDF or Word files."
+        "unknown file type). Upload text, Markdown, CSV, JSON, HTML, PDF or Word files."
     )
     expect(upload_row(page, "notes.txt")).to_have_class(re.compile(r"\bok\b"))
     expect(page.locator("td.doc-name a")).to_have_text(["notes.txt"])

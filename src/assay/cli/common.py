@@ -174,6 +174,25 @@ def project_of(ws: Workspace, name: str | None) -> Project:
     return resolve_project(ws, name)
 
 
+def project_or_created(ws: Workspace, name: str | None, language: str = "en") -> Project:
+    """The project named (created, and said so, when the workspace has none of that name),
+    or the workspace's only project: what commands that bring data in work on."""
+    from rich.console import Console
+
+    from assay.errors import NotFound
+    from assay.store.projects import create_project, get_project
+
+    if name:
+        try:
+            return get_project(ws, name)
+        except NotFound:
+            project = create_project(ws, name, language)
+            told = f"Created project {project.name!r} (language {project.language})"
+            Console(stderr=True).print(told, markup=False)  # stdout may be --json
+            return project
+    return project_of(ws, None)
+
+
 def print_json(value: Any) -> None:
     from assay.records import to_json
 

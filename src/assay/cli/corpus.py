@@ -21,6 +21,7 @@ from assay.cli.common import (
     print_json,
     progress_bar,
     project_of,
+    project_or_created,
     run,
 )
 
@@ -63,20 +64,6 @@ def _chunker_help() -> str:
             )
         blocks.append("\b\n" + "\n".join(lines))
     return "\n\n".join(blocks)
-
-
-def _project_for_ingest(ws: Workspace, name: str | None, language: str) -> Project:
-    from assay.errors import NotFound
-    from assay.store.projects import create_project, get_project
-
-    if name:
-        try:
-            return get_project(ws, name)
-        except NotFound:
-            project = create_project(ws, name, language)
-            console().print(f"Created project {project.name!r} (language {project.language})")
-            return project
-    return project_of(ws, None)
 
 
 def _ensure_chunker(ws: Workspace, project: Project, spec: str) -> None:
@@ -122,16 +109,16 @@ def ingest(
 ) -> None:
     """Add files to a project: parse, dedupe, chunk and index them.
 
-    Text (.txt, .md), HTML, PDF and DOCX are parsed. A file with no extractable text (an
-    image, a scanned PDF, an unknown type) is refused by name unless the project keeps
-    such files (`assay projects settings --keep-textless`). Bad files are reported by name
-    and the rest are ingested.
+    Text (.txt, .md, .csv, .json, .jsonl), HTML, PDF and DOCX are parsed. A file with no
+    extractable text (an image, a scanned PDF, an unknown type) is refused by name unless
+    the project keeps such files (`assay projects settings --keep-textless`). Bad files are
+    reported by name and the rest are ingested.
     """
     from assay.corpus.ingest import ingest_paths, sources_from_paths
     from assay.search.indexes import sync_project
 
     def body(ws: Workspace) -> IngestReport:
-        target = _project_for_ingest(ws, project, language)
+        target = project_or_created(ws, project, language)
         if chunker:
             _ensure_chunker(ws, target, chunker)
         total = sum(1 for item in sources_from_paths(p for p in paths if p != "-"))

@@ -19,6 +19,7 @@ from assay.cli.common import (
     fail,
     print_json,
     project_of,
+    project_or_created,
     run,
 )
 
@@ -85,7 +86,18 @@ def import_runs(
         "project holds.",
         show_default=False,
     ),
-    project: str = ProjectOption,
+    project: str = typer.Option(
+        None,
+        "--project",
+        "-p",
+        metavar="NAME",
+        help="Project to import into; created if it does not exist. May be left out when the "
+        "workspace has exactly one project.",
+        show_default=False,
+    ),
+    language: str = typer.Option(
+        "en", "--language", "-l", metavar="CODE", help="Language when the project is created here."
+    ),
     lenient: bool = typer.Option(
         False, "--lenient", help="Skip bad lines and report them instead of refusing all."
     ),
@@ -105,9 +117,18 @@ def import_runs(
         fail("give --topics, run files, or both")
 
     def body(ws: Workspace) -> RunImportReport:
-        return import_judging_inputs(
-            ws, project_of(ws, project), topics=topics, runs=runs or [], lenient=lenient
-        )
+        from assay.store.projects import delete_project, list_projects
+
+        held = {p.name for p in list_projects(ws)}
+        target = project_or_created(ws, project, language)
+        try:
+            return import_judging_inputs(
+                ws, target, topics=topics, runs=runs or [], lenient=lenient
+            )
+        except Exception:
+            if target.name not in held:  # a refused import leaves no empty project behind
+                delete_project(ws, target)
+            raise
 
     report = run(ctx, body)
     if as_json:

@@ -68,8 +68,8 @@ def check_text(name: str, parsed: ParsedText, media_type: str, project: Project)
         else "the file holds no text (a scanned PDF is only images; run OCR on it first)"
     )
     raise NoText(
-        f"{name}: no text could be extracted ({why}); not added. Upload text, Markdown, HTML, "
-        f"PDF or Word files, or let the project keep files without text "
+        f"{name}: no text could be extracted ({why}); not added. Upload text, Markdown, CSV, "
+        f"JSON, HTML, PDF or Word files, or let the project keep files without text "
         f"(assay projects settings --keep-textless)"
     )
 

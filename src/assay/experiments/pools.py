@@ -85,6 +85,9 @@ class Pool:
     """The question's turn is marked unanswerable (a free question never is)."""
     query_id: str = ""
     """The id the files Assay writes give the question (:mod:`assay.formats.query_ids`)."""
+    outside: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
+    """The passages counted in ``unplaced`` (not in the corpus): ``(source, rank, passage as
+    the source gave it)``; kept for whoever shows them, never judged."""
 
     @property
     def judged(self) -> int:
@@ -121,6 +124,7 @@ def merge(
     by_doc: dict[str, list[PoolEntry]] = {}
     errors: dict[str, str] = {}
     unplaced: dict[str, int] = {}
+    outside: list[tuple[str, int, dict[str, Any]]] = []
     for answer in answers:
         if answer.error:
             errors[answer.source] = answer.error
@@ -128,6 +132,7 @@ def merge(
         for rank, found in enumerate(answer.entries[:depth], start=1):
             if found.get("doc_id") is None or found.get("start") is None:
                 unplaced[answer.source] = unplaced.get(answer.source, 0) + 1
+                outside.append((answer.source, rank, dict(found)))
                 continue
             span = (int(found["start"]), int(found["end"]))
             same = next(
@@ -162,6 +167,7 @@ def merge(
         unplaced,
         unanswerable,
         task.query_id or task.task_id,
+        outside,
     )
 
 

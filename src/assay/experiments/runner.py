@@ -108,6 +108,14 @@ class Scorer:
         return metrics, details
 
 
+def _stored_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """A retrieved entry as stored: a passage placed in a document without its text (the
+    document holds it), one outside the corpus (no offsets) with it, as its only copy."""
+    if entry.get("start") is None:
+        return dict(entry)
+    return {k: v for k, v in entry.items() if k != "text"}
+
+
 def _store(conn: sa.Connection, experiment_id: int, scored: Scored) -> int:
     """Write one result (replacing a failed one); returns how many rows it replaced."""
     outcome = scored.outcome
@@ -122,7 +130,7 @@ def _store(conn: sa.Connection, experiment_id: int, scored: Scored) -> int:
             experiment_id=experiment_id,
             pipeline=scored.pipeline,
             task_id=scored.task.task_id,
-            retrieved=[{k: v for k, v in e.items() if k != "text"} for e in outcome.retrieved],
+            retrieved=[_stored_entry(e) for e in outcome.retrieved],
             answer=outcome.answer,
             contexts=list(outcome.contexts),
             timings=outcome.timings,

@@ -252,11 +252,22 @@ class FormatSpec:
     module: str
     label: str = ""
     """The name people know it by (pages translate it: ``format.<name>.label``)."""
+    exports_only: bool = False
+    """Written, never read (its module has no ``read``): imports refuse it by name."""
 
     def _load(self) -> Any:
         return importlib.import_module(f"assay.formats.{self.module}")
 
+    def check_readable(self) -> None:
+        """Refuse an import of an export-only format, naming the formats that import."""
+        if self.exports_only:
+            raise InvalidInput(
+                f"format {self.name!r} is for export only; import one of: "
+                + ", ".join(n for n, s in formats().items() if not s.exports_only)
+            )
+
     def read(self, path: str | Path) -> Bundle:
+        self.check_readable()
         path = Path(path)
         if not path.exists():
             raise InvalidInput(f"{path}: no such file or folder")
@@ -267,6 +278,7 @@ class FormatSpec:
         """:meth:`read` for an import: where the format can (``stream`` in its module), the
         items come as they are read, so the file is never held whole; a problem in an item
         is raised while the import takes it (and the import is undone)."""
+        self.check_readable()
         path = Path(path)
         if not path.exists():
             raise InvalidInput(f"{path}: no such file or folder")
@@ -348,6 +360,15 @@ def formats() -> dict[str, FormatSpec]:
             (".json",),
             "inspectorraget",
             "InspectorRAGet evaluation",
+        ),
+        FormatSpec(
+            "ragas",
+            "Ragas samples (JSON Lines) for EvaluationDataset.from_jsonl, one per turn "
+            "(export only)",
+            (".jsonl",),
+            "ragas",
+            "Ragas evaluation samples",
+            exports_only=True,
         ),
     ]
     return {spec.name: spec for spec in specs}

@@ -68,11 +68,14 @@ def _rated(context: Context, evidence: Iterable[Evidence]) -> bool:
 
 
 def unrated_contexts(turn: Turn) -> list[int]:
-    """1-based positions of the turn's retrieved contexts that no evidence rates."""
+    """1-based positions of the turn's retrieved contexts that no evidence rates (those an
+    external system returned from outside the corpus cannot be rated and are not counted)."""
     return [
         index
         for index, context in enumerate(turn.retrieved, 1)
-        if isinstance(context, dict) and not _rated(context, turn.evidence)
+        if isinstance(context, dict)
+        and not context.get("outside_corpus")
+        and not _rated(context, turn.evidence)
     ]
 
 

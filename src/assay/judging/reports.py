@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import sqlalchemy as sa
@@ -28,6 +28,9 @@ class Report:
     metadata: dict[str, Any]
     source: str
     """The file and line it was imported from."""
+    own_documents: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The documents its run embeds in a version other than the project's: ``{doc id:
+    {text, title, url}}`` (autojudge exports give each run its own)."""
 
     @property
     def text(self) -> str:
@@ -102,6 +105,7 @@ def _report(row: Any) -> Report:
         tuple(row.doc_ids),
         row.metadata,
         row.source,
+        row.own_documents or {},
     )
 
 

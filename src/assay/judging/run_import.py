@@ -7,7 +7,8 @@ it differs. The documents a run embeds become documents of the project (``<doc i
 text ``title + "\\n\\n" + text``), one per doc id, so search, the document view and evidence
 offsets work on them. Runs may embed the same doc id with different text (one passage longer
 than another): the longest is kept and a warning says so; a doc id the project holds already
-keeps its document. A run that embeds no documents
+keeps its document. A report keeps the versions its run embeds that differ from the
+project's (``own_documents``), so exports give each run its own. A run that embeds no documents
 may cite doc ids the project does not hold; they are listed as missing, and their citations
 are judged without the document.
 
@@ -29,6 +30,7 @@ from assay.corpus.ingest import ingest_bytes
 from assay.errors import InvalidInput
 from assay.formats import Issue
 from assay.formats.trec_rag import RunDocument, RunReport, Topic, read_runs, read_topics
+from assay.judging.reports import get_documents
 from assay.people.actors import acting_account
 from assay.records import Project
 from assay.store.db import transaction, utcnow
@@ -103,7 +105,7 @@ def import_judging_inputs(
         report.issues = issues
         doc_map = _store_documents(ws, conn, project, fresh, author, report)
         for run in fresh:
-            _insert_report(conn, project.id, run)
+            _insert_report(conn, project.id, run, doc_map)
             report.reports_added += 1
         report.missing_documents = sorted(
             {d for run in fresh for d in run.doc_ids if d not in doc_map}
@@ -203,16 +205,14 @@ def _store_documents(
     runs: list[RunReport],
     author: int,
     report: RunImportReport,
-) -> dict[str, str]:
-    """doc id → project document id for every doc id the runs name that the project holds
+) -> dict[str, RunDocument]:
+    """doc id → the project's version of every doc id the runs name that the project holds
     now, adding the embedded documents it did not hold."""
     named = {d for run in runs for d in run.doc_ids}
-    rows = conn.execute(
-        sa.select(judging_documents.c.doc_id, judging_documents.c.document_id).where(
-            judging_documents.c.project_id == project.id
-        )
-    )
-    held = {r.doc_id: r.document_id for r in rows if r.doc_id in named}
+    held = {
+        doc_id: RunDocument(doc_id, doc.body, doc.title, doc.url)
+        for doc_id, doc in get_documents(ws, project, named, conn=conn).items()
+    }
     chosen: dict[str, RunDocument] = {}
     for run in runs:
         for doc_id, doc in run.documents.items():
@@ -225,7 +225,8 @@ def _store_documents(
                 Issue(
                     run.where,
                     f"document {doc_id!r} differs from the one another run embeds; "
-                    "the longest text is kept (judges mark spans in it)",
+                    "the longest text is kept (judges mark spans in it; exports give each "
+                    "run its own)",
                     "warning",
                 )
             )
@@ -251,12 +252,29 @@ def _store_documents(
                 url=doc.url,
             )
         )
-        held[doc_id] = document.id
+        held[doc_id] = doc
         report.documents_added += 1
     return held
 
 
-def _insert_report(conn: sa.Connection, project_id: int, run: RunReport) -> None:
+def _own_documents(run: RunReport, held: dict[str, RunDocument]) -> dict[str, Any] | None:
+    """The documents the run embeds in a version other than the project's, as
+    ``{doc id: {text, title, url}}`` (None when there are none)."""
+    own = {
+        doc_id: {"text": doc.text, "title": doc.title, "url": doc.url}
+        for doc_id, doc in run.documents.items()
+        if doc_id in held and _version(doc) != _version(held[doc_id])
+    }
+    return own or None
+
+
+def _version(doc: RunDocument) -> tuple[str, str | None, str | None]:
+    return (doc.shown_text, doc.title or None, doc.url or None)
+
+
+def _insert_report(
+    conn: sa.Connection, project_id: int, run: RunReport, held: dict[str, RunDocument]
+) -> None:
     conn.execute(
         judging_reports.insert().values(
             project_id=project_id,
@@ -268,5 +286,6 @@ def _insert_report(conn: sa.Connection, project_id: int, run: RunReport) -> None
             metadata=run.metadata,
             source=run.where,
             created_at=utcnow(),
+            own_documents=_own_documents(run, held),
         )
     )

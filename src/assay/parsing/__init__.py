@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from assay.errors import InvalidInput
 from assay.parsing.common import ParsedText, normalize_text
+from assay.parsing.data_text import parse_csv, parse_json, parse_json_lines
 from assay.parsing.docx import is_docx_archive, parse_docx
 from assay.parsing.html import parse_html
 from assay.parsing.pdf import parse_pdf
@@ -30,6 +31,9 @@ MARKDOWN = "text/markdown"
 HTML = "text/html"
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+CSV = "text/csv"
+JSON = "application/json"
+JSON_LINES = "application/jsonl"
 UNKNOWN = "application/octet-stream"
 
 Parser = Callable[[str, bytes, str | None], ParsedText]
@@ -45,12 +49,21 @@ _EXTENSIONS = {
     ".xhtml": HTML,
     ".pdf": PDF,
     ".docx": DOCX,
+    ".csv": CSV,
+    ".json": JSON,
+    ".jsonl": JSON_LINES,
+    ".ndjson": JSON_LINES,
 }
 # Other names for the same formats, as browsers and mail clients send them.
 _ALIASES = {
     "text/x-markdown": MARKDOWN,
     "application/xhtml+xml": HTML,
     "application/x-pdf": PDF,
+    "application/csv": CSV,
+    "text/json": JSON,
+    "application/x-ndjson": JSON_LINES,
+    "application/jsonlines": JSON_LINES,
+    "application/x-jsonlines": JSON_LINES,
 }
 _SNIFF_BYTES = 1024
 
@@ -63,6 +76,9 @@ def parsers() -> dict[str, Parser]:
         HTML: parse_html,
         PDF: parse_pdf,
         DOCX: parse_docx,
+        CSV: parse_csv,
+        JSON: parse_json,
+        JSON_LINES: parse_json_lines,
     }
 
 

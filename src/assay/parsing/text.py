@@ -24,7 +24,8 @@ def looks_binary(data: bytes) -> bool:
     return controls > MAX_CONTROL_SHARE * len(head)
 
 
-def _decode(name: str, data: bytes, fallback_encoding: str | None) -> tuple[str, list[str]]:
+def decode_plain(name: str, data: bytes, fallback_encoding: str | None) -> tuple[str, list[str]]:
+    """The text of a file that should be text (refused when it looks binary), and warnings."""
     # A UTF-16 file is full of NUL bytes, so the BOM check in decode_text must come first.
     if not data.startswith((b"\xff\xfe", b"\xfe\xff")) and looks_binary(data):
         raise InvalidInput(f"{name}: looks like a binary file, not text")
@@ -33,11 +34,11 @@ def _decode(name: str, data: bytes, fallback_encoding: str | None) -> tuple[str,
 
 def parse_plain(name: str, data: bytes, fallback_encoding: str | None) -> ParsedText:
     """Parse a ``text/plain`` file."""
-    text, warnings = _decode(name, data, fallback_encoding)
+    text, warnings = decode_plain(name, data, fallback_encoding)
     return ParsedText(text=normalize_text(text), parser="text", warnings=tuple(warnings))
 
 
 def parse_markdown(name: str, data: bytes, fallback_encoding: str | None) -> ParsedText:
     """Parse a ``text/markdown`` file; the markdown source is the text."""
-    text, warnings = _decode(name, data, fallback_encoding)
+    text, warnings = decode_plain(name, data, fallback_encoding)
     return ParsedText(text=normalize_text(text), parser="markdown", warnings=tuple(warnings))

@@ -42,7 +42,9 @@ judging_topics = sa.Table(
 # One run's report for one topic. ``sentences`` is the normalised list
 # ``[{"text": ..., "citations": [doc_id, ...]}]`` (citations in priority order, whatever style
 # the file used); ``doc_ids`` every document the report cites or embeds, in first-seen order;
-# ``source`` the file name and line it came from.
+# ``source`` the file name and line it came from; ``own_documents`` the documents the run
+# embeds in a version other than the project's (``{doc_id: {text, title, url}}``, NULL when
+# none; migration 0021), so exports give each run its own.
 judging_reports = sa.Table(
     "judging_reports",
     metadata,
@@ -56,6 +58,7 @@ judging_reports = sa.Table(
     sa.Column("metadata", sa.JSON, nullable=False),
     sa.Column("source", sa.Text, nullable=False),
     sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("own_documents", sa.JSON, nullable=True),
     sa.UniqueConstraint("project_id", "topic_id", "run_id"),
 )
 

@@ -3,7 +3,8 @@
 An imported experiment gives back the file it came from: the transfer layer builds its
 Bundle (the items of its tasks, the project's documents, the evaluation rebuilt from the
 store) and the format writes it. An experiment run in Assay gives its pipelines as models
-and every gold and retrieved chunk as a document.
+and every gold and retrieved chunk as a document (a passage the system returned from outside
+the corpus too, with its own text).
 """
 
 from __future__ import annotations
@@ -70,16 +71,24 @@ def _run_in_assay(ws: Workspace, project: Project, experiment: Experiment) -> di
         )
     result_rows = []
     for result in results:
+        retrieved = []
         for hit in result.retrieved:
             chunk_id = str(hit.get("chunk_id") or "")
+            if not chunk_id and hit.get("start") is None and hit.get("text"):
+                # outside the corpus: the id the system gave it (else its place), its own text
+                place = f"outside:{result.pipeline}:{result.task_id}:{hit.get('rank')}"
+                chunk_id = str(hit.get("doc_id") or place)
+                passages.setdefault(chunk_id, str(hit["text"]))
             if chunk_id and chunk_id not in passages:
                 passages[chunk_id] = text_of(hit.get("doc_id"), hit.get("start"), hit.get("end"))
+            if chunk_id:
+                retrieved.append(chunk_id)
         result_rows.append(
             {
                 "task_id": result.task_id,
                 "pipeline": result.pipeline,
                 "answer": result.answer,
-                "retrieved": [h.get("chunk_id") for h in result.retrieved if h.get("chunk_id")],
+                "retrieved": retrieved,
                 "metrics": result.metrics,
                 "error": result.error,
             }

@@ -82,12 +82,16 @@ def drill_down(ws: Workspace, project: Project, ref: str, task_id: str) -> dict[
             for hit in result.retrieved:
                 doc_id = str(hit.get("doc_id") or "")
                 text = passage(doc_id, hit.get("start"), hit.get("end")) if doc_id else ""
+                outside = hit.get("start") is None and not text  # not in the corpus
+                if outside:
+                    text = str(hit.get("text") or "")  # the system's own text
                 retrieved.append(
                     {
                         **hit,
                         "text": text,
-                        "document": names.get(doc_id, doc_id),
+                        "document": doc_id if outside else names.get(doc_id, doc_id),
                         "hit": hit.get("chunk_id") in gold,
+                        "outside": outside,
                     }
                 )
             reference = task.references[0] if task.references else ""

@@ -39,6 +39,7 @@ def format_json(spec: FormatSpec) -> dict[str, Any]:
         "extensions": list(spec.extensions),
         "folder": takes_folder(spec),
         "chunking": uses_chunking(spec),
+        "imports": not spec.exports_only,
     }
 
 

@@ -84,6 +84,7 @@ async def api_import(request: Request, name: str) -> Response:
             request, "transfer.too_large", upload.filename or "the file", limit / 1024 / 1024
         )
     spec = get_format(upload.fields.get("format", "").strip())
+    spec.check_readable()
     replace = upload.fields.get("replace", "").lower() in TRUE
     lenient = upload.fields.get("lenient", "").lower() in TRUE
     status = upload.fields.get("status", "").strip() or None

@@ -87,6 +87,7 @@
     // Retrieved contexts in rank order, then evidence the retriever did not bring.
     const list = (tr.retrieved || []).map((r) => ({
       doc_id: r.doc_id, start: r.start, end: r.end, text: r.text, rank: r.rank, score: r.score, origin: "retrieved",
+      outside: Boolean(r.outside_corpus), source_id: r.document_id || null,
     }));
     for (const ev of tr.evidence) {
       if (!list.some((p) => sameSpan(p, ev))) {
@@ -132,7 +133,7 @@
   function passageCard(index, p, position) {
     const tr = state.data.turns[index];
     const label = labelOf(tr, p);
-    const name = state.docs[p.doc_id] || p.doc_id || t("conv.passage.no_document");
+    const name = state.docs[p.doc_id] || p.doc_id || p.source_id || t("conv.passage.no_document");
     const result = state.overlap[index];
     const ov = result && result.passages[position];
     // Markdown and HTML drawn as formatting (markup hidden, never parsed), similar sentences
@@ -152,7 +153,9 @@
         onmousedown: (e) => e.preventDefault(),
         onclick: () => conv.markFromSelectionOr(index, p, kind),
       })));
-    if (p.origin !== "retrieved") {
+    if (p.outside) {  // not in the corpus: no document to anchor evidence in
+      toggles.replaceChildren(el("span", { class: "muted", text: t("conv.passage.outside_help") }));
+    } else if (p.origin !== "retrieved") {
       toggles.append(el("button", { type: "button", class: "secondary small", text: t("conv.passage.remove"),
         onclick: () => removeEvidence(index, p) }));
     }
@@ -161,7 +164,8 @@
       el("span", { class: "docname", text: name }),
       p.score !== null ? el("span", { class: "muted", text: t("conv.passage.score", { score: assayFormat.num(p.score, 2) }) }) : null,
       p.origin !== "retrieved" ? el("span", { class: "badge", text: t("conv.origin." + p.origin) }) : null,
-      label ? el("span", { class: "badge label-" + label, text: t("items.label." + label) })
+      p.outside ? el("span", { class: "badge", text: t("conv.passage.outside") })
+        : label ? el("span", { class: "badge label-" + label, text: t("items.label." + label) })
         : el("span", { class: "badge warn", text: t("conv.passage.unrated") }),
       ov && ov.score ? el("span", { class: "muted", text: t("conv.passage.overlap", { score: assayFormat.num(ov.score, 2) }) }) : null);
     return el("li", {
@@ -329,7 +333,7 @@
     state.data.turns.forEach((tr, index) => {
       const node = document.querySelector('.turn[data-turn="' + index + '"]');
       if (!node) return;
-      const unrated = passagesOf(tr).filter((p) => !labelOf(tr, p)).length;
+      const unrated = passagesOf(tr).filter((p) => !p.outside && !labelOf(tr, p)).length;
       const ph = node.querySelector(".passages-hint");
       ph.hidden = unrated === 0;
       ph.textContent = t("conv.hint.unrated", { count: unrated });
