@@ -100,14 +100,14 @@ def test_comment_on_an_answer_span_reply_resolve_and_outdated(
 
     # the answer grows before the quote: it moved, and the comment follows it
     page.locator("#f-answer").fill("Since May, t" + ANSWER[1:])
-    expect(page.locator("#save-state")).to_have_text("Saved", timeout=10_000)
+    expect(page.locator("#save-state")).to_have_text("Saved")
     page.reload()
     page.locator("#comments-toggle").click()
     expect(page.locator("#comments-list .thread .comment-moved")).to_be_visible()
 
     # the quote is gone: outdated, with what it quoted, never lost
     page.locator("#f-answer").fill("The night ferry leaves from pier 3.")
-    expect(page.locator("#save-state")).to_have_text("Saved", timeout=10_000)
+    expect(page.locator("#save-state")).to_have_text("Saved")
     page.reload()
     page.locator("#comments-toggle").click()
     outdated = page.locator("#comments-list .thread.outdated")
