@@ -23,7 +23,7 @@ from assay.llm import GeneratorSettings, Message, generate_answer, make_generato
 from assay.llm.local import MODEL_ALIAS, local_model_path, server_command
 from tests.conftest import stop_process
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial("llama.cpp's server computes on every core")]
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 REQUIRED = IN_CI and os.environ.get("ASSAY_TEST_LOCAL_LLM") == "1"

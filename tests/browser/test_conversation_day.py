@@ -129,8 +129,7 @@ def test_j_and_k_walk_the_passages_across_turns(page: Page, ws: Workspace, corpu
         assert n >= 2
         # no passage list or passage text scrolls inside the page
         for selector in (".passages", ".passage-text"):
-            overflow = page.locator(selector).first.evaluate("e => getComputedStyle(e).overflowY")
-            assert overflow == "visible"
+            expect(page.locator(selector).first).to_have_css("overflow-y", "visible")
         first.nth(0).focus()
         page.keyboard.press("j")
         expect(first.nth(1)).to_be_focused()
