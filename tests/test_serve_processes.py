@@ -30,6 +30,11 @@ from assay.store.projects import create_project
 from assay.store.workspace import Workspace
 from tests.conftest import free_port, stop_process
 
+pytestmark = pytest.mark.serial(
+    "several `assay serve` processes per test, on ports picked before they start, and a "
+    "search must see another process's write within DEADLINE"
+)
+
 SRC = str(Path(assay.__file__).resolve().parents[1])
 """This checkout's sources, for the subprocesses."""
 DEADLINE = 5.0

@@ -97,13 +97,13 @@ def test_a_terminal_chat_is_regenerated_edited_and_exported_on_the_page(
         passages.first.get_by_role("button", name="relevant", exact=True).click()
         second.get_by_role("button", name="Regenerate").click()
         new_answer = "".join(REGENERATED)
-        expect(page.locator("#t1-draft")).to_have_text(new_answer, timeout=20_000)
+        expect(page.locator("#t1-draft")).to_have_text(new_answer)
         writes = page.evaluate("window.__live")  # the answer grew piece by piece
         assert writes == ["".join(REGENERATED[:n]) for n in range(1, len(REGENERATED) + 1)]
         expect(page.locator("#t1-answer")).to_have_value(chatted.turns[1].answer)
         second.get_by_role("button", name="Use this answer").click()
         expect(page.locator("#t1-answer")).to_have_value(new_answer)
-        expect(page.locator("#save-state")).to_have_text("All changes saved", timeout=10_000)
+        expect(page.locator("#save-state")).to_have_text("All changes saved")
         page.reload()
         expect(page.locator("#t1-answer")).to_have_value(new_answer)
         expect(page.locator("#t1-draft")).to_have_count(0)
@@ -111,11 +111,11 @@ def test_a_terminal_chat_is_regenerated_edited_and_exported_on_the_page(
         # a third turn asked on the page, then the first question edited and autosaved
         page.locator("#composer-q").fill(THIRD)
         page.locator("#composer-q").press("Control+Enter")
-        expect(page.locator("#turns .turn")).to_have_count(3, timeout=20_000)
-        expect(page.locator("#stream-state")).to_have_text("Answer stored.", timeout=20_000)
+        expect(page.locator("#turns .turn")).to_have_count(3)
+        expect(page.locator("#stream-state")).to_have_text("Answer stored.")
         expect(page.locator("#t2-answer")).to_have_value("It carries ten bikes [1].")
         page.locator("#t0-question").fill(EDITED)
-        expect(page.locator("#save-state")).to_have_text("All changes saved", timeout=10_000)
+        expect(page.locator("#save-state")).to_have_text("All changes saved")
         page.reload()
         expect(page.locator("#t0-question")).to_have_value(EDITED)
 
@@ -142,7 +142,7 @@ def test_a_terminal_chat_is_regenerated_edited_and_exported_on_the_page(
         page.locator("#export").get_by_label("Draft").check()  # chat saves drafts
         page.get_by_role("button", name="Start the export").click()
         link = page.locator("#export-download")
-        expect(link).to_be_visible(timeout=20_000)
+        expect(link).to_be_visible()
         with page.expect_download() as info:
             link.click()
         exported = tmp_path / "chat.json"

@@ -20,6 +20,15 @@ ANSWER = "The night ferry leaves at 22:40 from pier 3."
 PASSAGE = "The night ferry leaves at 22:40 from pier 3 every day."
 
 
+def comments_ready(page: Page) -> None:
+    """Wait until the page has settled: every request answered (the passages are drawn again
+    when their overlap with the answer arrives, which would drop a selection made before) and
+    the comments loaded (only then do a selection's button and the shortcut start a draft;
+    the panel then writes the open count into its title)."""
+    page.wait_for_load_state("networkidle")
+    expect(page.locator("#comments-title-count")).not_to_have_text("")
+
+
 def select_range(page: Page, selector: str, needle: str) -> None:
     """Select ``needle`` in a question or answer box as a reader would, and let go of the
     mouse there (the "Comment" button follows a selection)."""
@@ -37,13 +46,22 @@ def select_range(page: Page, selector: str, needle: str) -> None:
 
 
 def select_text(node: Locator, needle: str, *, release: bool = False) -> None:
-    """Select ``needle`` in a passage's text; ``release``: and let go of the mouse there."""
+    """Select ``needle`` in a passage's text, which may be drawn as several runs of text (the
+    answer's words marked); ``release``: and let go of the mouse there."""
     node.evaluate(
         """(node, [needle, release]) => {
             const at = node.textContent.indexOf(needle);
+            if (at < 0) throw new Error("not in the passage: " + needle);
+            const stop = at + needle.length;
             const range = document.createRange();
-            range.setStart(node.firstChild, at);
-            range.setEnd(node.firstChild, at + needle.length);
+            const runs = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+            let seen = 0;
+            for (let run = runs.nextNode(); run; run = runs.nextNode()) {
+                const end = seen + run.length;
+                if (at >= seen && at < end) range.setStart(run, at - seen);
+                if (stop > seen && stop <= end) range.setEnd(run, stop - seen);
+                seen = end;
+            }
             getSelection().removeAllRanges();
             getSelection().addRange(range);
             const up = { bubbles: true, clientX: 200, clientY: 200 };
@@ -59,6 +77,7 @@ def test_comment_on_an_answer_span_reply_resolve_and_outdated(
     item = create_item(ws, project, Item(turns=[Turn(query="When?", answer=ANSWER)]))
     page.goto(f"{live_server.url}/projects/test/items/{item.id}")
     expect(page.locator("#save-state")).to_have_text("Saved")
+    comments_ready(page)
 
     select_range(page, "#f-answer", "22:40")
     button = page.locator("#comment-selection")
@@ -100,14 +119,14 @@ def test_comment_on_an_answer_span_reply_resolve_and_outdated(
 
     # the answer grows before the quote: it moved, and the comment follows it
     page.locator("#f-answer").fill("Since May, t" + ANSWER[1:])
-    expect(page.locator("#save-state")).to_have_text("Saved", timeout=10_000)
+    expect(page.locator("#save-state")).to_have_text("Saved")
     page.reload()
     page.locator("#comments-toggle").click()
     expect(page.locator("#comments-list .thread .comment-moved")).to_be_visible()
 
     # the quote is gone: outdated, with what it quoted, never lost
     page.locator("#f-answer").fill("The night ferry leaves from pier 3.")
-    expect(page.locator("#save-state")).to_have_text("Saved", timeout=10_000)
+    expect(page.locator("#save-state")).to_have_text("Saved")
     page.reload()
     page.locator("#comments-toggle").click()
     outdated = page.locator("#comments-list .thread.outdated")
@@ -130,6 +149,7 @@ def test_comment_on_a_passage_of_a_conversation_with_the_shortcut(
     page.goto(f"{live_server.url}/projects/test/conversations/{item.id}")
     passage = page.locator(".turn .passage-text").first
     expect(passage).to_have_text(PASSAGE)
+    comments_ready(page)
     select_text(passage, "pier 3")
     page.keyboard.press("Control+Alt+m")
     expect(page.locator("#comment-draft-where")).to_have_text("Passage 1 · turn 1")
@@ -159,6 +179,7 @@ def test_comment_on_a_passage_in_the_item_editor(
     page.goto(f"{live_server.url}/projects/test/items/{item.id}")
     passage = page.locator("#ev-list .ev-text").first
     expect(passage).to_have_text(PASSAGE)
+    comments_ready(page)
     select_text(passage, "every day", release=True)
     page.locator("#comment-selection").click()
     expect(page.locator("#comment-draft-where")).to_have_text("Passage 1 · turn 1")

@@ -40,8 +40,8 @@ def corpus(ws: Workspace, project: Project) -> Project:
 def ask(page: Page, question: str, count: int) -> None:
     page.locator("#composer-q").fill(question)
     page.locator("#composer-q").press("Control+Enter")
-    expect(page.locator("#turns .turn")).to_have_count(count, timeout=30_000)
-    expect(page.locator("#stream-state")).to_have_text("Answer stored.", timeout=30_000)
+    expect(page.locator("#turns .turn")).to_have_count(count)
+    expect(page.locator("#stream-state")).to_have_text("Answer stored.")
 
 
 def test_a_conversation_in_the_items_list_opens_the_workbench(
@@ -87,7 +87,7 @@ def test_answerability_holds_one_value(page: Page, ws: Workspace, corpus: Projec
         # a multi-choice enrichment keeps several
         first.locator('input[data-enrichment="Question Type"][value="Factoid"]').check()
         first.locator('input[data-enrichment="Question Type"][value="How-To"]').check()
-        expect(page.locator("#save-state")).to_have_text("All changes saved", timeout=15_000)
+        expect(page.locator("#save-state")).to_have_text("All changes saved")
         item_id = page.url.split("/")[-1]
         stored = get_item(ws, corpus, item_id)
         assert stored.turns[0].enrichments["answerability"] == ["PARTIAL"]
@@ -95,7 +95,7 @@ def test_answerability_holds_one_value(page: Page, ws: Workspace, corpus: Projec
 
         # "not set" clears it
         first.get_by_label("not set").check()
-        expect(page.locator("#save-state")).to_have_text("All changes saved", timeout=15_000)
+        expect(page.locator("#save-state")).to_have_text("All changes saved")
         assert "answerability" not in get_item(ws, corpus, item_id).turns[0].enrichments
 
         # the JSON API refuses two values with the reason, and stores nothing
@@ -128,8 +128,7 @@ def test_j_and_k_walk_the_passages_across_turns(page: Page, ws: Workspace, corpu
         assert n >= 2
         # no passage list or passage text scrolls inside the page
         for selector in (".passages", ".passage-text"):
-            overflow = page.locator(selector).first.evaluate("e => getComputedStyle(e).overflowY")
-            assert overflow == "visible"
+            expect(page.locator(selector).first).to_have_css("overflow-y", "visible")
         first.nth(0).focus()
         page.keyboard.press("j")
         expect(first.nth(1)).to_be_focused()
@@ -186,16 +185,16 @@ def test_the_generator_is_chosen_while_chatting_and_a_taken_draft_can_be_undone(
         page.locator("#set-gen-model").fill("m2")
         page.locator("#set-gen-model").press("Tab")
         expect(page.locator("#gen-label")).to_have_text("model: m2")
-        expect(page.locator("#save-state")).to_have_text("All changes saved", timeout=15_000)
+        expect(page.locator("#save-state")).to_have_text("All changes saved")
         first.get_by_role("button", name="Regenerate").click()
         draft = page.locator("#t0-draft")
-        expect(draft).to_have_text("Pier 3, at 22:40.", timeout=30_000)
+        expect(draft).to_have_text("Pier 3, at 22:40.")
         assert fake.requests[-1]["model"] == "m2"
         first.get_by_role("button", name="Use this answer").click()
         expect(answer).to_have_value("Pier 3, at 22:40.")
         first.get_by_role("button", name="Undo").click()
         expect(answer).to_have_value(mine)
-        expect(page.locator("#save-state")).to_have_text("All changes saved", timeout=15_000)
+        expect(page.locator("#save-state")).to_have_text("All changes saved")
         page.reload()
         expect(page.locator("#t0-answer")).to_have_value(mine)
         expect(page.locator("#gen-label")).to_have_text("model: m2")
@@ -220,7 +219,7 @@ def test_one_click_exports_this_conversation_as_ragaphene_json(
         for box in page.locator("[data-check]").all():
             box.check()
         expect(page.locator("#export-help")).to_have_text("Ready to export.")
-        with page.expect_download(timeout=30_000) as info:
+        with page.expect_download() as info:
             page.locator("#export-button").click()
         download = info.value
         assert download.suggested_filename.endswith(".ragaphene.json")

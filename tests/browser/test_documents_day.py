@@ -195,7 +195,7 @@ def test_a_selected_passage_starts_a_new_item_with_it_as_evidence(
     evidence = page.locator("#ev-list")
     expect(evidence).to_contain_text(wanted.split("\n")[0][:20])
     page.locator("#f-query").fill("When does the night ferry leave?")
-    expect(page).to_have_url(re.compile(r"/projects/test/items/[0-9a-f-]{36}"), timeout=20_000)
+    expect(page).to_have_url(re.compile(r"/projects/test/items/[0-9a-f-]{36}"))
 
     total, rows = list_items(ws, project)
     assert total == 1
@@ -238,7 +238,7 @@ def test_import_by_drop_with_the_format_from_a_link(
     expect(page.locator("#import-dropped")).to_have_text("Chosen: tasks.jsonl")
     expect(page.locator("#import-format")).to_have_value("mtrag")
     page.get_by_role("button", name="Start the import").click()
-    expect(page.locator("#import-report")).to_contain_text("Imported into “test”", timeout=30_000)
+    expect(page.locator("#import-report")).to_contain_text("Imported into “test”")
     # the job list shows the import without a reload
     expect(page.locator("#jobs tbody tr").first).to_contain_text("MTRAG generation tasks")
     expect(page.locator("#jobs tbody tr").first).to_contain_text("done")
@@ -270,7 +270,7 @@ def test_a_finished_export_shows_its_download_link_in_view(
     expect(page.locator("#export-format option:checked")).to_have_text("Spreadsheet (CSV)")
     page.get_by_role("button", name="Start the export").click()
     link = page.locator("#export-download")
-    expect(link).to_have_text("Download test-csv.csv", timeout=30_000)
+    expect(link).to_have_text("Download test-csv.csv")
     expect(link).to_be_in_viewport()
     expect(link).to_be_focused()
     expect(page.locator("#jobs tbody tr").first).to_contain_text("Spreadsheet (CSV)")

@@ -72,14 +72,14 @@ def test_keyword_against_hybrid_from_the_page(
 
     expect(page.locator("h1")).to_have_text("keyword vs hybrid")
     # progress arrives through server-sent events until the run is over
-    expect(page.locator("#run-state")).to_have_text("done", timeout=30_000)
+    expect(page.locator("#run-state")).to_have_text("done")
     expect(page.locator("#run-counts")).to_have_text("12 of 12 done, 0 errors (100%)")
     # the results are there at once, without reloading the page: numbers, not "–"
     table = page.locator("#aggregate-table")
     expect(table.locator("thead th")).to_have_text(["Metric", "keyword", "hybrid"])
     expect(table.locator("tbody tr").first.locator("th")).to_have_text("retrieval_recall")
     first_mean = table.locator("tbody tr").first.locator("td").first
-    expect(first_mean).to_contain_text(re.compile(r"^\s*\d\.\d{3}"), timeout=30_000)
+    expect(first_mean).to_contain_text(re.compile(r"^\s*\d\.\d{3}"))
     expect(table.locator("tr.meta td").first).to_have_text("6")  # scored tasks
     expect(page.locator("#reload-results")).to_be_hidden()
     mrr = table.locator("tbody tr", has=page.locator("th", has_text="retrieval_mrr@5"))
@@ -112,7 +112,7 @@ def test_cancel_and_resume_buttons(page: Page, ws: Workspace, live_server: LiveS
     page.get_by_role("link", name="later").click()
     expect(page.locator("#run-state")).to_have_text("pending")
     page.get_by_role("button", name="Resume").click()
-    expect(page.locator("#run-state")).to_have_text("done", timeout=30_000)
+    expect(page.locator("#run-state")).to_have_text("done")
     expect(page.locator("#run-counts")).to_have_text("4 of 4 done, 0 errors (100%)")
 
 
@@ -140,7 +140,7 @@ def test_a_pipeline_from_an_uploaded_run_file(
     page.get_by_role("button", name="Create and run").click()
 
     expect(page.locator("h1")).to_have_text("file vs keyword")
-    expect(page.locator("#run-state")).to_have_text("done", timeout=30_000)
+    expect(page.locator("#run-state")).to_have_text("done")
     table = page.locator("#aggregate-table")
     expect(table.locator("thead th")).to_have_text(["Metric", "system-a", "keyword"])
     recall = table.locator("tbody tr").first.locator("td").first

@@ -112,7 +112,7 @@ def test_write_an_item_with_search_spans_groups_and_reload(
     page.get_by_label("Reference answer").fill("At 22:40, or at 21:15 in winter.")
     page.get_by_role("button", name="Add an answer").click()
     page.get_by_label("Acceptable answer 1", exact=True).fill("22:40")
-    expect(page.locator("#save-state")).to_have_text("Saved", timeout=10_000)
+    expect(page.locator("#save-state")).to_have_text("Saved")
     assert "/items/new" not in page.url
 
     page.reload()
@@ -155,18 +155,18 @@ def test_two_tabs_get_a_conflict_and_lose_nothing(
     second.goto(url)
 
     first.get_by_label("Reference answer").fill("Pier 3.")
-    expect(first.locator("#save-state")).to_have_text("Saved", timeout=10_000)
+    expect(first.locator("#save-state")).to_have_text("Saved")
     second.get_by_label("Notes").fill("check the winter timetable")
 
     dialog = second.locator("dialog#conflict")
-    expect(dialog).to_be_visible(timeout=10_000)
+    expect(dialog).to_be_visible()
     expect(second.locator("#save-state")).to_have_text("Conflict, not saved")
     expect(dialog.locator("#conflict-mine")).to_contain_text("check the winter timetable")
     expect(dialog.locator("#conflict-theirs")).to_contain_text("Pier 3.")
     expect(dialog.locator("#conflict-theirs-meta")).to_contain_text("version 2")
 
     dialog.get_by_role("button", name="Keep mine (overwrite)").click()
-    expect(second.locator("#save-state")).to_have_text("Saved", timeout=10_000)
+    expect(second.locator("#save-state")).to_have_text("Saved")
     stored = get_item(ws, project, item.id)
     assert stored.version == 3 and stored.notes == "check the winter timetable"
     # the overwritten answer is kept in the item's history
@@ -175,7 +175,7 @@ def test_two_tabs_get_a_conflict_and_lose_nothing(
 
     # the other way round: the first tab is now stale and takes the stored version
     first.get_by_label("Notes").fill("mine from the first tab")
-    expect(first.locator("dialog#conflict")).to_be_visible(timeout=10_000)
+    expect(first.locator("dialog#conflict")).to_be_visible()
     first.get_by_role("button", name="Take the stored version").click()
     expect(first.get_by_label("Notes")).to_have_value("check the winter timetable")
     expect(first.locator("#restore-banner")).to_be_visible()  # yours is offered back
@@ -186,7 +186,7 @@ def test_two_tabs_get_a_conflict_and_lose_nothing(
     assert kept == ["mine from the first tab"]
     first.get_by_role("button", name="Restore").click()
     expect(first.get_by_label("Notes")).to_have_value("mine from the first tab")
-    expect(first.locator("#save-state")).to_have_text("Saved", timeout=10_000)
+    expect(first.locator("#save-state")).to_have_text("Saved")
     assert get_item(ws, project, item.id).notes == "mine from the first tab"
 
 
@@ -220,7 +220,7 @@ def test_payloads_stay_inert(
     page.get_by_label("Question", exact=True).fill(f"Ferry {PAYLOAD}")
     page.get_by_label("Reference answer").fill(PAYLOAD)
     page.get_by_label("Notes").fill(PAYLOAD)
-    expect(page.locator("#save-state")).to_have_text("Saved", timeout=10_000)
+    expect(page.locator("#save-state")).to_have_text("Saved")
     page.reload()
     expect(page.get_by_label("Question", exact=True)).to_have_value(f"Ferry {PAYLOAD}")
     page.locator("#search-q").fill("ferry notes")
@@ -232,7 +232,7 @@ def test_payloads_stay_inert(
     hit.get_by_role("button", name="Open the document").click()
     expect(page.locator("#doc-text")).to_contain_text("<script>window.__xss=2</script>")
     expect(page.locator("#ev-list .docname")).to_have_text(f"{PAYLOAD}.txt")
-    expect(page.locator("#save-state")).to_have_text("Saved", timeout=10_000)
+    expect(page.locator("#save-state")).to_have_text("Saved")
     page.goto(live_server.url + "/projects/test/items")
     expect(page.get_by_role("link", name=f"Ferry {PAYLOAD}")).to_be_visible()
     assert page.evaluate("window.__xss") is None
@@ -285,7 +285,7 @@ def test_switching_to_unanswerable_asks_first(
     assert "1 relevant passage(s) will be removed" in messages[0]
     page.get_by_label("Question type").select_option("unanswerable")
     expect(page.locator("#ev-list .ev")).to_have_count(1)
-    expect(page.locator("#save-state")).to_have_text("Saved", timeout=10_000)
+    expect(page.locator("#save-state")).to_have_text("Saved")
     stored = get_item(ws, project, item.id).turns[0]
     assert stored.query_type == "unanswerable"
     assert [e.label for e in stored.evidence] == ["distracting"]

@@ -78,7 +78,7 @@ def test_a_new_item_starts_in_the_question_and_searches_by_itself(
     expect(question).to_be_focused()
     page.keyboard.type("When does the night ferry leave?")
     # no click on Search: the hits come after a pause in typing
-    expect(page.locator("#hits .hit")).to_have_count(3, timeout=15_000)
+    expect(page.locator("#hits .hit")).to_have_count(3)
     # the query's words are highlighted, its stop words are not
     marks = page.locator("#hits .hit .passage .q").all_inner_texts()
     assert {m.lower() for m in marks} >= {"night", "ferry", "leaves"}
@@ -135,7 +135,7 @@ def test_ctrl_s_saves_and_stays(
     page.evaluate("window.__stay = 1")
     page.get_by_label("Notes").fill("checked the timetable")
     page.keyboard.press("Control+s")
-    expect(page.locator("#save-state")).to_have_text("Saved", timeout=10_000)
+    expect(page.locator("#save-state")).to_have_text("Saved")
     assert get_item(ws, project, item).notes == "checked the timetable"
     assert page.evaluate("window.__stay") == 1 and item in page.url and other not in page.url
     assert get_item(ws, project, item).status == "draft"
@@ -147,7 +147,7 @@ def test_sub_spans_from_the_document_view_are_clipped_or_refused(
     ids = corpus(ws, project)
     page.goto(live_server.url + "/projects/test/items/new")
     page.keyboard.type("night ferry winter")
-    expect(page.locator("#hits .hit")).to_have_count(3, timeout=15_000)
+    expect(page.locator("#hits .hit")).to_have_count(3)
 
     # a selection across two hits is refused, and nothing is marked
     page.locator("#hits .hit").first.focus()
@@ -173,7 +173,7 @@ def test_sub_spans_from_the_document_view_are_clipped_or_refused(
     expect(page.locator("#doc-text .ev-span.span-relevant")).to_have_text("Winter timetable")
     expect(page.locator("#doc-text .ev-span.span-distracting")).to_have_text("21:15")
     page.get_by_role("button", name="Close", exact=True).click()
-    expect(page.locator("#save-state")).to_have_text("Saved", timeout=10_000)
+    expect(page.locator("#save-state")).to_have_text("Saved")
     item_id = page.url.rstrip("/").split("/")[-1]
     stored = get_item(ws, project, item_id).turns[0].evidence
     assert {(e.doc_id, e.text, e.label) for e in stored} == {
@@ -195,7 +195,7 @@ def test_hits_show_which_spans_are_marked(
     item = create_item(ws, project, parse_item(data, "test item"))
     page.goto(f"{live_server.url}/projects/test/items/{item.id}")
     hit = page.locator("#hits .hit", has_text="night-ferry.md")
-    expect(hit.locator(".span-badges li")).to_have_count(2, timeout=15_000)
+    expect(hit.locator(".span-badges li")).to_have_count(2)
     expect(hit.locator(".span-badges li").nth(0)).to_have_text("relevant: 22:40")
     expect(hit.locator(".span-badges li").nth(1)).to_have_text("distracting: pier 3")
     expect(hit.locator(".passage .span-relevant")).to_have_text("22:40")
@@ -233,7 +233,7 @@ def test_a_blank_submit_points_at_the_missing_field(
     page.keyboard.type("Pier 3.")
     page.get_by_role("button", name="Submit", exact=True).click()
     # the server's check: no relevant passage yet; the search box is where to find one
-    expect(page.locator("#search-q")).to_be_focused(timeout=10_000)
+    expect(page.locator("#search-q")).to_be_focused()
     expect(page.locator("#save-state")).to_contain_text("mark at least one relevant passage")
     assert not [u for u in sent if "null" in u]
 
@@ -272,7 +272,7 @@ def test_the_editor_fits_1280_by_720(
     item = complete(ws, project, ids["night-ferry.md"], "When does the night ferry leave?")
     page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(f"{live_server.url}/projects/test/items/{item}")
-    expect(page.locator("#hits .hit")).to_have_count(6, timeout=15_000)
+    expect(page.locator("#hits .hit")).to_have_count(6)
     # the page itself does not scroll; the answer and three hits are in view
     page.wait_for_function("() => document.documentElement.scrollHeight <= window.innerHeight + 1")
     expect(page.get_by_label("Reference answer")).to_be_in_viewport()
@@ -294,7 +294,7 @@ def test_markup_in_a_markdown_passage_stays_inert(
     page.goto(live_server.url + "/projects/test/items/new")
     page.keyboard.type("ferry payloads")
     hit = page.locator("#hits .hit", has_text="payload.md")
-    expect(hit).to_have_count(1, timeout=15_000)
+    expect(hit).to_have_count(1)
     passage = hit.locator(".passage")
     expect(passage).to_contain_text("The ferry")
     # markup is text kept hidden (offsets stay), never elements

@@ -52,7 +52,7 @@ def test_numbers_follow_the_page_language(
     page.goto(live_server.url + "/projects/test/transfer")
     page.get_by_role("button", name="Export starten").click()
     expect(page.locator("#export-status")).to_have_text(
-        re.compile(r"Fertig: 1 Eintrag/Einträge, \d+,\d kB\."), timeout=60_000
+        re.compile(r"Fertig: 1 Eintrag/Einträge, \d+,\d kB\.")
     )
 
 
@@ -71,9 +71,9 @@ def test_api_docs_render_with_nothing_but_this_server(page: Page, live_server: L
     page.goto(live_server.url + "/")  # any page: the footer links the docs
     page.get_by_role("contentinfo").get_by_role("link", name="API documentation").click()
     expect(page.get_by_role("heading", name="API documentation", level=1)).to_be_visible()
-    expect(page.locator(".opblock-summary-description", has_text="Create a project")).to_be_visible(
-        timeout=30_000
-    )
+    expect(
+        page.locator(".opblock-summary-description", has_text="Create a project")
+    ).to_be_visible()
     expect(page.locator(".opblock").first).to_be_visible()
     assert page.locator(".opblock").count() > 90
     page.wait_for_load_state("networkidle")

@@ -17,7 +17,6 @@ from tests.test_pools import PASSWORDS, doubtful_item
 
 pytestmark = pytest.mark.browser
 
-WAIT = 30_000
 TWO_SOURCES = {
     "depth": 4,
     "sources": [{"name": "keyword", "kind": "keyword"}, {"name": "bm25-again", "kind": "keyword"}],
@@ -31,11 +30,11 @@ def test_editor_pool_view_with_badges_and_marking(
     update_settings(ws, project, {"pool": TWO_SOURCES})
     item = corpus.items[0]
     page.goto(f"{live_server.url}/projects/test/items/{item.id}")
-    expect(page.locator("#pool-toggle")).to_be_visible(timeout=WAIT)
+    expect(page.locator("#pool-toggle")).to_be_visible()
     page.locator("#pool-toggle").click()
     expect(page.locator("#hits")).to_be_hidden()
     entries = page.locator("#pool-view .pool-entry")
-    expect(entries.first).to_be_visible(timeout=WAIT)
+    expect(entries.first).to_be_visible()
     hotel = entries.filter(has_text="Hotel costs")
     expect(hotel.locator(".pool-src[data-source='keyword']")).to_have_text("keyword #1")
     expect(hotel.locator(".pool-src[data-source='bm25-again']")).to_have_text("bm25-again #1")
@@ -45,8 +44,8 @@ def test_editor_pool_view_with_badges_and_marking(
     before = page.locator("#ev-list > *").count()
     unjudged = entries.filter(has_not=page.locator(".pool-judged")).first
     unjudged.get_by_role("button", name="Distracting").click()
-    expect(page.locator("#ev-list > *")).to_have_count(before + 1, timeout=WAIT)
-    expect(page.locator("#save-state")).to_have_text("Saved", timeout=WAIT)
+    expect(page.locator("#ev-list > *")).to_have_count(before + 1)
+    expect(page.locator("#save-state")).to_have_text("Saved")
     saved = get_item(ws, project, item.id)
     assert [e.label for e in saved.turns[0].evidence].count("distracting") == 1
     # back to the hits
@@ -63,15 +62,15 @@ def test_unanswerable_warning_shows_the_strong_hit(
     doubtful = doubtful_item(ws, project)
     page.goto(f"{live_server.url}/projects/test/items/{doubtful.id}")
     warning = page.locator("#pool-warning")
-    expect(warning).to_be_visible(timeout=WAIT)
+    expect(warning).to_be_visible()
     expect(warning).to_contain_text("Marked unanswerable")
     expect(warning.locator(".pool-strong").first).to_contain_text("at least 14 characters")
     expect(warning.locator(".pool-strong").first).to_contain_text("security.txt")
     # another type: the warning goes
     page.locator("#f-type").select_option("fact_single")
-    expect(warning).to_be_hidden(timeout=WAIT)
+    expect(warning).to_be_hidden()
     page.locator("#f-type").select_option("unanswerable")
-    expect(warning).to_be_visible(timeout=WAIT)
+    expect(warning).to_be_visible()
 
 
 def test_workbench_pool_view(
@@ -81,14 +80,14 @@ def test_workbench_pool_view(
     update_settings(ws, project, {"pool": TWO_SOURCES})
     conversation = corpus.items[2]
     page.goto(f"{live_server.url}/projects/test/conversations/{conversation.id}")
-    expect(page.locator("#pool-toggle")).to_be_visible(timeout=WAIT)
+    expect(page.locator("#pool-toggle")).to_be_visible()
     page.locator(".turn[data-turn='0'] .turn-head").get_by_role(
         "button", name="Search more for this turn"
     ).click()  # search here
     page.locator("#pool-toggle").click()
     entries = page.locator("#pool-view .pool-entry")
     passwords = entries.filter(has_text="at least 14 characters")
-    expect(passwords.locator(".pool-src")).to_have_count(2, timeout=WAIT)
+    expect(passwords.locator(".pool-src")).to_have_count(2)
     expect(passwords.locator(".pool-judged")).to_have_text("judged relevant")
 
 
@@ -114,9 +113,9 @@ def test_workbench_warns_for_an_unanswerable_turn(
     )
     page.goto(f"{live_server.url}/projects/test/conversations/{conversation.id}")
     warning = page.locator("#pool-warning")
-    expect(warning).to_be_visible(timeout=WAIT)
+    expect(warning).to_be_visible()
     expect(warning.locator(".pool-strong").first).to_contain_text("at least 14 characters")
     page.locator(".turn[data-turn='0'] .turn-head").get_by_role(
         "button", name="Search more for this turn"
     ).click()  # the answerable turn
-    expect(warning).to_be_hidden(timeout=WAIT)
+    expect(warning).to_be_hidden()

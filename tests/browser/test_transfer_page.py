@@ -90,7 +90,7 @@ def test_export_download_and_import_into_a_new_project(
     button = page.locator("#import-start")
     button.click()
     expect(button).to_have_text("Click again within 3 s to replace the project's content")
-    expect(button).to_have_text("Start the import", timeout=6000)
+    expect(button).to_have_text("Start the import")
     page.get_by_label("Review status of the imported items").select_option("rejected")
     button.click()
     button.click()

@@ -32,7 +32,7 @@ class Served:
 
     def __enter__(self) -> Self:
         self.thread.start()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # a bound against a hang (slow on a busy machine)
         while not self.server.started:
             if time.monotonic() > deadline or not self.thread.is_alive():
                 raise RuntimeError(f"the {self.what} did not start")
