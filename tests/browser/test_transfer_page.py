@@ -4,6 +4,7 @@ it into a new project, read the report; replacing asks for a second click."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -189,3 +190,34 @@ def test_autorag_export_can_include_unanswerable_questions(
     with zipfile.ZipFile(saved) as archive:
         qa = pd.read_parquet(io.BytesIO(archive.read("test-autorag/qa.parquet")))
     assert sorted(qa["query"]) == ["An unreviewed draft", f"Hotel refund? {PAYLOAD}"]
+
+
+def test_mtrag_export_names_the_collection_set_on_the_page(
+    page: Page, ws: Workspace, project: Project, live_server: LiveServer, tmp_path: Path
+) -> None:
+    """The MTRAG collection is asked for beside the MTRAG and RAGAPHENE formats only, saved as
+    the project's setting, and written on every task of the download."""
+    fill(ws, project)
+    page.goto(f"{live_server.url}/projects/test/transfer")
+    export = page.locator("#export")
+    field = page.locator("#export-collection")
+    expect(field).to_be_hidden()
+    export.get_by_label("Format").select_option("mtrag")
+    expect(field).to_be_visible()
+    expect(field).to_have_value("test")  # by default the project's name, never empty
+    field.fill("handbook-v2")
+    page.get_by_role("button", name="Start the export").click()
+    link = page.locator("#export-download")
+    expect(link).to_be_visible()
+    with page.expect_download() as info:
+        link.click()
+    saved = tmp_path / info.value.suggested_filename
+    info.value.save_as(saved)
+    tasks = [json.loads(line) for line in saved.read_text().splitlines() if line.strip()]
+    assert tasks and {task["collection"] for task in tasks} == {"handbook-v2"}
+    assert get_project(ws, "test").settings["mtrag_collection"] == "handbook-v2"
+    export.get_by_label("Format").select_option("native")
+    expect(field).to_be_hidden()
+    page.reload()
+    export.get_by_label("Format").select_option("ragaphene")
+    expect(field).to_have_value("handbook-v2")

@@ -20,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from assay.corpus.chunkings import list_chunkings
 from assay.errors import Conflict
 from assay.formats import formats
+from assay.gold.project_config import mtrag_collection
 from assay.jobs.transfer_jobs import DONE, EXPORT, RUNNING, project_jobs, workspace_file
 from assay.jobs.transfer_work import cancel
 from assay.store.projects import get_project
@@ -146,4 +147,5 @@ def transfer_page(request: Request, name: str, format: str = "") -> HTMLResponse
         default_statuses=DEFAULT_STATUSES,
         jobs=[job_json(ws, job) for job in project_jobs(ws, project.name)],
         upload_limit_mb=f"{limit:g}",
+        mtrag_collection=mtrag_collection(project),
     )

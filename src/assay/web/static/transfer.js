@@ -114,11 +114,16 @@
     const result = document.getElementById("export-result");
     const start = document.getElementById("export-start");
     const stop = document.getElementById("export-cancel");
+    // MTRAG and RAGAPHENE write the project's MTRAG collection: shown, and saved, for them only
+    const collectionBox = document.getElementById("export-collection-box");
+    const collection = document.getElementById("export-collection");
+    let savedCollection = collection.value;
 
     function describe() {
       const option = format.selectedOptions[0];
       help.textContent = option ? option.dataset.description : "";
       chunking.disabled = !option || option.dataset.chunking !== "yes" || !chunking.options.length;
+      collectionBox.hidden = !["mtrag", "ragaphene"].includes(format.value);
     }
     format.addEventListener("change", describe);
     describe();
@@ -137,6 +142,11 @@
       bar.removeAttribute("value");
       start.disabled = true;
       try {
+        const wanted = collection.value.trim();
+        if (!collectionBox.hidden && !collection.readOnly && wanted !== savedCollection) {
+          await window.assay.api("PUT", collectionBox.dataset.api, { mtrag_collection: wanted });
+          savedCollection = wanted;
+        }
         const job = await window.assay.api("POST", section.dataset.api, body);
         refreshJobs();
         const last = await followWithCancel(job, stop, (data) => showProgress(bar, status, data));
