@@ -35,7 +35,9 @@ def test_keyword_runs_and_hybrid_fails_per_task_with_the_hint(tmp_path: Path) ->
     done = subprocess.run(
         [*run, "experiments", "run", "kvh", "--json"], capture_output=True, text=True
     )
-    assert done.returncode == 0, done.stderr
+    # a pipeline that failed on every task fails the run, naming it; the results are kept
+    assert done.returncode == 1, done.stderr
+    assert "pipeline(s) hybrid of 'kvh' failed on every task (5 of 5)" in done.stderr
     result = json.loads(done.stdout)
     assert result["status"] == "done"
     assert result["done_count"] == result["error_count"] == 5  # 5 keyword results, 5 failures

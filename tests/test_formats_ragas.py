@@ -7,6 +7,7 @@ export offer it, an import of it is refused by name. SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import gc
 import importlib.util
 import json
@@ -129,7 +130,10 @@ def test_ragas_reads_the_export_and_scores_it_as_worked_out(
     assert second.retrieved_contexts[-1] == "A ferry blog post outside the corpus."
 
     def score(metric: Any, sample: Any) -> float:
-        return float(asyncio.run(metric.single_turn_ascore(sample)))
+        # in a thread of its own: a browser test earlier in the same worker leaves
+        # Playwright's event loop running in this one, where asyncio.run refuses to start
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            return float(pool.submit(asyncio.run, metric.single_turn_ascore(sample)).result())
 
     # Ragas: every reference id is needed (2 of 3 retrieved); precision 2 of 3 retrieved
     assert score(recall, first) == pytest.approx(2 / 3)
