@@ -40,6 +40,13 @@ from assay.store.workspace import Workspace
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 TEST_DATABASE = os.environ.get("ASSAY_TEST_DATABASE", "sqlite")
 ON_POSTGRES = TEST_DATABASE == "postgres"
+# A test reaches a database of the pass only through one of these (a workspace is made in its
+# tmp_path; the others name theirs). A test with none of them opens no workspace (the PostgreSQL
+# pass gives it the URL of a database that does not exist), so it ran in full in the SQLite pass
+# and is not repeated in the PostgreSQL one.
+DATABASE_FIXTURES = frozenset(
+    {"tmp_path", "new_database", "pg_ws", "any_ws", "postgres_url", "migrated_template", "showcase"}
+)
 PRODUCTION_HASHER = passwords._hasher
 """Assay's own Argon2 settings; the tests run with cheap ones (``_fast_password_hashing``)."""
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -258,8 +265,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``--serial-tests``: keep or drop the tests marked serial. In the PostgreSQL pass: drop
-    what the SQLite pass already ran on PostgreSQL, and skip the tests about SQLite itself,
-    with their reason."""
+    what the SQLite pass already ran on PostgreSQL and what opens no database at all
+    (``DATABASE_FIXTURES``), and skip the tests about SQLite itself, with their reason."""
     for item in items:
         marker = item.get_closest_marker("sqlite_only")
         if marker is not None and not (marker.args and str(marker.args[0]).strip()):
@@ -273,7 +280,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             items[:] = [i for i in items if (i.get_closest_marker("serial") is not None) == keep]
     if not ON_POSTGRES:
         return
-    done = [i for i in items if i.get_closest_marker("postgres") or "any_ws" in i.fixturenames]
+    done = [
+        i
+        for i in items
+        if i.get_closest_marker("postgres")
+        or "any_ws" in i.fixturenames
+        or not DATABASE_FIXTURES.intersection(i.fixturenames)
+    ]
     if done:
         config.hook.pytest_deselected(items=done)
         items[:] = [i for i in items if i not in done]
