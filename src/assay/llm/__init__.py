@@ -51,6 +51,9 @@ class GeneratorSettings:
     retries: int = 2
     prompt_template: str = DEFAULT_TEMPLATE
     json_mode: bool = False
+    max_in_flight: int = 16
+    """Requests this endpoint may have in flight at once, over every job of the process
+    (and, in team mode, every worker); the embedded local model always takes one."""
 
     def __post_init__(self) -> None:
         where = "generator settings"
@@ -65,6 +68,7 @@ class GeneratorSettings:
         _check_number(where, "timeout_s", self.timeout_s, low=0.0, high=3600.0, open_low=True)
         _check_int(where, "max_tokens", self.max_tokens, low=1, high=1_000_000)
         _check_int(where, "retries", self.retries, low=0, high=10)
+        _check_int(where, "max_in_flight", self.max_in_flight, low=1, high=1024)
         if not isinstance(self.json_mode, bool):
             raise InvalidInput(f"{where}: json_mode must be true or false")
         if self.kind == "openai":

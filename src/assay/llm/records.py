@@ -83,6 +83,8 @@ class Generation:
     usage: dict[str, Any] = field(default_factory=dict)
     finish_reason: str = ""
     citations: tuple[Citation, ...] = ()
+    cached: bool = False
+    """Answered from the workspace's response cache: no request was made, nothing billed."""
 
 
 class Generator(Protocol):
