@@ -263,6 +263,14 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
+def _long_modules_first(items: list[pytest.Item]) -> None:
+    """pytest-xdist hands tests out in collection order, so a long test collected last keeps
+    one worker busy while the others have finished: the modules holding a test marked ``slow``
+    go first (longest job first), each module kept together for its module-scoped fixtures."""
+    long_modules = {i.path for i in items if i.get_closest_marker("slow") is not None}
+    items.sort(key=lambda i: i.path not in long_modules)  # stable: order kept within each
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``--serial-tests``: keep or drop the tests marked serial. In the PostgreSQL pass: drop
     what the SQLite pass already ran on PostgreSQL and what opens no database at all
@@ -271,6 +279,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         marker = item.get_closest_marker("sqlite_only")
         if marker is not None and not (marker.args and str(marker.args[0]).strip()):
             raise pytest.UsageError(f"{item.nodeid}: sqlite_only needs a reason")
+    _long_modules_first(items)
     serial = config.getoption("serial_tests")
     if serial != "with":
         keep = serial == "only"
@@ -383,6 +392,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+SHUTDOWN_S = 120
+"""How long a test server and its job thread may take to stop (a bound against a hang, long
+enough for a machine at load 20)."""
+
+
 class LiveServer:
     """Serves ``create_app(ws)`` with uvicorn in a thread on a loopback port the system picks
     when the server binds (two xdist workers never race for one port)."""
@@ -411,7 +425,12 @@ class LiveServer:
 
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
-        self.thread.join(timeout=10)
+        self.thread.join(timeout=SHUTDOWN_S)
+        # The app's job thread ends after the server on a busy machine; the test's database is
+        # dropped next, so its last heartbeat must not find the database gone.
+        for thread in threading.enumerate():
+            if thread.name == "assay-jobs":
+                thread.join(timeout=SHUTDOWN_S)
 
 
 @pytest.fixture

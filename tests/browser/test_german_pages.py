@@ -32,6 +32,7 @@ def showcase(tmp_path: Path) -> Iterator[tuple[Workspace, Showcase]]:
     ws.close()
 
 
+@pytest.mark.slow
 def test_script_drawn_pages_show_no_english_in_german(
     page: Page, showcase: tuple[Workspace, Showcase]
 ) -> None:

@@ -57,6 +57,7 @@ document.addEventListener("securitypolicyviolation", (e) => {
 """
 
 
+@pytest.mark.slow
 def test_main_pages_run_under_the_content_security_policy(page: Page, ws: Workspace) -> None:
     """Every main page, used a little, under the strict policy: no violation (inline script,
     eval, inline style), no Alpine expression the CSP build cannot evaluate, no script error."""
