@@ -46,6 +46,8 @@ SAMPLE = {
     "code": "en",
     "version": "no-such-version",
     "page_mode": "reports",
+    "invite_id": "9999",
+    "token": "no-such-invite",
 }
 
 
