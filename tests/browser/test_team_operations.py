@@ -20,7 +20,7 @@ from assay.records import Evidence, Item, Project, Turn
 from assay.review.versions import create_version
 from assay.store.workspace import Workspace
 from tests.conftest import LiveServer
-from tests.judging_sample import RUNS, TOPIC
+from tests.judging_sample import RUNS, TOPIC, judging_project
 
 pytestmark = pytest.mark.browser
 
@@ -157,3 +157,26 @@ def test_llm_drafts_start_from_a_page_show_progress_and_appear(
     expect(page.locator("body")).to_contain_text("refunded")
     page.goto(f"{live_server.url}/projects/test/synthesis")
     expect(page.locator("#synthesis-jobs")).to_contain_text("done")
+
+
+def test_citation_chips_open_the_cited_text(
+    page: Page, ws: Workspace, live_server: LiveServer, tmp_path: Path
+) -> None:
+    judging_project(ws, tmp_path)
+    base = f"{live_server.url}/projects/ferries/judging"
+    page.goto(base + "/reports?topic=t1&run=alpha")
+    chip = page.locator(".report-text button.cite", has_text="Winter timetable")
+    chip.click()
+    cited = page.locator(".cited-doc")
+    expect(cited).to_contain_text("From December the last ferry leaves at 21:15.")
+    expect(chip).to_have_attribute("aria-pressed", "true")
+    page.get_by_role("button", name="Close the document").click()
+    expect(cited).to_have_count(0)
+
+    # citations mode: a chip of the judged sentence goes to that sentence's other citation
+    page.goto(base + "/citations?topic=t1&run=alpha")
+    page.keyboard.press("j")
+    expect(page.locator("#unit-title")).to_have_text("alpha · Sentence 2 · Winter timetable")
+    page.locator(".judged-sentence button.cite", has_text="Night ferry").click()
+    expect(page.locator("#unit-title")).to_have_text("alpha · Sentence 2 · Night ferry")
+    expect(page.locator("pre.doc-text")).to_contain_text("leaves at 22:40 from pier 3")

@@ -23,6 +23,7 @@
   document.addEventListener("DOMContentLoaded", () => {
     const errors = document.getElementById("accounts-error");
     const passwordForm = document.getElementById("password-form");
+    const passwordBox = document.getElementById("password-box");
     let chosen = "";
     const account = (name) => "/api/accounts/" + encodeURIComponent(name);
 
@@ -33,7 +34,7 @@
         if (action === "password") {
           chosen = name;
           document.getElementById("password-user").textContent = name;
-          passwordForm.hidden = false;
+          passwordBox.hidden = false;
           passwordForm.elements.password.focus();
           return;
         }
@@ -47,7 +48,7 @@
       passwordForm.elements.password.value = "";
       if (done) window.location.reload();
     });
-    document.getElementById("password-cancel").addEventListener("click", () => { passwordForm.hidden = true; });
+    document.getElementById("password-cancel").addEventListener("click", () => { passwordBox.hidden = true; });
 
     const create = document.getElementById("create-form");
     create.addEventListener("submit", async (event) => {
