@@ -102,7 +102,7 @@ def test_judging_setup_uploads_topics_runs_and_judgments(any_ws: Workspace) -> N
     overview = client.get("/projects/j/judging").text
     assert "alpha" in overview and "beta" in overview
     assert 'id="judgments-download"' in overview
-    assert "2 runs" in client.get("/projects/j/judging-setup").text
+    assert "Topics to judge: 1; runs: 2." in client.get("/projects/j/judging-setup").text
 
     project = get_project(any_ws, "j")
     save_judgment(
