@@ -174,3 +174,23 @@ def test_only_leads_and_owners_see_and_start_uploads(any_ws: Workspace, role: st
     assert 'id="judging-setup-link"' not in client.get("/projects/p/judging").text
     export = {"format": "native", "version": "v1"}
     assert client.post("/api/projects/p/transfer/exports", json=export).status_code == 403
+
+
+def test_an_interrupted_drafting_job_is_not_run_twice(ws: Workspace) -> None:
+    from assay.jobs import open_jobs
+    from assay.jobs.synthesis_work import run_synthesis, start_synthesis
+    from assay.jobs.transfer_jobs import get_job, update_job
+
+    project = create_project(ws, "p", "en")
+    fill(ws, project)
+    jobs = open_jobs(ws, run_here=False)  # queued, nobody runs it here
+    try:
+        job = start_synthesis(ws, jobs, "p", n=2, types=["fact_single"])
+        payload = {"transfer": job.id, "n": 2, "types": ["fact_single"], "seed": 0}
+        update_job(ws, job.id, stage="drafting", done=1, total=2)  # a run that died midway
+        run_synthesis(ws, payload)  # a worker resumes the queue's job
+        ended = get_job(ws, job.id)
+        assert ended.state == "failed" and "drafts made so far are kept" in ended.message
+        assert list_items(ws, get_project(ws, "p"), status="draft")[0] == 0
+    finally:
+        jobs.close()

@@ -5,7 +5,8 @@ page queues a job and follows it. Its row is a ``transfer_jobs`` row of kind ``s
 (state, progress ``done`` of ``total`` drafts, message, result), read by every server
 process like an import's. Each draft is stored in its own transaction as it is made
 (:func:`assay.gold.synthesis.synthesize`): a cancel stops at the next draft and keeps those
-made; a job whose process died is not run again (it reads failed, naming the drafts kept).
+made; a job whose process died is not run again when a worker resumes it (it ends failed,
+saying the drafts made are kept), since running it again would draft the same chunks twice.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from assay.gold.synthesis import DEFAULT_TYPES, synthesize
 from assay.jobs.transfer_jobs import (
     CANCELLED,
     DONE,
+    FAILED,
     SYNTHESIS,
     TransferJob,
     end_job,
@@ -30,6 +32,11 @@ from assay.store.workspace import Workspace
 if TYPE_CHECKING:
     from assay.gold.synthesis import SynthesisReport
     from assay.jobs import Jobs
+
+INTERRUPTED = (
+    "interrupted: the job stopped before it finished; the drafts made so far are kept "
+    "(the items list, status draft); start it again for more"
+)
 
 
 def start_synthesis(
@@ -55,7 +62,7 @@ def start_synthesis(
     try:
         jobs.submit(SYNTHESIS, payload)  # a new id: never already queued
     except BaseException:
-        end_job(ws, job_id, "failed", "the job could not be queued")
+        end_job(ws, job_id, FAILED, "the job could not be queued")
         raise
     return get_job(ws, job_id)
 
@@ -64,6 +71,9 @@ def run_synthesis(ws: Workspace, payload: dict[str, Any]) -> None:
     job_id = str(payload["transfer"])
     job = take_job(ws, job_id)
     if job is None:
+        return
+    if job.started:  # a run of it began in a process that died: never draft the same twice
+        end_job(ws, job_id, FAILED, INTERRUPTED)
         return
     progress = JobProgress(ws, job_id)
     try:
