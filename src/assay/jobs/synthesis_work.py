@@ -22,10 +22,9 @@ from assay.jobs.transfer_jobs import (
     SYNTHESIS,
     TransferJob,
     end_job,
-    get_job,
     new_job,
 )
-from assay.jobs.transfer_work import Cancelled, JobProgress, fail_job, take_job
+from assay.jobs.transfer_work import Cancelled, JobProgress, fail_job, queue_job, take_job
 from assay.store.projects import get_project
 from assay.store.workspace import Workspace
 
@@ -59,12 +58,7 @@ def start_synthesis(
         "seed": seed,
         "chunking": chunking,
     }
-    try:
-        jobs.submit(SYNTHESIS, payload)  # a new id: never already queued
-    except BaseException:
-        end_job(ws, job_id, FAILED, "the job could not be queued")
-        raise
-    return get_job(ws, job_id)
+    return queue_job(ws, jobs, SYNTHESIS, payload)
 
 
 def run_synthesis(ws: Workspace, payload: dict[str, Any]) -> None:

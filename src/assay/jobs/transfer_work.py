@@ -94,7 +94,7 @@ def start_import(
         end_job(ws, job_id, FAILED, f"the upload could not be kept: {exc.strerror}")
         raise
     payload = {"transfer": job_id, "format": format_name, "upload": upload, **options}
-    return _queue(ws, jobs, IMPORT, payload)
+    return queue_job(ws, jobs, IMPORT, payload)
 
 
 def start_export(ws: Workspace, jobs: Jobs, project: str, plan: ExportPlan) -> TransferJob:
@@ -103,10 +103,11 @@ def start_export(ws: Workspace, jobs: Jobs, project: str, plan: ExportPlan) -> T
     job_id = new_job(ws, EXPORT, project, plan.spec.name)
     output = export_folder(ws, job_id).relative_to(ws.settings.home).as_posix()
     payload = {"transfer": job_id, "output": output, **plan.stored()}
-    return _queue(ws, jobs, EXPORT, payload)
+    return queue_job(ws, jobs, EXPORT, payload)
 
 
-def _queue(ws: Workspace, jobs: Jobs, kind: str, payload: dict[str, Any]) -> TransferJob:
+def queue_job(ws: Workspace, jobs: Jobs, kind: str, payload: dict[str, Any]) -> TransferJob:
+    """Put the job of a row just made on the queue; a failure to queue ends the row failed."""
     job_id = payload["transfer"]
     try:
         jobs.submit(kind, payload)  # a new id: never already queued
