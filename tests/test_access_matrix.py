@@ -46,6 +46,8 @@ SAMPLE = {
     "code": "en",
     "version": "no-such-version",
     "page_mode": "reports",
+    "invite_id": "9999",
+    "token": "no-such-invite",
 }
 
 
@@ -168,3 +170,45 @@ def test_every_route_for_every_caller(any_ws: Workspace, callers) -> None:  # ty
             if got != want:
                 wrong.append(f"{caller:16s} {method} {path}: {status}, expected {want}")
     assert wrong == []
+
+
+TEAM_OPERATIONS = {
+    # account admin: workspace admins only (every project role is refused)
+    ("GET", "/admin/accounts"): "workspace.users",
+    ("GET", "/api/accounts"): "workspace.users",
+    ("POST", "/api/accounts"): "workspace.users",
+    ("PUT", "/api/accounts/{username}/password"): "workspace.users",
+    ("POST", "/api/invites"): "workspace.users",
+    ("DELETE", "/api/invites/{invite_id}"): "workspace.users",
+    # uploads, drafts and downloads: owners and leads
+    ("GET", "/projects/{name}/judging-setup"): "import",
+    ("POST", "/api/projects/{name}/judging/topics"): "import",
+    ("POST", "/api/projects/{name}/judging/runs"): "import",
+    ("POST", "/api/projects/{name}/judging/import"): "import",
+    ("GET", "/api/projects/{name}/judging/export"): "export",
+    ("GET", "/projects/{name}/synthesis"): "import",
+    ("POST", "/api/projects/{name}/synthesis-jobs"): "import",
+    ("POST", "/api/projects/{name}/transfer/exports"): "export",
+    ("PUT", "/api/projects/{name}/settings"): "project.settings",
+}
+
+
+def test_the_team_operations_are_routes_of_the_matrix(tmp_path: Any) -> None:
+    """The pages and uploads of the team operations are among the routes the matrix above
+    calls, with the actions that keep them to admins (accounts) or to owners and leads."""
+    from assay.store.settings import Settings
+
+    with Workspace.open(Settings(home=tmp_path / "ws"), create=True) as ws:
+        routes = set(app_routes(create_app(ws)))
+    assert set(TEAM_OPERATIONS) <= routes
+    assert {("GET", "/invite/{token}"), ("POST", "/api/invite-accept")} <= routes
+    assert is_public("GET", "/invite/{token}") and is_public("POST", "/api/invite-accept")
+    for (method, path), action in TEAM_OPERATIONS.items():
+        assert action_for(method, path) == action, path
+        allowed = {c for c in CALLERS if expected(method, path, c) == "ok"}
+        if action == "workspace.users":
+            assert allowed == set(), path  # no project role, no token of a non-admin
+        elif action == "export":  # reading the project out: a read token may (people.md)
+            assert allowed == {"owner", "lead", "owner-read-token"}, path
+        else:
+            assert allowed == {"owner", "lead"}, path

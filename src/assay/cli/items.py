@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from assay.cli import history
+from assay.cli import history, item_writes
 from assay.cli.common import (
     JsonOption,
     ProjectOption,
@@ -36,9 +36,14 @@ PAGE_SIZE = 50
 
 
 def register(app: typer.Typer) -> None:
-    group = command_group(app, "items", "List, show and export single gold items; their history.")
+    group = command_group(
+        app,
+        "items",
+        "List, show, create, edit, submit and export single gold items; their history.",
+    )
     command(group, "list", list_command)
     command(group, "show", show)
+    item_writes.register(group)
     command(group, "export-one", export_one)
     command(group, "history", history.history)
     command(group, "restore", history.restore)

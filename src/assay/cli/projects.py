@@ -271,17 +271,28 @@ def settings(
         "(default: the project's name; MTRAG refuses an empty one).",
         show_default=False,
     ),
+    judging_ratings: str = typer.Option(
+        None,
+        "--judging-ratings",
+        metavar="LABEL,...",
+        help="The rating scale of judging mode, comma-separated, the first label meaning "
+        '"not rated" (default: Not rated,Perfect,Mostly Good,So-so,Bad). Labels that '
+        "judgments already carry must stay.",
+        show_default=False,
+    ),
     reset: list[str] = typer.Option(
         [],
         "--reset",
         metavar="PART",
         help="Restore the default of generator, retriever, reranker, enrichments, "
-        "query_types, pool, annotators_see_all, keep_textless_documents or mtrag_collection.",
+        "query_types, pool, annotators_see_all, keep_textless_documents, mtrag_collection "
+        "or judging_ratings.",
     ),
     as_json: bool = JsonOption,
 ) -> None:
     """Show or change a project's generator and retriever settings, whether its
-    annotators see every item, and whether files without text are kept.
+    annotators see every item, whether files without text are kept, and the judging
+    rating scale.
 
     `assay chat`, `assay generate`, `assay synthesize` and the web workbench use the
     project's generator (offline by default: extractive, no LLM) and retriever. See
@@ -318,6 +329,8 @@ def settings(
             changes["keep_textless_documents"] = keep_textless
         if mtrag_collection is not None:
             changes["mtrag_collection"] = mtrag_collection
+        if judging_ratings is not None:
+            changes["judging_ratings"] = judging_ratings.split(",")
         if changes:
             target = update_settings(ws, target, changes)
         return {"project": target.name, **settings_view(target)}
@@ -337,5 +350,6 @@ def settings(
     kept = "kept with a warning" if shown["keep_textless_documents"] else "refused"
     out.print(f"files without text: {kept}", markup=False)
     out.print(f"MTRAG collection: {shown['mtrag_collection']}", markup=False)
+    out.print(f"judging ratings: {', '.join(shown['judging_ratings'])}", markup=False)
     if changes:
         out.print(f"Saved the settings of project {shown['project']!r}.", markup=False)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from assay.cli import invites
 from assay.cli.common import JsonOption, ProjectOption, command, console, print_json, run
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ def register(app: typer.Typer) -> None:
     command(users, "enable", enable)
     command(users, "reset-password", reset_password)
     command(users, "set-role", set_role)
+    invites.register(users)
     app.add_typer(users, name="users", short_help="Accounts of a team server and their roles.")
     team = typer.Typer(
         help="Personal or team mode: whether signing in is required and the server may be "

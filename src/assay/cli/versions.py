@@ -26,6 +26,16 @@ if TYPE_CHECKING:
     from assay.store.workspace import Workspace
 
 NameArgument = typer.Argument(..., metavar="NAME", help="The version's name (unique per project).")
+GROUP_PROJECT = "versions.project"
+"""Where ``assay versions -p X SUBCOMMAND`` keeps X for the sub-command (``ctx.meta`` is
+shared by the group's context and its sub-command's)."""
+
+
+def _project(ctx: typer.Context, given: str) -> str:
+    """The sub-command's ``--project``, else the one given before it (``versions -p X``);
+    None (the only project) when neither was given."""
+    found: str = given or ctx.meta.get(GROUP_PROJECT, given)
+    return found
 
 
 def register(app: typer.Typer) -> None:
@@ -73,6 +83,7 @@ def create(
     evidence, the documents' files and hashes and one chunking go into a zip in the
     workspace's blob store. A name is used once; a project without accepted items is refused.
     """
+    project = _project(ctx, project)
     from assay.review.versions import create_version
 
     statuses = [s for value in status for s in value.split(",")]
@@ -97,7 +108,10 @@ def list_command(
 ) -> None:
     """List the project's versions, newest first (the default sub-command)."""
     if ctx.invoked_subcommand:
+        if project is not None:  # `assay versions -p X show v1`: X is the sub-command's
+            ctx.meta[GROUP_PROJECT] = project
         return
+    project = _project(ctx, project)
     from assay.review.versions import list_versions
 
     found = run(ctx, lambda ws: list_versions(ws, project_of(ws, project)))
@@ -130,6 +144,7 @@ def show(
     as_json: bool = JsonOption,
 ) -> None:
     """Show one version: its hash, counts, chunking and the ids of its items."""
+    project = _project(ctx, project)
     from assay.review.versions import get_version, read_snapshot
 
     def body(ws: Workspace) -> tuple[DatasetVersion, list[dict[str, str]]]:
@@ -165,6 +180,7 @@ def diff(
 ) -> None:
     """Show what changed from version A to version B: items added, removed and changed (with
     the fields), evidence added, removed and relabelled, documents and chunking."""
+    project = _project(ctx, project)
     from assay.review.version_diff import diff_versions
 
     found = run(ctx, lambda ws: diff_versions(ws, project_of(ws, project), a, b))
@@ -218,17 +234,15 @@ def export(
     the chunk ids of its frozen chunking. Prints the version's hash, which also goes into
     the file where the format keeps metadata (native: the manifest; RAGold: the notes; Hugging
     Face: the dataset card)."""
-    from assay.formats import get_format
-    from assay.review.version_export import export_bundle_of
-    from assay.review.versions import get_version, read_snapshot
-    from assay.transfer.project_export import writer_options
+    project = _project(ctx, project)
+    from assay.transfer.project_export import ExportOptions, plan_export, write_export
 
     def body(ws: Workspace) -> tuple[DatasetVersion, list[str]]:
-        spec = get_format(format_name)
-        target = project_of(ws, project)
-        version = get_version(ws, target, name)
-        bundle = export_bundle_of(ws, target, read_snapshot(ws, version))
-        return version, spec.write(bundle, path, **writer_options(bundle, False))
+        options = ExportOptions(format_name, version=name)
+        plan = plan_export(ws, project_of(ws, project), options)
+        notes = write_export(ws, plan, path).notes
+        assert plan.version is not None  # a version export plans its version
+        return plan.version, notes
 
     version, notes = run(ctx, body)
     if as_json:

@@ -28,7 +28,10 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
+
+import sqlalchemy as sa
 
 from assay.corpus.ingest import KEEP_TEXTLESS, keeps_textless
 from assay.errors import InvalidInput
@@ -44,6 +47,7 @@ from assay.records import Project
 from assay.search.pool_settings import parse_pool_settings, pool_settings
 from assay.search.rerank import RerankerSettings, parse_reranker
 from assay.search.retriever import RetrieverSettings, parse_retriever_settings
+from assay.store.judging_schema import judgments
 from assay.store.projects import update_project_settings
 from assay.store.workspace import Workspace
 
@@ -143,6 +147,24 @@ def check_ratings(value: Any) -> list[str]:
     return labels
 
 
+def _keep_ratings_in_use(ws: Workspace, project: Project, scale: Sequence[str]) -> None:
+    """Refuse a scale that leaves out a rating some judgment carries (the workbench could
+    not show it, exports would write a label the scale lacks), naming those ratings."""
+    with ws.engine.connect() as conn:
+        used = set(
+            conn.scalars(
+                sa.select(judgments.c.rating).where(judgments.c.project_id == project.id).distinct()
+            )
+        )
+    dropped = sorted(used - set(scale))
+    if dropped:
+        raise InvalidInput(
+            "judging_ratings: judgments already carry "
+            + ", ".join(repr(r) for r in dropped)
+            + "; keep these labels on the scale (re-rate those judgments first to drop one)"
+        )
+
+
 MTRAG_COLLECTION = "mtrag_collection"
 COLLECTION_LIMIT = 200
 
@@ -218,6 +240,9 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
                 "enrichments, enrichments_single, query_types, annotators_see_all, "
                 f"{KEEP_TEXTLESS}, judging_ratings, pool, {MTRAG_COLLECTION}"
             )
+    if "judging_ratings" in changes:
+        scale = settings.get("judging_ratings") or DEFAULT_JUDGING_RATINGS
+        _keep_ratings_in_use(ws, project, scale)
     return update_project_settings(ws, project, settings)
 
 

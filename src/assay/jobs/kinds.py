@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 
 from assay.errors import InvalidInput
-from assay.jobs.transfer_jobs import EXPORT, IMPORT
+from assay.jobs.transfer_jobs import EXPORT, IMPORT, SYNTHESIS
 from assay.store.db import utcnow
 from assay.store.projects import get_project
 from assay.store.schema import experiments, projects
@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 EXPERIMENT = "experiment"
 """Run (or resume) an experiment: ``{"experiment": id}``."""
 # IMPORT: an upload into a project, ``{"transfer": id, "upload": "imports/…", …}``; EXPORT:
-# a project into a file, ``{"transfer": id, "output": "exports/…", …}`` (``jobs.transfer_work``)
-KINDS = (EXPERIMENT, IMPORT, EXPORT)
+# a project into a file, ``{"transfer": id, "output": "exports/…", …}`` (``jobs.transfer_work``);
+# SYNTHESIS: LLM drafts, ``{"transfer": id, "n": …, "types": […], …}`` (``jobs.synthesis_work``)
+KINDS = (EXPERIMENT, IMPORT, EXPORT, SYNTHESIS)
 
 
 def experiment_payload(experiment_id: int) -> dict[str, Any]:
@@ -51,7 +52,7 @@ def submit_experiment(jobs: Jobs, ws: Workspace, experiment_id: int) -> bool:
 def job_key(kind: str, payload: dict[str, Any]) -> str:
     if kind == EXPERIMENT:
         return f"experiment-{int(payload['experiment'])}"
-    if kind in (IMPORT, EXPORT):
+    if kind in (IMPORT, EXPORT, SYNTHESIS):
         return f"transfer-{payload['transfer']}"
     raise _unknown(kind)
 
@@ -65,6 +66,11 @@ def run_job(ws: Workspace, kind: str, payload: dict[str, Any]) -> None:
         from assay.jobs.transfer_work import run_export, run_import
 
         (run_import if kind == IMPORT else run_export)(ws, payload)
+        return
+    if kind == SYNTHESIS:
+        from assay.jobs.synthesis_work import run_synthesis
+
+        run_synthesis(ws, payload)
         return
     raise _unknown(kind)
 

@@ -28,6 +28,10 @@ from assay.store.workspace import Workspace
 
 IMPORT, EXPORT = "import", "export"
 """The kinds of transfer jobs, on the queue (``jobs.kinds``) and in their rows."""
+SYNTHESIS = "synthesis"
+"""LLM drafts of a project (``jobs.synthesis_work``): a job with the same kind of row (state,
+progress, message, result), though it moves no file."""
+TRANSFERS = (IMPORT, EXPORT)
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
 QUEUED = "queued"
 """The stage of a running job no worker has started yet."""
@@ -39,7 +43,7 @@ KEEP = 200
 class TransferJob:
     id: str
     kind: str
-    """``import`` or ``export``."""
+    """``import``, ``export`` or ``synthesis``."""
     project: str
     format: str
     state: str
@@ -99,14 +103,15 @@ def get_job(ws: Workspace, job_id: str, project: str | None = None) -> TransferJ
     return _job_of(row)
 
 
-def project_jobs(ws: Workspace, project: str) -> list[TransferJob]:
-    """The project's jobs, newest first."""
+def project_jobs(
+    ws: Workspace, project: str, kinds: tuple[str, ...] | None = None
+) -> list[TransferJob]:
+    """The project's jobs (of these ``kinds``: default all), newest first."""
+    query = sa.select(transfer_jobs).where(transfer_jobs.c.project == project)
+    if kinds is not None:
+        query = query.where(transfer_jobs.c.kind.in_(kinds))
     with ws.engine.connect() as conn:
-        rows = conn.execute(
-            sa.select(transfer_jobs)
-            .where(transfer_jobs.c.project == project)
-            .order_by(transfer_jobs.c.created_at.desc(), transfer_jobs.c.id)
-        )
+        rows = conn.execute(query.order_by(transfer_jobs.c.created_at.desc(), transfer_jobs.c.id))
         return [_job_of(row) for row in rows]
 
 

@@ -94,7 +94,7 @@ def start_import(
         end_job(ws, job_id, FAILED, f"the upload could not be kept: {exc.strerror}")
         raise
     payload = {"transfer": job_id, "format": format_name, "upload": upload, **options}
-    return _queue(ws, jobs, IMPORT, payload)
+    return queue_job(ws, jobs, IMPORT, payload)
 
 
 def start_export(ws: Workspace, jobs: Jobs, project: str, plan: ExportPlan) -> TransferJob:
@@ -103,10 +103,11 @@ def start_export(ws: Workspace, jobs: Jobs, project: str, plan: ExportPlan) -> T
     job_id = new_job(ws, EXPORT, project, plan.spec.name)
     output = export_folder(ws, job_id).relative_to(ws.settings.home).as_posix()
     payload = {"transfer": job_id, "output": output, **plan.stored()}
-    return _queue(ws, jobs, EXPORT, payload)
+    return queue_job(ws, jobs, EXPORT, payload)
 
 
-def _queue(ws: Workspace, jobs: Jobs, kind: str, payload: dict[str, Any]) -> TransferJob:
+def queue_job(ws: Workspace, jobs: Jobs, kind: str, payload: dict[str, Any]) -> TransferJob:
+    """Put the job of a row just made on the queue; a failure to queue ends the row failed."""
     job_id = payload["transfer"]
     try:
         jobs.submit(kind, payload)  # a new id: never already queued
@@ -144,7 +145,7 @@ def cancel(ws: Workspace, jobs: Jobs, job: TransferJob) -> TransferJob:
 
 def run_import(ws: Workspace, payload: dict[str, Any]) -> None:
     job_id = str(payload["transfer"])
-    job = _take(ws, job_id)
+    job = take_job(ws, job_id)
     if job is None:
         return
     try:
@@ -157,7 +158,7 @@ def run_import(ws: Workspace, payload: dict[str, Any]) -> None:
         end_job(ws, job_id, CANCELLED, "cancelled; nothing was imported")
         return
     except Exception as exc:
-        _fail(ws, job_id, exc)
+        fail_job(ws, job_id, exc)
         return
     update_job(ws, job_id, stage="indexing", done=0, total=None)
     try:
@@ -192,7 +193,7 @@ def _import(ws: Workspace, job_id: str, payload: dict[str, Any]) -> ImportReport
 
 def run_export(ws: Workspace, payload: dict[str, Any]) -> None:
     job_id = str(payload["transfer"])
-    job = _take(ws, job_id)
+    job = take_job(ws, job_id)
     if job is None:
         return
     # a folder of this run's own: a run cut short, or a second run of a job whose worker
@@ -206,7 +207,7 @@ def run_export(ws: Workspace, payload: dict[str, Any]) -> None:
     except Cancelled:
         end_job(ws, job_id, CANCELLED, "cancelled")
     except Exception as exc:
-        _fail(ws, job_id, exc)
+        fail_job(ws, job_id, exc)
     finally:
         if not kept:
             shutil.rmtree(folder, ignore_errors=True)
@@ -217,18 +218,20 @@ def _export(
 ) -> tuple[Path, dict[str, Any]]:
     project = get_project(ws, job.project)
     plan = plan_export(ws, project, ExportOptions.from_json(payload))
-    progress = _Progress(ws, job.id)
+    progress = JobProgress(ws, job.id)
     total = plan.scope.items
     folder.mkdir(parents=True, exist_ok=True)
-    stem = f"{safe_stem(project.name)}-{plan.spec.name}"
+    version = f"-{plan.version.name}" if plan.version else ""
+    stem = safe_stem(f"{project.name}{version}-{plan.spec.name}")
     result = write_export_file(
         ws, plan, folder, stem, progress, lambda: progress("zip", total, total)
     )
     return result.path, {**result.to_json(shown=SHOWN), "size": result.path.stat().st_size}
 
 
-def _take(ws: Workspace, job_id: str) -> TransferJob | None:
-    """The job to run, or None: gone, ended, or cancelled while it waited (then ended)."""
+def take_job(ws: Workspace, job_id: str) -> TransferJob | None:
+    """The job to run, or None: gone, ended, or cancelled while it waited (then ended).
+    Every kind of job with a ``transfer_jobs`` row starts with this."""
     try:
         job = get_job(ws, job_id)
     except NotFound:
@@ -243,7 +246,7 @@ def _take(ws: Workspace, job_id: str) -> TransferJob | None:
     return job
 
 
-def _fail(ws: Workspace, job_id: str, exc: Exception) -> None:
+def fail_job(ws: Workspace, job_id: str, exc: Exception) -> None:
     """End the job with a message for a human: an Assay error says what is wrong (file and
     line for a bad file); anything else is a bug, logged with its traceback."""
     if isinstance(exc, AssayError):
@@ -271,7 +274,7 @@ def report_json(report: ImportReport) -> dict[str, Any]:
 # ---------------------------------------------------------------- progress
 
 
-class _Progress:
+class JobProgress:
     """A job's progress, written to its row on a new stage and otherwise at most every
     ``PROGRESS_EVERY_S``; each write also looks for a cancel."""
 
@@ -304,7 +307,7 @@ class _Progress:
             raise Cancelled
 
 
-class _ImportWatch(_Progress):
+class _ImportWatch(JobProgress):
     """An import's progress, written in its own batches (``transfer.importing.Watcher``)."""
 
     def batch(self, conn: sa.Connection) -> None:

@@ -1,7 +1,8 @@
 """An export as every face asks for it: the options, the checks, the writing.
 
-``assay export``, ``assay items export-one``, the web's export jobs and its one-conversation
-download all call :func:`plan_export` and then :func:`write_export` (a path on this machine)
+``assay export``, ``assay items export-one``, ``assay versions export``, the web's export
+jobs (of the live items or of a frozen version) and its one-conversation download all call
+:func:`plan_export` and then :func:`write_export` (a path on this machine)
 or :func:`write_export_file` (one file in a folder, folder formats zipped, for a download).
 The same options mean the same everywhere, so an export cannot behave differently by the way
 it was started.
@@ -19,6 +20,8 @@ from assay.corpus.chunkings import get_chunking
 from assay.errors import InvalidInput
 from assay.formats import Bundle, FormatSpec, Lazy, get_format
 from assay.records import STATUSES, Item, Project
+from assay.review.version_export import export_bundle_of
+from assay.review.versions import DatasetVersion, get_version, read_snapshot
 from assay.store.workspace import Workspace
 from assay.transfer.exporting import (
     ExportScope,
@@ -49,6 +52,9 @@ class ExportOptions:
     """Refuse when a chosen item's evidence no longer matches its document."""
     include_unanswerable: bool = False
     """AutoRAG: also write questions without ``retrieval_gt``."""
+    version: str | None = None
+    """A frozen dataset version to export (its snapshot, with its frozen chunking) instead of
+    the live items; ``chunking``, ``statuses``, ``items`` and ``strict`` then do not apply."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,6 +65,7 @@ class ExportOptions:
             "allow_empty": self.allow_empty,
             "strict": self.strict,
             "include_unanswerable": self.include_unanswerable,
+            "version": self.version,
         }
 
     @classmethod
@@ -76,6 +83,7 @@ class ExportOptions:
             allow_empty=bool(data.get("allow_empty", True)),
             strict=bool(data.get("strict", False)),
             include_unanswerable=bool(data.get("include_unanswerable", False)),
+            version=data.get("version"),
         )
 
 
@@ -89,6 +97,7 @@ class ExportPlan:
     statuses: list[str] | None
     items: list[str] | None
     scope: ExportScope
+    version: DatasetVersion | None = None
 
     def stored(self) -> dict[str, Any]:
         """The options to store with a job (:meth:`ExportOptions.from_json` reads them):
@@ -115,13 +124,17 @@ class ExportResult:
         at most that many problems and notes)."""
         scope = self.plan.scope
         review = problems_json(scope.needs_review)
+        version = self.plan.version
+        frozen = {"version": version.name, "hash": version.hash} if version else {}
+        statuses = version.summary.get("statuses", []) if version else self.plan.statuses
         return {
             "items": self.items,
-            "statuses": list(self.plan.statuses or STATUSES),
+            "statuses": list(statuses or STATUSES),
             "left_out": scope.left_out,
             "needs_review": review[:shown],
             "needs_review_count": len(review),
             "notes": self.notes[:shown],
+            **frozen,
         }
 
 
@@ -138,6 +151,10 @@ def plan_export(
     the options a message tells the user to widen the statuses with or allow an empty
     export."""
     spec = get_format(options.format)
+    if options.version is not None:
+        version = get_version(ws, project, options.version)
+        scope = ExportScope(items=version.item_count, left_out={})
+        return ExportPlan(project, spec, options, None, None, scope, version)
     if options.chunking is not None:
         get_chunking(ws, project, options.chunking)  # NotFound names the chunkings there are
     if options.statuses is not None and options.items is None and not options.statuses:
@@ -168,14 +185,17 @@ def _bundle(ws: Workspace, plan: ExportPlan, progress: Progress | None, count: l
     total = plan.scope.items
     if progress:
         progress("documents", 0, total)
-    bundle = export_bundle(
-        ws,
-        plan.project,
-        chunking=plan.options.chunking,
-        statuses=plan.statuses,
-        items=plan.items,
-        needs_review=plan.scope.needs_review,
-    )
+    if plan.version is not None:
+        bundle = export_bundle_of(ws, plan.project, read_snapshot(ws, plan.version))
+    else:
+        bundle = export_bundle(
+            ws,
+            plan.project,
+            chunking=plan.options.chunking,
+            statuses=plan.statuses,
+            items=plan.items,
+            needs_review=plan.scope.needs_review,
+        )
     items = bundle.items
 
     def counting() -> Iterator[Item]:

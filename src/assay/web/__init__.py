@@ -48,6 +48,7 @@ from assay.web.paths import hide_paths, workspace_paths
 from assay.web.proxies import ProxyHeadersMiddleware
 from assay.web.render import make_templates, render, translator
 from assay.web.routes import (
+    accounts,
     adjudication,
     agreement,
     chunkings,
@@ -65,11 +66,13 @@ from assay.web.routes import (
     guide,
     history,
     imports,
+    invite_accept,
     items,
     judging_api,
     judging_offline,
     judging_pages,
     judging_results,
+    judging_setup,
     members,
     pools,
     projects,
@@ -192,6 +195,8 @@ def create_app(ws: Workspace) -> FastAPI:
     for module in (
         site,
         signin,
+        invite_accept,
+        accounts,
         projects,
         members,
         documents,
@@ -223,6 +228,7 @@ def create_app(ws: Workspace) -> FastAPI:
         judging_api,
         judging_pages,
         judging_offline,
+        judging_setup,
         suggestions,
     ):
         app.include_router(module.router, dependencies=signed)

@@ -156,10 +156,9 @@ def workbench(
     judged_ids = {s.unit.doc_id for s in states if s.unit.doc_id}
     cited = [d for report in reports.values() for s in report["sentences"] for d in s["citations"]]
     held = get_documents(ws, project, [*judged_ids, *cited])
+    # the judged documents and those the reports cite: a citation chip opens its text
     documents = {
-        doc.doc_id: {"title": doc.title, "url": doc.url, "text": doc.text}
-        for doc in held.values()
-        if doc.doc_id in judged_ids
+        doc.doc_id: {"title": doc.title, "url": doc.url, "text": doc.text} for doc in held.values()
     }
     return {
         "mode": mode,

@@ -23,6 +23,16 @@ SUMMARIES: dict[str, str] = {
     f"GET {P}/members": "List the project's members",
     f"PUT {P}/members/{{username}}": "Add a member or change a role",
     f"DELETE {P}/members/{{username}}": "Remove a member",
+    # account admin (workspace admins) and invites
+    "GET /api/accounts": "List accounts",
+    "POST /api/accounts": "Create an account",
+    "POST /api/accounts/{username}/disable": "Disable an account",
+    "POST /api/accounts/{username}/enable": "Enable an account",
+    "PUT /api/accounts/{username}/password": "Set a new password",
+    "GET /api/invites": "List invites",
+    "POST /api/invites": "Make an invite link",
+    "DELETE /api/invites/{invite_id}": "Revoke an invite",
+    "POST /api/invite-accept": "Accept an invite and sign in",
     # projects
     "GET /api/projects": "List projects",
     "POST /api/projects": "Create a project",
@@ -51,6 +61,7 @@ SUMMARIES: dict[str, str] = {
     f"GET {P}/items/{{item_id}}/events": "An item's events",
     f"GET {P}/editor/search": "Search for the item editor",
     f"POST {P}/synthesize": "Draft items with the generator",
+    f"POST {P}/synthesis-jobs": "Start drafting items as a job",
     # comments, review, history
     f"GET {P}/items/{{item_id}}/comments": "List an item's comments",
     f"POST {P}/items/{{item_id}}/comments": "Comment on an item",

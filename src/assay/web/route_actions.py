@@ -74,6 +74,15 @@ WRITES: dict[tuple[str, str], str] = {
     ("POST", f"{P}/items/{{item_id}}/suggestions"): "item.edit",
     ("POST", f"{P}/items/{{item_id}}/suggestions/accept"): "item.edit",
     ("POST", f"{P}/items/{{item_id}}/suggestions/reject"): "item.edit",
+    # account admin and invites (web.routes.accounts): workspace admins only
+    ("POST", "/api/accounts"): "workspace.users",
+    ("POST", "/api/accounts/{username}/disable"): "workspace.users",
+    ("POST", "/api/accounts/{username}/enable"): "workspace.users",
+    ("PUT", "/api/accounts/{username}/password"): "workspace.users",
+    ("POST", "/api/invites"): "workspace.users",
+    ("DELETE", "/api/invites/{invite_id}"): "workspace.users",
+    # a version exported, judging set up, items drafted by the LLM: leads and owners
+    ("POST", f"{P}/synthesis-jobs"): "import",
 }
 
 READS: dict[tuple[str, str], str] = {
@@ -105,6 +114,13 @@ READS: dict[tuple[str, str], str] = {
     ("GET", f"{P}/judging/export"): "export",
     # one conversation as RAGAPHENE JSON, from its workbench
     ("GET", f"{P}/conversations/{{item_id}}/ragaphene"): "export",
+    # the accounts of the workspace and invites: workspace admins only
+    ("GET", "/admin/accounts"): "workspace.users",
+    ("GET", "/api/accounts"): "workspace.users",
+    ("GET", "/api/invites"): "workspace.users",
+    # the pages that start uploads, LLM drafts and version downloads: for leads and owners
+    ("GET", "/projects/{name}/judging-setup"): "import",
+    ("GET", "/projects/{name}/synthesis"): "import",
 }
 """Reading routes whose action is not the one their path suggests (see READ_SECTIONS)."""
 
@@ -118,6 +134,9 @@ PUBLIC = frozenset(
         # the API's description (the app's own route, outside the guarded routers)
         ("GET", "/api/openapi.json"),
         ("GET", "/favicon.ico"),  # the sign-in page's icon, like /static
+        # an invite link and accepting it: the invitee has no account yet (people.invites)
+        ("GET", "/invite/{token}"),
+        ("POST", "/api/invite-accept"),
     }
 )
 

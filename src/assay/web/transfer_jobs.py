@@ -13,12 +13,13 @@ from urllib.parse import quote
 
 from fastapi import Request
 
-from assay.formats import FormatSpec
+from assay.formats import FormatSpec, formats
 from assay.jobs.transfer_jobs import DONE, EXPORT, IMPORT, TransferJob, get_job, upload_folder
 from assay.jobs.transfer_work import settle_interrupted
 from assay.store.workspace import Workspace
 from assay.transfer.files import takes_folder
 from assay.web.paths import hide_paths, upload_paths, workspace_paths
+from assay.web.render import translator
 from assay.web.state import jobs, workspace
 
 
@@ -41,6 +42,20 @@ def format_json(spec: FormatSpec) -> dict[str, Any]:
         "chunking": uses_chunking(spec),
         "imports": not spec.exports_only,
     }
+
+
+def shown_formats(request: Request) -> list[dict[str, Any]]:
+    """Every format as the pages' pickers show it: its JSON with label and help in the
+    reader's language."""
+    t = translator(request)
+    return [
+        {
+            **format_json(spec),
+            "label": t(f"format.{spec.name}.label"),
+            "help": t(f"format.{spec.name}.description"),
+        }
+        for spec in formats().values()
+    ]
 
 
 def current_job(request: Request, project: str, job_id: str) -> TransferJob:

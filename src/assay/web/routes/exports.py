@@ -33,6 +33,10 @@ class ExportIn(BaseModel):
     include_unanswerable: bool = False
     """AutoRAG: also write questions without ``retrieval_gt`` (AutoRAG's own loader refuses
     them, so they are left out and named in the notes by default)."""
+    version: str | None = None
+    """Export this frozen dataset version (its snapshot and frozen chunking) instead of the
+    live items; the other options but ``format`` and ``include_unanswerable`` then do not
+    apply. 404 for a version the project does not have."""
 
 
 @router.post("/api/projects/{name}/transfer/exports", status_code=202, tags=["transfer"])
@@ -49,6 +53,7 @@ def api_export(request: Request, name: str, body: ExportIn) -> JSONResponse:
         allow_empty=body.allow_empty,
         strict=body.strict,
         include_unanswerable=body.include_unanswerable,
+        version=body.version or None,
     )
     plan = plan_export(ws, project, options, names=("'statuses'", "'allow_empty'"))
     job = start_export(ws, jobs(request), project.name, plan)

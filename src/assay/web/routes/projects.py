@@ -56,6 +56,11 @@ class SettingsIn(BaseModel):
         description="The collection of MTRAG tasks exported for conversations made in Assay; "
         "null = the project's name",
     )
+    judging_ratings: list[str] | None = Field(
+        default=None,
+        description="The rating scale of judging mode, at least two labels, the first "
+        "meaning 'not rated'; null = autojudge-annotate's scale",
+    )
 
 
 def query_types_json(entries: Any) -> list[dict[str, Any]]:
@@ -131,8 +136,8 @@ def api_project(request: Request, name: str) -> Any:
 
 @router.put("/api/projects/{name}/settings", tags=["projects"])
 def api_update_settings(request: Request, name: str, body: SettingsIn) -> Any:
-    """Change project settings (the query-type taxonomy, whether annotators see every item);
-    invalid values get 422."""
+    """Change project settings (the query-type taxonomy, whether annotators see every item,
+    the judging rating scale); invalid values get 422."""
     ws = workspace(request)
     changes: dict[str, Any] = {}
     if "query_types" in body.model_fields_set:
@@ -144,6 +149,8 @@ def api_update_settings(request: Request, name: str, body: SettingsIn) -> Any:
         changes["keep_textless_documents"] = body.keep_textless_documents
     if "mtrag_collection" in body.model_fields_set:
         changes["mtrag_collection"] = body.mtrag_collection
+    if "judging_ratings" in body.model_fields_set:
+        changes["judging_ratings"] = body.judging_ratings
     update_settings(ws, get_project(ws, name), changes)
     return to_json(project_overview(request, name))
 

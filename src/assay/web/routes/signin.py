@@ -76,12 +76,21 @@ def sign_in(request: Request, body: SignIn) -> Response:
         code = {AccountLocked: "locked", AccountDisabled: "disabled"}.get(type(exc), "wrong")
         extra = {"until": exc.until} if isinstance(exc, AccountLocked) else {}
         return JSONResponse({"detail": str(exc), "code": code, **extra}, status_code=401)
+    return signed_in(
+        request, account.id, {"username": account.username, "next": local_path(body.next)}
+    )
+
+
+def signed_in(request: Request, account_id: int, answer: dict[str, Any]) -> JSONResponse:
+    """Answer ``answer`` with a new session for the account as an HttpOnly cookie, ending
+    the session the browser had (a sign-in, or an invite just accepted)."""
+    ws = workspace(request)
     old = request.cookies.get(SESSION_COOKIE)
     if old:
         end_session(ws, old)
     end_expired_sessions(ws)  # housekeeping: rows that can never be used again
-    secret, session = create_session(ws, account.id)
-    response = JSONResponse({"username": account.username, "next": local_path(body.next)})
+    secret, session = create_session(ws, account_id)
+    response = JSONResponse(answer)
     response.set_cookie(
         SESSION_COOKIE,
         secret,

@@ -21,14 +21,14 @@ from assay.corpus.chunkings import list_chunkings
 from assay.errors import Conflict
 from assay.formats import formats
 from assay.gold.project_config import mtrag_collection
-from assay.jobs.transfer_jobs import DONE, EXPORT, RUNNING, project_jobs, workspace_file
+from assay.jobs.transfer_jobs import DONE, EXPORT, RUNNING, TRANSFERS, project_jobs, workspace_file
 from assay.jobs.transfer_work import cancel
 from assay.store.projects import get_project
 from assay.transfer import DEFAULT_STATUSES, STATUSES
-from assay.web.render import render, translator
+from assay.web.render import render
 from assay.web.routes.imports import UPLOAD_FACTOR
 from assay.web.state import jobs, workspace
-from assay.web.transfer_jobs import current_job, format_json, job_json
+from assay.web.transfer_jobs import current_job, format_json, job_json, shown_formats
 
 router = APIRouter()
 
@@ -123,16 +123,8 @@ def transfer_page(request: Request, name: str, format: str = "") -> HTMLResponse
     project = get_project(ws, name)
     chunkings = list_chunkings(ws, project)
     limit = UPLOAD_FACTOR * ws.settings.max_file_mb
-    t = translator(request)
     known = formats()
-    shown = [
-        {
-            **format_json(spec),
-            "label": t(f"format.{spec.name}.label"),
-            "help": t(f"format.{spec.name}.description"),
-        }
-        for spec in known.values()
-    ]
+    shown = shown_formats(request)
     return render(
         request,
         "transfer.html",
@@ -145,7 +137,7 @@ def transfer_page(request: Request, name: str, format: str = "") -> HTMLResponse
         chunkings=chunkings,
         statuses=STATUSES,
         default_statuses=DEFAULT_STATUSES,
-        jobs=[job_json(ws, job) for job in project_jobs(ws, project.name)],
+        jobs=[job_json(ws, job) for job in project_jobs(ws, project.name, TRANSFERS)],
         upload_limit_mb=f"{limit:g}",
         mtrag_collection=mtrag_collection(project),
     )

@@ -26,6 +26,7 @@ from assay.store.workspace import Workspace
 from assay.web.actors import actor_id
 from assay.web.render import open_project, render
 from assay.web.routes.history import shown_change
+from assay.web.transfer_jobs import shown_formats
 
 router = APIRouter()
 SHOWN = 500
@@ -135,6 +136,8 @@ def version_page(request: Request, name: str, version: str) -> HTMLResponse:
         shown=SHOWN,
         base_url=_base(project),
         items_url=f"/projects/{quote(project.name)}/items",
+        formats=shown_formats(request),
+        exports_api=f"/api/projects/{quote(project.name)}/transfer/exports",
     )
 
 

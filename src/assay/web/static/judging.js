@@ -21,6 +21,7 @@
     timer: null,
     retries: 0,
     conflict: null,   // {unit, current}
+    openDoc: null,    // reports mode: the cited document shown beside the report
     units: cfg.units.map((u) => Object.assign({}, u, {
       version: u.judgment ? u.judgment.version : 0,
       data: fromJudgment(u.judgment),
@@ -321,10 +322,44 @@
     return markedText(node, text, spans);
   }
 
+  // A sentence's citations as buttons that open the cited text: beside the report (reports
+  // mode), or the unit of that sentence and document (citations mode), as the offline page does.
   function citeChips(citations) {
     if (!citations.length) return null;
     return el("span", { class: "cites", "aria-label": t("judging.cites") },
-      ...citations.map((id) => el("span", { class: "cite", text: docName(id), title: id })));
+      ...citations.map((id) => el("button", {
+        type: "button", class: "cite", text: docName(id), title: id,
+        "aria-label": t("judging.cite_open", { title: docName(id) }),
+        "aria-pressed": state.openDoc === id ? "true" : "false",
+        onclick: () => openCited(id),
+      })));
+  }
+
+  function openCited(docId) {
+    const u = unit();
+    if (cfg.mode === "citation") {
+      const index = state.units.findIndex((other) => other.run_id === u.run_id
+        && other.sentence_idx === u.sentence_idx && other.doc_id === docId);
+      if (index >= 0) go(index);
+      return;
+    }
+    state.openDoc = state.openDoc === docId ? null : docId;
+    renderUnit();
+  }
+
+  // The cited document beside the report: to read, never to mark (report spans are on the report).
+  function citedBox(docId) {
+    const doc = cfg.documents[docId];
+    const close = el("button", {
+      type: "button", class: "secondary small", text: t("judging.cite_close"),
+      onclick: () => { state.openDoc = null; renderUnit(); },
+    });
+    const head = el("h3", { text: t("judging.document") + " · " + docName(docId) });
+    if (!doc) return el("section", { class: "text-box cited-doc" }, head, el("p", { class: "muted", text: t("judging.cite_missing") }), close);
+    const link = doc.url ? el("a", { href: doc.url, rel: "noopener noreferrer", target: "_blank", text: doc.url }) : null;
+    return el("section", { class: "text-box cited-doc", "aria-label": t("judging.cite_text") }, head,
+      el("p", { class: "muted doc-id" }, el("code", { text: docId }), link ? " · " : null, link),
+      el("pre", { class: "doc-text", tabindex: "0", text: doc.text }), close);
   }
 
   function reportPane(u) {
@@ -413,7 +448,8 @@
     const lists = $("span-lists");
     lists.replaceChildren();
     if (cfg.mode === "report") {
-      texts.append(reportPane(u));
+      const cited = state.openDoc && cfg.reports[u.run_id].sentences.some((c) => c.citations.includes(state.openDoc));
+      texts.append(cited ? el("div", { class: "side-by-side" }, reportPane(u), citedBox(state.openDoc)) : reportPane(u));
       lists.append(spanList("spans", t("judging.spans.report")));
     } else if (cfg.mode === "document") {
       texts.append(documentBox(u.doc_id, t("judging.document.plain")));

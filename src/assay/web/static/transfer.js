@@ -25,38 +25,7 @@
       : fmt("count", { stage, done: job.done });
   }
 
-  // Follow a job until it ends; calls onUpdate(job) on every change and resolves with the last.
-  function follow(job, onUpdate) {
-    return new Promise((resolve) => {
-      let finished = false;
-      function seen(data) {
-        onUpdate(data);
-        if (data.state !== "running" && !finished) {
-          finished = true;
-          resolve(data);
-        }
-      }
-      async function poll() {
-        while (!finished) {
-          try {
-            seen(await window.assay.api("GET", job.events.replace(/\/events$/, "")));
-          } catch (_) { /* a moment without the server: try again */ }
-          if (!finished) await new Promise((r) => setTimeout(r, 500));
-        }
-      }
-      if (!window.EventSource) { poll(); return; }
-      const source = new EventSource(job.events);
-      source.onmessage = (event) => {
-        const data = JSON.parse(event.data);
-        seen(data);
-        if (data.state !== "running") source.close();
-      };
-      source.onerror = () => {
-        source.close();
-        if (!finished) poll();
-      };
-    });
-  }
+  const follow = (job, onUpdate) => window.assay.followJob(job, onUpdate);
 
   // Show the job box's cancel button while the job runs; resolves with the job's last state.
   async function followWithCancel(job, button, onUpdate) {
@@ -72,15 +41,7 @@
   }
 
   function showProgress(bar, status, job) {
-    if (job.total) {
-      bar.max = job.total;
-      bar.value = job.done;
-    } else if (job.state === "running") {
-      bar.removeAttribute("value");
-    } else {
-      bar.max = 1;
-      bar.value = 1;
-    }
+    window.assay.showJobProgress(bar, job);
     status.textContent = stageText(job);
   }
 
