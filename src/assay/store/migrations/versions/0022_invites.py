@@ -1,6 +1,6 @@
 """Invitations: a one-time link that lets someone choose a password for a new account.
 
-Revision ID: 0025
+Revision ID: 0022
 Revises: 0021
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0025"
+revision = "0022"
 down_revision = "0021"
 branch_labels = None
 depends_on = None
