@@ -1,0 +1,210 @@
+"""The LLM metric catalogue on hand-made cases, through a scripted judge over real HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import asdict
+
+import pytest
+
+from assay.errors import InvalidInput
+from assay.experiments import create_experiment, iter_results, run_experiment
+from assay.experiments.catalogue import CatalogueMetric
+from assay.experiments.catalogue_prompts import ReplyError, read_claims, read_verdicts
+from assay.experiments.catalogue_scoring import average_precision, claims_f1, score_catalogue
+from assay.experiments.costs import cost_totals
+from assay.experiments.scoring import metric_plan
+from assay.experiments.tasks import Task
+from assay.gold.project_config import update_settings
+from assay.llm import GeneratorSettings, make_generator
+from assay.records import Project
+from assay.search.embeddings import make_embedder
+from assay.store.workspace import Workspace
+from tests.experiments_corpus import build_corpus
+from tests.fakes import rule_judge
+from tests.fakes.openai_server import Computed, FakeOpenAI, Reply
+
+QUESTION = "How long must passwords be?"
+REFERENCE = "Passwords must have at least 14 characters."
+PASSWORDS = "Passwords must have at least 14 characters and are changed after a leak."
+HOTELS = "Hotel costs are refunded up to 120 euros per night in large cities."
+
+
+@pytest.fixture
+def judge_server() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI([Computed(rule_judge.answer, model="rule-judge")]) as server:
+        yield server
+
+
+def settings(url: str) -> GeneratorSettings:
+    return GeneratorSettings(kind="openai", base_url=url, model="rule-judge", retries=0)
+
+
+def task(reference: str = REFERENCE) -> Task:
+    return Task(
+        task_id="t::1",
+        item_id="t",
+        turn=1,
+        turns=(QUESTION,),
+        rewrite="",
+        history=(),
+        query_type="",
+        evidence=(),
+        answer=reference,
+        alternatives=(),
+    )
+
+
+def score(
+    server: FakeOpenAI, name: str, answer: str, contexts: list[str], reference: str = REFERENCE
+) -> tuple[object, dict[str, object]]:
+    metric = CatalogueMetric(name, settings(server.url))
+    embed = make_embedder("hashing").embed
+    found = score_catalogue(
+        metric, make_generator(metric.generator), task(reference), answer, contexts, embed
+    )
+    return found.value, found.details
+
+
+def test_faithfulness_counts_supported_claims(judge_server: FakeOpenAI) -> None:
+    supported = "Passwords must have at least 14 characters."
+    invented = "Passwords expire every ninety days by default."
+    value, details = score(judge_server, "faithfulness", f"{supported} {invented}", [PASSWORDS])
+    claims = details["claims"]
+    assert isinstance(claims, list)
+    assert [c.rstrip(".") for c in claims] == [supported.rstrip("."), invented.rstrip(".")]
+    assert details["verdicts"] == [1, 0]
+    assert value == 0.5
+    assert judge_server.count == 2  # claims, then one verification of all of them
+    usage = details["usage"]
+    assert isinstance(usage, list) and len(usage) == 2 and usage[0]["model"] == "rule-judge"
+    value, _ = score(judge_server, "faithfulness", supported, [PASSWORDS])
+    assert value == 1.0
+    assert score(judge_server, "faithfulness", supported, [])[0] is None  # nothing to check
+
+
+def test_context_precision_ranks_relevant_before_irrelevant(judge_server: FakeOpenAI) -> None:
+    value, details = score(judge_server, "context_precision", "", [PASSWORDS, HOTELS])
+    assert details["verdicts"] == [1, 0] and value == 1.0
+    value, details = score(judge_server, "context_precision", "", [HOTELS, PASSWORDS])
+    assert details["verdicts"] == [0, 1] and value == pytest.approx(0.5)  # precision@2 = 1/2
+    assert score(judge_server, "context_precision", "", [HOTELS])[0] == 0.0
+    assert average_precision([1, 0, 1]) == pytest.approx((1 + 2 / 3) / 2)
+
+
+def test_context_recall_is_the_share_of_reference_sentences_found(
+    judge_server: FakeOpenAI,
+) -> None:
+    reference = f"{REFERENCE} Hotels are refunded up to 120 euros per night."
+    value, details = score(judge_server, "context_recall", "", [PASSWORDS], reference)
+    assert details["verdicts"] == [1, 0] and value == 0.5
+    value, _ = score(judge_server, "context_recall", "", [PASSWORDS, HOTELS], reference)
+    assert value == 1.0
+    assert score(judge_server, "context_recall", "", [], reference)[0] == 0.0
+
+
+def test_answer_correctness_is_claim_f1_blended_with_similarity(
+    judge_server: FakeOpenAI,
+) -> None:
+    answer = "Passwords must have at least 14 characters. Laptops are painted blue."
+    reference = f"{REFERENCE} Hotels are refunded up to 120 euros per night."
+    value, details = score(judge_server, "answer_correctness", answer, [], reference)
+    assert (details["tp"], details["fp"], details["fn"]) == (1, 1, 1)
+    assert details["f1"] == pytest.approx(0.5)
+    similarity = details["similarity"]
+    assert isinstance(similarity, float)
+    assert value == pytest.approx(0.75 * 0.5 + 0.25 * similarity, abs=1e-6)
+    assert claims_f1(0, 3, 2) == 0.0 and claims_f1(2, 0, 0) == 1.0
+
+
+def test_answer_relevancy_uses_generated_questions_and_noncommittal(
+    judge_server: FakeOpenAI,
+) -> None:
+    value, details = score(judge_server, "answer_relevancy", REFERENCE, [])
+    assert len(details["questions"]) == 3 and details["noncommittal"] == 0
+    off_topic, _ = score(judge_server, "answer_relevancy", HOTELS, [])
+    assert isinstance(value, float) and isinstance(off_topic, float)
+    assert value > off_topic  # the question asked resembles the relevant answer's questions
+    evasive, details = score(judge_server, "answer_relevancy", "I don't know that.", [])
+    assert details["noncommittal"] == 1 and evasive == 0.0
+    assert judge_server.count == 3  # one call per answer
+
+
+def test_a_malformed_reply_is_an_error_with_the_reply(judge_server: FakeOpenAI) -> None:
+    judge_server.reset([Reply("Sure! The claims are: passwords are long.")])
+    value, details = score(judge_server, "faithfulness", REFERENCE, [PASSWORDS])
+    assert value == "error"
+    assert "not a JSON object" in str(details["error"])
+    assert details["reply"] == "Sure! The claims are: passwords are long."
+    # a verdict list that does not cover every statement is refused too
+    judge_server.reset([Reply('{"claims": ["a", "b"]}'), Reply('{"verdicts": []}')])
+    value, details = score(judge_server, "faithfulness", REFERENCE, [PASSWORDS])
+    assert value == "error" and "must list 2 statement(s), got 0" in str(details["error"])
+
+
+def test_strict_readers() -> None:
+    assert read_claims('```json\n{"claims": ["x"]}\n```') == ["x"]
+    assert read_claims('{"claims": []}') == []
+    for bad in ('{"claims": "x"}', '{"claims": [""]}', "claims: x", "[1]"):
+        with pytest.raises(ReplyError):
+            read_claims(bad)
+    good = '{"verdicts": [{"statement": 1, "verdict": 1}, {"statement": 2, "verdict": 0}]}'
+    assert read_verdicts(good, 2) == [1, 0]
+    for bad in (
+        '{"verdicts": [{"statement": 1, "verdict": 2}]}',
+        '{"verdicts": [{"statement": 2, "verdict": 1}]}',
+        '{"verdicts": [{"statement": 1, "verdict": true}]}',
+    ):
+        with pytest.raises(ReplyError):
+            read_verdicts(bad, 1)
+
+
+def test_catalogue_names_are_checked_against_mode_and_judge() -> None:
+    judge = GeneratorSettings(kind="openai", base_url="http://127.0.0.1:9/v1", model="j")
+    plan = metric_plan(["Faithfulness", "context-recall", "nDCG@10"], "rag", judge)
+    assert plan.names == ["nDCG@10", "faithfulness", "context_recall"]
+    stored = plan.to_json()[1]
+    assert stored["kind"] == "llm" and stored["generator"]["model"] == "j"
+    assert metric_plan(plan.to_json(), "rag").names == plan.names  # stored: judge inside
+    with pytest.raises(InvalidInput, match="offline one"):
+        metric_plan(["faithfulness"], "rag", GeneratorSettings())
+    with pytest.raises(InvalidInput, match="mode 'retrieval' makes none"):
+        metric_plan(["answer_relevancy"], "retrieval", judge)
+    with pytest.raises(InvalidInput, match="gives the gold passages"):
+        metric_plan(["context_precision"], "generation", judge)
+    assert metric_plan(["context_precision"], "retrieval", judge).names == ["context_precision"]
+    renamed = {"kind": "llm", "metric": "faithfulness", "name": "faith_big"}
+    assert metric_plan(["faithfulness", renamed], "rag", judge).names == [
+        "faithfulness",
+        "faith_big",
+    ]
+    with pytest.raises(InvalidInput, match="unknown field"):
+        metric_plan([{"kind": "llm", "metric": "faithfulness", "model": "x"}], "rag", judge)
+
+
+def test_catalogue_metrics_in_an_experiment(
+    ws: Workspace, project: Project, judge_server: FakeOpenAI
+) -> None:
+    corpus = build_corpus(ws, project)
+    judged = update_settings(ws, corpus.project, {"generator": asdict(settings(judge_server.url))})
+    created = create_experiment(
+        ws,
+        judged,
+        "catalogue",
+        mode="rag",
+        pipelines=["keyword"],
+        metrics=["faithfulness", "context_precision", "context_recall"],
+    )
+    done = run_experiment(ws, judged, created.id)
+    assert done.status == "done" and done.error_count == 0
+    results = list(iter_results(ws, judged, created.id))
+    for result in results:
+        for name in ("faithfulness", "context_precision", "context_recall"):
+            value = result.metrics[name]
+            assert value is None or 0.0 <= value <= 1.0, (name, value)
+    overall = done.aggregates["keyword"]["overall"]
+    assert overall["context_recall"]["count"] > 0
+    assert overall["context_recall"]["mean"] is not None
+    totals = cost_totals(((r.pipeline, r.details) for r in results), prices={})
+    calls = sum(len(r.details["judges"][n]["calls"]) for r in results for n in r.details["judges"])
+    assert totals["total"]["by_model"]["rule-judge"]["calls"] == calls == judge_server.count
