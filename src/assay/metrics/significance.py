@@ -23,11 +23,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 ALPHA = 0.05
 ROUNDS = 10_000
 SEED = 0
 _CHUNK = 1_000
+Floats = Sequence[float] | npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +90,7 @@ def incomplete_beta(a: float, b: float, x: float) -> float:
     return 1.0 - front * _continued_fraction(b, a, 1.0 - x) / b
 
 
-def t_test(differences: Sequence[float]) -> tuple[float | None, float | None]:
+def t_test(differences: Floats) -> tuple[float | None, float | None]:
     """``(t, two-sided p)`` of the paired t-test on the differences (None when n < 2). All
     differences equal: p is 1 when they are 0, else 0 (no variance, a certain shift), and t
     is None (it would be infinite, which JSON cannot carry)."""
@@ -105,7 +107,7 @@ def t_test(differences: Sequence[float]) -> tuple[float | None, float | None]:
 
 
 def randomisation_test(
-    differences: Sequence[float], rounds: int = ROUNDS, seed: int = SEED
+    differences: Floats, rounds: int = ROUNDS, seed: int = SEED
 ) -> float | None:
     """Two-sided p-value of the paired sign-flip randomisation test (None when n < 1)."""
     d = np.asarray(differences, dtype=np.float64)
