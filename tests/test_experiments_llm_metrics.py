@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import asdict
+from pathlib import Path
+from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from assay.cli import make_app
 from assay.errors import InvalidInput
-from assay.experiments import create_experiment, iter_results, run_experiment
+from assay.experiments import create_experiment, get_experiment, iter_results, run_experiment
 from assay.experiments.catalogue import CatalogueMetric
 from assay.experiments.catalogue_prompts import ReplyError, read_claims, read_verdicts
 from assay.experiments.catalogue_scoring import average_precision, claims_f1, score_catalogue
 from assay.experiments.costs import cost_totals
 from assay.experiments.scoring import metric_plan
-from assay.experiments.tasks import Task
+from assay.experiments.tasks import Task, build_tasks
 from assay.gold.project_config import update_settings
 from assay.llm import GeneratorSettings, make_generator
 from assay.records import Project
 from assay.search.embeddings import make_embedder
+from assay.store.projects import create_project, get_project
+from assay.store.settings import Settings
 from assay.store.workspace import Workspace
 from tests.experiments_corpus import build_corpus
 from tests.fakes import rule_judge
@@ -208,3 +215,43 @@ def test_catalogue_metrics_in_an_experiment(
     totals = cost_totals(((r.pipeline, r.details) for r in results), prices={})
     calls = sum(len(r.details["judges"][n]["calls"]) for r in results for n in r.details["judges"])
     assert totals["total"]["by_model"]["rule-judge"]["calls"] == calls == judge_server.count
+
+
+def test_llm_metrics_by_name_in_eval_and_experiments_create(
+    tmp_path: Path, judge_server: FakeOpenAI
+) -> None:
+    home = tmp_path / "ws"
+    with Workspace.open(Settings(home=home)) as ws:
+        project = create_project(ws, "handbook", "en")
+        build_corpus(ws, project)
+        tasks = build_tasks(ws, project)
+
+    def cli(*args: str) -> Any:
+        return CliRunner().invoke(make_app(), ["--home", str(home), *args])
+
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(
+        "".join(
+            json.dumps({"task_id": t.task_id, "answer": t.answer, "contexts": [t.answer]}) + "\n"
+            for t in tasks
+        )
+    )
+    refused = cli("eval", "--answers", str(answers), "-m", "faithfulness")
+    assert refused.exit_code != 0 and "offline one" in refused.output
+    judge = json.dumps(asdict(settings(judge_server.url)))
+    assert cli("projects", "settings", "--project", "handbook", "--generator", judge).exit_code == 0
+    scored = cli(
+        "eval", "--answers", str(answers), "--json", "-m", "faithfulness", "-m", "context_recall"
+    )
+    assert scored.exit_code == 0, scored.output
+    means = json.loads(scored.output)["metrics"]
+    assert means["faithfulness"] == 1.0 and means["context_recall"] == 1.0  # answer = context
+    gate = cli(
+        "eval", "--answers", str(answers), "-m", "token_f1", "--fail-under", "Faithfulness=2"
+    )
+    assert gate.exit_code == 3 and "faithfulness" in gate.output
+    created = cli("experiments", "create", "judged", "--mode", "rag", "-m", "answer_correctness")
+    assert created.exit_code == 0, created.output
+    with Workspace.open(Settings(home=home)) as ws:
+        stored = get_experiment(ws, get_project(ws, "handbook"), "judged").metrics
+    assert stored[0]["kind"] == "llm" and stored[0]["generator"]["base_url"] == judge_server.url

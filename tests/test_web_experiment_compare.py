@@ -13,6 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assay.experiments import create_experiment, get_experiment, iter_results, run_experiment
+from assay.experiments.catalogue import CATALOGUE
 from assay.experiments.judge_agreement import judge_agreement
 from assay.metrics import METRICS
 from assay.metrics.judge_agreement import label_agreement
@@ -148,11 +149,16 @@ def test_the_form_lists_the_registry_metrics_with_descriptions(ws: Workspace) ->
     create_project(ws, "test", "de")
     client = client_for(ws)
     english = client.get("/projects/test/experiments").text
-    assert english.count('x-model="picked"') == len(METRICS)
+    assert english.count('x-model="picked"') == len(METRICS) + len(CATALOGUE)
+    # the LLM metrics need a judge: the project's generator is the offline one
+    assert english.count('x-model="picked" aria-describedby') == len(METRICS) + len(CATALOGUE)
+    assert english.count("disabled>") >= len(CATALOGUE) and "cannot judge" in english
+    assert "claims that its passages support (claims split, then checked)" in english
     assert 'value="nDCG"' in english and "Share of the gold passage groups" in english
     client.cookies.set("assay_lang", "de")
     german = client.get("/projects/test/experiments").text
     assert "Anteil der Gold-Passagengruppen" in german
+    assert "LLM-Richter: die Antwort" in german and "Richter-Aufrufe je Aufgabe: k." in german
 
 
 @pytest.fixture

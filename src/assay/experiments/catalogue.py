@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from assay.errors import InvalidInput
 from assay.llm import GeneratorSettings
+from assay.metrics import parse_metric
 
 Needs = Literal["answer", "contexts"]
 
@@ -135,3 +136,9 @@ def catalogue_name(text: str) -> str | None:
     """The catalogue metric a metric name means (case and ``-`` forgiven), or None."""
     key = text.strip().lower().replace("-", "_")
     return key if key in CATALOGUE else None
+
+
+def metric_name(text: str) -> str:
+    """The canonical name of a metric given as text: a catalogue metric's, else the
+    registry's (:func:`assay.metrics.parse_metric`, which names the valid ones)."""
+    return catalogue_name(text) or parse_metric(text).name

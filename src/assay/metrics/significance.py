@@ -106,9 +106,7 @@ def t_test(differences: Floats) -> tuple[float | None, float | None]:
     return t, incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
 
 
-def randomisation_test(
-    differences: Floats, rounds: int = ROUNDS, seed: int = SEED
-) -> float | None:
+def randomisation_test(differences: Floats, rounds: int = ROUNDS, seed: int = SEED) -> float | None:
     """Two-sided p-value of the paired sign-flip randomisation test (None when n < 1)."""
     d = np.asarray(differences, dtype=np.float64)
     n = len(d)
