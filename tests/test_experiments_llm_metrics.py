@@ -18,6 +18,7 @@ from assay.experiments.catalogue import CatalogueMetric
 from assay.experiments.catalogue_prompts import ReplyError, read_claims, read_verdicts
 from assay.experiments.catalogue_scoring import average_precision, claims_f1, score_catalogue
 from assay.experiments.costs import cost_totals
+from assay.experiments.judge_agreement import judge_agreement
 from assay.experiments.scoring import metric_plan
 from assay.experiments.tasks import Task, build_tasks
 from assay.gold.project_config import update_settings
@@ -255,3 +256,27 @@ def test_llm_metrics_by_name_in_eval_and_experiments_create(
     with Workspace.open(Settings(home=home)) as ws:
         stored = get_experiment(ws, get_project(ws, "handbook"), "judged").metrics
     assert stored[0]["kind"] == "llm" and stored[0]["generator"]["base_url"] == judge_server.url
+
+
+def test_judge_against_human_reads_llm_scores_as_yes_or_no(
+    ws: Workspace, project: Project, judge_server: FakeOpenAI
+) -> None:
+    corpus = build_corpus(ws, project)
+    judged = update_settings(ws, corpus.project, {"generator": asdict(settings(judge_server.url))})
+    created = create_experiment(
+        ws, judged, "agree", mode="rag", pipelines=["keyword"], metrics=["context_recall"]
+    )
+    run_experiment(ws, judged, created.id)
+    report = judge_agreement(ws, judged, created.id)
+    assert report["judge_metrics"] == ["context_recall"]
+    found = {r["source"]: r for r in report["reports"]}
+    assert set(found) == {"gold:answerable", "gold:relevant_context"}
+    expected = {
+        r.task_id: "yes" if r.metrics["context_recall"] >= 0.5 else "no"
+        for r in iter_results(ws, judged, created.id)
+        if isinstance(r.metrics["context_recall"], float)
+    }
+    relevant = found["gold:relevant_context"]
+    assert relevant["judged"] == len(expected) and relevant["pairs"] > 0
+    shown = {d["task_id"]: d["judge"] for d in relevant["disagreements"]}
+    assert all(expected[task_id] == label for task_id, label in shown.items())

@@ -81,6 +81,33 @@ class LLMScore:
     details: dict[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class _Case:
+    """One task as a method sees it; ``found`` gathers what goes into the details."""
+
+    metric: CatalogueMetric
+    judge: _Judge
+    task: Task
+    answer: str
+    contexts: Sequence[str]
+    embed: Embed | None
+    found: dict[str, Any]
+
+    @property
+    def question(self) -> str:
+        return self.task.turns[-1] if self.task.turns else ""
+
+    @property
+    def reference(self) -> str:
+        refs = self.task.references
+        return refs[0] if refs else ""
+
+    def embedder(self) -> Embed:
+        if self.embed is None:
+            raise InvalidInput(f"{self.metric.name} needs an embedder")
+        return self.embed
+
+
 def score_catalogue(
     metric: CatalogueMetric,
     generator: Generator,
@@ -94,7 +121,8 @@ def score_catalogue(
     judge = _Judge(generator, metric.generator.model or metric.generator.kind)
     found: dict[str, Any] = {"metric": metric.metric}
     try:
-        value = _METHODS[metric.metric](metric, judge, task, answer, contexts, embed, found)
+        case = _Case(metric, judge, task, answer, contexts, embed, found)
+        value = _METHODS[metric.metric](case)
     except ReplyError as exc:
         value = ERROR
         found["error"] = f"LLM metric {metric.name!r}: {exc}; reply: {exc.reply[:300]!r}"
@@ -109,21 +137,6 @@ def score_catalogue(
     return LLMScore(value, found)
 
 
-def _question(task: Task) -> str:
-    return task.turns[-1] if task.turns else ""
-
-
-def _reference(task: Task) -> str:
-    refs = task.references
-    return refs[0] if refs else ""
-
-
-def _embed(embed: Embed | None, name: str) -> Embed:
-    if embed is None:
-        raise InvalidInput(f"{name} needs an embedder")
-    return embed
-
-
 def _verify(
     judge: _Judge, step: str, statements: Sequence[str], passages: Sequence[str]
 ) -> list[int]:
@@ -131,68 +144,43 @@ def _verify(
     return judge.ask(step, prompt, lambda reply: read_verdicts(reply, len(statements)))
 
 
-def _faithfulness(
-    metric: CatalogueMetric,
-    judge: _Judge,
-    task: Task,
-    answer: str,
-    contexts: Sequence[str],
-    embed: Embed | None,
-    found: dict[str, Any],
-) -> Value:
-    if not answer.strip() or not contexts:
+def _faithfulness(case: _Case) -> Value:
+    if not case.answer.strip() or not case.contexts:
         return None
-    claims = judge.ask("claims", claims_prompt(_question(task), answer), read_claims)
-    found["claims"] = claims
+    prompt = claims_prompt(case.question, case.answer)
+    claims = case.found["claims"] = case.judge.ask("claims", prompt, read_claims)
     if not claims:
-        found["note"] = "the answer makes no claim"
+        case.found["note"] = "the answer makes no claim"
         return None
-    verdicts = _verify(judge, "verify", claims, contexts)
-    found["verdicts"] = verdicts
+    verdicts = case.found["verdicts"] = _verify(case.judge, "verify", claims, case.contexts)
     return sum(verdicts) / len(verdicts)
 
 
-def _answer_relevancy(
-    metric: CatalogueMetric,
-    judge: _Judge,
-    task: Task,
-    answer: str,
-    contexts: Sequence[str],
-    embed: Embed | None,
-    found: dict[str, Any],
-) -> Value:
-    if not answer.strip():
+def _answer_relevancy(case: _Case) -> Value:
+    if not case.answer.strip():
         return None
-    embed = _embed(embed, metric.name)
-    prompt = questions_prompt(answer, metric.questions)
-    questions, noncommittal = judge.ask("questions", prompt, read_questions)
-    found["questions"], found["noncommittal"] = questions, noncommittal
-    vectors = np.asarray(embed([_question(task), *questions]), dtype=np.float64)
+    embed = case.embedder()
+    prompt = questions_prompt(case.answer, case.metric.questions)
+    questions, noncommittal = case.judge.ask("questions", prompt, read_questions)
+    case.found["questions"], case.found["noncommittal"] = questions, noncommittal
+    vectors = np.asarray(embed([case.question, *questions]), dtype=np.float64)
     norms = np.linalg.norm(vectors, axis=1)
     norms[norms == 0] = 1.0
     cosines = (vectors[1:] @ vectors[0]) / (norms[1:] * norms[0])
-    found["similarities"] = [round(float(c), 6) for c in cosines]
+    case.found["similarities"] = [round(float(c), 6) for c in cosines]
     return float(np.mean(cosines)) * (1 - noncommittal)
 
 
-def _context_precision(
-    metric: CatalogueMetric,
-    judge: _Judge,
-    task: Task,
-    answer: str,
-    contexts: Sequence[str],
-    embed: Embed | None,
-    found: dict[str, Any],
-) -> Value:
-    reference = _reference(task)
-    if not reference or not contexts:
+def _context_precision(case: _Case) -> Value:
+    if not case.reference or not case.contexts:
         return None
-    question = _question(task)
     useful = [
-        judge.ask(f"useful {n}", useful_prompt(question, context, reference), read_useful)
-        for n, context in enumerate(contexts, start=1)
+        case.judge.ask(
+            f"useful {n}", useful_prompt(case.question, context, case.reference), read_useful
+        )
+        for n, context in enumerate(case.contexts, start=1)
     ]
-    found["verdicts"] = useful
+    case.found["verdicts"] = useful
     return average_precision(useful)
 
 
@@ -207,24 +195,16 @@ def average_precision(verdicts: Sequence[int]) -> float:
     return total / hits if hits else 0.0
 
 
-def _context_recall(
-    metric: CatalogueMetric,
-    judge: _Judge,
-    task: Task,
-    answer: str,
-    contexts: Sequence[str],
-    embed: Embed | None,
-    found: dict[str, Any],
-) -> Value:
-    reference = _reference(task)
+def _context_recall(case: _Case) -> Value:
+    reference = case.reference
     if not reference:
         return None
     sentences = [reference[start:end] for start, end in split_sentences(reference)]
-    found["sentences"] = sentences
-    if not contexts:
+    case.found["sentences"] = sentences
+    if not case.contexts:
         return 0.0
-    verdicts = _verify(judge, "attribute", sentences, contexts)
-    found["verdicts"] = verdicts
+    verdicts = _verify(case.judge, "attribute", sentences, case.contexts)
+    case.found["verdicts"] = verdicts
     return sum(verdicts) / len(verdicts)
 
 
@@ -233,25 +213,15 @@ def claims_f1(tp: int, fp: int, fn: int) -> float:
     return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
 
 
-def _answer_correctness(
-    metric: CatalogueMetric,
-    judge: _Judge,
-    task: Task,
-    answer: str,
-    contexts: Sequence[str],
-    embed: Embed | None,
-    found: dict[str, Any],
-) -> Value:
-    reference = _reference(task)
+def _answer_correctness(case: _Case) -> Value:
+    answer, reference, judge = case.answer, case.reference, case.judge
     if not reference:
         return None
     if not answer.strip():
         return 0.0
-    question = _question(task)
-    weight = metric.similarity_weight
-    answer_claims = judge.ask("answer claims", claims_prompt(question, answer), read_claims)
+    answer_claims = judge.ask("answer claims", claims_prompt(case.question, answer), read_claims)
     reference_claims = judge.ask(
-        "reference claims", claims_prompt(question, reference), read_claims
+        "reference claims", claims_prompt(case.question, reference), read_claims
     )
     supported = (
         _verify(judge, "answer vs reference", answer_claims, [reference]) if answer_claims else []
@@ -264,18 +234,14 @@ def _answer_correctness(
     tp, fp = sum(supported), len(supported) - sum(supported)
     fn = len(covered) - sum(covered)
     f1 = claims_f1(tp, fp, fn) if answer_claims or reference_claims else 1.0
-    found.update(
-        answer_claims=answer_claims,
-        reference_claims=reference_claims,
-        tp=tp,
-        fp=fp,
-        fn=fn,
-        f1=f1,
+    case.found.update(
+        answer_claims=answer_claims, reference_claims=reference_claims, tp=tp, fp=fp, fn=fn, f1=f1
     )
+    weight = case.metric.similarity_weight
     if weight == 0:
         return f1
-    similarity = semantic_similarity(answer, [reference], _embed(embed, metric.name))
-    found["similarity"] = round(similarity, 6)
+    similarity = semantic_similarity(answer, [reference], case.embedder())
+    case.found["similarity"] = round(similarity, 6)
     return (1 - weight) * f1 + weight * similarity
 
 
