@@ -221,6 +221,7 @@ def main() -> None:
         times: dict[str, list[float]] = {"assay": [], "ragas": []}
         first: dict[str, dict[str, list[float | None]]] = {}
         calls: dict[str, int] = {}
+        changed = {"assay": 0, "ragas": 0}
         for _ in range(args.rounds):
             for tool in ("assay", "ragas"):
                 before = fake.count
@@ -232,8 +233,8 @@ def main() -> None:
                 times[tool].append(time.perf_counter() - began)
                 calls[tool] = fake.count - before
                 if tool in first and found != first[tool]:
-                    raise SystemExit(f"{tool}'s scores changed between rounds")
-                first[tool] = found
+                    changed[tool] += 1  # the table shows the first round's scores
+                first.setdefault(tool, found)
         print(f"judge settings: {asdict(judge)['model']} at {fake.url} (rule judge)")
         print("\nmetric               n  only1  Assay mean  Ragas mean  Pearson  mean|diff|  equal")
         for name in CATALOGUE:
@@ -257,6 +258,7 @@ def main() -> None:
             f"Ragas calls that asked for 3 questions and got fewer (shared n, concurrent "
             f"workers): {fewer.count} over {args.rounds} round(s)"
         )
+        print(f"rounds whose scores differ from the first: {changed}")
         print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -158,7 +158,7 @@ def test_the_form_lists_the_registry_metrics_with_descriptions(ws: Workspace) ->
     client.cookies.set("assay_lang", "de")
     german = client.get("/projects/test/experiments").text
     assert "Anteil der Gold-Passagengruppen" in german
-    assert "LLM-Richter: die Antwort" in german and "Richter-Aufrufe je Aufgabe: k." in german
+    assert "LLM-Richter: die Antwort" in german and "Aufrufe je Aufgabe: einer je Passage" in german
 
 
 @pytest.fixture
