@@ -31,6 +31,7 @@ from assay.store.workspace import Workspace
 from tests.experiments_corpus import build_corpus
 from tests.fakes import rule_judge
 from tests.fakes.openai_server import Computed, FakeOpenAI, Reply
+from tests.test_web_experiment_compare import client_for
 
 QUESTION = "How long must passwords be?"
 REFERENCE = "Passwords must have at least 14 characters."
@@ -280,3 +281,26 @@ def test_judge_against_human_reads_llm_scores_as_yes_or_no(
     assert relevant["judged"] == len(expected) and relevant["pairs"] > 0
     shown = {d["task_id"]: d["judge"] for d in relevant["disagreements"]}
     assert all(expected[task_id] == label for task_id, label in shown.items())
+
+
+def test_a_reply_the_judge_got_wrong_is_shown_on_the_task_page(
+    ws: Workspace, project: Project, judge_server: FakeOpenAI
+) -> None:
+    corpus = build_corpus(ws, project)
+    judged = update_settings(ws, corpus.project, {"generator": asdict(settings(judge_server.url))})
+    judge_server.reset([Reply("The answer is faithful, I think.")])
+    created = create_experiment(
+        ws, judged, "broken", mode="rag", pipelines=["keyword"], metrics=["faithfulness"]
+    )
+    done = run_experiment(ws, judged, created.id)
+    assert done.status == "done"
+    summary = done.aggregates["keyword"]["overall"]["faithfulness"]
+    assert summary["errors"] > 0 and summary["mean"] is None  # no silent 0
+    failed = next(r for r in iter_results(ws, judged, created.id) if r.metrics["faithfulness"])
+    assert failed.metrics["faithfulness"] == "error"
+    client = client_for(ws)
+    page = client.get(f"/projects/{judged.name}/experiments/{created.id}/tasks/{failed.task_id}")
+    assert page.status_code == 200
+    assert "is not a JSON object" in page.text
+    assert "The answer is faithful, I think." in page.text
+    assert "The judge&#39;s reply (faithfulness)" in page.text
