@@ -304,3 +304,21 @@ def test_a_reply_the_judge_got_wrong_is_shown_on_the_task_page(
     assert "is not a JSON object" in page.text
     assert "The answer is faithful, I think." in page.text
     assert "The judge&#39;s reply (faithfulness)" in page.text
+
+
+def test_llm_metrics_through_the_api(
+    ws: Workspace, project: Project, judge_server: FakeOpenAI
+) -> None:
+    corpus = build_corpus(ws, project)
+    client = client_for(ws)
+    url = f"/api/projects/{corpus.project.name}/experiments"
+    body = {"name": "api", "mode": "retrieval", "pipelines": ["keyword"], "start": False}
+    refused = client.post(url, json={**body, "metrics": ["context_recall"]})
+    assert refused.status_code == 422 and "offline one" in refused.text
+    update_settings(ws, corpus.project, {"generator": asdict(settings(judge_server.url))})
+    made = client.post(url, json={**body, "metrics": ["context_recall", "R@10"]})
+    assert made.status_code in (200, 201), made.text
+    stored = made.json()["metrics"]
+    assert stored[0] == "R@10" and stored[1]["metric"] == "context_recall"
+    wrong_mode = client.post(url, json={**body, "name": "x", "metrics": ["faithfulness"]})
+    assert wrong_mode.status_code == 422 and "mode 'retrieval' makes none" in wrong_mode.text
