@@ -36,6 +36,9 @@ DIRECT_METRICS = ("nDCG@10", "R@10", "P@10", "RR", "AP")
 MISSING_TASK = "they count as errors and are left out of the means"
 
 
+LLM_HELP = "LLM metrics such as faithfulness are judged by the project's generator."
+
+
 def register(app: typer.Typer) -> None:
     command(app, "eval", evaluate)
 
@@ -116,13 +119,7 @@ def evaluate(
         "(judging mode, see docs/judging.md) instead of its items.",
     ),
     metric: list[str] = typer.Option(
-        [],
-        "--metric",
-        "-m",
-        metavar="NAME",
-        help="Metric to compute (repeatable); the LLM metrics faithfulness, answer_relevancy, "
-        "context_precision, context_recall and answer_correctness are judged by the "
-        "project's generator.",
+        [], "--metric", "-m", metavar="NAME", help="Metric to compute (repeatable); " + LLM_HELP
     ),
     fail_under: list[str] = typer.Option(
         [],
