@@ -49,6 +49,12 @@ def settings(url: str) -> GeneratorSettings:
     return GeneratorSettings(kind="openai", base_url=url, model="rule-judge", retries=0)
 
 
+def judged_project(ws: Workspace, project: Project, server: FakeOpenAI) -> Project:
+    """The experiments corpus, its generator (the judge) the scripted server."""
+    corpus = build_corpus(ws, project)
+    return update_settings(ws, corpus.project, {"generator": asdict(settings(server.url))})
+
+
 def task(reference: str = REFERENCE) -> Task:
     return Task(
         task_id="t::1",
@@ -194,8 +200,7 @@ def test_catalogue_names_are_checked_against_mode_and_judge() -> None:
 def test_catalogue_metrics_in_an_experiment(
     ws: Workspace, project: Project, judge_server: FakeOpenAI
 ) -> None:
-    corpus = build_corpus(ws, project)
-    judged = update_settings(ws, corpus.project, {"generator": asdict(settings(judge_server.url))})
+    judged = judged_project(ws, project, judge_server)
     created = create_experiment(
         ws,
         judged,
@@ -262,8 +267,7 @@ def test_llm_metrics_by_name_in_eval_and_experiments_create(
 def test_judge_against_human_reads_llm_scores_as_yes_or_no(
     ws: Workspace, project: Project, judge_server: FakeOpenAI
 ) -> None:
-    corpus = build_corpus(ws, project)
-    judged = update_settings(ws, corpus.project, {"generator": asdict(settings(judge_server.url))})
+    judged = judged_project(ws, project, judge_server)
     created = create_experiment(
         ws, judged, "agree", mode="rag", pipelines=["keyword"], metrics=["context_recall"]
     )
@@ -286,8 +290,7 @@ def test_judge_against_human_reads_llm_scores_as_yes_or_no(
 def test_a_reply_the_judge_got_wrong_is_shown_on_the_task_page(
     ws: Workspace, project: Project, judge_server: FakeOpenAI
 ) -> None:
-    corpus = build_corpus(ws, project)
-    judged = update_settings(ws, corpus.project, {"generator": asdict(settings(judge_server.url))})
+    judged = judged_project(ws, project, judge_server)
     judge_server.reset([Reply("The answer is faithful, I think.")])
     created = create_experiment(
         ws, judged, "broken", mode="rag", pipelines=["keyword"], metrics=["faithfulness"]
