@@ -44,6 +44,10 @@ def test_compare_and_judge_agreement(tmp_path: Path) -> None:
     assert json.loads(shown.output) == json.loads(json.dumps(expected))
     table = invoke(home, "experiments", "compare", "kw", "hy", "--project", "handbook")
     assert table.exit_code == 0 and "R@10" in table.output and "B - A" in table.output
+    row = next(r for r in expected["metrics"] if r["metric"] == "R@10")
+    test = row["test"]  # the 4 answerable tasks, both scored: no difference is sure
+    assert test["n"] == row["a_n"] == 4 and not test["significant"]
+    assert "not significant" in table.output and "randomisation test" in table.output
 
     agreement = invoke(
         home, "experiments", "judge-agreement", "kw", "--project", "handbook", "--json"

@@ -13,6 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assay.experiments import create_experiment, get_experiment, iter_results, run_experiment
+from assay.experiments.catalogue import CATALOGUE
 from assay.experiments.judge_agreement import judge_agreement
 from assay.metrics import METRICS
 from assay.metrics.judge_agreement import label_agreement
@@ -101,6 +102,31 @@ def test_compare_two_experiments_page_and_json(any_ws: Workspace) -> None:
     assert missing.status_code == 404
 
 
+def test_compare_gives_a_paired_test_per_metric(ws: Workspace) -> None:
+    project, first, second = two_runs(ws)
+    client = client_for(ws)
+    data = client.get(f"/api/projects/test/compare-experiments?a={first}&b={second}").json()
+    assert data["significance"] == {
+        "alpha": 0.05,
+        "rounds": 10_000,
+        "seed": 0,
+        "decided_by": "p_randomisation",
+    }
+    a = get_experiment(ws, project, first).aggregates["keyword"]["overall"]
+    for row in data["metrics"]:
+        test = row["test"]
+        assert test["n"] == a[row["metric"]]["count"]  # every scored task is paired here
+        assert test["mean_difference"] == pytest.approx(row["diff"])
+        assert not test["significant"]  # 4 or 5 tasks cannot make a difference sure
+    differing = sum(1 for r in data["metrics"] if r["diff"])
+    page = client.get(f"/projects/test/compare-experiments?a={first}&b={second}").text
+    assert 'id="significance-help"' in page and "paired randomisation test" in page
+    assert page.count('class="tag sig-no"') == differing
+    client.cookies.set("assay_lang", "de")
+    german = client.get(f"/projects/test/compare-experiments?a={first}&b={second}").text
+    assert "nicht signifikant" in german and "p ≥ 0,05" in german
+
+
 def test_counts_agree_and_unanswerable_tasks_are_explained(any_ws: Workspace) -> None:
     project, first, _ = two_runs(any_ws)
     client = client_for(any_ws)
@@ -123,11 +149,16 @@ def test_the_form_lists_the_registry_metrics_with_descriptions(ws: Workspace) ->
     create_project(ws, "test", "de")
     client = client_for(ws)
     english = client.get("/projects/test/experiments").text
-    assert english.count('x-model="picked"') == len(METRICS)
+    assert english.count('x-model="picked"') == len(METRICS) + len(CATALOGUE)
+    # the LLM metrics need a judge: the project's generator is the offline one
+    assert english.count('x-model="picked" aria-describedby') == len(METRICS) + len(CATALOGUE)
+    assert english.count("disabled>") >= len(CATALOGUE) and "cannot judge" in english
+    assert "claims that its passages support (claims split, then checked)" in english
     assert 'value="nDCG"' in english and "Share of the gold passage groups" in english
     client.cookies.set("assay_lang", "de")
     german = client.get("/projects/test/experiments").text
     assert "Anteil der Gold-Passagengruppen" in german
+    assert "LLM-Richter: die Antwort" in german and "Aufrufe je Aufgabe: einer je Passage" in german
 
 
 @pytest.fixture

@@ -41,9 +41,10 @@ class Reply:
 @dataclass(frozen=True)
 class Computed:
     """A whole chat completion whose text ``answer(request body)`` makes (replies that
-    depend on the prompt, such as one judgment per passage asked about)."""
+    depend on the prompt, such as one judgment per passage asked about); a list of texts
+    gives one choice each (a request asking for ``n`` completions)."""
 
-    answer: Callable[[dict[str, Any]], str]
+    answer: Callable[[dict[str, Any]], str | list[str]]
     model: str = "fake-model"
 
 
@@ -189,8 +190,9 @@ class FakeOpenAI(Served):
         if isinstance(behaviour, Reply):
             return JSONResponse(_completion(behaviour.text, behaviour, body))
         if isinstance(behaviour, Computed):
-            reply = Reply(behaviour.answer(body), model=behaviour.model)
-            return JSONResponse(_completion(reply.text, reply, body))
+            texts = behaviour.answer(body)
+            reply = Reply(model=behaviour.model)
+            return JSONResponse(_completion(texts, reply, body))
         if isinstance(behaviour, EchoJson):
             content = json.dumps(
                 {"response_format": body.get("response_format"), "messages": len(body["messages"])}
@@ -217,7 +219,8 @@ class FakeOpenAI(Served):
         )
 
 
-def _completion(text: str, reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
+def _completion(text: str | list[str], reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
+    texts = [text] if isinstance(text, str) else text
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -225,10 +228,11 @@ def _completion(text: str, reply: Reply, body: dict[str, Any]) -> dict[str, Any]
         "model": reply.model,
         "choices": [
             {
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
+                "index": index,
+                "message": {"role": "assistant", "content": content},
                 "finish_reason": reply.finish_reason,
             }
+            for index, content in enumerate(texts)
         ],
         "usage": dict(reply.usage),
     }

@@ -36,13 +36,16 @@ DIRECT_METRICS = ("nDCG@10", "R@10", "P@10", "RR", "AP")
 MISSING_TASK = "they count as errors and are left out of the means"
 
 
+LLM_HELP = "LLM metrics such as faithfulness are judged by the project's generator."
+
+
 def register(app: typer.Typer) -> None:
     command(app, "eval", evaluate)
 
 
 def parse_gates(pairs: list[str]) -> dict[str, float]:
     """``["nDCG@10=0.5"]`` → ``{"nDCG@10": 0.5}`` with the metric's canonical name."""
-    from assay.metrics import parse_metric
+    from assay.experiments.catalogue import metric_name
 
     gates: dict[str, float] = {}
     for pair in pairs:
@@ -54,7 +57,7 @@ def parse_gates(pairs: list[str]) -> dict[str, float]:
         except ValueError:
             fail(f"--fail-under {pair!r}: {raw!r} is not a number")
         try:
-            canonical = parse_metric(name).name
+            canonical = metric_name(name)
         except InvalidInput as exc:
             fail(f"--fail-under {pair!r}: {exc}")
         gates[canonical] = value
@@ -63,10 +66,10 @@ def parse_gates(pairs: list[str]) -> dict[str, float]:
 
 def _with_gates(metrics: list[str], gates: dict[str, float]) -> list[str]:
     """The metrics asked for, plus any a gate names that is not among them."""
-    from assay.metrics import parse_metric
+    from assay.experiments.catalogue import metric_name
 
     try:
-        names = {parse_metric(m).name for m in metrics}
+        names = {metric_name(m) for m in metrics}
     except InvalidInput as exc:
         fail(str(exc).replace("[", "\\["))
     return [*metrics, *(g for g in gates if g not in names)]
@@ -116,7 +119,7 @@ def evaluate(
         "(judging mode, see docs/judging.md) instead of its items.",
     ),
     metric: list[str] = typer.Option(
-        [], "--metric", "-m", metavar="NAME", help="Metric to compute (repeatable)."
+        [], "--metric", "-m", metavar="NAME", help="Metric to compute (repeatable); " + LLM_HELP
     ),
     fail_under: list[str] = typer.Option(
         [],

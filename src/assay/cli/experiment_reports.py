@@ -50,7 +50,10 @@ def compare(
     as_json: bool = JsonOption,
 ) -> None:
     """Compare two experiments: per metric, per query type and per task, each sorted by the
-    size of the difference B - A (largest first)."""
+    size of the difference B - A (largest first). Per metric a paired significance test
+    over the tasks both scored: the randomisation test (10,000 rounds, seed 0) and the
+    paired t-test, with the number of tasks; a difference with p >= 0.05 is marked
+    "not significant"."""
     from assay.experiments.compare import compare_experiments
 
     server = remote.server(ctx)
@@ -78,11 +81,25 @@ def compare(
     a, b = data["a"], data["b"]
     out.print(f"A: {a['name']} / {a['pipeline']} ({a['scored_tasks']} scored)", markup=False)
     out.print(f"B: {b['name']} / {b['pipeline']} ({b['scored_tasks']} scored)", markup=False)
-    out.print("\nmetric                     A          B      B - A", markup=False)
+    out.print(
+        "\nmetric                     A          B      B - A  paired  p (rand.)    p (t)",
+        markup=False,
+    )
     for row in data["metrics"]:
+        test = row.get("test") or {}
+        verdict = "" if test.get("significant") or test.get("n", 0) < 2 else "  not significant"
         out.print(
             f"{row['metric']:<20} {_number(row['a']):>10} {_number(row['b']):>10} "
-            f"{_number(row['diff'], True):>10}",
+            f"{_number(row['diff'], True):>10} {test.get('n', 0):>7} "
+            f"{_number(test.get('p_randomisation')):>10} {_number(test.get('p_t')):>8}{verdict}",
+            markup=False,
+        )
+    if "significance" in data:
+        rule = data["significance"]
+        out.print(
+            f"paired: tasks both scored; p (rand.): paired randomisation test "
+            f"({rule['rounds']} rounds, seed {rule['seed']}); p (t): paired t-test; not "
+            f"significant: p (rand.) >= {rule['alpha']}",
             markup=False,
         )
     per_task = data["tasks"]

@@ -140,7 +140,14 @@ def create(
         "retrieval", "--mode", metavar="MODE", help="retrieval, generation or rag."
     ),
     metric: list[str] = typer.Option(
-        [], "--metric", "-m", metavar="NAME", help="Metric (repeatable; default per mode)."
+        [],
+        "--metric",
+        "-m",
+        metavar="NAME",
+        help="Metric (repeatable; default per mode): a registry name such as nDCG@10, an LLM "
+        "metric (faithfulness, answer_relevancy, context_precision, context_recall, "
+        "answer_correctness; judged by the project's generator) or a JSON object (a judge "
+        'metric, or {"kind": "llm", "metric": ..., "generator": {...}}).',
     ),
     status: str = typer.Option(
         "accepted",

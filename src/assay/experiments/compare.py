@@ -7,6 +7,11 @@ sides scored with its two values. Each list is sorted by the size of the differe
 first (rows without a difference last). A positive difference means B is higher, which is
 better unless the metric says lower is better (``better`` names the side that is ahead).
 Judge metrics, whose values are labels, have no mean unless their labels are numbers.
+
+Each metric row also holds ``test``: a paired significance test of B against A over the
+tasks both sides scored with a number (:mod:`assay.metrics.significance`: the randomisation
+test with a fixed seed and number of rounds, and the paired t-test), so a small difference
+over few tasks is not read as a win.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from assay.errors import InvalidInput
 from assay.experiments.results import iter_results
 from assay.experiments.store import Experiment, experiment_tasks_of, get_experiment
 from assay.metrics import METRICS
+from assay.metrics.significance import ALPHA, ROUNDS, SEED, paired_test
 from assay.records import Project
 from assay.store.workspace import Workspace
 
@@ -109,6 +115,31 @@ def shared_metrics(a: Side, b: Side) -> list[str]:
     return [m for m in a.experiment.metric_names if m in theirs]
 
 
+def _paired_tests(
+    ws: Workspace, project: Project, a: Side, b: Side, rows: list[dict[str, Any]]
+) -> None:
+    """Add ``test`` to each metric row: B against A over the tasks both scored."""
+    scored = [
+        {
+            r.task_id: r.metrics
+            for r in iter_results(ws, project, s.experiment.id, s.pipeline)
+            if r.error is None
+        }
+        for s in (a, b)
+    ]
+    shared = [t for t in scored[0] if t in scored[1]]
+    for row in rows:
+        first: list[float] = []
+        second: list[float] = []
+        for task_id in shared:
+            x = _number(scored[0][task_id].get(row["metric"]))
+            y = _number(scored[1][task_id].get(row["metric"]))
+            if x is not None and y is not None:
+                first.append(x)
+                second.append(y)
+        row["test"] = paired_test(first, second).to_json()
+
+
 def task_values(ws: Workspace, project: Project, one: Side, metric: str) -> dict[str, Any]:
     """``{task_id: value}`` of one side's results without an error."""
     return {
@@ -142,6 +173,7 @@ def compare_experiments(
         for m, part in parts.items()
         if m in metrics
     )
+    _paired_tests(ws, project, a, b, rows)
     numeric = [r["metric"] for r in rows if r["diff"] is not None]
     chosen = metric or (numeric[0] if numeric else (metrics[0] if metrics else None))
     if chosen is not None and chosen not in metrics:
@@ -153,6 +185,12 @@ def compare_experiments(
         "a": a.to_json(),
         "b": b.to_json(),
         "metrics": rows,
+        "significance": {
+            "alpha": ALPHA,
+            "rounds": ROUNDS,
+            "seed": SEED,
+            "decided_by": "p_randomisation",
+        },
         "only_a": [m for m in a.experiment.metric_names if m not in metrics],
         "only_b": [m for m in b.experiment.metric_names if m not in metrics],
         "by_query_type": by_type,

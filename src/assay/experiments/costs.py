@@ -2,7 +2,8 @@
 
 Each stored result may carry the usage of the models it called (``details.usage``: one entry
 per stage, ``rewrite``, ``rerank``, ``generate``, each ``{"model", "prompt_tokens",
-"completion_tokens", …}``; judges' usage under ``details.judges.<name>.usage``). Totals add
+"completion_tokens", …}``; judges' usage under ``details.judges.<name>.usage``, a list of
+them for the catalogue's LLM metrics, which call the judge several times). Totals add
 them up: input tokens (``prompt_tokens`` or ``input_tokens``; a bare ``total_tokens``, as some
 rerankers report, counts as input), output tokens (``completion_tokens`` or
 ``output_tokens``), and calls. Failed results count too: their calls were made.
@@ -79,9 +80,12 @@ def usage_entries(details: Mapping[str, Any]) -> Iterator[tuple[str, int, int]]:
         found.extend(v for v in usage.values() if isinstance(v, Mapping))
     judges = details.get("judges")
     if isinstance(judges, Mapping):
-        found.extend(
-            j["usage"] for j in judges.values() if isinstance(j, Mapping) and j.get("usage")
-        )
+        for judged in judges.values():
+            used = judged.get("usage") if isinstance(judged, Mapping) else None
+            if isinstance(used, Mapping) and used:
+                found.append(used)
+            elif isinstance(used, list):  # an LLM metric of the catalogue: one per call
+                found.extend(u for u in used if isinstance(u, Mapping))
     for entry in found:
         given_in = _int(entry.get("prompt_tokens")) or _int(entry.get("input_tokens"))
         given_out = _int(entry.get("completion_tokens")) or _int(entry.get("output_tokens"))

@@ -14,6 +14,9 @@ task the judge failed on (value ``error``) is left out. People's labels come fro
 - ``imported:<metric>`` — an imported (InspectorRAGet) experiment's human metrics: the
   label most of its annotators gave a result (a tie gives none).
 
+The catalogue's LLM metrics (:mod:`assay.experiments.catalogue`) score in [0, 1]; for this
+report a score of ``PASS`` or more reads as the label ``yes``, a lower one as ``no``.
+
 Every judge metric is compared with every source whose labels share at least one label with
 the judge's values (compared trimmed and case-folded), or with any source when a mapping of
 human labels onto the judge's is given. The numbers come from
@@ -44,6 +47,8 @@ Key = tuple[str, str]
 Labels = dict[Key, str]
 
 EXAMPLES = 10
+PASS = 0.5
+"""An LLM metric's score from which it reads as ``yes`` against people's labels."""
 
 
 def parse_mapping(pairs: Iterable[str]) -> dict[str, str]:
@@ -64,6 +69,8 @@ def judge_metrics(experiment: Experiment) -> dict[str, tuple[str, ...]]:
         if isinstance(metric, Mapping) and metric.get("kind") == "judge":
             values = [normalise_label(v) for v in metric.get("values") or []]
             found[str(metric["name"])] = tuple(v for v in values if v)
+        if isinstance(metric, Mapping) and metric.get("kind") == "llm":
+            found[str(metric["name"])] = ("yes", "no")
     if is_imported(experiment.selection):
         for metric in experiment.selection["imported"].get("metrics") or []:
             if metric.get("author") == "algorithm" and metric.get("type") == "categorical":
@@ -76,6 +83,8 @@ def _judge_labels(results: Sequence[TaskResult], metric: str) -> Labels:
     labels: Labels = {}
     for result in results:
         value = result.metrics.get(metric)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            value = "yes" if value >= PASS else "no"  # an LLM metric's score
         if result.error is None and value is not None and str(value) != ERROR:
             label = normalise_label(value)
             if label:

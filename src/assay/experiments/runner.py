@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from assay.corpus.chunkings import get_chunking
 from assay.errors import AssayError, BackendUnavailable
+from assay.experiments.catalogue_scoring import score_catalogue
 from assay.experiments.imported import refuse_run
 from assay.experiments.judge import JudgeMetric, Verdict, judge, make_judge
 from assay.experiments.pipelines import PipelineRunner, PipelineSpec, outcome_level
@@ -30,6 +31,8 @@ from assay.experiments.store import (
     pipeline_specs,
 )
 from assay.experiments.tasks import Task
+from assay.gold.project_config import generator_settings
+from assay.llm import make_generator
 from assay.llm.records import Generator
 from assay.records import Project
 from assay.search.embeddings import workspace_embedder
@@ -74,8 +77,11 @@ class Scorer:
         self.judges: list[tuple[JudgeMetric, Generator]] = [
             (metric, make_judge(metric)) for metric in plan.judges
         ]
+        self.llm = [(metric, make_generator(metric.generator)) for metric in plan.llm]
         self.embed: Embed | None = None
-        if any(m.spec.name == "semantic_similarity" for m in plan.metrics):
+        if any(m.spec.name == "semantic_similarity" for m in plan.metrics) or any(
+            m.entry.embeds for m in plan.llm
+        ):
             self.embed = workspace_embedder(ws, embedder).embed
 
     def score(self, task: Task, outcome: Outcome) -> tuple[Outcome, dict[str, Any], dict[str, Any]]:
@@ -99,8 +105,20 @@ class Scorer:
             judged[metric.name] = {"reply": verdict.reply, "error": verdict.error}
             if verdict.usage:
                 judged[metric.name]["usage"] = {"model": metric.generator.model, **verdict.usage}
+        llm_values: dict[str, Any] = {}
+        for llm_metric, llm_generator in self.llm:
+            found = score_catalogue(
+                llm_metric, llm_generator, task, outcome.answer, outcome.contexts, self.embed
+            )
+            llm_values[llm_metric.name], judged[llm_metric.name] = found.value, found.details
         metrics = score_task(
-            self.plan, task, outcome, level=level, embed=self.embed, verdicts=verdicts
+            self.plan,
+            task,
+            outcome,
+            level=level,
+            embed=self.embed,
+            verdicts=verdicts,
+            llm_values=llm_values,
         )
         details: dict[str, Any] = {"level": level}
         if judged:
@@ -300,7 +318,7 @@ def evaluate_tasks(
 ) -> Evaluation:
     """Run one pipeline over tasks without storing anything, and aggregate the metrics;
     ``depth`` cuts a run file's rankings."""
-    plan = metric_plan(metrics, mode)
+    plan = metric_plan(metrics, mode, generator_settings(project))
     scorer = Scorer(ws, plan)
     selected = get_chunking(ws, project, chunking)
     runner = PipelineRunner(ws, project, spec, mode, selected, tasks, depth=depth)

@@ -1,11 +1,12 @@
 """Metrics of one task's outcome, and their aggregates over many tasks.
 
 Metric names come from :data:`assay.metrics.METRICS` (``retrieval_recall@5``, ``nDCG@10``,
-``token_f1`` …) or are judge metrics (:class:`JudgeMetric`). Per task a metric is a number,
-a judge's label, or None when it does not apply: retrieval metrics skip unanswerable tasks
-(no relevant evidence) and tasks whose evidence maps to no chunk; answer metrics skip tasks
-without a reference answer. Aggregates are means over the tasks where a metric applies,
-overall and per query type; judge metrics aggregate to a count per label.
+``token_f1`` …), name the LLM metric catalogue (``faithfulness`` …,
+:mod:`assay.experiments.catalogue`) or are judge metrics (:class:`JudgeMetric`). Per task a
+metric is a number, a judge's label, or None when it does not apply: retrieval metrics skip
+unanswerable tasks (no relevant evidence) and tasks whose evidence maps to no chunk; answer
+metrics skip tasks without a reference answer. Aggregates are means over the tasks where a
+metric applies, overall and per query type; judge metrics aggregate to a count per label.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from typing import Any, Literal
 import numpy as np
 
 from assay.errors import InvalidInput
+from assay.experiments.catalogue import CatalogueMetric, catalogue_name
 from assay.experiments.judge import ERROR, JudgeMetric, Verdict
 from assay.experiments.tasks import Task
+from assay.llm import GeneratorSettings
 from assay.metrics import (
     ParsedMetric,
     bleu,
@@ -93,17 +96,51 @@ class MetricPlan:
 
     metrics: tuple[ParsedMetric, ...]
     judges: tuple[JudgeMetric, ...] = ()
+    llm: tuple[CatalogueMetric, ...] = ()
 
     @property
     def names(self) -> list[str]:
-        return [m.name for m in self.metrics] + [j.name for j in self.judges]
+        named = [m.name for m in self.metrics] + [j.name for j in self.judges]
+        return named + [m.name for m in self.llm]
 
     def to_json(self) -> list[Any]:
-        return [m.name for m in self.metrics] + [j.to_json() for j in self.judges]
+        stored = [m.name for m in self.metrics] + [j.to_json() for j in self.judges]
+        return stored + [m.to_json() for m in self.llm]
 
 
-def metric_plan(entries: Iterable[str | Mapping[str, Any]] | None, mode: str) -> MetricPlan:
-    """Check metric names (and judge definitions) for a mode; none given → the defaults."""
+def _catalogue_metric(
+    entry: str | Mapping[str, Any], mode: str, judge: GeneratorSettings | None
+) -> CatalogueMetric:
+    if isinstance(entry, Mapping):
+        metric = CatalogueMetric.from_json(entry, judge)
+    else:
+        if judge is None:
+            raise InvalidInput(
+                f"LLM metric {entry!r} needs a judge: give "
+                f'{{"kind": "llm", "metric": "{entry}", "generator": {{...}}}}'
+            )
+        metric = CatalogueMetric(str(catalogue_name(entry)), judge)
+    needs = metric.entry.needs
+    if mode == "retrieval" and "answer" in needs:
+        raise InvalidInput(
+            f"LLM metric {metric.name!r} judges answers, but mode 'retrieval' makes none; "
+            "use mode 'generation' or 'rag'"
+        )
+    if mode == "generation" and "contexts" in needs and "answer" not in needs:
+        raise InvalidInput(
+            f"LLM metric {metric.name!r} judges retrieved passages, but mode 'generation' "
+            "gives the gold passages; use mode 'retrieval' or 'rag'"
+        )
+    return metric
+
+
+def metric_plan(
+    entries: Iterable[str | Mapping[str, Any]] | None,
+    mode: str,
+    judge: GeneratorSettings | None = None,
+) -> MetricPlan:
+    """Check metric names (and judge definitions) for a mode; none given → the defaults.
+    ``judge`` judges the catalogue metrics named without a generator (the project's)."""
     if mode not in MODES:
         raise InvalidInput(f"unknown mode {mode!r}; choose one of: {', '.join(MODES)}")
     given = list(entries or [])
@@ -111,12 +148,19 @@ def metric_plan(entries: Iterable[str | Mapping[str, Any]] | None, mode: str) ->
         given = list(DEFAULT_METRICS[mode])
     parsed: list[ParsedMetric] = []
     judges: list[JudgeMetric] = []
+    llm: list[CatalogueMetric] = []
     for entry in given:
+        if isinstance(entry, Mapping) and entry.get("kind") == "llm":
+            llm.append(_catalogue_metric(entry, mode, judge))
+            continue
         if isinstance(entry, Mapping):
-            judge = JudgeMetric.from_json(entry)
+            judged = JudgeMetric.from_json(entry)
             if mode == "retrieval":
-                raise InvalidInput(f"judge metric {judge.name!r} needs answers: use mode rag")
-            judges.append(judge)
+                raise InvalidInput(f"judge metric {judged.name!r} needs answers: use mode rag")
+            judges.append(judged)
+            continue
+        if catalogue_name(str(entry)):
+            llm.append(_catalogue_metric(str(entry), mode, judge))
             continue
         metric = parse_metric(str(entry))
         kind = metric.spec.kind
@@ -132,11 +176,11 @@ def metric_plan(entries: Iterable[str | Mapping[str, Any]] | None, mode: str) ->
             )
         if metric not in parsed:
             parsed.append(metric)
-    names = [m.name for m in parsed] + [j.name for j in judges]
-    clash = sorted({n for n in names if names.count(n) > 1})
+    plan = MetricPlan(tuple(parsed), tuple(judges), tuple(llm))
+    clash = sorted({n for n in plan.names if plan.names.count(n) > 1})
     if clash:
         raise InvalidInput(f"metric name(s) used twice: {', '.join(clash)}")
-    return MetricPlan(tuple(parsed), tuple(judges))
+    return plan
 
 
 def ranked_ids(retrieved: Sequence[Mapping[str, Any]], level: Level = "chunk") -> list[str]:
@@ -167,8 +211,10 @@ def score_task(
     level: Level = "chunk",
     embed: Embed | None = None,
     verdicts: Mapping[str, Verdict] | None = None,
+    llm_values: Mapping[str, Value] | None = None,
 ) -> dict[str, Value]:
-    """Every metric of the plan for one task (judge verdicts are computed by the caller)."""
+    """Every metric of the plan for one task (judge verdicts and the catalogue metrics'
+    values are computed by the caller)."""
     ids = ranked_ids(outcome.retrieved, level)
     groups = task.chunk_groups() if level == "chunk" else task.doc_groups()
     scores: dict[str, Value] = {}
@@ -203,6 +249,8 @@ def score_task(
     for judge_metric in plan.judges:
         verdict = (verdicts or {}).get(judge_metric.name)
         scores[judge_metric.name] = verdict.value if verdict else None
+    for llm_metric in plan.llm:
+        scores[llm_metric.name] = (llm_values or {}).get(llm_metric.name)
     return scores
 
 

@@ -40,6 +40,7 @@ from assay.experiments.tasks import (
     task_to_json,
     version_tasks,
 )
+from assay.gold.project_config import generator_settings
 from assay.gold.statuses import DEFAULT_STATUSES, describe, is_every_status
 from assay.people.actors import AUTHOR_NAME, acting_account
 from assay.records import Project
@@ -141,7 +142,7 @@ def create_experiment(
     dataset version (``statuses`` is then the version's), not from the live items; its
     chunking is the default."""
     name = check_name(name, "experiment")
-    plan = metric_plan(metrics, mode)
+    plan = metric_plan(metrics, mode, generator_settings(project))
     specs = [
         p
         if isinstance(p, PipelineSpec)
@@ -149,7 +150,7 @@ def create_experiment(
         for p in pipelines
     ]
     check_pipelines(specs, mode)
-    check_outgoing(specs, [judge.generator for judge in plan.judges])
+    check_outgoing(specs, [j.generator for j in plan.judges] + [m.generator for m in plan.llm])
     wanted = check_statuses(statuses)
     frozen = get_version(ws, project, version, conn=conn) if version is not None else None
     if frozen is not None:

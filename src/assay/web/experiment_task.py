@@ -50,6 +50,19 @@ SHOWN = (
 """The fields of a task the drill-down shows, in this order."""
 
 
+def judge_errors(details: dict[str, Any]) -> list[dict[str, str]]:
+    """The judge and LLM metrics that failed on this result: the message and the reply the
+    judge gave (what could not be read), to show beside the value ``error``."""
+    judges = details.get("judges")
+    if not isinstance(judges, dict):
+        return []
+    return [
+        {"metric": str(name), "error": str(j["error"]), "reply": str(j.get("reply") or "")}
+        for name, j in judges.items()
+        if isinstance(j, dict) and j.get("error")
+    ]
+
+
 def task_json(task: Task) -> dict[str, Any]:
     data = {**task_to_json(task), "query": task.query()}
     return {key: data[key] for key in SHOWN}
@@ -105,6 +118,7 @@ def drill_down(ws: Workspace, project: Project, ref: str, task_id: str) -> dict[
                 if result.answer and reference
                 else [],
                 annotators=annotator_scores(result.details),
+                judge_errors=judge_errors(result.details),
             )
         pipelines.append(entry)
     evidence = task_json(task)["evidence"]

@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse
 
 from assay.corpus.chunkings import list_chunkings
 from assay.experiments import DEFAULT_METRICS, list_experiments
+from assay.experiments.catalogue import CATALOGUE
 from assay.experiments.judge_agreement import judge_agreement
 from assay.experiments.tasks import TURN_SELECTIONS
 from assay.gold.project_config import generator_settings, retriever_settings
@@ -54,11 +55,16 @@ def form_options(request: Request, ws: Workspace, project: Project) -> dict[str,
 
 
 def metric_kinds() -> list[dict[str, Any]]:
-    """The metrics registry by family, for the form's list of metrics."""
+    """The metrics registry by family, then the LLM metric catalogue, for the form."""
     kinds: dict[str, list[dict[str, Any]]] = {}
     for spec in METRICS.values():
         kinds.setdefault(spec.kind, []).append(
             {"name": spec.name, "cutoff": spec.cutoff, "higher_is_better": spec.higher_is_better}
+        )
+    for name, entry in CATALOGUE.items():  # the LLM metrics: answers, or passages only
+        kind = "llm_answer" if "answer" in entry.needs else "llm_context"
+        kinds.setdefault(kind, []).append(
+            {"name": name, "cutoff": "none", "higher_is_better": True, "calls": entry.calls}
         )
     return [{"kind": kind, "metrics": metrics} for kind, metrics in kinds.items()]
 

@@ -58,7 +58,13 @@ class ExperimentIn(BaseModel):
     name: str
     mode: str = "retrieval"
     pipelines: list[str | dict[str, Any]] = Field(min_length=1)
-    metrics: list[str | dict[str, Any]] | None = None
+    metrics: list[str | dict[str, Any]] | None = Field(
+        default=None,
+        description="Metric names (nDCG@10, token_f1, ...; the LLM metrics faithfulness, "
+        "answer_relevancy, context_precision, context_recall and answer_correctness are "
+        "judged by the project's generator) or objects: a judge metric, or "
+        '{"kind": "llm", "metric": ..., "generator": {...}}. None: the defaults of the mode.',
+    )
     statuses: list[str] = Field(default_factory=lambda: ["accepted"])
     turns: str = "all"
     seed: int = 0

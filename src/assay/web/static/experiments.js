@@ -9,9 +9,9 @@ document.addEventListener("alpine:init", () => {
   const { readJson } = window.assay;
   // metric families each mode can score (the server checks again)
   const SHOWN = {
-    retrieval: ["retrieval", "ir"],
-    generation: ["generation", "support"],
-    rag: ["retrieval", "ir", "generation", "support"],
+    retrieval: ["retrieval", "ir", "llm_context"],
+    generation: ["generation", "support", "llm_answer"],
+    rag: ["retrieval", "ir", "generation", "support", "llm_answer", "llm_context"],
   };
 
   function splitMetrics(names) {
