@@ -1,0 +1,122 @@
+"""Near-duplicate questions by MinHash and locality-sensitive hashing, in numpy.
+
+A question is normalised (:func:`normalise`: Unicode NFKC, case folded, punctuation out,
+white space collapsed) and cut into overlapping 5-character shingles. Its signature is the
+minimum of :data:`PERMUTATIONS` random hash functions over its shingles; two signatures agree
+in a position with the probability that the two shingle sets' Jaccard similarity gives.
+Signatures are cut into :data:`BANDS` bands of :data:`ROWS` values; questions sharing a band
+are compared, and joined when their signatures agree in at least :data:`THRESHOLD` of the
+positions (an estimate of a Jaccard similarity of 0.7: a typo or an added word in a question of
+ten words keeps it near 0.8, two different questions about the same thing rarely pass 0.5).
+Joined pairs are closed over (union-find), so a group holds every question linked to it.
+
+Own code rather than ``datasketch``: the banding is a sort per band over all signatures at
+once (no Python dictionary of buckets), which keeps 100,000 questions at a few tens of MB.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import unicodedata
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+
+PERMUTATIONS = 64
+BANDS = 16
+ROWS = PERMUTATIONS // BANDS
+THRESHOLD = 0.7
+SHINGLE = 5
+BATCH = 2_000
+ALL_PAIRS_UP_TO = 32
+"""A band bucket this small compares all its pairs; a larger one compares neighbours."""
+
+_PRIME = np.uint64(4_294_967_311)  # the first prime above 2**32
+_rng = np.random.default_rng(33)
+_A = _rng.integers(1, 2**31 - 1, PERMUTATIONS, dtype=np.uint64)
+_B = _rng.integers(0, 2**31 - 1, PERMUTATIONS, dtype=np.uint64)
+_MIX = _rng.integers(1, 2**63 - 1, ROWS, dtype=np.uint64) | np.uint64(1)
+_PUNCT = re.compile(r"[^\w\s]+")
+
+
+def normalise(text: str) -> str:
+    """The form questions are compared in: ``"What's the  REFUND policy?"`` and ``"whats the
+    refund policy"`` are equal."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = _PUNCT.sub("", text.replace("'", "").replace("’", ""))
+    return " ".join(text.split())
+
+
+def _shingles(norm: str) -> list[int]:
+    padded = f" {norm} "
+    if len(padded) <= SHINGLE:
+        return [zlib.crc32(padded.encode())]
+    return list(
+        {zlib.crc32(padded[i : i + SHINGLE].encode()) for i in range(len(padded) - SHINGLE + 1)}
+    )
+
+
+def signatures(norms: Sequence[str]) -> np.ndarray:
+    """The MinHash signature of each text, an ``(n, PERMUTATIONS)`` uint32 array."""
+    out = np.empty((len(norms), PERMUTATIONS), dtype=np.uint32)
+    for first in range(0, len(norms), BATCH):
+        batch = [_shingles(norm) for norm in norms[first : first + BATCH]]
+        starts = np.cumsum([0] + [len(s) for s in batch[:-1]])
+        hashes = np.fromiter((h for s in batch for h in s), dtype=np.uint64)
+        mixed = (hashes[:, None] * _A + _B) % _PRIME
+        out[first : first + len(batch)] = np.minimum.reduceat(mixed, starts, axis=0)
+    return out
+
+
+class _Sets:
+    """Union-find over ``n`` elements (path halving, union by size)."""
+
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+        self.size = [1] * n
+
+    def find(self, x: int) -> int:
+        parent = self.parent
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return
+        if self.size[ra] < self.size[rb]:
+            ra, rb = rb, ra
+        self.parent[rb] = ra
+        self.size[ra] += self.size[rb]
+
+
+def near_duplicates(sigs: np.ndarray, threshold: float = THRESHOLD) -> list[int]:
+    """For each row, the row standing for its group of near-duplicates (its root)."""
+    n = len(sigs)
+    sets = _Sets(n)
+    need = int(np.ceil(threshold * PERMUTATIONS))
+    for band in range(BANDS):
+        part = sigs[:, band * ROWS : (band + 1) * ROWS].astype(np.uint64)
+        keys = (part * _MIX).sum(axis=1)  # wraps around: a hash of the band
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        breaks = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+        for run in np.split(order, breaks):
+            if len(run) < 2:
+                continue
+            pairs = (
+                [(run[i], run[j]) for i in range(len(run)) for j in range(i + 1, len(run))]
+                if len(run) <= ALL_PAIRS_UP_TO
+                else list(itertools.pairwise(run))
+            )
+            for a, b in pairs:
+                a, b = int(a), int(b)
+                if sets.find(a) == sets.find(b):
+                    continue
+                if int(np.count_nonzero(sigs[a] == sigs[b])) >= need:
+                    sets.union(a, b)
+    return [sets.find(i) for i in range(n)]
