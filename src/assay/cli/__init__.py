@@ -12,6 +12,7 @@ import sys
 import typer
 
 from assay.cli import (
+    candidates,
     agreement,
     comments,
     conversation,
@@ -128,6 +129,7 @@ def make_app() -> typer.Typer:
     transfer.register(app)
     items.register(app)
     queue.register(app)
+    candidates.register(app)
     dashboard.register(app)
     comments.register(app)
     review.register(app)

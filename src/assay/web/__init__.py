@@ -50,6 +50,7 @@ from assay.web.render import make_templates, render, translator
 from assay.web.routes import (
     adjudication,
     agreement,
+    candidates,
     chunkings,
     comments,
     conversation_pages,
@@ -224,6 +225,7 @@ def create_app(ws: Workspace) -> FastAPI:
         judging_pages,
         judging_offline,
         suggestions,
+        candidates,
     ):
         app.include_router(module.router, dependencies=signed)
     describe(app)  # our summaries in the OpenAPI document
