@@ -12,8 +12,8 @@ import sys
 import typer
 
 from assay.cli import (
-    candidates,
     agreement,
+    candidates,
     comments,
     conversation,
     corpus,

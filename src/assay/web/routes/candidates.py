@@ -88,7 +88,7 @@ async def api_import(request: Request, name: str) -> Any:
             scrubber=scrubber,
             skip_bad=fields.get("skip_bad", "") == "true",
             created_by=actor_id(request),
-        )  # fmt: skip
+        )
     )
     return JSONResponse(report.as_json(), status_code=201)
 
