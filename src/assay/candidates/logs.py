@@ -129,7 +129,9 @@ def as_text(value: Any) -> str:
         last = (users or value)[-1]
         return as_text(last.get("content") or last.get("text"))
     if isinstance(value, Mapping):
-        for key in ("question", "query", "input", "text", "content", "output", "answer"):
+        for key in (
+            "question", "query", "input", "messages", "text", "content", "output", "answer",
+        ):  # fmt: skip
             if key in value:
                 return as_text(value[key])
     return json.dumps(value, ensure_ascii=False)
@@ -169,7 +171,8 @@ def as_time(value: Any) -> datetime | None:
 
 TEXT_KEYS = ("text", "content", "page_content", "pageContent", "document.content", "chunk")
 REF_KEYS = (
-    "doc_id", "document_id", "document.id", "chunk_id", "id", "source", "metadata.source",
+    "doc_id", "document_id", "document.id", "chunk_id", "id", "doc", "document", "file",
+    "source", "metadata.source",
     "metadata.doc_id", "document.metadata.source", "title", "name", "url",
 )  # fmt: skip
 

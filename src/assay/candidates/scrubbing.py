@@ -10,7 +10,8 @@ keeps its own documented patterns, each with a check that keeps false alarms dow
 - ``card``: 13 to 19 digits (spaces or dashes between groups), masked only when the Luhn
   check holds;
 - ``phone``: an optional ``+`` and country code, then 7 to 15 digits in groups (spaces, dots,
-  dashes, brackets), not part of a longer number; dates and plain years are not phones;
+  dashes, brackets), not part of a longer run of digit groups (a card number failing
+  its check stays as it is); dates and plain years are not phones;
 - user-named patterns (``NAME=REGEX``), masked as ``[NAME]``.
 
 Each match becomes ``[KIND]`` (``[EMAIL]``, ``[PHONE]``…); :class:`Scrubber` counts what it
@@ -31,7 +32,8 @@ EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-
 IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b")
 CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
 PHONE = re.compile(
-    r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ ./-]?)?\d(?:[ ./-]?\d){6,14}(?!\w)"
+    r"(?<![\w+])(?<!\d[ ./-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ ./-]?)?\d(?:[ ./-]?\d){6,14}"
+    r"(?![ ./-]?\d)(?!\w)"
 )
 DATE_LIKE = re.compile(r"^\d{1,4}[./-]\d{1,2}[./-]\d{1,4}$")
 
