@@ -10,8 +10,8 @@ keeps its own documented patterns, each with a check that keeps false alarms dow
 - ``card``: 13 to 19 digits (spaces or dashes between groups), masked only when the Luhn
   check holds;
 - ``phone``: an optional ``+`` and country code, then 7 to 15 digits in groups (spaces, dots,
-  dashes, brackets), not part of a longer run of digit groups (a card number failing
-  its check stays as it is); dates and plain years are not phones;
+  dashes, brackets), not part of a longer run of digit groups (a card number failing its
+  check stays as it is); dates (``2024-11-14``, ``2024 09 12``) and plain years are not phones;
 - user-named patterns (``NAME=REGEX``), masked as ``[NAME]``.
 
 Each match becomes ``[KIND]`` (``[EMAIL]``, ``[PHONE]``…); :class:`Scrubber` counts what it
@@ -35,7 +35,7 @@ PHONE = re.compile(
     r"(?<![\w+])(?<!\d[ ./-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ ./-]?)?\d(?:[ ./-]?\d){6,14}"
     r"(?![ ./-]?\d)(?!\w)"
 )
-DATE_LIKE = re.compile(r"^\d{1,4}[./-]\d{1,2}[./-]\d{1,4}$")
+DATE_LIKE = re.compile(r"^(?:\d{4}[ ./-]\d{1,2}[ ./-]\d{1,2}|\d{1,2}[ ./-]\d{1,2}[ ./-]\d{2,4})$")
 
 KINDS = ("email", "iban", "card", "phone")
 """The built-in kinds, in the order they are tried."""
