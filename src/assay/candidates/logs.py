@@ -221,7 +221,12 @@ def read_jsonl(
         if not isinstance(record, dict):
             yield LineProblem(number, "", "not a JSON object")
             continue
-        question = as_text(pick(record, "question", mapping))
+        raw = pick(record, "question", mapping)
+        if raw is not None and not isinstance(raw, str | list | dict):
+            kind = type(raw).__name__.replace("int", "number").replace("float", "number")
+            yield LineProblem(number, "question", f"expected text, found a {kind}")
+            continue
+        question = as_text(raw)
         if not question:
             wanted = mapping.get("question") or "/".join(FIELDS["question"][:3])
             yield LineProblem(number, "question", f"missing or empty (looked for {wanted})")
