@@ -62,7 +62,7 @@
       shown = answer.picks.map((p) => p.group_id);
       $("cand-picks").replaceChildren(...answer.picks.map((p) => el("li", { "data-group": String(p.group_id) },
         el("span", { class: "q", text: p.question }),
-        el("span", { class: "muted", text: " · " + t("cand.asked_n", { n: p.asked }) }),
+        el("span", { class: "muted", text: " · " + (p.asked === 1 ? t("cand.asked_once") : t("cand.asked_n", { n: p.asked })) }),
         el("ul", { class: "reasons" }, ...p.reasons.map((r, i) => el("li", { class: i === 0 ? "reason-main" : "", text: reasonText(r) }))),
       )));
       $("cand-take").hidden = !answer.picks.length;
