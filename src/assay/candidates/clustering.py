@@ -39,14 +39,6 @@ class Clusters:
     numbers: list[int]
     labels: list[str]
     centres: np.ndarray
-    idf: np.ndarray
-
-    def place(self, questions: Sequence[str]) -> list[int]:
-        """The nearest cluster of other questions (a gold item's, say)."""
-        if not len(self.centres):
-            return [0] * len(questions)
-        features = _features(questions, self.idf)
-        return [int(n) for n in np.argmax(features @ self.centres.T, axis=1)]
 
 
 def nearest(questions: Sequence[str], centres: Sequence[Sequence[float]]) -> list[int]:
@@ -55,7 +47,8 @@ def nearest(questions: Sequence[str], centres: Sequence[Sequence[float]]) -> lis
     if not centres or not questions:
         return [0] * len(questions) if centres else []
     matrix = np.array(centres, dtype=np.float32)
-    features = _features(questions, np.ones(DIMENSIONS, dtype=np.float32))
+    buckets = [_bucket_words(q) for q in questions]
+    features = _features(buckets, np.ones(DIMENSIONS, dtype=np.float32))
     return [int(n) for n in np.argmax(features @ matrix.T, axis=1)]
 
 
@@ -67,10 +60,10 @@ def _bucket_words(text: str) -> list[int]:
     return [zlib.crc32(word.encode()) % DIMENSIONS for word in content_words(text)]
 
 
-def _features(questions: Sequence[str], idf: np.ndarray) -> np.ndarray:
-    out = np.zeros((len(questions), DIMENSIONS), dtype=np.float32)
-    for row, question in enumerate(questions):
-        for bucket in _bucket_words(question):
+def _features(buckets: Sequence[list[int]], idf: np.ndarray) -> np.ndarray:
+    out = np.zeros((len(buckets), DIMENSIONS), dtype=np.float32)
+    for row, found in enumerate(buckets):
+        for bucket in found:
             out[row, bucket] += 1.0
     out *= idf
     norms = np.linalg.norm(out, axis=1, keepdims=True)
@@ -79,20 +72,22 @@ def _features(questions: Sequence[str], idf: np.ndarray) -> np.ndarray:
     return unit
 
 
-def _idf(questions: Sequence[str]) -> np.ndarray:
+def _idf(buckets: Sequence[list[int]]) -> np.ndarray:
     seen = np.zeros(DIMENSIONS, dtype=np.float64)
-    for question in questions:
-        for bucket in set(_bucket_words(question)):
+    for found in buckets:
+        for bucket in set(found):
             seen[bucket] += 1
-    weights: np.ndarray = np.log((1 + len(questions)) / (1 + seen)).astype(np.float32) + 1.0
+    weights: np.ndarray = np.log((1 + len(buckets)) / (1 + seen)).astype(np.float32) + 1.0
     return weights
 
 
 def cluster(questions: Sequence[str], k: int | None = None) -> Clusters:
     """Cluster ``questions`` (one per group) by topic; see the module docstring."""
     if not questions:
-        return Clusters([], [], np.zeros((0, DIMENSIONS), np.float32), np.ones(DIMENSIONS))
-    idf = _idf(questions)
+        return Clusters([], [], np.zeros((0, DIMENSIONS), np.float32))
+    words = [sorted(content_words(q)) for q in questions]
+    buckets = [[zlib.crc32(w.encode()) % DIMENSIONS for w in found] for found in words]
+    idf = _idf(buckets)
     k = min(k or cluster_count(len(questions)), len(questions))
     rng = np.random.default_rng(33)
     sample_rows = (
@@ -100,13 +95,13 @@ def cluster(questions: Sequence[str], k: int | None = None) -> Clusters:
         if len(questions) > FIT_SAMPLE
         else np.arange(len(questions))
     )
-    sample = _features([questions[i] for i in sample_rows], idf)
+    sample = _features([buckets[i] for i in sample_rows], idf)
     centres = _kmeans(sample, k, rng)
     numbers: list[int] = []
     for first in range(0, len(questions), BATCH):
-        features = _features(questions[first : first + BATCH], idf)
+        features = _features(buckets[first : first + BATCH], idf)
         numbers += [int(n) for n in np.argmax(features @ centres.T, axis=1)]
-    return Clusters(numbers, _labels(questions, numbers, k), centres, idf)
+    return Clusters(numbers, _labels(words, numbers, k), centres)
 
 
 def _kmeans(points: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -121,21 +116,19 @@ def _kmeans(points: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     matrix = np.array(centres, dtype=np.float32)
     for _ in range(ROUNDS):
         nearest = np.argmax(points @ matrix.T, axis=1)
-        for c in range(k):
-            members = points[nearest == c]
-            if len(members):
-                centre = members.sum(axis=0)
-                norm = float(np.linalg.norm(centre))
-                matrix[c] = centre / norm if norm else centre
+        sums = np.zeros_like(matrix)
+        np.add.at(sums, nearest, points)
+        norms = np.linalg.norm(sums, axis=1)
+        filled = norms > 0  # an empty cluster keeps its centre
+        matrix[filled] = sums[filled] / norms[filled, None]
     return matrix
 
 
-def _labels(questions: Sequence[str], numbers: list[int], k: int) -> list[str]:
+def _labels(questions: Sequence[list[str]], numbers: list[int], k: int) -> list[str]:
     """Each cluster's three words most over-represented in it (ties: the more frequent)."""
     overall: Counter[str] = Counter()
     per: list[Counter[str]] = [Counter() for _ in range(k)]
-    for question, number in zip(questions, numbers, strict=True):
-        words = content_words(question)
+    for words, number in zip(questions, numbers, strict=True):
         overall.update(words)
         per[number].update(words)
     labels = []

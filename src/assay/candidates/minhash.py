@@ -1,7 +1,7 @@
 """Near-duplicate questions by MinHash and locality-sensitive hashing, in numpy.
 
 A question is normalised (:func:`normalise`: Unicode NFKC, case folded, punctuation out,
-white space collapsed) and cut into overlapping 5-character shingles. Its signature is the
+white space collapsed) and cut into overlapping 5-byte shingles. Its signature is the
 minimum of :data:`PERMUTATIONS` random hash functions over its shingles; two signatures agree
 in a position with the probability that the two shingle sets' Jaccard similarity gives.
 Signatures are cut into :data:`BANDS` bands of :data:`ROWS` values; questions sharing a band
@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-import zlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -29,14 +28,14 @@ BANDS = 16
 ROWS = PERMUTATIONS // BANDS
 THRESHOLD = 0.7
 SHINGLE = 5
-BATCH = 2_000
+BATCH = 1_000
 ALL_PAIRS_UP_TO = 32
 """A band bucket this small compares all its pairs; a larger one compares neighbours."""
 
-_PRIME = np.uint64(4_294_967_311)  # the first prime above 2**32
 _rng = np.random.default_rng(33)
-_A = _rng.integers(1, 2**31 - 1, PERMUTATIONS, dtype=np.uint64)
-_B = _rng.integers(0, 2**31 - 1, PERMUTATIONS, dtype=np.uint64)
+_A = _rng.integers(1, 2**63 - 1, PERMUTATIONS, dtype=np.uint64) | np.uint64(1)  # odd
+_B = _rng.integers(0, 2**63 - 1, PERMUTATIONS, dtype=np.uint64)
+_SHIFT = np.uint64(32)
 _MIX = _rng.integers(1, 2**63 - 1, ROWS, dtype=np.uint64) | np.uint64(1)
 _PUNCT = re.compile(r"[^\w\s]+")
 
@@ -49,24 +48,24 @@ def normalise(text: str) -> str:
     return " ".join(text.split())
 
 
-def _shingles(norm: str) -> list[int]:
-    padded = f" {norm} "
-    if len(padded) <= SHINGLE:
-        return [zlib.crc32(padded.encode())]
-    return list(
-        {zlib.crc32(padded[i : i + SHINGLE].encode()) for i in range(len(padded) - SHINGLE + 1)}
-    )
-
-
 def signatures(norms: Sequence[str]) -> np.ndarray:
-    """The MinHash signature of each text, an ``(n, PERMUTATIONS)`` uint32 array."""
+    """The MinHash signature of each text, an ``(n, PERMUTATIONS)`` uint32 array. Shingles are
+    the text's 5-byte windows (UTF-8, padded with a space each side), read as 40-bit numbers
+    for a whole batch of texts at once."""
     out = np.empty((len(norms), PERMUTATIONS), dtype=np.uint32)
     for first in range(0, len(norms), BATCH):
-        batch = [_shingles(norm) for norm in norms[first : first + BATCH]]
-        starts = np.cumsum([0] + [len(s) for s in batch[:-1]])
-        hashes = np.fromiter((h for s in batch for h in s), dtype=np.uint64)
-        mixed = (hashes[:, None] * _A + _B) % _PRIME
-        out[first : first + len(batch)] = np.minimum.reduceat(mixed, starts, axis=0)
+        texts = [f" {norm} ".encode().ljust(SHINGLE) for norm in norms[first : first + BATCH]]
+        lengths = np.array([len(t) for t in texts], dtype=np.int64)
+        data = np.frombuffer(b"".join(texts), dtype=np.uint8).astype(np.uint64)
+        counts = lengths - SHINGLE + 1
+        offsets = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        at = np.repeat(offsets - starts, counts) + np.arange(int(counts.sum()))
+        grams = np.zeros(len(at), dtype=np.uint64)
+        for j in range(SHINGLE):
+            grams |= data[at + j] << np.uint64(8 * j)
+        mixed = (grams[:, None] * _A + _B) >> _SHIFT  # multiply-shift hashing, wraps mod 2**64
+        out[first : first + len(texts)] = np.minimum.reduceat(mixed, starts, axis=0)
     return out
 
 
@@ -105,9 +104,10 @@ def near_duplicates(sigs: np.ndarray, threshold: float = THRESHOLD) -> list[int]
         order = np.argsort(keys, kind="stable")
         ordered = keys[order]
         breaks = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
-        for run in np.split(order, breaks):
-            if len(run) < 2:
-                continue
+        starts = np.concatenate(([0], breaks))
+        ends = np.concatenate((breaks, [n]))
+        for s, e in zip(starts[ends - starts >= 2], ends[ends - starts >= 2], strict=True):
+            run = order[s:e]
             pairs = (
                 [(run[i], run[j]) for i in range(len(run)) for j in range(i + 1, len(run))]
                 if len(run) <= ALL_PAIRS_UP_TO

@@ -23,6 +23,7 @@ import sqlalchemy as sa
 
 from assay.candidates.logs import RawPassage
 from assay.corpus.anchoring import DocumentTexts
+from assay.corpus.chunkings import get_chunking
 from assay.errors import AssayError
 from assay.records import Project
 from assay.search.indexes import search
@@ -53,7 +54,7 @@ class PassageAnchors:
             self.names[doc_id] = doc_id
             self.names.setdefault(name, doc_id)
             self.names.setdefault(PurePosixPath(name).stem, doc_id)
-        self.searchable = bool(rows)
+        self.chunking = get_chunking(ws, project, None) if rows else None
         self.memory: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self.anchored = 0
         self.unlocated = 0
@@ -83,7 +84,7 @@ class PassageAnchors:
                     return _placed(doc_id, where, text, passage.ref)
             elif span is not None:
                 return _placed(doc_id, span, text, passage.ref)
-        if passage.text and self.searchable:
+        if passage.text and self.chunking is not None:
             for other in self._suggested(passage.text):
                 text = self.texts.get(other) or ""
                 where = self.texts.locate(other, text, passage.text)
@@ -117,7 +118,7 @@ class PassageAnchors:
     def _suggested(self, text: str) -> list[str]:
         query = " ".join(text.split()[:SEARCH_WORDS])
         try:
-            hits = search(self.ws, self.project, query, SEARCHED_DOCUMENTS * 2)
+            hits = search(self.ws, self.project, query, SEARCHED_DOCUMENTS * 2, self.chunking)
         except AssayError:
             return []
         return list(dict.fromkeys(hit.doc_id for hit in hits))[:SEARCHED_DOCUMENTS]
