@@ -25,7 +25,7 @@ HANDBOOK = (
 
 LOG = [
     {
-        "q": "How do I get a refund for my ticket? Mail me at jane.doe@example.org",
+        "q": "Can I get my money back for an app ticket? Mail me at jane.doe@example.org",
         "a": "Up to one hour before departure. Call +49 30 1234 5678.",
         "ctx": [
             {"doc": "handbook.md", "text": "refunded in full up to one hour before departure"},
@@ -86,7 +86,7 @@ def test_a_json_lines_log_becomes_scrubbed_grouped_candidates(
     assert report.sessions == 1
     stored = list_candidates(any_ws, shop)["candidates"]
     first, _, _, follow_up, cards = stored
-    assert first["question"] == "How do I get a refund for my ticket? Mail me at [EMAIL]"
+    assert first["question"] == "Can I get my money back for an app ticket? Mail me at [EMAIL]"
     assert first["answer"] == "Up to one hour before departure. Call [PHONE]."
     assert first["feedback"] == -1 and first["asked_at"].startswith("2026-11-02T09:15")
     anchored, unlocated = first["passages"]

@@ -17,16 +17,16 @@ import sqlalchemy as sa
 
 from assay.candidates.clustering import nearest
 from assay.candidates.gold_reach import (
-    LIVE,
     document_names,
     gold_documents,
+    gold_evidence,
     gold_questions,
     in_work_documents,
 )
 from assay.records import Project
 from assay.store.candidates_schema import candidate_clusters, candidate_groups
 from assay.store.db import reading
-from assay.store.schema import chunkings, chunks, evidence, items, turns
+from assay.store.schema import chunkings, chunks, evidence
 from assay.store.workspace import Workspace
 
 GAPS_LISTED = 50
@@ -44,21 +44,8 @@ def _sections(conn: sa.Connection, project: Project) -> tuple[Counter[str], Coun
     if default is None:
         return total, reached
     spans: dict[str, list[tuple[int, int]]] = {}
-    for doc_id, start, end in conn.execute(
-        sa.select(evidence.c.doc_id, evidence.c.start, evidence.c.end)
-        .select_from(
-            evidence.join(turns, turns.c.id == evidence.c.turn_id).join(
-                items, items.c.id == turns.c.item_id
-            )
-        )
-        .where(
-            items.c.project_id == project.id,
-            items.c.copy_of.is_(None),
-            items.c.status.in_(LIVE),
-            evidence.c.label == "relevant",
-            evidence.c.start.is_not(None),
-        )
-    ):
+    placed = gold_evidence(project, evidence.c.doc_id, evidence.c.start, evidence.c.end)
+    for doc_id, start, end in conn.execute(placed.where(evidence.c.start.is_not(None))):
         spans.setdefault(doc_id, []).append((start, end))
     for doc_id, start, end in conn.execute(
         sa.select(chunks.c.doc_id, chunks.c.start, chunks.c.end).where(

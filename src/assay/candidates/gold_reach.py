@@ -8,6 +8,8 @@ of such an item cites it. Documents of candidate groups already taken into items
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 
 from assay.records import Project
@@ -27,10 +29,10 @@ def document_names(conn: sa.Connection, project: Project) -> dict[str, str]:
     )
 
 
-def gold_documents(conn: sa.Connection, project: Project) -> dict[str, int]:
-    """Document id → how many live items cite it in relevant evidence."""
-    rows = conn.execute(
-        sa.select(evidence.c.doc_id, sa.func.count(sa.distinct(items.c.id)))
+def gold_evidence(project: Project, *columns: Any) -> sa.Select[Any]:
+    """``columns`` of the relevant evidence of the project's live items (placed evidence)."""
+    return (
+        sa.select(*columns)
         .select_from(
             evidence.join(turns, turns.c.id == evidence.c.turn_id).join(
                 items, items.c.id == turns.c.item_id
@@ -43,7 +45,15 @@ def gold_documents(conn: sa.Connection, project: Project) -> dict[str, int]:
             evidence.c.label == "relevant",
             evidence.c.doc_id.is_not(None),
         )
-        .group_by(evidence.c.doc_id)
+    )
+
+
+def gold_documents(conn: sa.Connection, project: Project) -> dict[str, int]:
+    """Document id → how many live items cite it in relevant evidence."""
+    rows = conn.execute(
+        gold_evidence(project, evidence.c.doc_id, sa.func.count(sa.distinct(items.c.id))).group_by(
+            evidence.c.doc_id
+        )
     ).all()
     return {doc_id: int(count) for doc_id, count in rows}
 

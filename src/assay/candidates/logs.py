@@ -204,22 +204,31 @@ def as_passages(value: Any) -> list[RawPassage]:
     return found
 
 
-def read_jsonl(
-    lines: Iterable[str], mapping: Mapping[str, str] | None = None
-) -> Iterator[LogRecord | LineProblem]:
-    """Each line of a JSON Lines log as a record, or the problem that stops it being one.
-    Blank lines are skipped."""
-    mapping = mapping or {}
+def json_objects(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any] | LineProblem]]:
+    """Each non-blank line as a JSON object with its 1-based number, or the problem."""
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            yield LineProblem(number, "", f"not JSON ({exc.msg} at column {exc.colno})")
+            yield number, LineProblem(number, "", f"not JSON ({exc.msg} at column {exc.colno})")
             continue
         if not isinstance(record, dict):
-            yield LineProblem(number, "", "not a JSON object")
+            yield number, LineProblem(number, "", "not a JSON object")
+            continue
+        yield number, record
+
+
+def read_jsonl(
+    lines: Iterable[str], mapping: Mapping[str, str] | None = None
+) -> Iterator[LogRecord | LineProblem]:
+    """Each line of a JSON Lines log as a record, or the problem that stops it being one.
+    Blank lines are skipped."""
+    mapping = mapping or {}
+    for number, record in json_objects(lines):
+        if isinstance(record, LineProblem):
+            yield record
             continue
         raw = pick(record, "question", mapping)
         if raw is not None and not isinstance(raw, str | list | dict):

@@ -30,27 +30,13 @@ from assay.candidates.logs import (
     as_text,
     as_time,
     dig,
+    json_objects,
 )
 
 OPEN_TRACES = 5_000
 """Traces of an OpenInference file kept open at once, waiting for more of their spans."""
 
 FEEDBACK_NAMES = ("feedback", "user_feedback", "user-feedback", "thumbs", "rating", "helpful")
-
-
-def _objects(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any] | LineProblem]]:
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield number, LineProblem(number, "", f"not JSON ({exc.msg} at column {exc.colno})")
-            continue
-        if not isinstance(record, dict):
-            yield number, LineProblem(number, "", "not a JSON object")
-            continue
-        yield number, record
 
 
 def _value(raw: Any) -> Any:
@@ -85,7 +71,7 @@ def _feedback(annotations: Any) -> int | None:
 def read_openinference(lines: Iterable[str]) -> Iterator[LogRecord | LineProblem]:
     """Each trace of a span file as one record (see the module docstring)."""
     open_traces: OrderedDict[str, list[tuple[int, dict[str, Any]]]] = OrderedDict()
-    for number, span in _objects(lines):
+    for number, span in json_objects(lines):
         if isinstance(span, LineProblem):
             yield span
             continue
@@ -145,7 +131,7 @@ def _retrieval(observation: Mapping[str, Any]) -> bool:
 
 def read_langfuse(lines: Iterable[str]) -> Iterator[LogRecord | LineProblem]:
     """Each Langfuse trace of an export as one record (see the module docstring)."""
-    for number, trace in _objects(lines):
+    for number, trace in json_objects(lines):
         if isinstance(trace, LineProblem):
             yield trace
             continue
