@@ -99,6 +99,14 @@ def test_a_lead_turns_a_production_log_into_assigned_tasks(
     sign_in(ada, url + "/projects/ferries/queue", "ada", PASSWORD)
     expect(ada.get_by_text("0 of 3 done").first).to_be_visible()
 
+    lead.goto(f"{url}/projects/ferries/dashboard")
+    panel = lead.locator("#dash-cand")
+    expect(panel).to_contain_text("Documents with gold: 0 of 2")
+    expect(panel.locator("#dash-cand-gaps")).to_contain_text("night-ferry.md")
+    fits(lead)
+    if os.environ.get("ASSAY_SHOTS"):
+        panel.screenshot(path=f"{os.environ['ASSAY_SHOTS']}/candidates-dashboard.png")
+
     for language, heading in (("en", "Production questions"), ("de", "Fragen aus dem Betrieb")):
         lead.goto(f"{url}/language/{language}?next=/projects/ferries/candidates")
         expect(lead.get_by_role("heading", name=heading, exact=True)).to_be_visible()
