@@ -60,10 +60,8 @@ def regroup(ws: Workspace, project: Project, *, conn: sa.Connection | None = Non
     with transaction(ws.engine, conn) as conn:
         sessions = _multi_turn_sessions(conn, project)
         by_norm: dict[str, int] = {}
-        questions: list[str] = []
-        members: list[list[int]] = []
+        slots: list[_Group] = []  # one per distinct normalised question, in order of id
         old_group: dict[int, int | None] = {}
-        facts: dict[int, tuple[int | None, str | None, bool, list[str]]] = {}
         rows = conn.execute(
             sa.select(
                 candidates.c.id,
@@ -81,25 +79,30 @@ def regroup(ws: Workspace, project: Project, *, conn: sa.Connection | None = Non
         )
         for cid, norm, question, feedback, session, item_id, group_id, passages in rows:
             slot = by_norm.setdefault(norm, len(by_norm))
-            if slot == len(members):
-                members.append([])
-                questions.append(question)
-            members[slot].append(cid)
+            if slot == len(slots):
+                slots.append(_Group(question))
+            group = slots[slot]
+            group.ids.append(cid)
+            group.negative += feedback == -1
+            group.positive += feedback == 1
+            group.documents.update({p["doc_id"] for p in passages or () if p.get("anchor") == "ok"})
+            group.multi_turn |= session in sessions
+            group.item_id = group.item_id or item_id
             old_group[cid] = group_id
-            docs = [p["doc_id"] for p in passages or () if p.get("anchor") == "ok"]
-            facts[cid] = (feedback, item_id, session in sessions, docs)
         roots = near_duplicates(signatures(list(by_norm))) if by_norm else []
+        by_norm.clear()
         groups: dict[int, _Group] = {}
-        for slot, root in enumerate(roots):
-            group = groups.setdefault(root, _Group(questions[slot]))  # slots go by id
-            for cid in members[slot]:
-                feedback, item_id, multi, docs = facts[cid]
-                group.ids.append(cid)
-                group.negative += feedback == -1
-                group.positive += feedback == 1
-                group.documents.update(set(docs))
-                group.multi_turn |= multi
-                group.item_id = group.item_id or item_id
+        for slot, root in enumerate(roots):  # a root is its group's first slot
+            if root == slot:
+                groups[root] = slots[slot]
+                continue
+            group, part = groups[root], slots[slot]
+            group.ids += part.ids
+            group.negative += part.negative
+            group.positive += part.positive
+            group.documents.update(part.documents)
+            group.multi_turn |= part.multi_turn
+            group.item_id = group.item_id or part.item_id
         ordered = sorted(groups.items(), key=lambda kv: min(kv[1].ids))
         topics = cluster([group.question for _, group in ordered])
         _write(conn, project, [g for _, g in ordered], topics.numbers, old_group)

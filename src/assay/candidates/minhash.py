@@ -70,11 +70,10 @@ def signatures(norms: Sequence[str]) -> np.ndarray:
 
 
 class _Sets:
-    """Union-find over ``n`` elements (path halving, union by size)."""
+    """Union-find over ``n`` elements (path halving); a set's root is its smallest element."""
 
     def __init__(self, n: int) -> None:
         self.parent = list(range(n))
-        self.size = [1] * n
 
     def find(self, x: int) -> int:
         parent = self.parent
@@ -85,16 +84,12 @@ class _Sets:
 
     def union(self, a: int, b: int) -> None:
         ra, rb = self.find(a), self.find(b)
-        if ra == rb:
-            return
-        if self.size[ra] < self.size[rb]:
-            ra, rb = rb, ra
-        self.parent[rb] = ra
-        self.size[ra] += self.size[rb]
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
 
 
 def near_duplicates(sigs: np.ndarray, threshold: float = THRESHOLD) -> list[int]:
-    """For each row, the row standing for its group of near-duplicates (its root)."""
+    """For each row, the first row of its group of near-duplicates."""
     n = len(sigs)
     sets = _Sets(n)
     need = int(np.ceil(threshold * PERMUTATIONS))

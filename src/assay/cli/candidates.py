@@ -13,6 +13,7 @@ import typer
 
 from assay.cli.common import (
     JsonOption,
+    command,
     command_group,
     console,
     fail,
@@ -44,12 +45,12 @@ ProjectOption = typer.Option(
 
 def register(app: typer.Typer) -> None:
     group = command_group(app, "candidates", HELP)
-    group.command("import")(import_command)
-    group.command("list")(list_command)
-    group.command("groups")(groups_command)
-    group.command("sample")(sample_command)
-    group.command("assign")(assign_command)
-    group.command("coverage")(coverage_command)
+    command(group, "import", import_command)
+    command(group, "list", list_command)
+    command(group, "groups", groups_command)
+    command(group, "sample", sample_command)
+    command(group, "assign", assign_command)
+    command(group, "coverage", coverage_command)
 
 
 def _names(values: list[str]) -> list[str]:
