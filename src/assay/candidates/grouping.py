@@ -152,8 +152,14 @@ def _write(
     numbers: list[int],
     old_group: dict[int, int | None],
 ) -> None:
+    """Write the groups and move the candidates whose group changed, a batch at a time."""
     conn.execute(candidate_groups.delete().where(candidate_groups.c.project_id == project.id))
-    rows = []
+    update = (
+        candidates.update()
+        .where(candidates.c.id == sa.bindparam("cid"))
+        .values(group_id=sa.bindparam("gid"))
+    )
+    rows: list[dict[str, Any]] = []
     moved: list[dict[str, int]] = []
     for group, number in zip(ordered, numbers, strict=True):
         first = min(group.ids)
@@ -172,12 +178,13 @@ def _write(
             }
         )
         moved += [{"cid": c, "gid": first} for c in group.ids if old_group.get(c) != first]
-    for start in range(0, len(rows), WRITE_BATCH):
-        conn.execute(candidate_groups.insert(), rows[start : start + WRITE_BATCH])
-    update = (
-        candidates.update()
-        .where(candidates.c.id == sa.bindparam("cid"))
-        .values(group_id=sa.bindparam("gid"))
-    )
-    for start in range(0, len(moved), WRITE_BATCH):
-        conn.execute(update, moved[start : start + WRITE_BATCH])
+        if len(rows) >= WRITE_BATCH:
+            conn.execute(candidate_groups.insert(), rows)
+            rows = []
+        if len(moved) >= WRITE_BATCH:
+            conn.execute(update, moved)
+            moved = []
+    if rows:
+        conn.execute(candidate_groups.insert(), rows)
+    if moved:
+        conn.execute(update, moved)

@@ -28,7 +28,7 @@ BANDS = 16
 ROWS = PERMUTATIONS // BANDS
 THRESHOLD = 0.7
 SHINGLE = 5
-BATCH = 1_000
+BATCH = 250
 ALL_PAIRS_UP_TO = 32
 """A band bucket this small compares all its pairs; a larger one compares neighbours."""
 
