@@ -19,8 +19,11 @@ after each step in the first round, the load average, and the grouping's pairwis
 and recall on the planted duplicates (two lines are a true pair when one was made from the
 other or both from the same question).
 
-Figures (100,000 lines, 20 % near-duplicates, 3 rounds, SQLite, 2 cores shared with other
-work): see CHANGELOG.md and docs/production-to-gold.md.
+Figures (100,000 lines, 20 % near-duplicates: 80,660 groups of 79,983 questions; 3 rounds,
+SQLite, load 25-35 on 2 cores shared with other work): import 63.2 s min / 160.5 s median,
+peak resident memory 338 MB after it (145 MB before, the generated log); sample of 50 without
+the retrievers 7.6 / 14.7 s; with 20 groups asked of the keyword and dense pool 40.7 / 52.5 s,
+1,158 MB (the embedding model loaded); grouping precision 1.000, recall 0.962.
 """
 
 from __future__ import annotations
