@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from assay.candidates.importing import import_candidates
 from assay.candidates.listing import list_candidates, list_groups, list_imports
 from assay.candidates.scrubbing import Scrubber, parse_patterns
+from assay.corpus.documents import list_documents
 from assay.corpus.ingest import ingest_bytes
 from assay.errors import InvalidInput
 from assay.records import Project
@@ -274,3 +275,16 @@ def test_langfuse_traces_become_candidates_and_a_trace_without_input_is_named(
         -1,
         "sess-1",
     )
+
+
+def test_passages_given_by_chunk_id_take_the_chunks_offsets(
+    any_ws: Workspace, shop: Project
+) -> None:
+    doc_id = list_documents(any_ws, shop)[0].id
+    rows = [{"question": "Where are lost items kept?", "retrieved_ids": [f"{doc_id}#0", "x#9"]}]
+    report = import_candidates(any_ws, shop, write_log(rows), name="ids.jsonl")
+    assert (report.anchored, report.unlocated) == (1, 1)
+    chunk, unknown = list_candidates(any_ws, shop)["candidates"][0]["passages"]
+    assert chunk["anchor"] == "ok" and chunk["text"].startswith("Refunds.")
+    assert HANDBOOK[chunk["start"] : chunk["end"]] == chunk["text"]
+    assert (unknown["anchor"], unknown["source"]) == ("unlocated", "x#9")
