@@ -30,6 +30,7 @@ STAGES = [
     "review",  # assignments and queues, reviews, comments, history, agreement, versions
     "judging",  # TREC RAG topics and runs, judgments of reports, documents and citations
     "experiments",
+    "candidates",  # production questions in: scrubbed, grouped, sampled into gold work
     "transfer",
     "demo",
     "jobs",  # background jobs (experiment runs, imports, exports) in a database queue

@@ -13,6 +13,7 @@ import typer
 
 from assay.cli import (
     agreement,
+    candidates,
     comments,
     conversation,
     corpus,
@@ -128,6 +129,7 @@ def make_app() -> typer.Typer:
     transfer.register(app)
     items.register(app)
     queue.register(app)
+    candidates.register(app)
     dashboard.register(app)
     comments.register(app)
     review.register(app)

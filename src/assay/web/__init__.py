@@ -51,6 +51,7 @@ from assay.web.routes import (
     accounts,
     adjudication,
     agreement,
+    candidates,
     chunkings,
     comments,
     conversation_pages,
@@ -230,6 +231,7 @@ def create_app(ws: Workspace) -> FastAPI:
         judging_offline,
         judging_setup,
         suggestions,
+        candidates,
     ):
         app.include_router(module.router, dependencies=signed)
     describe(app)  # our summaries in the OpenAPI document

@@ -81,6 +81,14 @@ SUMMARIES: dict[str, str] = {
     f"POST {P}/queue/{{task_id}}/skip": "Skip a task",
     f"GET {P}/assignments": "Assignment overview",
     f"POST {P}/assignments": "Assign items to annotators",
+    # production candidates (docs/production-to-gold.md)
+    f"POST {P}/candidates/imports": "Import a production log as candidates",
+    f"GET {P}/candidates/imports": "List log imports with their reports",
+    f"GET {P}/candidates": "List production candidates",
+    f"GET {P}/candidates/groups": "List groups of near-duplicate questions and topics",
+    f"GET {P}/candidates/sample": "Show the sample to annotate next, with reasons",
+    f"POST {P}/candidates/assignments": "Take the sample into assigned items",
+    f"GET {P}/coverage": "Coverage of documents, sections and topics, and the gaps",
     # versions, agreement, adjudication, dashboard
     f"GET {P}/versions": "List frozen dataset versions",
     f"POST {P}/versions": "Freeze a dataset version",

@@ -70,6 +70,10 @@ WRITES: dict[tuple[str, str], str] = {
     ("PUT", f"{P}/judging/judgments"): "judgment.write",
     ("POST", f"{P}/judging/assignments"): "item.assign",
     ("POST", f"{P}/judging/assignments/remove"): "item.assign",
+    # production candidates (web.routes.candidates): a log comes in like an import; taking
+    # the sample makes items and assigns them
+    ("POST", f"{P}/candidates/imports"): "import",
+    ("POST", f"{P}/candidates/assignments"): "item.assign",
     # LLM suggestions for an item (web.routes.suggestions): asking and deciding edit the item
     ("POST", f"{P}/items/{{item_id}}/suggestions"): "item.edit",
     ("POST", f"{P}/items/{{item_id}}/suggestions/accept"): "item.edit",
@@ -99,6 +103,10 @@ READS: dict[tuple[str, str], str] = {
     ("GET", f"{P}/adjudication"): "item.review",
     ("GET", "/projects/{name}/adjudication/{item_id}"): "item.review",
     ("GET", f"{P}/adjudication/{{item_id}}"): "item.review",
+    # the candidates page is where a lead samples and assigns; coverage reads every item
+    ("GET", "/projects/{name}/candidates"): "item.assign",
+    ("GET", f"{P}/candidates/sample"): "item.assign",
+    ("GET", f"{P}/coverage"): "item.read",
     # the dashboard counts every item of the project: those who read them all
     ("GET", "/projects/{name}/dashboard"): "item.read",
     ("GET", "/api/projects/{name}/dashboard"): "item.read",

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from alembic import context
 
-from assay.store import invite_schema, jobs_schema, judging_schema, review_schema, suggestion_schema  # noqa: F401  (their tables join the metadata)
+from assay.store import (  # their tables join the metadata
+    candidates_schema,  # noqa: F401
+    invite_schema,  # noqa: F401
+    jobs_schema,  # noqa: F401
+    judging_schema,  # noqa: F401
+    review_schema,  # noqa: F401
+    suggestion_schema,  # noqa: F401
+)
 from assay.store.schema import metadata
 
 connection = context.config.attributes["connection"]
