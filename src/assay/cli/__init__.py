@@ -13,6 +13,7 @@ import typer
 
 from assay.cli import (
     agreement,
+    cache,
     comments,
     conversation,
     corpus,
@@ -142,6 +143,7 @@ def make_app() -> typer.Typer:
     worker.register(app)
     agreement.register(app)
     judge.register(app)
+    cache.register(app)
     return app
 
 

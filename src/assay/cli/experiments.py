@@ -14,6 +14,7 @@ import typer
 from assay.cli import experiment_reports, remote
 from assay.cli.common import (
     JsonOption,
+    NoCacheOption,
     ProjectOption,
     command,
     command_group,
@@ -226,13 +227,22 @@ def run_command(
         help="Queue the run and return at once: a server or `assay worker` runs it "
         "(see docs/deploy.md), and it resumes by itself if that process dies.",
     ),
+    no_cache: bool = NoCacheOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Run an experiment, or resume it: tasks with a stored result are skipped, failed
-    tasks are tried again. Ctrl-C (or `assay experiments cancel`) stops after a task."""
+    tasks are tried again. Ctrl-C (or `assay experiments cancel`) stops after a task.
+
+    Deterministic model requests (temperature 0 or a seed) are answered from the response
+    cache when they were asked before; --no-cache asks every model again."""
     from assay.experiments import run_experiment
 
     server = remote.server(ctx)
+    if no_cache and (background or server is not None):
+        fail(
+            "--no-cache works for a run in this process only; for a background or server run, "
+            "drop the cached replies first: assay cache clear --project NAME"
+        )
     if server is not None:
         from assay.cli import remote_experiments
 
@@ -257,6 +267,7 @@ def run_command(
                 project_of(ws, project),
                 name,
                 progress=lambda d, t: bar.update(job, completed=d, total=t),
+                cache=not no_cache,
             )
 
     try:
