@@ -193,3 +193,33 @@ def test_cache_commands_show_and_clear(tmp_path: Path, fake: FakeOpenAI) -> None
     assert cleared.exit_code == 0 and "Dropped 1 cached replies" in cleared.output
     missing = runner.invoke(app, ["cache", "show", "-p", "nope"], env=env)
     assert missing.exit_code != 0 and "nope" in missing.output
+
+
+def test_the_run_api_takes_no_cache_to_the_job(ws: Workspace) -> None:
+    from fastapi.testclient import TestClient
+
+    from assay.jobs import EXPERIMENT, Jobs
+    from assay.web import create_app
+
+    corpus = build_corpus(ws, create_project(ws, "api", "en"))
+    client = TestClient(create_app(ws))
+    client.get("/")
+    client.headers["X-CSRF-Token"] = client.cookies["assay_csrf"]
+    registry = client.app.state.jobs  # type: ignore[attr-defined]
+    assert isinstance(registry, Jobs)
+    with FakeOpenAI([Computed(echo)]) as server:
+        asked, ids = [], []
+        for name, query in (("one", ""), ("two", "?cache=false"), ("three", "")):
+            experiment = rag_experiment(ws, corpus.project, name, server.url)
+            ids.append(experiment)
+            started = client.post(f"/api/projects/api/experiments/{name}/run{query}")
+            assert started.status_code == 202, started.text
+            assert registry.wait(EXPERIMENT, {"experiment": experiment}, timeout=120)
+            asked.append(server.count)
+    assert asked[0] == 10  # 5 answers, 5 judgments
+    assert asked[1] == 20  # cache=false: everything asked again
+    assert asked[2] == 20  # the cache answered everything
+    expected = results_of(ws, corpus.project, ids[0])
+    assert (
+        results_of(ws, corpus.project, ids[1]) == results_of(ws, corpus.project, ids[2]) == expected
+    )

@@ -238,23 +238,18 @@ def run_command(
     from assay.experiments import run_experiment
 
     server = remote.server(ctx)
-    if no_cache and (background or server is not None):
-        fail(
-            "--no-cache works for a run in this process only; for a background or server run, "
-            "drop the cached replies first: assay cache clear --project NAME"
-        )
     if server is not None:
         from assay.cli import remote_experiments
 
         if background:
-            data = remote_experiments.start(server, project, name)
+            data = remote_experiments.start(server, project, name, not no_cache)
             print_queued(remote_experiments.experiment_of(data), data, as_json)
             return
-        data = remote_experiments.run(server, project, name, as_json)
+        data = remote_experiments.run(server, project, name, as_json, not no_cache)
         _ran(remote_experiments.experiment_of(data), data, as_json)
         return
     if background:
-        queued = run(ctx, lambda ws: queue_run(ws, project_of(ws, project), name))
+        queued = run(ctx, lambda ws: queue_run(ws, project_of(ws, project), name, not no_cache))
         print_queued(queued, queued, as_json)
         return
 
@@ -382,7 +377,7 @@ def _print_experiment(experiment: Any) -> None:
     print_experiment(experiment, _print_version)
 
 
-def queue_run(ws: Workspace, project: Any, name: str) -> Any:
+def queue_run(ws: Workspace, project: Any, name: str, cache: bool = True) -> Any:
     """Queue a run (or resume) of the experiment; Conflict when one is queued or running."""
     from assay.errors import Conflict
     from assay.experiments import get_experiment
@@ -394,7 +389,7 @@ def queue_run(ws: Workspace, project: Any, name: str) -> Any:
     refuse_run(experiment.name, experiment.selection)
     jobs = open_jobs(ws, run_here=False)
     try:
-        if not submit_experiment(jobs, ws, experiment.id):
+        if not submit_experiment(jobs, ws, experiment.id, cache=cache):
             raise Conflict(f"experiment {experiment.name!r} is already queued or running")
     finally:
         jobs.close()
