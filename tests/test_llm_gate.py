@@ -22,7 +22,7 @@ def echo(body: dict[str, object]) -> str:
 
 @pytest.fixture
 def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI([Latency(Computed(echo), seconds=0.3)]) as server:
+    with FakeOpenAI() as server:  # each test scripts a round of N requests answered together
         yield server
 
 
@@ -34,7 +34,13 @@ def ask(generator: object, number: int) -> str:
     return generator.generate([Message("user", f"q{number}")]).text  # type: ignore[attr-defined]
 
 
+def held(until: int) -> list[Latency]:
+    """Replies held until ``until`` requests are in flight (at most 10 s)."""
+    return [Latency(Computed(echo), seconds=10.0, until=until)]
+
+
 def test_requests_in_flight_never_pass_the_limit(fake: FakeOpenAI) -> None:
+    fake.reset(held(4))
     traffic = Traffic(Gates())
     generator = make_generator(settings(fake.url, max_in_flight=4), traffic=traffic)
     answers = list(in_order(lambda n: ask(generator, n), range(16), window=16))
@@ -46,6 +52,7 @@ def test_requests_in_flight_never_pass_the_limit(fake: FakeOpenAI) -> None:
 
 
 def test_generators_of_one_endpoint_share_its_gate(fake: FakeOpenAI) -> None:
+    fake.reset(held(3))
     traffic = Traffic(Gates())
     first = make_generator(settings(fake.url, max_in_flight=3), traffic=traffic)
     second = make_generator(settings(fake.url, max_in_flight=3, max_tokens=99), traffic=traffic)
@@ -57,8 +64,9 @@ def test_generators_of_one_endpoint_share_its_gate(fake: FakeOpenAI) -> None:
 
 
 def test_a_generator_without_traffic_still_has_a_gate(fake: FakeOpenAI) -> None:
+    fake.reset(held(16))
     generator = make_generator(settings(fake.url))
-    list(in_order(lambda n: ask(generator, n), range(20), window=20))
+    list(in_order(lambda n: ask(generator, n), range(32), window=24))
     assert fake.peak_in_flight == 16  # the default limit of its own gate
 
 

@@ -85,7 +85,7 @@ def test_two_processes_never_pass_the_limit_together(pg_ws: Workspace, tmp_path:
     database = pg_ws.engine.url.render_as_string(hide_password=False)
     go = tmp_path / "go"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    with FakeOpenAI([Latency(Computed(lambda body: "ok"), seconds=0.1)]) as fake:
+    with FakeOpenAI([Latency(Computed(lambda body: "ok"), seconds=10.0, until=3)]) as fake:
         workers = [
             subprocess.Popen(
                 [sys.executable, "-c", WORKER, fake.url, database, str(go), f"w{n}"],
@@ -117,7 +117,7 @@ def test_a_gate_with_leases_bounds_the_threads_of_one_process(any_ws: Workspace)
     from assay.llm.traffic import Traffic
 
     gates = Gates(SlotLeases(any_ws.engine))
-    with FakeOpenAI([Latency(Computed(lambda body: "ok"), seconds=0.1)]) as fake:
+    with FakeOpenAI([Latency(Computed(lambda body: "ok"), seconds=10.0, until=2)]) as fake:
         settings = GeneratorSettings(kind="openai", base_url=fake.url, model="m", max_in_flight=2)
         generator = make_generator(settings, traffic=Traffic(gates))
         ask = lambda n: generator.generate([Message("user", str(n))]).text  # noqa: E731

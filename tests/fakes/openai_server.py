@@ -114,6 +114,10 @@ class Latency:
 
     then: Reply | Computed = field(default_factory=Reply)
     seconds: float = 0.2
+    until: int = 0
+    """When set, a request is answered as soon as this many are in flight (``seconds`` is
+    then only the bound): a client that may keep N open is seen keeping N open, however
+    slowly its threads start on a busy machine."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,7 @@ class FakeOpenAI(Served):
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.in_flight = 0  # requests being answered now (the event loop's thread only)
+        self._round = 0  # Latency(until=N): rounds of N requests answered together
         self.peak_in_flight = 0
         self.limited = 0  # requests answered 429 by a Capacity behaviour
         app = Starlette(
@@ -235,7 +240,14 @@ class FakeOpenAI(Served):
                 await self._wait(behaviour.seconds)
                 behaviour = behaviour.then
         if isinstance(behaviour, Latency):
-            await self._wait(behaviour.seconds)
+            target, waited, arrived = behaviour.until, 0.0, self._round
+            while waited < behaviour.seconds and not self._closing:
+                if target and self.in_flight >= target:
+                    self._round += 1  # this round is full: all of it answers
+                if target and self._round > arrived:
+                    break
+                await asyncio.sleep(0.01)
+                waited += 0.01
             behaviour = behaviour.then
         if isinstance(behaviour, Together):
             waited = 0.0

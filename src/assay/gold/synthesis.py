@@ -260,9 +260,8 @@ def synthesize(
 
     ``generator`` defaults to the project's (with JSON mode on for LLM kinds). A reply that
     cannot be used skips that draft with the reason; nothing here raises for one bad reply.
-    Drafts are asked side by side, up to the generator's ``max_in_flight``
-    (:mod:`assay.llm.fanout`), and stored in the order of the sample, as one at a time
-    would; ``cache=False`` (``--no-cache``) bypasses the response cache.
+    Drafts are asked side by side (up to ``max_in_flight``, :mod:`assay.llm.fanout`) and
+    stored in sample order; ``cache=False`` (``--no-cache``) bypasses the response cache.
 
     Generating many drafts takes minutes, so this loop is the entry point of its own short
     transactions and takes no ``conn``: each draft is stored and committed on its own, never
@@ -292,8 +291,7 @@ def synthesize(
         report.per_type.setdefault(t, {"created": 0, "skipped": 0})
 
     def draft(index: int) -> tuple[Generation, str, str] | str:
-        """One draft for sampled chunk ``index``, or why there is none (in a worker thread:
-        no database here)."""
+        """Chunk ``index``'s draft, or why there is none (in a thread: no database here)."""
         chunk, query_type = sampled[index], known[wanted[index % len(wanted)]]
         messages = draft_prompt(chunk.text, query_type, project.language)
         try:
@@ -312,8 +310,8 @@ def synthesize(
             return str(exc)
         return generation, question, answer
 
-    window = 1 if offline else settings.max_in_flight
-    for index, drafted in enumerate(in_order(draft, range(len(sampled)), window)):
+    asked = in_order(draft, range(len(sampled)), 1 if offline else settings.max_in_flight)
+    for index, drafted in enumerate(asked):
         chunk, query_type = sampled[index], known[wanted[index % len(wanted)]]
         if isinstance(drafted, str):
             report.skipped.append(Skipped(chunk.chunk_id, chunk.doc_id, query_type.id, drafted))
