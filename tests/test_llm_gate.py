@@ -134,3 +134,20 @@ def test_in_order_keeps_order_and_raises_where_the_unit_failed() -> None:
         for value in in_order(work, range(10), window=4):
             got.append(value)
     assert got == [0, 1, 4, 9, 16]
+
+
+def test_an_external_system_answering_429_slows_its_gate() -> None:
+    from assay.experiments.external import ExternalClient
+    from assay.experiments.pool_sources import adhoc_task
+    from tests.fakes.rag_service import FakeRag
+
+    replies = iter([429, {"answer": "At 22:40.", "contexts": []}])
+    with FakeRag(lambda body: next(replies)) as service:
+        gate = EndpointGate(service.url, 8)
+        client = ExternalClient(service.url, retries=2, backoff_s=0.0, gate=gate)
+        try:
+            reply = client.ask(adhoc_task("When?"), "When?", 5)
+        finally:
+            client.close()
+    assert reply.answer == "At 22:40." and len(service.requests) == 2
+    assert gate.slowdowns == 1 and gate.allowed == 4 and gate.in_flight == 0
