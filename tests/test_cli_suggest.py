@@ -32,12 +32,12 @@ def test_suggest_for_open_items_then_one_item(ws: Workspace, project: Project) -
 
     with FakeOpenAI([JUDGE]) as fake:
         use_fake(ws, project, fake)
-        code, output = suggest(ws, "-k", "3", "--json")
+        code, output = suggest(ws, "-k", "3", "--json", "--no-cache")
         assert code == 0, output
         report = json.loads(output)
         assert report["items"] == 2 and report["created"] == 6 and report["failed"] == []
         assert report["per_item"] == {first.id: 3, second.id: 3}  # not the accepted item
-        assert fake.count == 2
+        assert fake.count == 2  # the same prompt twice, but --no-cache asks each time
         # asked again, every passage waits already: nothing new, no request
         code, output = suggest(ws, "--item", first.id, "-k", "3")
         assert code == 0 and "0 suggestion(s) stored for 1 item(s), 3 passage(s) left out" in output

@@ -18,6 +18,7 @@ from assay.store import (  # their tables join the metadata
     invite_schema,  # noqa: F401
     jobs_schema,  # noqa: F401
     judging_schema,  # noqa: F401
+    llm_schema,  # noqa: F401
     review_schema,  # noqa: F401
     suggestion_schema,  # noqa: F401
 )

@@ -95,7 +95,9 @@ def test_rewrite_expand_filters_usage_and_costs(
                 },
             ],
         )
-        done = run_experiment(any_ws, project, created.id)
+        # every call counted and billed: no reply from the response cache (two tasks ask
+        # the same prompt)
+        done = run_experiment(any_ws, project, created.id, cache=False)
         calls = server.count
     tasks = 5
     assert done.status == "done" and done.error_count == 0

@@ -109,6 +109,31 @@ class Together:
 
 
 @dataclass(frozen=True)
+class Latency:
+    """Answer as ``then`` does after ``seconds``: a served model of fixed latency, so the
+    server's in-flight counter sees how many requests a client keeps open at once."""
+
+    then: Reply | Computed = field(default_factory=Reply)
+    seconds: float = 0.2
+    until: int = 0
+    """When set, a request is answered as soon as this many are in flight (``seconds`` is
+    then only the bound): a client that may keep N open is seen keeping N open, however
+    slowly its threads start on a busy machine."""
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """A server of ``slots`` parallel slots: a request beyond them is answered 429 with
+    ``Retry-After`` at once (a rate-limit storm when clients send more); the others wait
+    ``seconds`` and answer as ``then`` does."""
+
+    slots: int
+    then: Reply | Computed = field(default_factory=Reply)
+    seconds: float = 0.05
+    retry_after: str = "0.05"
+
+
+@dataclass(frozen=True)
 class Redirect:
     """A redirect (302 by default) to ``location``."""
 
@@ -116,7 +141,19 @@ class Redirect:
     code: int = 302
 
 
-Behaviour = Reply | Computed | EchoJson | Stream | Status | Raw | Slow | Redirect | Together
+Behaviour = (
+    Reply
+    | Computed
+    | EchoJson
+    | Stream
+    | Status
+    | Raw
+    | Slow
+    | Redirect
+    | Together
+    | Latency
+    | Capacity
+)
 
 
 class _Broken(Exception):
@@ -133,6 +170,10 @@ class FakeOpenAI(Served):
         self.script = list(script)
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.in_flight = 0  # requests being answered now (the event loop's thread only)
+        self._round = 0  # Latency(until=N): rounds of N requests answered together
+        self.peak_in_flight = 0
+        self.limited = 0  # requests answered 429 by a Capacity behaviour
         app = Starlette(
             routes=[
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
@@ -149,6 +190,7 @@ class FakeOpenAI(Served):
         self.script = list(script)
         self.requests.clear()
         self.headers.clear()
+        self.peak_in_flight = self.limited = 0
         return self
 
     @property
@@ -166,6 +208,20 @@ class FakeOpenAI(Served):
         return JSONResponse({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
 
     async def _chat(self, request: Request) -> Response:
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            return await self._answer(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _wait(self, seconds: float) -> None:
+        waited = 0.0
+        while waited < seconds and not self._closing:
+            await asyncio.sleep(min(0.01, seconds))
+            waited += min(0.01, seconds)
+
+    async def _answer(self, request: Request) -> Response:
         body = await request.json()
         self.requests.append(body)
         self.headers.append(dict(request.headers))
@@ -177,6 +233,23 @@ class FakeOpenAI(Served):
                 await asyncio.sleep(0.02)
                 waited += 0.02
             behaviour = Reply("slow reply")
+        if isinstance(behaviour, Capacity):
+            if self.in_flight > behaviour.slots:
+                self.limited += 1
+                behaviour = Status(429, "too many requests", {"Retry-After": behaviour.retry_after})
+            else:
+                await self._wait(behaviour.seconds)
+                behaviour = behaviour.then
+        if isinstance(behaviour, Latency):
+            target, waited, arrived = behaviour.until, 0.0, self._round
+            while waited < behaviour.seconds and not self._closing:
+                if target and self.in_flight >= target:
+                    self._round += 1  # this round is full: all of it answers
+                if target and self._round > arrived:
+                    break
+                await asyncio.sleep(0.01)
+                waited += 0.01
+            behaviour = behaviour.then
         if isinstance(behaviour, Together):
             waited = 0.0
             while (

@@ -13,6 +13,7 @@ import typer
 
 from assay.cli import (
     agreement,
+    cache,
     candidates,
     comments,
     conversation,
@@ -144,6 +145,7 @@ def make_app() -> typer.Typer:
     worker.register(app)
     agreement.register(app)
     judge.register(app)
+    cache.register(app)
     return app
 
 

@@ -27,6 +27,12 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+NoCacheOption = typer.Option(
+    False,
+    "--no-cache",
+    help="Ask every model again: take no reply from the response cache and keep none in it "
+    "(see `assay cache`).",
+)
 ProjectOption = typer.Option(
     None,
     "--project",

@@ -11,6 +11,7 @@ import typer
 from assay.cli import remote
 from assay.cli.common import (
     JsonOption,
+    NoCacheOption,
     ProjectOption,
     command,
     console,
@@ -159,6 +160,7 @@ def evaluate(
     ),
     timeout: float = typer.Option(60.0, "--timeout", metavar="S", help="Endpoint timeout."),
     project: str = ProjectOption,
+    no_cache: bool = NoCacheOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Score a system against a project's accepted items, or a run against qrels.
@@ -206,7 +208,7 @@ def evaluate(
 
         def score(ws: Workspace, name: str | None, data: dict[str, Any]) -> Scores:
             return _project_eval(
-                ws, name, data, chosen, metrics, chunking, status, turns, k, as_json
+                ws, name, data, chosen, metrics, chunking, status, turns, k, as_json, not no_cache
             )
 
         server = remote.server(ctx)
@@ -325,6 +327,7 @@ def _project_eval(
     turns: str,
     k: int | None,
     quiet: bool,
+    cache: bool = True,
 ) -> tuple[dict[str, float | None], dict[str, Any]]:
     from assay.experiments.pipelines import attach_local_files, parse_pipeline
     from assay.experiments.query_match import file_overlaps
@@ -351,6 +354,7 @@ def _project_eval(
             metrics=metrics or None,
             chunking=chunking,
             depth=k if spec.kind == "file" else None,
+            cache=cache,
             progress=lambda d, t: bar.update(job, completed=d, total=t),
         )
     values = means(result.summary)

@@ -49,8 +49,10 @@ def print_costs(out: Any, table: Any, experiment: Any, pipelines: list[str]) -> 
     out.print(table)
     total = (experiment.costs or {}).get("total") or {}
     if total.get("calls"):
+        cached = total.get("cached_calls", 0)
+        share = f" ({cached} from the cache, {total.get('cached_share', 0):.0%})" if cached else ""
         out.print(
-            f"Model calls: {total['calls']}, tokens {_tokens(total)}, cost {_cost(total)}",
+            f"Model calls: {total['calls']}{share}, tokens {_tokens(total)}, cost {_cost(total)}",
             markup=False,
         )
     if (experiment.costs or {}).get("prices_error"):

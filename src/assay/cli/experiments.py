@@ -14,6 +14,7 @@ import typer
 from assay.cli import experiment_reports, remote
 from assay.cli.common import (
     JsonOption,
+    NoCacheOption,
     ProjectOption,
     command,
     command_group,
@@ -233,10 +234,14 @@ def run_command(
         help="Queue the run and return at once: a server or `assay worker` runs it "
         "(see docs/deploy.md), and it resumes by itself if that process dies.",
     ),
+    no_cache: bool = NoCacheOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Run an experiment, or resume it: tasks with a stored result are skipped, failed
-    tasks are tried again. Ctrl-C (or `assay experiments cancel`) stops after a task."""
+    tasks are tried again. Ctrl-C (or `assay experiments cancel`) stops after a task.
+
+    Deterministic model requests (temperature 0 or a seed) are answered from the response
+    cache when they were asked before; --no-cache asks every model again."""
     from assay.experiments import run_experiment
 
     server = remote.server(ctx)
@@ -244,14 +249,14 @@ def run_command(
         from assay.cli import remote_experiments
 
         if background:
-            data = remote_experiments.start(server, project, name)
+            data = remote_experiments.start(server, project, name, not no_cache)
             print_queued(remote_experiments.experiment_of(data), data, as_json)
             return
-        data = remote_experiments.run(server, project, name, as_json)
+        data = remote_experiments.run(server, project, name, as_json, not no_cache)
         _ran(remote_experiments.experiment_of(data), data, as_json)
         return
     if background:
-        queued = run(ctx, lambda ws: queue_run(ws, project_of(ws, project), name))
+        queued = run(ctx, lambda ws: queue_run(ws, project_of(ws, project), name, not no_cache))
         print_queued(queued, queued, as_json)
         return
 
@@ -264,6 +269,7 @@ def run_command(
                 project_of(ws, project),
                 name,
                 progress=lambda d, t: bar.update(job, completed=d, total=t),
+                cache=not no_cache,
             )
 
     try:
@@ -378,7 +384,7 @@ def _print_experiment(experiment: Any) -> None:
     print_experiment(experiment, _print_version)
 
 
-def queue_run(ws: Workspace, project: Any, name: str) -> Any:
+def queue_run(ws: Workspace, project: Any, name: str, cache: bool = True) -> Any:
     """Queue a run (or resume) of the experiment; Conflict when one is queued or running."""
     from assay.errors import Conflict
     from assay.experiments import get_experiment
@@ -390,7 +396,7 @@ def queue_run(ws: Workspace, project: Any, name: str) -> Any:
     refuse_run(experiment.name, experiment.selection)
     jobs = open_jobs(ws, run_here=False)
     try:
-        if not submit_experiment(jobs, ws, experiment.id):
+        if not submit_experiment(jobs, ws, experiment.id, cache=cache):
             raise Conflict(f"experiment {experiment.name!r} is already queued or running")
     finally:
         jobs.close()

@@ -81,17 +81,21 @@ def get(server: Server, project: str | None, ref: str) -> dict[str, Any]:
     return dict(found["experiment"])
 
 
-def start(server: Server, project: str | None, ref: str) -> dict[str, Any]:
+def start(server: Server, project: str | None, ref: str, cache: bool = True) -> dict[str, Any]:
     """Start (or resume) the run on the server without following it."""
     target = server.project(project)
-    found: dict[str, Any] = server.json("POST", project_path(target, "experiments", ref, "run"))
+    path = project_path(target, "experiments", ref, "run") + ("" if cache else "?cache=false")
+    found: dict[str, Any] = server.json("POST", path)
     return found
 
 
-def run(server: Server, project: str | None, ref: str, quiet: bool) -> dict[str, Any]:
+def run(
+    server: Server, project: str | None, ref: str, quiet: bool, cache: bool = True
+) -> dict[str, Any]:
     """Start (or resume) the run on the server and follow it until it ends."""
     target = server.project(project)
-    started = server.json("POST", project_path(target, "experiments", ref, "run"))
+    run_path = project_path(target, "experiments", ref, "run") + ("" if cache else "?cache=false")
+    started = server.json("POST", run_path)
     path = project_path(target, "experiments", str(started["id"]))
     try:
         with progress_bar(not quiet) as bar:

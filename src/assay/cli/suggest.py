@@ -9,6 +9,7 @@ import typer
 
 from assay.cli.common import (
     JsonOption,
+    NoCacheOption,
     ProjectOption,
     command,
     console,
@@ -55,6 +56,7 @@ def suggest_command(
         max=50,
         help="Passages to judge for a turn with no retrieved contexts (the retriever's top N).",
     ),
+    no_cache: bool = NoCacheOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Ask the project's LLM for suggestions and store them for people to decide.
@@ -85,6 +87,7 @@ def suggest_command(
                 item_ids=item or None,
                 kind=kind,
                 k=k,
+                cache=not no_cache,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
 

@@ -8,6 +8,7 @@ import typer
 
 from assay.cli.common import (
     JsonOption,
+    NoCacheOption,
     ProjectOption,
     command,
     console,
@@ -50,6 +51,7 @@ def synthesize_command(
         help="Chunking to sample from (default: the project's default chunking).",
         show_default=False,
     ),
+    no_cache: bool = NoCacheOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Draft question-and-answer items from sampled chunks with the project's generator.
@@ -75,6 +77,7 @@ def synthesize_command(
                 types=types.split(","),
                 seed=seed,
                 chunking=chunking,
+                cache=not no_cache,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
 

@@ -6,7 +6,9 @@ per stage, ``rewrite``, ``rerank``, ``generate``, each ``{"model", "prompt_token
 them for the catalogue's LLM metrics, which call the judge several times). Totals add
 them up: input tokens (``prompt_tokens`` or ``input_tokens``; a bare ``total_tokens``, as some
 rerankers report, counts as input), output tokens (``completion_tokens`` or
-``output_tokens``), and calls. Failed results count too: their calls were made.
+``output_tokens``), and calls. Failed results count too: their calls were made. A call
+answered from the response cache (its usage says ``"cached": true``) counts as a call and its
+tokens, but costs nothing: ``cached_calls`` and ``cached_share`` (of all calls) say how many.
 
 Prices come from the setting ``ASSAY_LLM_PRICES``: JSON ``{"model": {"input": USD,
 "output": USD}}`` per million tokens. A cost is given only where every model used has a
@@ -72,8 +74,9 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def usage_entries(details: Mapping[str, Any]) -> Iterator[tuple[str, int, int]]:
-    """``(model, input tokens, output tokens)`` of every model call a result recorded."""
+def usage_entries(details: Mapping[str, Any]) -> Iterator[tuple[str, int, int, bool]]:
+    """``(model, input tokens, output tokens, cached)`` of every model call a result
+    recorded."""
     found: list[Mapping[str, Any]] = []
     usage = details.get("usage")
     if isinstance(usage, Mapping):
@@ -91,21 +94,35 @@ def usage_entries(details: Mapping[str, Any]) -> Iterator[tuple[str, int, int]]:
         given_out = _int(entry.get("completion_tokens")) or _int(entry.get("output_tokens"))
         if not given_in and not given_out:
             given_in = _int(entry.get("total_tokens"))
-        yield str(entry.get("model") or "(unnamed)"), given_in, given_out
+        model = str(entry.get("model") or "(unnamed)")
+        yield model, given_in, given_out, entry.get("cached") is True
+
+
+def _counts() -> dict[str, Any]:
+    return {
+        "calls": 0,
+        "cached_calls": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "billed_input_tokens": 0,
+        "billed_output_tokens": 0,
+    }
 
 
 def _blank() -> dict[str, Any]:
-    return {"calls": 0, "input_tokens": 0, "output_tokens": 0, "by_model": {}}
+    return {**_counts(), "by_model": {}}
 
 
-def _add(total: dict[str, Any], model: str, tokens_in: int, tokens_out: int) -> None:
-    total["calls"] += 1
-    total["input_tokens"] += tokens_in
-    total["output_tokens"] += tokens_out
-    part = total["by_model"].setdefault(model, {"calls": 0, "input_tokens": 0, "output_tokens": 0})
-    part["calls"] += 1
-    part["input_tokens"] += tokens_in
-    part["output_tokens"] += tokens_out
+def _add(total: dict[str, Any], model: str, tokens_in: int, tokens_out: int, cached: bool) -> None:
+    for part in (total, total["by_model"].setdefault(model, _counts())):
+        part["calls"] += 1
+        part["input_tokens"] += tokens_in
+        part["output_tokens"] += tokens_out
+        if cached:
+            part["cached_calls"] += 1
+        else:
+            part["billed_input_tokens"] += tokens_in
+            part["billed_output_tokens"] += tokens_out
 
 
 def _priced(total: dict[str, Any], prices: Prices) -> dict[str, Any]:
@@ -115,14 +132,15 @@ def _priced(total: dict[str, Any], prices: Prices) -> dict[str, Any]:
         price = prices.get(model)
         if price is None:
             part["cost_usd"] = None
-            if part["input_tokens"] or part["output_tokens"]:
+            if part["billed_input_tokens"] or part["billed_output_tokens"]:
                 unpriced.append(model)
             continue
         part["cost_usd"] = (
-            part["input_tokens"] * price[0] + part["output_tokens"] * price[1]
+            part["billed_input_tokens"] * price[0] + part["billed_output_tokens"] * price[1]
         ) / 1e6
         cost += part["cost_usd"]
     total["total_tokens"] = total["input_tokens"] + total["output_tokens"]
+    total["cached_share"] = total["cached_calls"] / total["calls"] if total["calls"] else 0.0
     total["unpriced"] = sorted(unpriced)
     total["cost_usd"] = None if unpriced else cost
     return total
@@ -134,8 +152,8 @@ def cost_totals(
     prices: Prices | None = None,
 ) -> dict[str, Any]:
     """Totals of ``(pipeline, details)`` rows: ``{"pipelines": {name: total}, "total":
-    total}``, each ``{calls, input_tokens, output_tokens, total_tokens, cost_usd,
-    unpriced, by_model}``."""
+    total}``, each ``{calls, cached_calls, cached_share, input_tokens, output_tokens,
+    billed_input_tokens, billed_output_tokens, total_tokens, cost_usd, unpriced, by_model}``."""
     problem = ""
     if prices is None:
         try:
@@ -146,9 +164,9 @@ def cost_totals(
     overall = _blank()
     for pipeline, details in rows:
         bucket = per.setdefault(pipeline, _blank())
-        for model, tokens_in, tokens_out in usage_entries(details or {}):
-            _add(bucket, model, tokens_in, tokens_out)
-            _add(overall, model, tokens_in, tokens_out)
+        for model, tokens_in, tokens_out, cached in usage_entries(details or {}):
+            _add(bucket, model, tokens_in, tokens_out, cached)
+            _add(overall, model, tokens_in, tokens_out, cached)
     totals: dict[str, Any] = {
         "pipelines": {name: _priced(total, prices) for name, total in per.items()},
         "total": _priced(overall, prices),

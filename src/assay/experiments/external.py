@@ -25,6 +25,7 @@ from assay.corpus.anchoring import locate
 from assay.corpus.evidence_mapping import chunks_for_span
 from assay.errors import AssayError
 from assay.experiments.tasks import Task
+from assay.llm.gate import SLOW_DOWN_STATUSES, EndpointGate, retry_after_s
 from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.records import Chunking, Project
 from assay.store.schema import chunks, documents
@@ -42,7 +43,10 @@ class ExternalReply:
 
 
 class ExternalClient:
-    """Asks one endpoint; retries connection errors, timeouts and 5xx/429 replies."""
+    """Asks one endpoint; retries connection errors, timeouts and 5xx/429 replies.
+
+    Each try holds a slot of ``gate`` (the process's gate of the endpoint, see
+    :mod:`assay.llm.gate`; default one of its own): a 429 or 503 slows the endpoint down."""
 
     def __init__(
         self,
@@ -52,6 +56,7 @@ class ExternalClient:
         retries: int = 2,
         backoff_s: float = 0.5,
         policy: OutgoingPolicy | None = None,
+        gate: EndpointGate | None = None,
     ) -> None:
         policy = policy if policy is not None else OutgoingPolicy.from_settings()
         try:
@@ -62,6 +67,7 @@ class ExternalClient:
         self.retries = retries
         self.backoff_s = backoff_s
         self.client = policy.client(endpoint, timeout=timeout_s)
+        self.gate = gate if gate is not None else EndpointGate(endpoint, 16)
 
     def close(self) -> None:
         self.client.close()
@@ -73,21 +79,28 @@ class ExternalClient:
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(self.backoff_s * 2 ** (attempt - 1))
-            try:
-                response = self.client.post(self.endpoint, json=body)
-            except OutgoingRefused as exc:
-                raise ExternalError(f"{where}: {exc}") from None
-            except httpx.TimeoutException:
-                problem = f"timed out after {self.client.timeout.read}s"
-                continue
-            except httpx.TransportError as exc:
-                problem = f"could not connect ({exc.__class__.__name__}: {exc})"
-                continue
-            if response.status_code >= 500 or response.status_code == 429:
-                problem = f"HTTP {response.status_code}: {response.text[:200]}"
-                continue
-            if response.status_code >= 400:
-                raise ExternalError(f"{where}: HTTP {response.status_code}: {response.text[:200]}")
+            with self.gate.slot() as ticket:
+                try:
+                    response = self.client.post(self.endpoint, json=body)
+                except OutgoingRefused as exc:
+                    raise ExternalError(f"{where}: {exc}") from None
+                except httpx.TimeoutException:
+                    problem = f"timed out after {self.client.timeout.read}s"
+                    continue
+                except httpx.TransportError as exc:
+                    problem = f"could not connect ({exc.__class__.__name__}: {exc})"
+                    continue
+                if response.status_code in SLOW_DOWN_STATUSES:
+                    wait = retry_after_s(response.headers.get("retry-after", ""))
+                    self.gate.slow_down(ticket, None if wait is None else min(wait, 30.0))
+                if response.status_code >= 500 or response.status_code == 429:
+                    problem = f"HTTP {response.status_code}: {response.text[:200]}"
+                    continue
+                if response.status_code >= 400:
+                    raise ExternalError(
+                        f"{where}: HTTP {response.status_code}: {response.text[:200]}"
+                    )
+                self.gate.succeeded(ticket)
             return parse_reply(response, where)
         tries = self.retries + 1
         raise ExternalError(f"{where}: {problem} ({tries} attempt{'s' if tries > 1 else ''})")

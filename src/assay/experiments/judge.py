@@ -21,6 +21,7 @@ from assay.errors import InvalidInput
 from assay.experiments.tasks import Task
 from assay.llm import GeneratorSettings, make_generator
 from assay.llm.records import Generator, GeneratorError, Message
+from assay.llm.traffic import Traffic
 
 ERROR = "error"
 PLACEHOLDERS = ("SYSTEM_INST", "EXAMPLES", "CONTEXT", "INPUT", "PREDICTION", "REFERENCE")
@@ -180,6 +181,7 @@ def judge(
     return Verdict(value, reply=generation.text, usage=generation.usage)
 
 
-def make_judge(metric: JudgeMetric) -> Generator:
-    """The judge's generator; the API key comes from the environment."""
-    return make_generator(metric.generator)
+def make_judge(metric: JudgeMetric, traffic: Traffic | None = None) -> Generator:
+    """The judge's generator; the API key comes from the environment, the endpoint's gate
+    and the response cache from ``traffic``."""
+    return make_generator(metric.generator, traffic=traffic)

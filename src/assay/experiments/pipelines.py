@@ -39,6 +39,7 @@ from assay.experiments.tasks import Task, task_lookup
 from assay.llm import GeneratorSettings, generate_answer, make_generator
 from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.llm.records import Generator, Message
+from assay.llm.traffic import Traffic, service_gate, workspace_traffic
 from assay.records import Chunking, Project
 from assay.search.embeddings import workspace_embedder
 from assay.search.filters import parse_filters
@@ -225,8 +226,12 @@ class PipelineRunner:
         chunking: Chunking,
         tasks: Sequence[Task] = (),
         depth: int | None = None,
+        traffic: Traffic | None = None,
     ) -> None:
-        """``depth`` keeps only the first ``depth`` entries of a run file's rankings."""
+        """``depth`` keeps only the first ``depth`` entries of a run file's rankings;
+        ``traffic`` gives the endpoint gates and response cache (default: the workspace's,
+        with the project's cache)."""
+        traffic = traffic if traffic is not None else workspace_traffic(ws, project.id)
         self.ws = ws
         self.depth = depth
         self.project = project
@@ -242,16 +247,22 @@ class PipelineRunner:
         self.tools = make_stage_tools(Stages())
         self.stages = spec.stages()
         if spec.kind == "search" and mode != "retrieval":
-            self.generator = make_generator(spec.generator_settings())
+            self.generator = make_generator(spec.generator_settings(), traffic=traffic)
         if spec.kind == "search" and mode != "generation":
             self.tools = make_stage_tools(
-                self.stages, spec.generator, rewrite_generator=spec.rewrite_generator
+                self.stages,
+                spec.generator,
+                rewrite_generator=spec.rewrite_generator,
+                traffic=traffic,
             )
         if spec.kind == "search" and spec.retriever.kind != "keyword" and mode != "generation":
             self.embedder = workspace_embedder(ws, spec.retriever.embedder)
         if spec.kind == "external":
             self.client = ExternalClient(
-                spec.endpoint, timeout_s=spec.timeout_s, retries=spec.retries
+                spec.endpoint,
+                timeout_s=spec.timeout_s,
+                retries=spec.retries,
+                gate=service_gate(traffic, spec.endpoint, timeout_s=spec.timeout_s),
             )
         if spec.kind == "file":
             self._read_files(tasks)

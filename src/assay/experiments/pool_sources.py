@@ -1,7 +1,8 @@
 """The pipelines a pool asks: the project's own indexes, external RAG services, TREC run files.
 
 :class:`PoolSources` prepares every source of :class:`assay.search.pool_settings.PoolSettings`
-once (embedder, HTTP clients, run files) and asks them one question at a time. Each source
+once (embedder, HTTP clients, run files) and asks them one question at a time (callers may
+ask several questions from threads: the clients share the process's endpoint gates). Each source
 answers with placed passages (document and offsets where they can be found) or with the
 error that stopped it; one failing source never stops the others.
 """
@@ -18,6 +19,7 @@ from assay.experiments.external import ContextResolver, ExternalClient
 from assay.experiments.runfiles import FileRef, load_file, ranking
 from assay.experiments.tasks import Task, task_lookup
 from assay.gold.project_config import retriever_settings
+from assay.llm.traffic import service_gate, workspace_traffic
 from assay.records import Chunking, Project
 from assay.search.embeddings import workspace_embedder
 from assay.search.indexes import search
@@ -74,12 +76,17 @@ class PoolSources:
         self.runs: dict[str, dict[str, list[tuple[str, float]]]] = {}
         self.failed: dict[str, str] = {}
         self._embedder: Any = None
+        traffic = workspace_traffic(ws, project.id)
         lookup = task_lookup(tasks)
         for source in settings.sources:
             try:
                 if source.kind == "external":
+                    gate = service_gate(traffic, source.endpoint, timeout_s=source.timeout_s)
                     self.clients[source.name] = ExternalClient(
-                        source.endpoint, timeout_s=source.timeout_s, retries=source.retries
+                        source.endpoint,
+                        timeout_s=source.timeout_s,
+                        retries=source.retries,
+                        gate=gate,
                     )
                 elif source.kind == "run":
                     self.runs[source.name] = self._read_run(source, lookup)
@@ -123,7 +130,7 @@ class PoolSources:
     def _search(self, source: PoolSource, query: str, depth: int) -> list[dict[str, Any]]:
         settings = self.retriever.model_copy(update={"kind": source.kind, "k": depth})
         if source.kind != "keyword" and self._embedder is None:
-            self._embedder = workspace_embedder(self.ws, settings.embedder)
+            self._embedder = workspace_embedder(self.ws, settings.embedder)  # one per workspace
         hits = search(
             self.ws,
             self.project,

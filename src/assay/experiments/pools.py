@@ -36,6 +36,8 @@ from assay.gold.unanswerable import (
     strong_hits,
     unanswerable_findings,
 )
+from assay.llm.fanout import in_order
+from assay.llm.traffic import SERVICE_LIMIT
 from assay.records import Chunking, Item, Project
 from assay.search.pool_settings import PoolSettings, pool_settings
 from assay.store.workspace import Workspace
@@ -286,8 +288,10 @@ def project_pool(
     sources = PoolSources(ws, project, settings, selected, tasks)
     pools: list[Pool] = []
     try:
-        for done, task in enumerate(tasks, 1):
-            answers = sources.ask(task)
+        remote = any(source.kind == "external" for source in settings.sources)
+        window = SERVICE_LIMIT if remote else 1  # services answer side by side, in order
+        asked = in_order(sources.ask, tasks, window)
+        for done, (task, answers) in enumerate(zip(tasks, asked, strict=True), 1):
             pools.append(merge(task, answers, settings.depth, unanswerable=task.task_id in marked))
             if progress:
                 progress(done, len(tasks))

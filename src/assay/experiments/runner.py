@@ -34,6 +34,7 @@ from assay.experiments.tasks import Task
 from assay.gold.project_config import generator_settings
 from assay.llm import make_generator
 from assay.llm.records import Generator
+from assay.llm.traffic import Traffic, workspace_traffic
 from assay.records import Project
 from assay.search.embeddings import workspace_embedder
 from assay.store.db import utcnow
@@ -72,12 +73,20 @@ class Unavailable:
 class Scorer:
     """Metrics of one outcome, judges included; judges and the embedder are made once."""
 
-    def __init__(self, ws: Workspace, plan: MetricPlan, embedder: str = "minilm") -> None:
+    def __init__(
+        self,
+        ws: Workspace,
+        plan: MetricPlan,
+        embedder: str = "minilm",
+        traffic: Traffic | None = None,
+    ) -> None:
         self.plan = plan
         self.judges: list[tuple[JudgeMetric, Generator]] = [
-            (metric, make_judge(metric)) for metric in plan.judges
+            (metric, make_judge(metric, traffic)) for metric in plan.judges
         ]
-        self.llm = [(metric, make_generator(metric.generator)) for metric in plan.llm]
+        self.llm = [
+            (metric, make_generator(metric.generator, traffic=traffic)) for metric in plan.llm
+        ]
         self.embed: Embed | None = None
         if any(m.spec.name == "semantic_similarity" for m in plan.metrics) or any(
             m.entry.embeds for m in plan.llm
@@ -208,6 +217,8 @@ def run_experiment(
     experiment_id: int | str,
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
+    *,
+    cache: bool = True,
 ) -> Experiment:
     """Run (or resume) an experiment; returns it with its aggregates. A pipeline that cannot
     start (a missing file, bad settings) fails the experiment with a message; a task that
@@ -217,7 +228,8 @@ def run_experiment(
     one write lock, and pages must see the progress): it is the entry point of its own short
     transactions and takes no ``conn``. One marks the experiment running, then each task
     through each pipeline is stored and committed on its own (so an interrupted run keeps
-    every finished task), and one more records how the run ended."""
+    every finished task), and one more records how the run ended. ``cache=False``
+    (``--no-cache``) asks every model again and stores nothing in the response cache."""
     with ws.engine.begin() as conn:  # the start: read what is done, mark it running
         row = find_experiment(conn, project, experiment_id)
         refuse_run(row.name, row.selection)
@@ -251,10 +263,15 @@ def run_experiment(
     try:
         plan = metric_plan(experiment.metrics, experiment.mode)
         chunking = get_chunking(ws, project, experiment.selection.get("chunking"))
-        scorer = Scorer(ws, plan, experiment.selection.get("embedder", "minilm"))
+        traffic = workspace_traffic(ws, project.id, cache=cache)
+        scorer = Scorer(ws, plan, experiment.selection.get("embedder", "minilm"), traffic)
         for spec in pipeline_specs(experiment):
             try:
-                runners.append(PipelineRunner(ws, project, spec, experiment.mode, chunking, tasks))
+                runners.append(
+                    PipelineRunner(
+                        ws, project, spec, experiment.mode, chunking, tasks, traffic=traffic
+                    )
+                )
             except BackendUnavailable as exc:
                 runners.append(Unavailable(spec, str(exc)))
         done = len(good)
@@ -315,13 +332,15 @@ def evaluate_tasks(
     chunking: str | None = None,
     depth: int | None = None,
     progress: Progress | None = None,
+    cache: bool = True,
 ) -> Evaluation:
     """Run one pipeline over tasks without storing anything, and aggregate the metrics;
-    ``depth`` cuts a run file's rankings."""
+    ``depth`` cuts a run file's rankings; ``cache=False`` bypasses the response cache."""
     plan = metric_plan(metrics, mode, generator_settings(project))
-    scorer = Scorer(ws, plan)
+    traffic = workspace_traffic(ws, project.id, cache=cache)
+    scorer = Scorer(ws, plan, traffic=traffic)
     selected = get_chunking(ws, project, chunking)
-    runner = PipelineRunner(ws, project, spec, mode, selected, tasks, depth=depth)
+    runner = PipelineRunner(ws, project, spec, mode, selected, tasks, depth=depth, traffic=traffic)
     rows: list[Scored] = []
     try:
         for done, task in enumerate(tasks, start=1):

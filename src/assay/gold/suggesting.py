@@ -31,6 +31,7 @@ from assay.gold.project_config import generator_settings, retriever_settings
 from assay.gold.suggestions import Suggestion, insert_suggestions, list_suggestions
 from assay.gold.turn_answers import canonical_context
 from assay.llm import Generation, Generator, GeneratorError, GeneratorSettings, make_generator
+from assay.llm.fanout import in_order
 from assay.llm.prompts import (
     RELEVANCE_PROMPT_VERSION,
     REWRITE_PROMPT_VERSION,
@@ -39,6 +40,7 @@ from assay.llm.prompts import (
 )
 from assay.llm.records import Message
 from assay.llm.suggestion_replies import ReplyError, parse_judgments, parse_rewrite
+from assay.llm.traffic import Traffic, workspace_traffic
 from assay.records import Item, Project, Turn
 from assay.search.embeddings import workspace_embedder
 from assay.search.indexes import search
@@ -211,10 +213,14 @@ def suggest_relevance(
     passages: Sequence[Passage] | None = None,
     k: int = 10,
     generator: Generator | None = None,
+    cache: bool = True,
+    window: int | None = None,
 ) -> SuggestReport:
     """Ask for a label and reason per open passage of turn ``turn`` (from 1) and store them
     as pending suggestions (see the module). ``generator`` replaces the project's (tests,
-    scripts); the settings still decide the stored parameters."""
+    scripts); the settings still decide the stored parameters. The batches are asked side
+    by side (``window``, default the generator's ``max_in_flight``); ``cache=False``
+    bypasses the response cache."""
     if passages is not None and len(passages) > MAX_PASSAGES:
         raise InvalidInput(f"at most {MAX_PASSAGES} passages per request, not {len(passages)}")
     if not 1 <= k <= MAX_PASSAGES:
@@ -231,13 +237,17 @@ def suggest_relevance(
     report = SuggestReport(skipped=gone + skipped)
     if not todo:
         return report
-    llm = generator or make_generator(settings)
+    llm = generator or make_generator(settings, traffic=_traffic(ws, project, cache))
     rows: list[dict[str, Any]] = []
-    for first in range(0, len(todo), BATCH):
-        batch = todo[first : first + BATCH]
+
+    def ask(batch: list[Passage]) -> tuple[Generation, list[Any]]:
         messages = relevance_prompt(question, [p.text for p in batch], earlier, project.language)
         generation = llm.generate(messages)
-        judgments = parse_judgments(generation.text, len(batch))
+        return generation, parse_judgments(generation.text, len(batch))
+
+    batches = [todo[first : first + BATCH] for first in range(0, len(todo), BATCH)]
+    asked = in_order(ask, batches, window or settings.max_in_flight)
+    for batch, (generation, judgments) in zip(batches, asked, strict=True):
         report.model = _model(settings, generation)
         params = _params(settings, generation, RELEVANCE_PROMPT_VERSION)
         for judgment in judgments:
@@ -278,6 +288,7 @@ def suggest_rewrite(
     actor: int,
     turn: int,
     generator: Generator | None = None,
+    cache: bool = True,
 ) -> Suggestion:
     """Draft a standalone rewrite of turn ``turn``'s question from the turns before it and
     store it as a pending suggestion, in place of the turn's waiting one (which stays as a
@@ -289,7 +300,7 @@ def suggest_rewrite(
         raise InvalidInput(f"turn {turn} has no question yet; there is nothing to rewrite")
     earlier = [(t.query, t.answer) for t in item.turns[: turn - 1]]
     messages: list[Message] = rewrite_prompt(earlier, current.query, project.language)
-    llm = generator or make_generator(settings)
+    llm = generator or make_generator(settings, traffic=_traffic(ws, project, cache))
     generation = llm.generate(messages)
     text = parse_rewrite(generation.text)
     row = {
@@ -343,20 +354,23 @@ def suggest_items(
     kind: str = "relevance",
     k: int = 10,
     progress: Callable[[int, int], None] | None = None,
+    cache: bool = True,
 ) -> BatchReport:
     """Suggestions for every turn of the items named (default: :func:`open_item_ids`):
     relevance labels for each turn's passages, or (``kind="rewrite"``) a rewrite for each
     later conversation turn that has none and no pending one. A turn whose request fails is
-    reported and the rest go on; the offline generator is refused before anything is asked."""
+    reported and the rest go on; the offline generator is refused before anything is asked.
+    Items are worked on side by side, up to the generator's ``max_in_flight``; the report
+    lists them in the order given, as one at a time would."""
     if kind not in ("relevance", "rewrite"):
         raise InvalidInput(f"unknown suggestion kind {kind!r}; kinds: relevance, rewrite")
-    llm_settings(project)
+    settings = llm_settings(project)
     ids = list(item_ids) if item_ids is not None else open_item_ids(ws, project)
-    report = BatchReport()
-    for done, item_id in enumerate(ids, start=1):
+
+    def one(item_id: str) -> tuple[int, int, list[dict[str, Any]]]:
+        """Suggestions made, passages skipped and failed turns of one item (a thread)."""
         item = get_item(ws, project, item_id)
-        report.items += 1
-        made = 0
+        made, skipped, failed = 0, 0, []
         for number, turn in enumerate(item.turns, start=1):
             if kind == "rewrite" and (number == 1 or turn.rewrite.strip()):
                 continue
@@ -368,17 +382,32 @@ def suggest_items(
                         ws, project, item_id, turn=number, state="pending", kind="rewrite"
                     )
                     if not waiting:
-                        suggest_rewrite(ws, project, item_id, actor=actor, turn=number)
+                        suggest_rewrite(ws, project, item_id, actor=actor, turn=number, cache=cache)
                         made += 1
                     continue
-                result = suggest_relevance(ws, project, item_id, actor=actor, turn=number, k=k)
+                result = suggest_relevance(
+                    ws, project, item_id, actor=actor, turn=number, k=k, cache=cache, window=1
+                )
             except (GeneratorError, ReplyError) as exc:
-                report.failed.append({"item_id": item_id, "turn": number, "error": str(exc)})
+                failed.append({"item_id": item_id, "turn": number, "error": str(exc)})
                 continue
             made += len(result.created)
-            report.skipped += len(result.skipped)
+            skipped += len(result.skipped)
+        return made, skipped, failed
+
+    report = BatchReport()
+    for done, (item_id, (made, skipped, failed)) in enumerate(
+        zip(ids, in_order(one, ids, settings.max_in_flight), strict=True), start=1
+    ):
+        report.items += 1
         report.created += made
+        report.skipped += skipped
+        report.failed += failed
         report.per_item[item_id] = made
         if progress is not None:
             progress(done, len(ids))
     return report
+
+
+def _traffic(ws: Workspace, project: Project, cache: bool) -> Traffic:
+    return workspace_traffic(ws, project.id, cache=cache)

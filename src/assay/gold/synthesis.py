@@ -29,8 +29,10 @@ from assay.gold.items import create_item
 from assay.gold.project_config import generator_settings
 from assay.gold.taxonomy import UNANSWERABLE, QueryType, query_types
 from assay.llm import Generation, Generator, GeneratorError, Message, make_generator, prompt_hash
+from assay.llm.fanout import in_order
 from assay.llm.offline import _STOP_WORDS, OfflineGenerator
 from assay.llm.prompts import language_name
+from assay.llm.traffic import workspace_traffic
 from assay.records import Evidence, Item, Project, Turn
 from assay.store.db import reading
 from assay.store.schema import documents, items, turns
@@ -252,11 +254,14 @@ def synthesize(
     chunking: str | None = None,
     generator: Generator | None = None,
     progress: SynthesisProgress | None = None,
+    cache: bool = True,
 ) -> SynthesisReport:
     """Sample ``n`` chunks, assign ``types`` round-robin, and store one draft item per chunk.
 
     ``generator`` defaults to the project's (with JSON mode on for LLM kinds). A reply that
     cannot be used skips that draft with the reason; nothing here raises for one bad reply.
+    Drafts are asked side by side (up to ``max_in_flight``, :mod:`assay.llm.fanout`) and
+    stored in sample order; ``cache=False`` (``--no-cache``) bypasses the response cache.
 
     Generating many drafts takes minutes, so this loop is the entry point of its own short
     transactions and takes no ``conn``: each draft is stored and committed on its own, never
@@ -277,15 +282,17 @@ def synthesize(
     if generator is None:
         if settings.kind != "offline" and not settings.json_mode:
             settings = dataclasses.replace(settings, json_mode=True)
-        generator = make_generator(settings)
+        generator = make_generator(settings, traffic=workspace_traffic(ws, project.id, cache=cache))
     offline = isinstance(generator, OfflineGenerator)
     found = get_chunking(ws, project, chunking)
     sampled = sample_chunks(ws, project, n, seed, found.name)
     report = SynthesisReport(requested=n, sampled=len(sampled), chunking=found.name, seed=seed)
     for t in wanted:
         report.per_type.setdefault(t, {"created": 0, "skipped": 0})
-    for index, chunk in enumerate(sampled):
-        query_type = known[wanted[index % len(wanted)]]
+
+    def draft(index: int) -> tuple[Generation, str, str] | str:
+        """Chunk ``index``'s draft, or why there is none (in a thread: no database here)."""
+        chunk, query_type = sampled[index], known[wanted[index % len(wanted)]]
         messages = draft_prompt(chunk.text, query_type, project.language)
         try:
             if offline:
@@ -300,13 +307,21 @@ def synthesize(
                 generation = generator.generate(messages)
                 question, answer = parse_draft(generation.text)
         except (GeneratorError, InvalidInput) as exc:
-            report.skipped.append(Skipped(chunk.chunk_id, chunk.doc_id, query_type.id, str(exc)))
+            return str(exc)
+        return generation, question, answer
+
+    asked = in_order(draft, range(len(sampled)), 1 if offline else settings.max_in_flight)
+    for index, drafted in enumerate(asked):
+        chunk, query_type = sampled[index], known[wanted[index % len(wanted)]]
+        if isinstance(drafted, str):
+            report.skipped.append(Skipped(chunk.chunk_id, chunk.doc_id, query_type.id, drafted))
             report.per_type[query_type.id]["skipped"] += 1
         else:
+            generation, question, answer = drafted
             kind = str(generation.params.get("kind") or settings.kind)
-            draft = _draft_item(chunk, query_type.id, question, answer, generation, kind, seed)
+            draft_ = _draft_item(chunk, query_type.id, question, answer, generation, kind, seed)
             with ws.engine.begin() as conn:  # one draft, one transaction
-                item = create_item(ws, project, draft, status="draft", conn=conn)
+                item = create_item(ws, project, draft_, status="draft", conn=conn)
             report.created.append(item.id)
             report.per_type[query_type.id]["created"] += 1
         if progress:

@@ -39,6 +39,7 @@ from assay.llm import (
 )
 from assay.llm.prompts import render_rag_prompt
 from assay.llm.records import prompt_hash
+from assay.llm.traffic import Traffic, workspace_gates
 from assay.people.actors import account_name
 from assay.records import Context, Hit, Item, Project, Turn
 from assay.search.embeddings import workspace_embedder
@@ -262,7 +263,8 @@ def answer_events(
     parts: list[str] = []
     error = ""
     try:
-        generator = make_generator(settings)
+        # the workbench's streams share the endpoint's gate with every job of the server
+        generator = make_generator(settings, traffic=Traffic(workspace_gates(ws)))
         for delta in stream_answer(
             generator, turn.query, chosen, history, settings.prompt_template, project.language
         ):

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from assay.jobs import Jobs
 
 EXPERIMENT = "experiment"
-"""Run (or resume) an experiment: ``{"experiment": id}``."""
+"""Run (or resume) an experiment: ``{"experiment": id}``, with ``"cache": false`` when the run
+asks every model again (``--no-cache``)."""
 # IMPORT: an upload into a project, ``{"transfer": id, "upload": "imports/…", …}``; EXPORT:
 # a project into a file, ``{"transfer": id, "output": "exports/…", …}`` (``jobs.transfer_work``);
 # SYNTHESIS: LLM drafts, ``{"transfer": id, "n": …, "types": […], …}`` (``jobs.synthesis_work``)
@@ -34,10 +35,12 @@ def experiment_payload(experiment_id: int) -> dict[str, Any]:
     return {"experiment": experiment_id}
 
 
-def submit_experiment(jobs: Jobs, ws: Workspace, experiment_id: int) -> bool:
+def submit_experiment(jobs: Jobs, ws: Workspace, experiment_id: int, *, cache: bool = True) -> bool:
     """Queue a run (or resume) of the experiment; False when one is queued or running.
     A stop asked for earlier (say while it was pending) does not cancel this new run."""
     payload = experiment_payload(experiment_id)
+    if not cache:
+        payload["cache"] = False
     if jobs.active(EXPERIMENT, payload):
         return False
     with ws.engine.begin() as conn:
@@ -60,7 +63,7 @@ def job_key(kind: str, payload: dict[str, Any]) -> str:
 def run_job(ws: Workspace, kind: str, payload: dict[str, Any]) -> None:
     """Do the job's work in this thread; its progress and outcome go to the database."""
     if kind == EXPERIMENT:
-        _run_experiment(ws, int(payload["experiment"]))
+        _run_experiment(ws, int(payload["experiment"]), cache=payload.get("cache") is not False)
         return
     if kind in (IMPORT, EXPORT):
         from assay.jobs.transfer_work import run_export, run_import
@@ -79,7 +82,7 @@ def _unknown(kind: str) -> InvalidInput:
     return InvalidInput(f"unknown job kind {kind!r} (known: {', '.join(KINDS)})")
 
 
-def _run_experiment(ws: Workspace, experiment_id: int) -> None:
+def _run_experiment(ws: Workspace, experiment_id: int, *, cache: bool = True) -> None:
     """Resume the run: the runner skips tasks that already have a good result. A cancel that
     came while the job waited in the queue is honoured before the run starts."""
     from assay.experiments import run_experiment
@@ -99,4 +102,4 @@ def _run_experiment(ws: Workspace, experiment_id: int) -> None:
                 .values(status="cancelled", stop_requested=False, updated_at=utcnow())
             )
             return
-    run_experiment(ws, get_project(ws, row.name), experiment_id)
+    run_experiment(ws, get_project(ws, row.name), experiment_id, cache=cache)

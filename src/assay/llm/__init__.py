@@ -20,7 +20,7 @@ import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import InvalidInput
 from assay.llm.answer import generate_answer, stream_answer
@@ -33,6 +33,10 @@ from assay.llm.records import (
     Message,
     prompt_hash,
 )
+from assay.llm.response_cache import CACHE_MODES
+
+if TYPE_CHECKING:
+    from assay.llm.traffic import Traffic
 
 GENERATOR_KINDS: tuple[str, ...] = ("offline", "openai", "local")
 API_KEY_VARIABLES: tuple[str, ...] = ("ASSAY_LLM_API_KEY", "OPENAI_API_KEY")
@@ -54,6 +58,11 @@ class GeneratorSettings:
     max_in_flight: int = 16
     """Requests this endpoint may have in flight at once, over every job of the process
     (and, in team mode, every worker); the embedded local model always takes one."""
+    seed: int | None = None
+    """Sent with each request when set; a seeded request is deterministic enough to cache."""
+    cache: str = "auto"
+    """The response cache: ``auto`` (only deterministic requests: temperature 0 or a seed),
+    ``always`` (every request, even sampled ones) or ``off``."""
 
     def __post_init__(self) -> None:
         where = "generator settings"
@@ -69,6 +78,12 @@ class GeneratorSettings:
         _check_int(where, "max_tokens", self.max_tokens, low=1, high=1_000_000)
         _check_int(where, "retries", self.retries, low=0, high=10)
         _check_int(where, "max_in_flight", self.max_in_flight, low=1, high=1024)
+        if self.seed is not None:
+            _check_int(where, "seed", self.seed, low=0, high=2**31 - 1)
+        if self.cache not in CACHE_MODES:
+            raise InvalidInput(
+                f"{where}: cache must be one of {', '.join(CACHE_MODES)}, got {self.cache!r}"
+            )
         if not isinstance(self.json_mode, bool):
             raise InvalidInput(f"{where}: json_mode must be true or false")
         if self.kind == "openai":
@@ -111,7 +126,7 @@ def api_key_from_env(environ: Mapping[str, str] | None = None) -> str | None:
     return None
 
 
-GeneratorFactory = Callable[[GeneratorSettings, "str | None"], Generator]
+GeneratorFactory = Callable[[GeneratorSettings, "str | None", "Traffic | None"], Generator]
 
 
 def generator_registry() -> dict[str, GeneratorFactory]:
@@ -119,33 +134,50 @@ def generator_registry() -> dict[str, GeneratorFactory]:
     return {"offline": _make_offline, "openai": _make_openai, "local": _make_local}
 
 
-def make_generator(settings: GeneratorSettings, *, api_key: str | None = None) -> Generator:
-    """The generator for ``settings``; the API key defaults to the environment's."""
+def make_generator(
+    settings: GeneratorSettings, *, api_key: str | None = None, traffic: Traffic | None = None
+) -> Generator:
+    """The generator for ``settings``; the API key defaults to the environment's.
+
+    ``traffic`` (:func:`assay.llm.traffic.workspace_traffic`) gives the process's gate of
+    the endpoint and the response cache; without it a generator has a gate of its own and
+    no cache (one-off use: a chat, a test)."""
     registry = generator_registry()
     factory = registry.get(settings.kind)
     if factory is None:
         raise InvalidInput(
             f"unknown generator kind {settings.kind!r}; valid kinds: {', '.join(registry)}"
         )
-    return factory(settings, api_key if api_key is not None else api_key_from_env())
+    key = api_key if api_key is not None else api_key_from_env()
+    return factory(settings, key, traffic)
 
 
-def _make_offline(settings: GeneratorSettings, api_key: str | None) -> Generator:
+def _make_offline(
+    settings: GeneratorSettings, api_key: str | None, traffic: Traffic | None
+) -> Generator:
     from assay.llm.offline import OfflineGenerator
 
     return OfflineGenerator(template=settings.prompt_template)
 
 
-def _make_openai(settings: GeneratorSettings, api_key: str | None) -> Generator:
+def _make_openai(
+    settings: GeneratorSettings, api_key: str | None, traffic: Traffic | None
+) -> Generator:
     from assay.llm.openai_compat import OpenAICompatGenerator
 
-    return OpenAICompatGenerator.from_settings(settings, api_key=api_key)
+    return OpenAICompatGenerator.from_settings(settings, api_key=api_key, traffic=traffic)
 
 
-def _make_local(settings: GeneratorSettings, api_key: str | None) -> Generator:
+def _make_local(
+    settings: GeneratorSettings, api_key: str | None, traffic: Traffic | None
+) -> Generator:
     from assay.llm.local import LocalGenerator
 
+    gate = None
+    if traffic is not None:  # one model in this process answers one request at a time
+        gate = traffic.gates.gate(f"local {settings.model or 'smollm2'}", 1)
     return LocalGenerator(
+        gate=gate,
         model_path=settings.model,
         temperature=settings.temperature,
         max_tokens=settings.max_tokens,

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import BackendUnavailable, install_extra
+from assay.llm.gate import EndpointGate
 from assay.llm.openai_replies import chat_request, chunk_delta, generation_from_reply
 from assay.llm.records import Generation, GeneratorError, Message
 
@@ -151,7 +152,10 @@ class LocalGenerator:
         json_mode: bool = False,
         n_ctx: int = 2048,
         seed: int = 0,
+        gate: EndpointGate | None = None,
     ) -> None:
+        """``gate``: the process's gate of this model (one request at a time); default its
+        own."""
         self.model_path = model_path
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -159,6 +163,7 @@ class LocalGenerator:
         self.n_ctx = n_ctx
         self.seed = seed
         self._server: Any = None
+        self._gate = gate if gate is not None else EndpointGate(f"local {model_path}", 1)
 
     def __repr__(self) -> str:
         return f"LocalGenerator(model_path={self.model_path or MODEL_FILE!r})"
@@ -204,7 +209,8 @@ class LocalGenerator:
         server = self._model()
         where = f"local model {self._path()}"
         try:
-            reply = server.handle_chat_completions(self._request(messages, stream=False))
+            with self._gate.slot():
+                reply = server.handle_chat_completions(self._request(messages, stream=False))
         except (RuntimeError, ValueError) as exc:
             raise GeneratorError(f"{where}: generation failed: {exc}", url=where) from exc
         return generation_from_reply(

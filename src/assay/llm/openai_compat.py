@@ -10,18 +10,25 @@ been handed out a failure raises with ``partial_text`` holding all of it.
 Every request goes through :mod:`assay.llm.outgoing` (allowed hosts and addresses, no
 redirects, the API key only to the host of ``base_url``); a refusal is a GeneratorError
 that is not retried. Replies are read by :mod:`assay.llm.openai_replies`.
+
+Each try holds a slot of the endpoint's gate (:mod:`assay.llm.gate`) while it is in flight
+(for a stream, until it is read or closed); a 429 or 503 slows the whole endpoint down. A
+deterministic whole reply is looked up in, and stored to, the response cache
+(:mod:`assay.llm.response_cache`) when the generator has one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
-from email.utils import parsedate_to_datetime
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from assay.llm.gate import SLOW_DOWN_STATUSES, EndpointGate, retry_after_s
 from assay.llm.openai_replies import (
     chat_request,
     error_detail,
@@ -31,9 +38,11 @@ from assay.llm.openai_replies import (
 )
 from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.llm.records import Generation, GeneratorError, Message
+from assay.llm.response_cache import ResponseCache, cacheable
 
 if TYPE_CHECKING:
     from assay.llm import GeneratorSettings
+    from assay.llm.traffic import Traffic
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 USER_AGENT = "assay (+OpenAI-compatible client)"
@@ -46,7 +55,9 @@ class OpenAICompatGenerator:
     wait; waits double per try, are jittered by up to half, and never exceed
     ``max_wait_s`` (nor does a ``Retry-After``). ``policy`` decides which hosts may be
     reached (default: from the ``ASSAY_OUTGOING_*`` environment); ``transport`` and
-    ``sleep`` exist for tests.
+    ``sleep`` exist for tests. ``gate`` bounds the requests in flight (default: a gate of
+    this generator's own, 16 slots); ``cache`` answers repeated requests (default: none).
+    ``seed`` is sent when set.
     """
 
     def __init__(
@@ -65,6 +76,9 @@ class OpenAICompatGenerator:
         max_wait_s: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
         policy: OutgoingPolicy | None = None,
+        seed: int | None = None,
+        gate: EndpointGate | None = None,
+        cache: ResponseCache | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
@@ -80,6 +94,14 @@ class OpenAICompatGenerator:
         self.max_wait_s = max_wait_s
         self._sleep = sleep
         self._policy = policy if policy is not None else OutgoingPolicy.from_settings()
+        self.seed = seed
+        self._gate = gate if gate is not None else EndpointGate(self.gate_key, 16)
+        self._cache = cache
+
+    @property
+    def gate_key(self) -> str:
+        """What one gate bounds: the endpoint and the model asked for."""
+        return f"{self.base_url} {self.model}"
 
     @classmethod
     def from_settings(
@@ -88,8 +110,21 @@ class OpenAICompatGenerator:
         *,
         api_key: str | None = None,
         transport: httpx.BaseTransport | None = None,
+        traffic: Traffic | None = None,
         **options: Any,
     ) -> OpenAICompatGenerator:
+        """From stored settings; ``traffic`` gives the process's gate of the endpoint and
+        the response cache (used when the settings make the answer deterministic)."""
+        if traffic is not None:
+            key = f"{settings.base_url.rstrip('/')} {settings.model}"
+            options.setdefault(
+                "gate",
+                traffic.gates.gate(key, settings.max_in_flight, hold_s=settings.timeout_s + 30),
+            )
+            if traffic.cache is not None and cacheable(
+                settings.cache, settings.temperature, settings.seed
+            ):
+                options.setdefault("cache", traffic.cache)
         return cls(
             base_url=settings.base_url,
             model=settings.model,
@@ -98,6 +133,7 @@ class OpenAICompatGenerator:
             timeout_s=settings.timeout_s,
             retries=settings.retries,
             json_mode=settings.json_mode,
+            seed=settings.seed,
             api_key=api_key,
             transport=transport,
             **options,
@@ -109,7 +145,7 @@ class OpenAICompatGenerator:
     @property
     def params(self) -> dict[str, Any]:
         """What decides the answer, stored with it; never the API key."""
-        return {
+        params: dict[str, Any] = {
             "kind": "openai",
             "base_url": self.base_url,
             "model": self.model,
@@ -117,15 +153,26 @@ class OpenAICompatGenerator:
             "max_tokens": self.max_tokens,
             "json_mode": self.json_mode,
         }
+        if self.seed is not None:
+            params["seed"] = self.seed
+        return params
 
     def generate(self, messages: Sequence[Message]) -> Generation:
-        with self._client() as client:
-            response, _tries = self._send(client, self._body(messages, stream=False), stream=False)
-            try:
-                reply = json_reply(response, self.url)
-            finally:
-                response.close()
-        return self._generation(messages, reply)
+        body = self._body(messages, stream=False)
+        key = self._cache.key(self.url, body) if self._cache is not None else ""
+        if self._cache is not None:
+            stored = self._cache.get(key)
+            if stored is not None:
+                found = self._generation(messages, stored)  # usage says so: cost counts it free
+                return dataclasses.replace(
+                    found, cached=True, usage={**found.usage, "cached": True}
+                )
+        with self._client() as client, self._request(client, body, stream=False) as response:
+            reply = json_reply(response, self.url)
+        generation = self._generation(messages, reply)  # checked before it is kept
+        if self._cache is not None:
+            self._cache.put(key, self.url, self.model, reply)
+        return generation
 
     def _generation(self, messages: Sequence[Message], reply: dict[str, Any]) -> Generation:
         return generation_from_reply(
@@ -138,17 +185,14 @@ class OpenAICompatGenerator:
         )
 
     def stream(self, messages: Sequence[Message]) -> Iterator[str]:
-        with self._client() as client:
-            response, _tries = self._send(client, self._body(messages, stream=True), stream=True)
-            try:
-                if response.headers.get("content-type", "").startswith("application/json"):
-                    # The server ignored "stream": true and answered at once.
-                    response.read()
-                    yield self._generation(messages, json_reply(response, self.url)).text
-                    return
-                yield from read_events(response, self.url)
-            finally:
-                response.close()
+        body = self._body(messages, stream=True)
+        with self._client() as client, self._request(client, body, stream=True) as response:
+            if response.headers.get("content-type", "").startswith("application/json"):
+                # The server ignored "stream": true and answered at once.
+                response.read()
+                yield self._generation(messages, json_reply(response, self.url)).text
+                return
+            yield from read_events(response, self.url)
 
     # --- request and retries ------------------------------------------------------------
 
@@ -158,7 +202,10 @@ class OpenAICompatGenerator:
         )
 
     def _body(self, messages: Sequence[Message], *, stream: bool) -> dict[str, Any]:
-        return {"model": self.model, **chat_request(self, messages, stream=stream)}
+        body = {"model": self.model, **chat_request(self, messages, stream=stream)}
+        if self.seed is not None:
+            body["seed"] = self.seed
+        return body
 
     def _headers(self, *, stream: bool) -> dict[str, str]:
         headers = {
@@ -169,43 +216,62 @@ class OpenAICompatGenerator:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    def _send(
+    @contextmanager
+    def _request(
         self, client: httpx.Client, body: dict[str, Any], *, stream: bool
-    ) -> tuple[httpx.Response, int]:
-        """An open response with a 2xx status, and how many tries it took."""
+    ) -> Iterator[httpx.Response]:
+        """An open response with a 2xx status, holding its gate slot until the ``with``
+        ends; failed tries are retried (each with a slot of its own, none while waiting)."""
         tries = 0
         while True:
             tries += 1
             retry_after: float | None = None
-            try:
-                request = client.build_request(
-                    "POST", self.url, json=body, headers=self._headers(stream=stream)
-                )
-                response = client.send(request, stream=stream)
-            except OutgoingRefused as exc:
-                raise GeneratorError(
-                    f"LLM endpoint {self.url}: {exc}", url=self.url, tries=tries
-                ) from None
-            except httpx.TimeoutException as exc:
-                if tries > self.retries:
-                    raise GeneratorError(
-                        f"LLM endpoint {self.url}: timed out after {self.timeout_s:g} s "
-                        f"({_count(tries)})",
-                        url=self.url,
-                        tries=tries,
-                    ) from exc
-            except httpx.TransportError as exc:
-                if tries > self.retries:
-                    raise self._connection_error(exc, tries) from exc
-            else:
-                if response.status_code < 300:
-                    return response, tries
-                response.read()
-                response.close()
-                if response.status_code not in RETRY_STATUSES or tries > self.retries:
-                    raise self._status_error(response, tries)
-                retry_after = _retry_after(response)
+            with self._gate.slot() as ticket:
+                response = self._try(client, body, stream=stream, tries=tries)
+                if response is not None and response.status_code < 300:
+                    self._gate.succeeded(ticket)
+                    try:
+                        yield response
+                    finally:
+                        response.close()
+                    return
+                if response is not None:
+                    response.read()
+                    response.close()
+                    retry_after = retry_after_s(response.headers.get("retry-after", ""))
+                    if response.status_code in SLOW_DOWN_STATUSES:
+                        capped = None if retry_after is None else min(retry_after, self.max_wait_s)
+                        self._gate.slow_down(ticket, capped)
+                    if response.status_code not in RETRY_STATUSES or tries > self.retries:
+                        raise self._status_error(response, tries)
             self._sleep(self._wait(tries, retry_after))
+
+    def _try(
+        self, client: httpx.Client, body: dict[str, Any], *, stream: bool, tries: int
+    ) -> httpx.Response | None:
+        """One request: its response (any status), or None after a failure worth another
+        try; the last try's failure, and a refusal, raise."""
+        try:
+            request = client.build_request(
+                "POST", self.url, json=body, headers=self._headers(stream=stream)
+            )
+            return client.send(request, stream=stream)
+        except OutgoingRefused as exc:
+            raise GeneratorError(
+                f"LLM endpoint {self.url}: {exc}", url=self.url, tries=tries
+            ) from None
+        except httpx.TimeoutException as exc:
+            if tries > self.retries:
+                raise GeneratorError(
+                    f"LLM endpoint {self.url}: timed out after {self.timeout_s:g} s "
+                    f"({_count(tries)})",
+                    url=self.url,
+                    tries=tries,
+                ) from exc
+        except httpx.TransportError as exc:
+            if tries > self.retries:
+                raise self._connection_error(exc, tries) from exc
+        return None
 
     def _wait(self, tries: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -250,22 +316,6 @@ class OpenAICompatGenerator:
         return GeneratorError(
             f"LLM endpoint {self.url}: {message}", url=self.url, status=status, tries=tries
         )
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    """Seconds asked for by ``Retry-After`` (a number or an HTTP date), else None."""
-    value = response.headers.get("retry-after", "").strip()
-    if not value:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return when.timestamp() - time.time()
 
 
 def _count(tries: int) -> str:

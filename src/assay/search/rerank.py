@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import InvalidInput
 from assay.records import Hit
@@ -48,7 +48,10 @@ __all__ = [
     "reranker_registry",
 ]
 
-RerankerFactory = Callable[[RerankerSettings, Mapping[str, Any]], Reranker]
+if TYPE_CHECKING:
+    from assay.llm.traffic import Traffic
+
+RerankerFactory = Callable[[RerankerSettings, Mapping[str, Any], "Traffic | None"], Reranker]
 
 
 def reranker_registry() -> dict[str, RerankerFactory]:
@@ -57,27 +60,37 @@ def reranker_registry() -> dict[str, RerankerFactory]:
 
 
 def make_reranker(
-    settings: RerankerSettings, *, generator: Mapping[str, Any] | None = None
+    settings: RerankerSettings,
+    *,
+    generator: Mapping[str, Any] | None = None,
+    traffic: Traffic | None = None,
 ) -> Reranker:
     """The reranker for ``settings``. ``generator``: the generator settings an ``llm``
-    reranker uses when its own ``generator`` is empty."""
+    reranker uses when its own ``generator`` is empty; ``traffic``: the process's endpoint
+    gates and response cache (:mod:`assay.llm.traffic`)."""
     registry = reranker_registry()
     factory = registry.get(settings.kind)
     if factory is None:
         raise InvalidInput(
             f"unknown reranker kind {settings.kind!r}; valid kinds: {', '.join(registry)}"
         )
-    return factory(settings, settings.generator or dict(generator or {}))
+    return factory(settings, settings.generator or dict(generator or {}), traffic)
 
 
-def _make_http(settings: RerankerSettings, generator: Mapping[str, Any]) -> Reranker:
+def _make_http(
+    settings: RerankerSettings, generator: Mapping[str, Any], traffic: Traffic | None
+) -> Reranker:
+    from assay.llm.traffic import service_gate
     from assay.search.rerank_http import HttpReranker
 
     key = os.environ.get(API_KEY_VARIABLE, "").strip() or None
-    return HttpReranker(settings, api_key=key)
+    gate = service_gate(traffic, settings.url, timeout_s=settings.timeout_s)
+    return HttpReranker(settings, api_key=key, gate=gate)
 
 
-def _make_llm(settings: RerankerSettings, generator: Mapping[str, Any]) -> Reranker:
+def _make_llm(
+    settings: RerankerSettings, generator: Mapping[str, Any], traffic: Traffic | None
+) -> Reranker:
     from assay.llm import GeneratorSettings, make_generator
     from assay.search.rerank_llm import LlmReranker
 
@@ -87,7 +100,7 @@ def _make_llm(settings: RerankerSettings, generator: Mapping[str, Any]) -> Reran
             "the LLM reranker needs a generator that is a language model (kind openai or "
             "local); the offline generator only quotes passages and cannot rate them"
         )
-    return LlmReranker(make_generator(chosen), name=settings.name)
+    return LlmReranker(make_generator(chosen, traffic=traffic), name=settings.name)
 
 
 def rerank_hits(

@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from assay.llm.gate import SLOW_DOWN_STATUSES, EndpointGate, retry_after_s
 from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
 from assay.search.rerank_records import RerankError, RerankerSettings, Reranking
 
@@ -32,6 +33,8 @@ RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 
 
 class HttpReranker:
+    """``gate`` bounds the requests in flight to the endpoint (:mod:`assay.llm.gate`)."""
+
     def __init__(
         self,
         settings: RerankerSettings,
@@ -39,8 +42,10 @@ class HttpReranker:
         api_key: str | None = None,
         policy: OutgoingPolicy | None = None,
         backoff_s: float = 0.3,
+        gate: EndpointGate | None = None,
     ) -> None:
         self.settings = settings
+        self.gate = gate if gate is not None else EndpointGate(settings.url, 16)
         self.url = settings.url
         self.name = settings.name
         self._api_key = api_key
@@ -79,16 +84,22 @@ class HttpReranker:
             for attempt in range(tries):
                 if attempt:
                     time.sleep(self.backoff_s * 2 ** (attempt - 1))
-                try:
-                    response = client.post(self.url, json=body, headers=headers)
-                except OutgoingRefused as exc:
-                    raise RerankError(f"{self.name}: {exc}") from None
-                except httpx.TimeoutException:
-                    problem = f"timed out after {self.settings.timeout_s:g} s"
-                    continue
-                except httpx.TransportError as exc:
-                    problem = f"could not connect ({exc.__class__.__name__}: {exc})"
-                    continue
+                with self.gate.slot() as ticket:
+                    try:
+                        response = client.post(self.url, json=body, headers=headers)
+                    except OutgoingRefused as exc:
+                        raise RerankError(f"{self.name}: {exc}") from None
+                    except httpx.TimeoutException:
+                        problem = f"timed out after {self.settings.timeout_s:g} s"
+                        continue
+                    except httpx.TransportError as exc:
+                        problem = f"could not connect ({exc.__class__.__name__}: {exc})"
+                        continue
+                    if response.status_code in SLOW_DOWN_STATUSES:
+                        wait = retry_after_s(response.headers.get("retry-after", ""))
+                        self.gate.slow_down(ticket, None if wait is None else min(wait, 30.0))
+                    elif response.status_code < 300:
+                        self.gate.succeeded(ticket)
                 if response.status_code in RETRY_STATUSES:
                     problem = f"HTTP {response.status_code}: {_excerpt(response)}"
                     continue

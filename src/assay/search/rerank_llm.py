@@ -57,6 +57,7 @@ class LlmReranker:
         scores: list[float] = []
         usage: dict[str, Any] = {}
         model = ""
+        cached = bool(documents)
         for number, text in enumerate(documents):
             prompt = PROMPT.format(query=query.strip(), passage=text.strip())
             try:
@@ -64,6 +65,7 @@ class LlmReranker:
             except (GeneratorError, InvalidInput) as exc:
                 raise RerankError(f"{self.name}: passage {number}: {exc}") from None
             add_usage(usage, generation.usage)
+            cached = cached and generation.cached
             model = generation.model or model
             rating = parse_rating(generation.text)
             if rating is None:
@@ -72,4 +74,6 @@ class LlmReranker:
                     f"{generation.text[:120]!r}"
                 )
             scores.append(rating)
+        if cached:  # every rating came from the response cache: nothing was billed
+            usage["cached"] = True
         return Reranking(tuple(scores), usage, model)

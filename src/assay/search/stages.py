@@ -12,7 +12,7 @@ import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import InvalidInput
 from assay.llm.records import Generator
@@ -32,6 +32,9 @@ from assay.search.rerank import (
 from assay.search.retriever import RetrieverSettings
 from assay.search.rewrite import Rewritten, check_rewrite, rewrite_query
 from assay.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from assay.llm.traffic import Traffic
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,10 +100,12 @@ def make_stage_tools(
     generator: Mapping[str, Any] | None = None,
     *,
     rewrite_generator: Mapping[str, Any] | None = None,
+    traffic: Traffic | None = None,
 ) -> StageTools:
     """The generator a rewrite needs and the reranker, made once for many queries.
     ``generator``: the generator settings to use (the pipeline's or the project's) where
-    the stage names none of its own (``rewrite_generator``, the reranker's ``generator``)."""
+    the stage names none of its own (``rewrite_generator``, the reranker's ``generator``);
+    ``traffic``: the process's endpoint gates and response cache (:mod:`assay.llm.traffic`)."""
     rewriter: Generator | None = None
     if stages.rewrite != "none":
         from assay.llm import GeneratorSettings, make_generator
@@ -111,8 +116,12 @@ def make_stage_tools(
                 f"query rewrite {stages.rewrite!r} needs a generator that is a language model "
                 "(kind openai or local); the offline generator only quotes passages"
             )
-        rewriter = make_generator(chosen)
-    reranker = make_reranker(stages.reranker, generator=generator) if stages.reranker else None
+        rewriter = make_generator(chosen, traffic=traffic)
+    reranker = (
+        make_reranker(stages.reranker, generator=generator, traffic=traffic)
+        if stages.reranker
+        else None
+    )
     return StageTools(rewriter, reranker)
 
 

@@ -8,6 +8,7 @@ argument. The Python API creates a missing workspace on open; the CLI creates on
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ class Workspace:
     blobs: BlobStore
     index_root: Path
     _shared: dict[str, Any] = field(default_factory=dict, repr=False)
+    _shared_lock: Any = field(default_factory=threading.RLock, repr=False)
 
     @classmethod
     def open(cls, settings: Settings | None = None, *, create: bool = True) -> Workspace:
@@ -63,9 +65,10 @@ class Workspace:
     def shared(self, key: str, build: Callable[[], Any]) -> Any:
         """One object per workspace for ``key``, built on first use: an embedder (loading
         MiniLM takes ~0.5 s) is made once and shared by every search of the process."""
-        if key not in self._shared:
-            self._shared[key] = build()
-        return self._shared[key]
+        with self._shared_lock:  # threads of one run ask at once; one object must win
+            if key not in self._shared:
+                self._shared[key] = build()
+            return self._shared[key]
 
     def forget(self, key: str) -> None:
         """Drop the shared object of ``key`` (the next :meth:`shared` builds it again)."""

@@ -25,9 +25,10 @@ def running(request: Request, experiment_id: int) -> bool:
     return jobs(request).active(EXPERIMENT, experiment_payload(experiment_id))
 
 
-def start_run(request: Request, ws: Workspace, experiment_id: int) -> bool:
-    """Queue a run (or resume); False when one is already queued or running."""
-    return submit_experiment(jobs(request), ws, experiment_id)
+def start_run(request: Request, ws: Workspace, experiment_id: int, *, cache: bool = True) -> bool:
+    """Queue a run (or resume); False when one is already queued or running. ``cache=False``
+    asks every model again (no reply from the response cache)."""
+    return submit_experiment(jobs(request), ws, experiment_id, cache=cache)
 
 
 def drop_queued_run(request: Request, experiment_id: int) -> None:

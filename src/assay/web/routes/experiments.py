@@ -175,12 +175,13 @@ def api_delete(request: Request, name: str, ref: str) -> Response:
 
 
 @router.post("/api/projects/{name}/experiments/{ref}/run", status_code=202, tags=["experiments"])
-def api_run(request: Request, name: str, ref: str) -> Any:
-    """Start or resume: tasks with a good result are kept, failed ones are tried again."""
+def api_run(request: Request, name: str, ref: str, cache: bool = True) -> Any:
+    """Start or resume: tasks with a good result are kept, failed ones are tried again.
+    ``cache=false`` asks every model again instead of answering from the response cache."""
     ws, project = open_project(request, name)
     experiment = get_experiment(ws, project, ref, with_aggregates=False)
     refuse_run(experiment.name, experiment.selection)
-    if not start_run(request, ws, experiment.id):
+    if not start_run(request, ws, experiment.id, cache=cache):
         raise Conflict(
             f"experiment {experiment.name!r} is already running",
             key="raised.experiment_already_running",

@@ -133,6 +133,7 @@ document.addEventListener("alpine:init", () => {
       p: data.progress,
       source: null,
       finishedHere: false,
+      noCache: false,  // ask every model again instead of answering from the response cache
       init() { if (this.p.running || this.p.status === "running") this.listen(); },
       stateText() { return data.states[this.p.status] || this.p.status; },
       countsText() {
@@ -157,7 +158,8 @@ document.addEventListener("alpine:init", () => {
       },
       async resume() {
         try {
-          this.p = (await window.assay.api("POST", data.run)).progress;
+          const url = data.run + (this.noCache ? "?cache=false" : "");
+          this.p = (await window.assay.api("POST", url)).progress;
           this.p.running = true;
           this.finishedHere = false;
           this.listen();

@@ -1,0 +1,126 @@
+"""Endpoint slot leases in the database: the limit of an endpoint holds over several worker
+processes, and the slots of a killed process come back when its leases expire."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from assay.llm.gate import Gates
+from assay.llm.slot_leases import SlotLeases, stored_endpoint
+from assay.llm.traffic import workspace_gates
+from assay.store.workspace import Workspace
+from tests.fakes.openai_server import Computed, FakeOpenAI, Latency
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_slots_are_bounded_and_given_back(any_ws: Workspace) -> None:
+    leases = SlotLeases(any_ws.engine, holder="test:1")
+    taken = [leases._try("http://e m", 3, 60.0) for _ in range(3)]
+    assert all(taken) and sorted(lease.slot for lease in taken if lease) == [0, 1, 2]
+    assert leases._try("http://e m", 3, 60.0) is None  # full
+    assert leases._try("http://other m", 3, 60.0) is not None  # another endpoint
+    assert leases.held("http://e m") == 3
+    first = taken[0]
+    assert first is not None
+    leases.give_back(first)
+    again = leases._try("http://e m", 3, 60.0)
+    assert again is not None and again.slot == first.slot
+    assert leases._try("http://e m", 2, 60.0) is None  # a lower limit counts every lease
+
+
+def test_a_killed_processs_slots_come_back_when_they_expire(any_ws: Workspace) -> None:
+    killed = SlotLeases(any_ws.engine, holder="killed:1")
+    for _ in range(2):
+        assert killed._try("http://e m", 2, -1.0) is not None  # never given back, expired
+    other = SlotLeases(any_ws.engine, holder="alive:2")
+    assert other.take("http://e m", 2, 60.0) is not None
+    assert other.take("http://e m", 2, 60.0) is not None
+    assert other.held("http://e m") == 2
+
+
+def test_long_endpoints_are_stored_hashed() -> None:
+    assert stored_endpoint("http://e m") == "http://e m"
+    long = "http://e/" + "x" * 600
+    assert stored_endpoint(long).startswith("sha256:") and len(stored_endpoint(long)) < 500
+
+
+def test_gates_take_leases_on_postgresql_only(ws: Workspace) -> None:
+    assert workspace_gates(ws).leases is None  # SQLite: one process runs the jobs
+    assert workspace_gates(ws) is workspace_gates(ws)  # one per workspace object
+
+
+WORKER = textwrap.dedent(
+    """
+    import pathlib, sys, time
+    from assay.llm import GeneratorSettings, Message, make_generator
+    from assay.llm.fanout import in_order
+    from assay.llm.traffic import workspace_traffic
+    from assay.store.settings import Settings
+    from assay.store.workspace import Workspace
+
+    url, database, go, name = sys.argv[1:5]
+    ws = Workspace.open(Settings(home=pathlib.Path(go).parent / name, database_url=database))
+    settings = GeneratorSettings(kind="openai", base_url=url, model="m", max_in_flight=3)
+    generator = make_generator(settings, traffic=workspace_traffic(ws, cache=False))
+    assert workspace_traffic(ws).gates.leases is not None
+    print("ready", flush=True)
+    while not pathlib.Path(go).exists():
+        time.sleep(0.01)
+    ask = lambda n: generator.generate([Message("user", f"{name} {n}")]).text
+    answers = list(in_order(ask, range(15), 8))
+    print(len(answers), flush=True)
+    """
+)
+
+
+@pytest.mark.postgres
+def test_two_processes_never_pass_the_limit_together(pg_ws: Workspace, tmp_path: Path) -> None:
+    database = pg_ws.engine.url.render_as_string(hide_password=False)
+    go = tmp_path / "go"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    with FakeOpenAI([Latency(Computed(lambda body: "ok"), seconds=10.0, until=3)]) as fake:
+        workers = [
+            subprocess.Popen(
+                [sys.executable, "-c", WORKER, fake.url, database, str(go), f"w{n}"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+            for n in range(2)
+        ]
+        for worker in workers:
+            assert worker.stdout is not None
+            line = worker.stdout.readline()
+            assert line.strip() == "ready", worker.stderr.read() if worker.stderr else line
+        go.touch()  # both start asking at once
+        outputs = [worker.communicate(timeout=300) for worker in workers]
+    for worker, (out, err) in zip(workers, outputs, strict=True):
+        assert worker.returncode == 0, err
+        assert out.strip() == "15"
+    assert fake.count == 30
+    # each process alone would keep 3 in flight: together they keep the one limit
+    assert fake.peak_in_flight == 3
+    assert SlotLeases(pg_ws.engine).held(f"{fake.url} m") == 0  # every lease given back
+
+
+def test_a_gate_with_leases_bounds_the_threads_of_one_process(any_ws: Workspace) -> None:
+    from assay.llm import GeneratorSettings, Message, make_generator
+    from assay.llm.fanout import in_order
+    from assay.llm.traffic import Traffic
+
+    gates = Gates(SlotLeases(any_ws.engine))
+    with FakeOpenAI([Latency(Computed(lambda body: "ok"), seconds=10.0, until=2)]) as fake:
+        settings = GeneratorSettings(kind="openai", base_url=fake.url, model="m", max_in_flight=2)
+        generator = make_generator(settings, traffic=Traffic(gates))
+        ask = lambda n: generator.generate([Message("user", str(n))]).text  # noqa: E731
+        assert list(in_order(ask, range(8), 8)) == ["ok"] * 8
+    assert fake.peak_in_flight == 2
+    assert SlotLeases(any_ws.engine).held(f"{fake.url} m") == 0
