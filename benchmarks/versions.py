@@ -9,10 +9,12 @@ processes (wall time, CPU seconds, peak resident memory):
 - ``export``: the native zip of a version (from its snapshot) against the native zip of the
   live project (``transfer.export_bundle``), alternating, the same items.
 
-    python benchmarks/versions.py [--items 10000] [--docs 200] [--chunks-per-doc 50]
+    python benchmarks/versions.py [--items 10000 100000] [--docs 200] [--chunks-per-doc 50]
         [--rounds 3] [--home DIR]
 
-Prints min / median per step and the load average (os.getloadavg) before and after.
+Prints min / median per step and the load average (os.getloadavg) before and after, per item
+count, then the peak memory of each step by item count (flat: a version is never held whole).
+``--items 2000`` is a quick run.
 
 Recorded on SQLite, 10,000 items (20,000 passages), 200 documents, 10,000 imported chunks, 3
 rounds, on 2 cores shared with other work (load average 12.5 before, 13.6 after, so wall times
@@ -104,23 +106,49 @@ def _change_one_percent(home: Path) -> None:
     ws.close()
 
 
-def _report(name: str, runs: list[tuple[float, float, float]]) -> None:
+def _report(name: str, runs: list[tuple[float, float, float]]) -> float:
     walls = [r[0] for r in runs]
     cpus = [r[1] for r in runs]
+    peak = max(r[2] for r in runs)
     print(
         f"{name:15} wall min {min(walls):6.2f} s, median {statistics.median(walls):6.2f} s; "
         f"CPU min {min(cpus):6.2f} s, median {statistics.median(cpus):6.2f} s; "
-        f"peak memory {max(r[2] for r in runs):5.0f} MB"
+        f"peak memory {peak:5.0f} MB"
     )
+    return peak
+
+
+def measure(home: Path, rounds: int, out: Path) -> dict[str, float]:
+    """Every step ``rounds`` times on the seeded workspace; the peak memory of each."""
+    print(f"load before: {os.getloadavg()}")
+    tag = str(int(time.time()))
+    peaks = {}
+    creates = [timed(home, "create", f"v{tag}-{n}", out) for n in range(rounds)]
+    peaks["create"] = _report("create", creates)
+    _change_one_percent(home)
+    timed(home, "create", f"v{tag}-changed", out)
+    diffs = [timed(home, "diff", f"v{tag}-0,v{tag}-changed", out) for _ in range(rounds)]
+    peaks["diff (1 %)"] = _report("diff (1 %)", diffs)
+    from_version, live = [], []
+    for _ in range(rounds):  # alternating sides
+        from_version.append(timed(home, "export-version", f"v{tag}-0", out))
+        live.append(timed(home, "export-live", "", out))
+    peaks["export version"] = _report("export version", from_version)
+    peaks["export live"] = _report("export live", live)
+    size = sum(p.stat().st_size for p in (home / "blobs").rglob("*") if p.is_file())
+    print(f"blob store: {size / 1e6:.1f} MB; load after: {os.getloadavg()}")
+    return peaks
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument(
+        "--items", type=int, nargs="+", default=[10_000, 100_000], help="item counts to run"
+    )
     parser.add_argument("--docs", type=int, default=200)
     parser.add_argument("--chunks-per-doc", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--home", type=Path)
+    parser.add_argument("--home", type=Path, help="reuse this workspace (one item count)")
     parser.add_argument("--run", help=argparse.SUPPRESS)
     parser.add_argument("--arg", default="", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
@@ -128,29 +156,21 @@ def main() -> None:
     if args.run:
         run_step(args.home, args.run, args.arg, args.out)
         return
-    with tempfile.TemporaryDirectory() as scratch:
-        home = args.home or Path(scratch) / "ws"
-        if not (home / "assay.db").exists():
-            started = time.perf_counter()
-            seed(home, args.items, args.docs, args.chunks_per_doc)
-            print(f"seeded {args.items} items in {time.perf_counter() - started:.1f} s")
-        out = Path(scratch) / "out.zip"
-        print(f"load before: {os.getloadavg()}")
-        tag = str(int(time.time()))
-        creates = [timed(home, "create", f"v{tag}-{n}", out) for n in range(args.rounds)]
-        _report("create", creates)
-        _change_one_percent(home)
-        timed(home, "create", f"v{tag}-changed", out)
-        diffs = [timed(home, "diff", f"v{tag}-0,v{tag}-changed", out) for _ in range(args.rounds)]
-        _report("diff (1 %)", diffs)
-        from_version, live = [], []
-        for _ in range(args.rounds):  # alternating sides
-            from_version.append(timed(home, "export-version", f"v{tag}-0", out))
-            live.append(timed(home, "export-live", "", out))
-        _report("export version", from_version)
-        _report("export live", live)
-        size = sum(p.stat().st_size for p in (home / "blobs").rglob("*") if p.is_file())
-        print(f"blob store: {size / 1e6:.1f} MB; load after: {os.getloadavg()}")
+    if args.home and len(args.items) > 1:
+        parser.error("--home holds one workspace: give one --items count with it")
+    peaks: dict[int, dict[str, float]] = {}
+    for count in args.items:
+        with tempfile.TemporaryDirectory() as scratch:
+            home = args.home or Path(scratch) / "ws"
+            if not (home / "assay.db").exists():
+                started = time.perf_counter()
+                seed(home, count, args.docs, args.chunks_per_doc)
+                print(f"seeded {count} items in {time.perf_counter() - started:.1f} s")
+            peaks[count] = measure(home, args.rounds, Path(scratch) / "out.zip")
+    print("peak memory (MB) by item count:")
+    for step in next(iter(peaks.values())):
+        figures = ", ".join(f"{count}: {peaks[count][step]:.0f}" for count in peaks)
+        print(f"  {step:15} {figures}")
 
 
 if __name__ == "__main__":

@@ -193,3 +193,37 @@ def test_a_versions_native_export_imports_back_to_the_same_hash(
 
     assert (again.item_count, again.evidence_count) == (v1.item_count, v1.evidence_count)
     assert again.hash == v1.hash
+
+
+def test_the_streamed_hash_is_that_of_the_whole_canonical_json(any_ws: Workspace) -> None:
+    """The hash gathered item by item (in creation order, spilled to a file) equals the
+    sha256 of the one canonical JSON text with the items sorted by id."""
+    import hashlib
+
+    from assay.review.version_hash import canonical_item, canonical_json, content_hash
+
+    project, _, _ = _setup(any_ws)
+    v1 = create_version(any_ws, project, "v1")
+    snapshot = read_snapshot(any_ws, v1)
+    gold = list(snapshot.items)
+    docs = list(snapshot.bundle.documents)
+    chunking = snapshot.bundle.chunkings[0]
+    whole = {
+        "items": sorted((canonical_item(i, {}) for i in gold), key=lambda i: str(i["id"])),
+        "documents": sorted(
+            ({"name": d.name, "sha256": d.sha256, "text_sha256": d.text_sha256} for d in docs),
+            key=lambda d: d["name"],
+        ),
+        "chunking": {"name": chunking.name, "method": chunking.method, "params": chunking.params},
+    }
+    expected = hashlib.sha256(canonical_json(whole).encode()).hexdigest()
+    assert content_hash(reversed(gold), docs, chunking) == expected == v1.hash
+
+
+def test_a_version_file_changed_by_hand_is_refused(any_ws: Workspace) -> None:
+    project, _, _ = _setup(any_ws)
+    v1 = create_version(any_ws, project, "v1")
+    path = any_ws.blobs.path(v1.blob)
+    path.write_bytes(path.read_bytes() + b"\0")
+    with pytest.raises(Conflict, match="its stored file does not match its hash"):
+        read_snapshot(any_ws, v1)
