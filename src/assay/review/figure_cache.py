@@ -27,6 +27,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from assay import __version__
+from assay.errors import DatabaseBusy
 from assay.records import Project, to_json
 from assay.review.agreement import AgreementReport, Categorical, Measures, Row, agreement_report
 from assay.review.dashboard import dashboard
@@ -83,15 +84,18 @@ def cached(
         return row.value, as_utc(row.computed_at)
     value, at = to_json(compute()), utcnow()
     values = {"project_id": project.id, "name": name, "mark": mark, "value": value}
-    with transaction(ws.engine, None) as conn:
-        insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-        statement = insert(figure_cache).values(**values, computed_at=at)
-        conn.execute(
-            statement.on_conflict_do_update(
-                index_elements=[figure_cache.c.project_id, figure_cache.c.name],
-                set_={"mark": mark, "value": value, "computed_at": at},
+    try:
+        with transaction(ws.engine, None) as conn:
+            insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+            statement = insert(figure_cache).values(**values, computed_at=at)
+            conn.execute(
+                statement.on_conflict_do_update(
+                    index_elements=[figure_cache.c.project_id, figure_cache.c.name],
+                    set_={"mark": mark, "value": value, "computed_at": at},
+                )
             )
-        )
+    except DatabaseBusy:  # SQLite's write lock held by a long import: serve, store next time
+        pass
     return value, at
 
 
