@@ -227,3 +227,27 @@ def test_a_version_file_changed_by_hand_is_refused(any_ws: Workspace) -> None:
     path.write_bytes(path.read_bytes() + b"\0")
     with pytest.raises(Conflict, match="its stored file does not match its hash"):
         read_snapshot(any_ws, v1)
+
+
+def test_evidence_is_checked_the_same_a_few_passages_at_a_time(
+    any_ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Items needing review (what a version leaves out) are found alike whether the
+    passages are read all at once or one document and one passage at a time."""
+    from assay.corpus import anchoring
+    from tests.test_transfer import stale_project
+
+    project, stale, _fine = stale_project(any_ws)
+    other = ingest_bytes(any_ws, project, "leave.txt", LEAVE.encode())
+    cited = Evidence(doc_id=other.id, text="Unused days expire in March.")
+    also = create_item(any_ws, project, Item(turns=[Turn(query="q", evidence=[cited])]))
+    set_status(any_ws, project, also.id, "accepted", also.version)
+    with any_ws.engine.begin() as conn:
+        whole = anchoring.items_needing_review(conn, project.id, ["accepted"])
+    monkeypatch.setattr(anchoring, "ROW_BATCH", 1)
+    monkeypatch.setattr(anchoring, "DOC_BATCH", 1)
+    with any_ws.engine.begin() as conn:
+        piecewise = anchoring.items_needing_review(conn, project.id, ["accepted"])
+    assert piecewise == whole and list(whole) == [stale]
+    version = create_version(any_ws, project, "v1")
+    assert version.summary["left_out_needing_review"] == [stale] and version.item_count == 2
