@@ -251,3 +251,23 @@ def test_evidence_is_checked_the_same_a_few_passages_at_a_time(
     assert piecewise == whole and list(whole) == [stale]
     version = create_version(any_ws, project, "v1")
     assert version.summary["left_out_needing_review"] == [stale] and version.item_count == 2
+
+
+def test_a_version_read_a_page_of_one_item_at_a_time_is_the_same(
+    any_ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gold is read a page at a time by creation time and id: items created at the same
+    moment are neither skipped nor read twice across pages."""
+    from assay.review import versions
+
+    project, doc, accepted = _setup(any_ws)
+    more = [_gold(any_ws, project, doc.id, f"q{n}", 20) for n in range(3)]
+    with any_ws.engine.begin() as conn:  # two of them at one moment
+        moment = conn.scalar(sa.select(items.c.created_at).where(items.c.id == more[0].id))
+        conn.execute(items.update().where(items.c.id == more[1].id).values(created_at=moment))
+    whole = create_version(any_ws, project, "whole")
+    monkeypatch.setattr(versions, "PAGE", 1)
+    paged = create_version(any_ws, project, "paged")
+    assert (paged.item_count, paged.hash) == (whole.item_count, whole.hash) == (5, whole.hash)
+    frozen = [i.id for i in read_snapshot(any_ws, paged).items]
+    assert sorted(frozen) == sorted(i.id for i in accepted + more) and len(set(frozen)) == 5

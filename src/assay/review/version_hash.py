@@ -8,17 +8,20 @@ the same hash, whenever and in whatever order it was read.
 
 A version is written in the order its items were created, but hashed in the order of their
 ids. Rather than hold every item until the end, :class:`ContentHash` writes each item's
-canonical text to a temporary file as it comes and keeps only (id, offset, length); at the
-end it hashes the texts in id order. JSON is compositional, so the pieces joined with commas
-are byte for byte the text ``json.dumps`` gives for the whole.
+canonical text to a scratch SQLite file (on disk, keyed by id) as it comes; at the end it
+reads them back in id order and hashes them. JSON is compositional, so the pieces joined with
+commas are byte for byte the text ``json.dumps`` gives for the whole. (SQLite compares text
+as UTF-8 bytes, which orders as Python orders the strings: by code point.)
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import tempfile
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from assay.formats import ChunkingRecord, DocumentRecord
@@ -47,7 +50,7 @@ def canonical_item(item: Item, doc_name: dict[str, str]) -> dict[str, Any]:
 
 class ContentHash:
     """The content hash of a version whose items are given one at a time, in any order
-    (see the module's doc); memory holds about 100 bytes per item, not the item."""
+    (see the module's doc); memory holds none of them."""
 
     def __init__(self, documents: Iterable[DocumentRecord], chunking: ChunkingRecord) -> None:
         docs = list(documents)
@@ -58,28 +61,29 @@ class ContentHash:
         )
         about = {"name": chunking.name, "method": chunking.method, "params": chunking.params}
         self.head = f'{{"chunking":{canonical_json(about)},"documents":{canonical_json(listed)}'
-        # closed by hexdigest(); an unlinked file, so dropped with the object if never asked
-        self.spill = tempfile.TemporaryFile(prefix="assay-hash-")  # noqa: SIM115
-        self.index: list[tuple[str, int, int]] = []
-        self.offset = 0
+        # removed by hexdigest(); by the object's end if that is never asked
+        self.folder = tempfile.TemporaryDirectory(prefix="assay-hash-")
+        self.spill = sqlite3.connect(Path(self.folder.name) / "items.db")
+        self.spill.executescript(
+            "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+            "CREATE TABLE items (id TEXT PRIMARY KEY, text BLOB) WITHOUT ROWID;"
+        )
 
     def add(self, item: Item) -> None:
         text = canonical_json(canonical_item(item, self.names)).encode("utf-8")
-        self.spill.write(text)
-        self.index.append((str(item.id), self.offset, len(text)))
-        self.offset += len(text)
+        self.spill.execute("INSERT INTO items VALUES (?, ?)", (str(item.id), text))
 
     def hexdigest(self) -> str:
-        """The hash of everything added (the temporary file is closed)."""
+        """The hash of everything added (the scratch file is removed)."""
         digest = hashlib.sha256(f'{self.head},"items":['.encode())
-        self.spill.flush()
         try:
-            for n, (_, offset, length) in enumerate(sorted(self.index)):
-                self.spill.seek(offset)
+            rows = self.spill.execute("SELECT text FROM items ORDER BY id")
+            for n, (text,) in enumerate(rows):
                 digest.update(b"," if n else b"")
-                digest.update(self.spill.read(length))
+                digest.update(text)
         finally:
             self.spill.close()
+            self.folder.cleanup()
         digest.update(b"]}")
         return digest.hexdigest()
 

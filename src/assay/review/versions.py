@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,8 @@ from assay.store.review_schema import dataset_versions
 from assay.store.schema import accounts, items
 from assay.store.workspace import Workspace
 
-"""What a version freezes unless told otherwise: the reviewed gold."""
+PAGE = 500
+"""Gold item ids read at once when freezing (and so items read per query)."""
 SNAPSHOT_KEY = "dataset_version"
 """The key of the snapshot's own facts in the native manifest's ``extra``."""
 
@@ -83,19 +85,38 @@ def check_statuses(statuses: Iterable[str] | None) -> tuple[str, ...]:
     return parse_statuses(statuses)
 
 
-def _gold_ids(conn: sa.Connection, project: Project, statuses: Sequence[str]) -> list[str]:
-    """Ids of the gold items with ``statuses`` (never copies), oldest first."""
-    return list(
-        conn.scalars(
-            sa.select(items.c.id)
-            .where(
-                items.c.project_id == project.id,
-                items.c.status.in_(list(statuses)),
-                items.c.copy_of.is_(None),
+def _gold_batches(
+    conn: sa.Connection, project: Project, statuses: Sequence[str], held: Container[str]
+) -> Iterator[list[str]]:
+    """Ids of the gold items with ``statuses`` (never copies, never those ``held``), oldest
+    first, a page at a time (keyset on the index of creation times): never all at once."""
+    after: tuple[Any, str] | None = None
+    while True:
+        where = [
+            items.c.project_id == project.id,
+            items.c.status.in_(list(statuses)),
+            items.c.copy_of.is_(None),
+        ]
+        if after is not None:
+            created, last = after
+            where.append(
+                sa.or_(
+                    items.c.created_at > created,
+                    sa.and_(items.c.created_at == created, items.c.id > last),
+                )
             )
+        rows = conn.execute(
+            sa.select(items.c.created_at, items.c.id)
+            .where(*where)
             .order_by(items.c.created_at, items.c.id)
-        )
-    )
+            .limit(PAGE)
+        ).all()
+        if not rows:
+            return
+        after = (rows[-1][0], rows[-1][1])
+        page = [r[1] for r in rows if r[1] not in held]
+        if page:
+            yield page
 
 
 def _status_counts(conn: sa.Connection, project: Project) -> dict[str, int]:
@@ -147,8 +168,9 @@ def create_version(
         _refuse_taken(conn, project, name)
         frozen = get_chunking(ws, project, chunking, conn=conn)
         held = items_needing_review(conn, project.id, chosen)
-        ids = [i for i in _gold_ids(conn, project, chosen) if i not in held]
-        if not ids:
+        pages = _gold_batches(conn, project, chosen, held)
+        first = next(pages, None)
+        if first is None:
             raise InvalidInput(_empty_message(project, chosen, _status_counts(conn, project)))
         docs = [document_record(ws, d) for d in iter_documents(ws, project, conn=conn)]
         record = _chunking_record(ws, frozen, conn)
@@ -157,7 +179,11 @@ def create_version(
             project=ProjectInfo(name=project.name, language=project.language),
             documents=docs,
             chunkings=[record],
-            items=seen.watch(items_in_batches(ws, ids, history=True, conn=conn)),
+            items=seen.watch(
+                item
+                for page in chain([first], pages)
+                for item in items_in_batches(ws, page, history=True, conn=conn)
+            ),
             extra={
                 SNAPSHOT_KEY: {
                     "statuses": list(chosen),
@@ -324,6 +350,6 @@ def read_snapshot(ws: Workspace, version: DatasetVersion) -> Snapshot:
             f"{version.blob[:12]} (the blob store was changed by hand)"
         )
     bundle = native.stream(path)
-    bundle.items = Lazy(lambda: native.stream_items(path, []))
+    bundle.items = Lazy(lambda: native.stream_items(path, [], check_ids=False))
     facts = bundle.extra.get(SNAPSHOT_KEY) or {}
     return Snapshot(version, bundle, bundle.items, dict(facts.get("document_ids") or {}))
