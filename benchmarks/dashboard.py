@@ -11,10 +11,14 @@ a status event) for most of those; 10 % are LLM drafts with LLM-suggested eviden
 the documents are cited by no item. PostgreSQL runs on a throwaway server on loopback (or
 ASSAY_TEST_POSTGRES_URL).
 
-Then, per database, in each round: ``review.dashboard.dashboard`` itself, the JSON twin and the
-page (in-process, FastAPI TestClient), in an order that alternates between rounds; min and
-median per measurement with the CPU time this process used (on a shared machine the wall
-time mostly measures the others), the load average, and once the time of each figure's queries.
+Then, per database, in each round: ``review.dashboard.dashboard`` itself (the figures computed
+afresh), a refresh with no change since the last one (``figure_cache.cached_dashboard``: the
+change mark and the stored figures), the project's change mark alone, the JSON twin and the
+page (in-process, FastAPI TestClient; both serve the cached figures), in an order that
+alternates between rounds; min and median per measurement with the CPU time this process used
+(on a shared machine the wall time mostly measures the others), the load average, and once
+the time of each figure's queries. ``--items`` takes one count or several (``--items 2000``
+for a quick run).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from assay.people.actors import account_ids
 from assay.records import Project
 from assay.review import dashboard as figures
 from assay.review.dashboard import throughput, time_per_item
+from assay.review.figure_cache import cached_dashboard, change_mark
 from assay.store.db import utcnow
 from assay.store.projects import create_project, get_project
 from assay.store.review_schema import reviews
@@ -191,10 +196,17 @@ def timed(label: str, calls: list[float], cpu: list[float]) -> None:
     )
 
 
+def mark_only(ws: Workspace, project: Project) -> str:
+    with ws.engine.connect() as conn:
+        return change_mark(conn, project, utcnow().date().isoformat())
+
+
 def measure(ws: Workspace, project: Project, rounds: int) -> None:
     client = TestClient(create_app(ws), base_url="http://127.0.0.1:8765")
     sides: dict[str, Callable[[], Any]] = {
         "dashboard() (the figures)": lambda: figures.dashboard(ws, project),
+        "refresh, no change (cached)": lambda: cached_dashboard(ws, project),
+        "change mark alone": lambda: mark_only(ws, project),
         "GET /api/projects/bench/dashboard": lambda: client.get(
             "/api/projects/bench/dashboard"
         ).raise_for_status(),
@@ -236,29 +248,33 @@ def measure(ws: Workspace, project: Project, rounds: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--items", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--docs", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", choices=["sqlite", "postgres"])
     parser.add_argument("--home", help="keep the SQLite workspace here and reuse it next time")
     args = parser.parse_args()
+    if args.home and len(args.items) > 1:
+        parser.error("--home holds one workspace: give one --items count with it")
     with postgres_server() as pg_url:
-        for kind in ("sqlite", "postgres"):
-            if args.only not in (None, kind) or (kind == "postgres" and pg_url is None):
-                continue
-            with tempfile.TemporaryDirectory() as tmp:
-                home = Path(args.home) if args.home and kind == "sqlite" else Path(tmp)
-                with fresh_database(kind, home, pg_url) as url:
-                    run(kind, Workspace.open(Settings(home=home, database_url=url)), args)
+        for count in args.items:
+            for kind in ("sqlite", "postgres"):
+                if args.only not in (None, kind) or (kind == "postgres" and pg_url is None):
+                    continue
+                with tempfile.TemporaryDirectory() as tmp:
+                    home = Path(args.home) if args.home and kind == "sqlite" else Path(tmp)
+                    with fresh_database(kind, home, pg_url) as url:
+                        ws = Workspace.open(Settings(home=home, database_url=url))
+                        run(kind, ws, count, args)
 
 
-def run(kind: str, ws: Workspace, args: argparse.Namespace) -> None:
+def run(kind: str, ws: Workspace, count: int, args: argparse.Namespace) -> None:
     began = time.perf_counter()
     try:
         project = get_project(ws, "bench")
         print(f"{kind}: reusing the project seeded in {args.home}")
     except NotFound:
-        project = seed(ws, args.items, args.docs)
+        project = seed(ws, count, args.docs)
     with ws.engine.connect() as conn:
         n_events = conn.scalar(sa.select(sa.func.count()).select_from(events))
         n_items = conn.scalar(sa.select(sa.func.count()).select_from(items))

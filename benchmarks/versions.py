@@ -9,20 +9,25 @@ processes (wall time, CPU seconds, peak resident memory):
 - ``export``: the native zip of a version (from its snapshot) against the native zip of the
   live project (``transfer.export_bundle``), alternating, the same items.
 
-    python benchmarks/versions.py [--items 10000] [--docs 200] [--chunks-per-doc 50]
+    python benchmarks/versions.py [--items 10000 100000] [--docs 200] [--chunks-per-doc 50]
         [--rounds 3] [--home DIR]
 
-Prints min / median per step and the load average (os.getloadavg) before and after.
+Prints min / median per step and the load average (os.getloadavg) before and after, per item
+count, then the peak memory of each step by item count (flat: a version is never held whole).
+``--items 2000`` is a quick run.
 
-Recorded on SQLite, 10,000 items (20,000 passages), 200 documents, 10,000 imported chunks, 3
-rounds, on 2 cores shared with other work (load average 12.5 before, 13.6 after, so wall times
-are stretched; CPU seconds are the steadier figure), min / median:
-create 9.05 / 9.15 s wall, 2.16 / 2.23 s CPU, 124 MB; diff of two versions (1 % of the items
-changed) 13.55 / 13.66 s wall, 3.45 / 3.48 s CPU, 151 MB; export of the version to native
-6.65 / 8.73 s wall, 2.29 / 2.35 s CPU, 118 MB, against the live export of the same items
-5.50 / 7.27 s wall, 1.82 / 1.89 s CPU, 101 MB. A version's zip is 1.46 MB here; versions of
-the same content share one blob (freezing unchanged gold again writes the same bytes). A version is
-built in memory (its items as records): memory grows with the items frozen.
+Peak memory is each step's own (``VmHWM``: the parent that seeded the workspace is not
+counted, as ``ru_maxrss`` would count it). Recorded on SQLite, 200 documents, 10,000 imported
+chunks, on 2 cores shared with other work (load average 28 to 35, so wall times are stretched
+several times; CPU seconds are the steadier figure). 10,000 items (20,000 passages), 3 rounds,
+min / median: create 2.14 / 2.22 s CPU, 71 MB; diff of two versions (1 % of the items changed)
+2.80 / 2.87 s CPU, 70 MB; export of the version to native 2.21 / 2.38 s CPU, 67 MB, against the
+live export of the same items 2.14 / 2.17 s CPU, 110 MB. 100,000 items, one round (the CPU
+seconds from a run just before the id pages and the scratch-file hash): create 14.2 s CPU,
+84 MB; diff 21.8 s CPU, 70 MB; export of the version 14.1 s CPU, 67 MB; live export 16.8 s
+CPU, 185 MB. Before versions streamed (the same 10,000-item workspace): create 128 MB,
+diff 153 MB, export of the version 122 MB. A version's zip is 1.46 MB at 10,000 items; versions
+of the same content share one blob (freezing unchanged gold again writes the same bytes).
 """
 
 from __future__ import annotations
@@ -75,7 +80,19 @@ def run_step(home: Path, step: str, arg: str, out: Path) -> None:
 
         get_format("native").write(export_bundle(ws, project, chunking="bench"), out)
     ws.close()
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    print(peak_mb())
+
+
+def peak_mb() -> float:
+    """This process's peak resident memory in MB: ``VmHWM``, which starts afresh with the
+    program (``ru_maxrss`` is carried over from the parent that forked it, which seeded the
+    workspace, so every step would show at least the parent's size)."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def timed(home: Path, step: str, arg: str, out: Path) -> tuple[float, float, float]:
@@ -104,23 +121,49 @@ def _change_one_percent(home: Path) -> None:
     ws.close()
 
 
-def _report(name: str, runs: list[tuple[float, float, float]]) -> None:
+def _report(name: str, runs: list[tuple[float, float, float]]) -> float:
     walls = [r[0] for r in runs]
     cpus = [r[1] for r in runs]
+    peak = max(r[2] for r in runs)
     print(
         f"{name:15} wall min {min(walls):6.2f} s, median {statistics.median(walls):6.2f} s; "
         f"CPU min {min(cpus):6.2f} s, median {statistics.median(cpus):6.2f} s; "
-        f"peak memory {max(r[2] for r in runs):5.0f} MB"
+        f"peak memory {peak:5.0f} MB"
     )
+    return peak
+
+
+def measure(home: Path, rounds: int, out: Path) -> dict[str, float]:
+    """Every step ``rounds`` times on the seeded workspace; the peak memory of each."""
+    print(f"load before: {os.getloadavg()}")
+    tag = str(int(time.time()))
+    peaks = {}
+    creates = [timed(home, "create", f"v{tag}-{n}", out) for n in range(rounds)]
+    peaks["create"] = _report("create", creates)
+    _change_one_percent(home)
+    timed(home, "create", f"v{tag}-changed", out)
+    diffs = [timed(home, "diff", f"v{tag}-0,v{tag}-changed", out) for _ in range(rounds)]
+    peaks["diff (1 %)"] = _report("diff (1 %)", diffs)
+    from_version, live = [], []
+    for _ in range(rounds):  # alternating sides
+        from_version.append(timed(home, "export-version", f"v{tag}-0", out))
+        live.append(timed(home, "export-live", "", out))
+    peaks["export version"] = _report("export version", from_version)
+    peaks["export live"] = _report("export live", live)
+    size = sum(p.stat().st_size for p in (home / "blobs").rglob("*") if p.is_file())
+    print(f"blob store: {size / 1e6:.1f} MB; load after: {os.getloadavg()}")
+    return peaks
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument(
+        "--items", type=int, nargs="+", default=[10_000, 100_000], help="item counts to run"
+    )
     parser.add_argument("--docs", type=int, default=200)
     parser.add_argument("--chunks-per-doc", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--home", type=Path)
+    parser.add_argument("--home", type=Path, help="reuse this workspace (one item count)")
     parser.add_argument("--run", help=argparse.SUPPRESS)
     parser.add_argument("--arg", default="", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
@@ -128,29 +171,21 @@ def main() -> None:
     if args.run:
         run_step(args.home, args.run, args.arg, args.out)
         return
-    with tempfile.TemporaryDirectory() as scratch:
-        home = args.home or Path(scratch) / "ws"
-        if not (home / "assay.db").exists():
-            started = time.perf_counter()
-            seed(home, args.items, args.docs, args.chunks_per_doc)
-            print(f"seeded {args.items} items in {time.perf_counter() - started:.1f} s")
-        out = Path(scratch) / "out.zip"
-        print(f"load before: {os.getloadavg()}")
-        tag = str(int(time.time()))
-        creates = [timed(home, "create", f"v{tag}-{n}", out) for n in range(args.rounds)]
-        _report("create", creates)
-        _change_one_percent(home)
-        timed(home, "create", f"v{tag}-changed", out)
-        diffs = [timed(home, "diff", f"v{tag}-0,v{tag}-changed", out) for _ in range(args.rounds)]
-        _report("diff (1 %)", diffs)
-        from_version, live = [], []
-        for _ in range(args.rounds):  # alternating sides
-            from_version.append(timed(home, "export-version", f"v{tag}-0", out))
-            live.append(timed(home, "export-live", "", out))
-        _report("export version", from_version)
-        _report("export live", live)
-        size = sum(p.stat().st_size for p in (home / "blobs").rglob("*") if p.is_file())
-        print(f"blob store: {size / 1e6:.1f} MB; load after: {os.getloadavg()}")
+    if args.home and len(args.items) > 1:
+        parser.error("--home holds one workspace: give one --items count with it")
+    peaks: dict[int, dict[str, float]] = {}
+    for count in args.items:
+        with tempfile.TemporaryDirectory() as scratch:
+            home = args.home or Path(scratch) / "ws"
+            if not (home / "assay.db").exists():
+                started = time.perf_counter()
+                seed(home, count, args.docs, args.chunks_per_doc)
+                print(f"seeded {count} items in {time.perf_counter() - started:.1f} s")
+            peaks[count] = measure(home, args.rounds, Path(scratch) / "out.zip")
+    print("peak memory (MB) by item count:")
+    for step in next(iter(peaks.values())):
+        figures = ", ".join(f"{count}: {peaks[count][step]:.0f}" for count in peaks)
+        print(f"  {step:15} {figures}")
 
 
 if __name__ == "__main__":

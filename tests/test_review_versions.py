@@ -193,3 +193,81 @@ def test_a_versions_native_export_imports_back_to_the_same_hash(
 
     assert (again.item_count, again.evidence_count) == (v1.item_count, v1.evidence_count)
     assert again.hash == v1.hash
+
+
+def test_the_streamed_hash_is_that_of_the_whole_canonical_json(any_ws: Workspace) -> None:
+    """The hash gathered item by item (in creation order, spilled to a file) equals the
+    sha256 of the one canonical JSON text with the items sorted by id."""
+    import hashlib
+
+    from assay.review.version_hash import canonical_item, canonical_json, content_hash
+
+    project, _, _ = _setup(any_ws)
+    v1 = create_version(any_ws, project, "v1")
+    snapshot = read_snapshot(any_ws, v1)
+    gold = list(snapshot.items)
+    docs = list(snapshot.bundle.documents)
+    chunking = snapshot.bundle.chunkings[0]
+    whole = {
+        "items": sorted((canonical_item(i, {}) for i in gold), key=lambda i: str(i["id"])),
+        "documents": sorted(
+            ({"name": d.name, "sha256": d.sha256, "text_sha256": d.text_sha256} for d in docs),
+            key=lambda d: d["name"],
+        ),
+        "chunking": {"name": chunking.name, "method": chunking.method, "params": chunking.params},
+    }
+    expected = hashlib.sha256(canonical_json(whole).encode()).hexdigest()
+    assert content_hash(reversed(gold), docs, chunking) == expected == v1.hash
+
+
+def test_a_version_file_changed_by_hand_is_refused(any_ws: Workspace) -> None:
+    project, _, _ = _setup(any_ws)
+    v1 = create_version(any_ws, project, "v1")
+    path = any_ws.blobs.path(v1.blob)
+    path.write_bytes(path.read_bytes() + b"\0")
+    with pytest.raises(Conflict, match="its stored file does not match its hash"):
+        read_snapshot(any_ws, v1)
+
+
+def test_evidence_is_checked_the_same_a_few_passages_at_a_time(
+    any_ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Items needing review (what a version leaves out) are found alike whether the
+    passages are read all at once or one document and one passage at a time."""
+    from assay.corpus import anchoring
+    from tests.test_transfer import stale_project
+
+    project, stale, _fine = stale_project(any_ws)
+    other = ingest_bytes(any_ws, project, "leave.txt", LEAVE.encode())
+    cited = Evidence(doc_id=other.id, text="Unused days expire in March.")
+    also = create_item(any_ws, project, Item(turns=[Turn(query="q", evidence=[cited])]))
+    set_status(any_ws, project, also.id, "accepted", also.version)
+    with any_ws.engine.begin() as conn:
+        whole = anchoring.items_needing_review(conn, project.id, ["accepted"])
+    monkeypatch.setattr(anchoring, "ROW_BATCH", 1)
+    monkeypatch.setattr(anchoring, "DOC_BATCH", 1)
+    with any_ws.engine.begin() as conn:
+        piecewise = anchoring.items_needing_review(conn, project.id, ["accepted"])
+    assert piecewise == whole and list(whole) == [stale]
+    version = create_version(any_ws, project, "v1")
+    assert version.summary["left_out_needing_review"] == [stale] and version.item_count == 2
+
+
+def test_a_version_read_a_page_of_one_item_at_a_time_is_the_same(
+    any_ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gold is read a page at a time by creation time and id: items created at the same
+    moment are neither skipped nor read twice across pages."""
+    from assay.review import versions
+
+    project, doc, accepted = _setup(any_ws)
+    more = [_gold(any_ws, project, doc.id, f"q{n}", 20) for n in range(3)]
+    with any_ws.engine.begin() as conn:  # two of them at one moment
+        moment = conn.scalar(sa.select(items.c.created_at).where(items.c.id == more[0].id))
+        conn.execute(items.update().where(items.c.id == more[1].id).values(created_at=moment))
+    whole = create_version(any_ws, project, "whole")
+    monkeypatch.setattr(versions, "PAGE", 1)
+    paged = create_version(any_ws, project, "paged")
+    assert (paged.item_count, paged.hash) == (whole.item_count, whole.hash) == (5, whole.hash)
+    frozen = [i.id for i in read_snapshot(any_ws, paged).items]
+    assert sorted(frozen) == sorted(i.id for i in accepted + more) and len(set(frozen)) == 5

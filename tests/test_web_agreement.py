@@ -49,7 +49,8 @@ def test_agreement_page_and_its_json_twin(any_ws: Workspace) -> None:
     client = client_for(any_ws)
     api = client.get("/api/projects/p/agreement")
     assert api.status_code == 200
-    assert api.json() == json.loads(json.dumps(to_json(agreement_report(any_ws, project))))
+    body = {k: v for k, v in api.json().items() if k != "computed_at"}  # when it was computed
+    assert body == json.loads(json.dumps(to_json(agreement_report(any_ws, project))))
     assert api.json()["pairs"][0]["name"] == "ada / bob"
     chunks = client.get("/api/projects/p/agreement?chunking=sent").json()
     assert chunks["chunking"] == "sent" and chunks["pairs"][0]["measures"]["passages_f1"] == 2 / 3

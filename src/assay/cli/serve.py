@@ -49,6 +49,17 @@ WorkersOption = typer.Option(
     "Each keeps its own connection pool (ASSAY_THREADS connections); see docs/deploy.md.",
     show_default=False,
 )
+StartTimeoutOption = typer.Option(
+    None,
+    "--worker-start-timeout",
+    metavar="SECONDS",
+    min=5,
+    max=3600,
+    help="With --workers: seconds a server process may take to start and to answer the "
+    "supervisor's health check before it is replaced (default ASSAY_WORKER_START_TIMEOUT, "
+    "300; raise it on a busy machine).",
+    show_default=False,
+)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -95,6 +106,10 @@ def _bind_for(ws: Workspace, host: str | None, port: int | None) -> tuple[str, s
 
 
 def _serve(ws: Workspace, host: str, sock: socket.socket, workers: int = 1) -> None:
+    """Serve on ``sock``: in this process, or with ``workers`` processes under uvicorn's
+    supervisor, which waits ``worker_start_timeout`` seconds for each to start and answer
+    (uvicorn's own 5 s replaced workers still importing on a busy machine, over and over,
+    with nothing logged); each worker's start, death and replacement is logged."""
     from assay.errors import BackendUnavailable, install_extra
 
     try:
@@ -112,7 +127,10 @@ def _serve(ws: Workspace, host: str, sock: socket.socket, workers: int = 1) -> N
 
     scope = "this machine only" if is_loopback(host) else "reachable from other machines"
     shown = f"[{host}]" if ":" in host else host
-    processes = f", {workers} processes" if workers > 1 else ""
+    processes = ""
+    if workers > 1:
+        timeout = ws.settings.worker_start_timeout
+        processes = f", {workers} processes, each given {timeout} s to start"
     console().print(
         f"Assay is serving on http://{shown}:{bound_port}/ ({scope}{processes}); Ctrl+C stops it.",
         markup=False,
@@ -129,7 +147,13 @@ def _serve(ws: Workspace, host: str, sock: socket.socket, workers: int = 1) -> N
         factory = functools.partial(create_app_in_process, ws.settings)
         ws.engine.dispose()  # the parent serves nothing: no idle connections of its own
         config = uvicorn.Config(
-            factory, factory=True, workers=workers, log_level="warning", proxy_headers=False
+            factory,
+            factory=True,
+            workers=workers,
+            log_level="info",  # the supervisor's and each worker's start, death, replacement
+            access_log=False,
+            proxy_headers=False,
+            timeout_worker_healthcheck=ws.settings.worker_start_timeout,
         )
         Multiprocess(config, sockets=[sock]).run()
     finally:
@@ -141,6 +165,7 @@ def serve(
     host: str = HostOption,
     port: int = PortOption,
     workers: int = WorkersOption,
+    worker_start_timeout: int = StartTimeoutOption,
     team: bool = typer.Option(
         False,
         "--team",
@@ -151,13 +176,17 @@ def serve(
     """Serve the web workbench (binds 127.0.0.1 unless told otherwise).
 
     Says where it serves once the port is bound; a port in use is an error naming
-    --port and ASSAY_PORT. With --workers N, N processes share the port.
+    --port and ASSAY_PORT. With --workers N, N processes share the port; each one's start
+    is logged, and one that does not start within --worker-start-timeout is replaced.
     """
     from assay.cli.users import start_team
 
     def body(ws: Workspace) -> None:
         if team:
             start_team(ws)
+        if worker_start_timeout is not None:
+            update = {"worker_start_timeout": worker_start_timeout}
+            ws = dataclasses.replace(ws, settings=ws.settings.model_copy(update=update))
         _serve(ws, *_bind_for(ws, host, port), workers or ws.settings.workers)
 
     run(ctx, body)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,6 +29,8 @@ from assay.store.schema import documents, events, evidence, items, turns
 
 DOC_BATCH = 200
 """Documents whose texts are read at once when checking evidence against them."""
+ROW_BATCH = 20_000
+"""Passages read at once when checking evidence against their documents."""
 
 
 def locate(haystack: str, needle: str, index: TextIndex | None = None) -> Span | None:
@@ -261,11 +263,16 @@ def items_needing_review(
 
     Stale evidence is what a replacement marked; anchored evidence is checked against the
     document's current text (:func:`passage_matches`), which catches evidence whose document
-    changed some other way (``broken``). Each document's text is read once, in batches.
+    changed some other way (``broken``). The passages are read a group of documents at a time
+    (at most ``ROW_BATCH`` passages and ``DOC_BATCH`` texts in memory, whatever the size of
+    the project: a frozen version of 100k items), each document's text once.
     """
     where = [items.c.project_id == project_id, evidence.c.anchor.in_(("ok", "stale"))]
     if statuses is not None:
         where.append(items.c.status.in_(list(statuses)))
+    joined = evidence.join(turns, turns.c.id == evidence.c.turn_id).join(
+        items, items.c.id == turns.c.item_id
+    )
     select = sa.select(
         items.c.id,
         turns.c.ordinal,
@@ -275,27 +282,21 @@ def items_needing_review(
         evidence.c.start,
         evidence.c.end,
         evidence.c.text,
-    ).select_from(
-        evidence.join(turns, turns.c.id == evidence.c.turn_id).join(
-            items, items.c.id == turns.c.item_id
-        )
-    )
-    by_doc: dict[str | None, list[Any]] = {}
-    for row in conn.execute(select.where(*where)).all():
-        by_doc.setdefault(row[3], []).append(row)
+    ).select_from(joined)
     problems: list[tuple[str, int, int, EvidenceProblem]] = []
-    doc_ids = sorted(d for d in by_doc if d is not None)
-    for offset in range(0, len(doc_ids) + 1, DOC_BATCH):
-        batch = doc_ids[offset : offset + DOC_BATCH]
+    for batch in _document_batches(conn, joined, where):
+        named = [d for d in batch if d is not None]
         texts: dict[str, str] = dict(
             conn.execute(
-                sa.select(documents.c.id, documents.c.text).where(documents.c.id.in_(batch))
+                sa.select(documents.c.id, documents.c.text).where(documents.c.id.in_(named))
             ).all()
         )
-        rows = [row for doc_id in batch for row in by_doc[doc_id]]
-        if offset == 0:
-            rows += by_doc.get(None, [])  # evidence without a document
-        for item_id, turn, ordinal, doc_id, anchor, start, end, text in rows:
+        cited: sa.ColumnElement[bool] = evidence.c.doc_id.in_(named)
+        if None in batch:  # evidence without a document
+            cited = sa.or_(cited, evidence.c.doc_id.is_(None))
+        for item_id, turn, ordinal, doc_id, anchor, start, end, text in conn.execute(
+            select.where(*where, cited)
+        ):
             if anchor == "ok" and passage_matches(texts.get(doc_id), start, end, text):
                 continue
             reason: Literal["stale", "broken"] = "stale" if anchor == "stale" else "broken"
@@ -305,6 +306,30 @@ def items_needing_review(
     for item_id, _, _, found in sorted(problems, key=lambda p: p[:3]):
         by_item.setdefault(item_id, []).append(found)
     return by_item
+
+
+def _document_batches(
+    conn: sa.Connection, joined: Any, where: list[Any]
+) -> Iterator[list[str | None]]:
+    """The cited document ids (None: evidence without one) in groups of at most
+    ``DOC_BATCH`` documents and, unless one document alone is cited more, ``ROW_BATCH``
+    passages (one GROUP BY tells how many each has)."""
+    counts = conn.execute(
+        sa.select(evidence.c.doc_id, sa.func.count())
+        .select_from(joined)
+        .where(*where)
+        .group_by(evidence.c.doc_id)
+    ).all()
+    batch: list[str | None] = []
+    rows = 0
+    for doc_id, n in sorted(counts, key=lambda c: (c[0] is not None, c[0] or "")):
+        if batch and (rows + n > ROW_BATCH or len(batch) >= DOC_BATCH):
+            yield batch
+            batch, rows = [], 0
+        batch.append(doc_id)
+        rows += n
+    if batch:
+        yield batch
 
 
 def problems_json(problems: dict[str, list[EvidenceProblem]]) -> list[dict[str, Any]]:

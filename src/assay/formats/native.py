@@ -230,13 +230,17 @@ def _comments(zf: SafeZip, path: Path) -> list[Comment]:
     return found
 
 
-def stream_items(path: Path, issues: list[Issue]) -> Iterator[Item]:
-    """The items of the archive as they are read (see :class:`assay.formats.ItemSource`)."""
-    return _items(path, None, issues)
+def stream_items(path: Path, issues: list[Issue], *, check_ids: bool = True) -> Iterator[Item]:
+    """The items of the archive as they are read (see :class:`assay.formats.ItemSource`).
+    ``check_ids=False`` skips the check for repeated ids, which remembers every id read (a
+    file Assay wrote from its own items, checked against its hash: a frozen version)."""
+    return _items(path, None, issues, check_ids)
 
 
-def _items(path: Path, limits: ArchiveLimits | None, issues: list[Issue]) -> Iterator[Item]:
-    seen = FirstSeen("field 'id'", issues)
+def _items(
+    path: Path, limits: ArchiveLimits | None, issues: list[Issue], check_ids: bool = True
+) -> Iterator[Item]:
+    seen = FirstSeen("field 'id'", issues) if check_ids else None
     with SafeZip(path, limits) as zf, closing(zf.lines("items.jsonl")) as raw:
         where = f"{path}: items.jsonl"
         lines = text_lines(raw, where, lambda: zf.read("items.jsonl"))
@@ -262,7 +266,7 @@ def _items(path: Path, limits: ArchiveLimits | None, issues: list[Issue]) -> Ite
                             "warning",
                         )
                     )
-            if seen.first(item.id, f"items.jsonl line {number}"):
+            if seen is None or seen.first(item.id, f"items.jsonl line {number}"):
                 yield item
 
 

@@ -22,7 +22,7 @@ from assay.corpus.chunker_registry import chunk_text
 from assay.corpus.chunkings import IMPORTED
 from assay.corpus.evidence_mapping import chunks_for_span
 from assay.errors import InvalidInput
-from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, ProjectInfo
+from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, Lazy, ProjectInfo
 from assay.parsing import parse
 from assay.records import Evidence, Item, Project
 from assay.review.versions import SNAPSHOT_KEY, Snapshot
@@ -101,7 +101,7 @@ def export_bundle_of(ws: Workspace, project: Project, snapshot: Snapshot) -> Bun
         ),
         documents=docs,
         chunkings=[replace(frozen, chunks=chunks)],
-        items=[_with_chunks(item, refs, by_doc) for item in snapshot.items],
+        items=Lazy(lambda: (_with_chunks(item, refs, by_doc) for item in snapshot.items)),
         target_chunking=frozen.name,
         provenance={"tool": "assay", "project": project.name, "version": version.name},
         extra={SNAPSHOT_KEY: {"name": version.name, "hash": version.hash}},

@@ -6,22 +6,25 @@ project's documents (their files) and one chunking as an Assay native zip into t
 store, and records a ``dataset_versions`` row. A version is never changed afterwards: its
 name is taken for good, and exports and experiments read the zip, not the live items.
 
-The version's hash is the sha256 of a canonical JSON of its content (:func:`content_hash`):
-the items sorted by id, each without the times, version numbers, authors and status history
-the store keeps about it; the documents sorted by name as their file and text hashes; the
-chunking's name, method and parameters. So the same gold frozen twice has the same hash,
-whenever and in whatever order it was read.
+The version's hash is the sha256 of a canonical JSON of its content
+(:mod:`assay.review.version_hash`): the same gold frozen twice has the same hash.
+
+A version is never held whole: its items are written into the zip as they are read from the
+database (in batches, within one read transaction), its hash and summary gathered on the way,
+and a snapshot reads them back from the zip one at a time whenever they are iterated. So
+freezing, diffing and exporting take about the same memory at 100,000 items as at 10,000
+(``benchmarks/versions.py``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Container, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -31,23 +34,22 @@ from assay.corpus.anchoring import items_needing_review
 from assay.corpus.chunkings import IMPORTED, get_chunking, iter_chunk_spans
 from assay.corpus.documents import document_record, iter_documents
 from assay.errors import Conflict, InvalidInput, NotFound
-from assay.formats import Bundle, ChunkingRecord, ChunkRecord, DocumentRecord, ProjectInfo, native
-from assay.formats.jsonrec import item_to_json
+from assay.formats import Bundle, ChunkingRecord, ChunkRecord, Lazy, ProjectInfo, native
 from assay.gold.item_lists import items_in_batches
 from assay.gold.statuses import parse_statuses
 from assay.people.actors import AUTHOR_NAME, acting_account
 from assay.records import Chunking, Item, Project
+from assay.review.version_hash import ContentHash
 from assay.store.db import as_utc, reading, record_from_row, transaction, utcnow
 from assay.store.projects import check_name
 from assay.store.review_schema import dataset_versions
 from assay.store.schema import accounts, items
 from assay.store.workspace import Workspace
 
-"""What a version freezes unless told otherwise: the reviewed gold."""
+PAGE = 500
+"""Gold item ids read at once when freezing (and so items read per query)."""
 SNAPSHOT_KEY = "dataset_version"
 """The key of the snapshot's own facts in the native manifest's ``extra``."""
-UNHASHED_ITEM = ("created_at", "updated_at", "version", "author", "status_history")
-UNHASHED_EVIDENCE = ("created_at", "author")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +69,13 @@ class DatasetVersion:
 @dataclass
 class Snapshot:
     """A version's content read back from its zip: documents (``ref`` is the name), the
-    frozen chunking and the items (evidence ``doc_id`` is the document's name);
-    ``document_ids`` maps names to the ids the documents had when frozen."""
+    frozen chunking and the items (evidence ``doc_id`` is the document's name), read from
+    the zip anew each time they are iterated; ``document_ids`` maps names to the ids the
+    documents had when frozen."""
 
     version: DatasetVersion
     bundle: Bundle
-    items: list[Item] = field(default_factory=list)
+    items: Iterable[Item] = field(default_factory=list)
     document_ids: dict[str, str] = field(default_factory=dict)
 
 
@@ -82,19 +85,38 @@ def check_statuses(statuses: Iterable[str] | None) -> tuple[str, ...]:
     return parse_statuses(statuses)
 
 
-def _gold_ids(conn: sa.Connection, project: Project, statuses: Sequence[str]) -> list[str]:
-    """Ids of the gold items with ``statuses`` (never copies), oldest first."""
-    return list(
-        conn.scalars(
-            sa.select(items.c.id)
-            .where(
-                items.c.project_id == project.id,
-                items.c.status.in_(list(statuses)),
-                items.c.copy_of.is_(None),
+def _gold_batches(
+    conn: sa.Connection, project: Project, statuses: Sequence[str], held: Container[str]
+) -> Iterator[list[str]]:
+    """Ids of the gold items with ``statuses`` (never copies, never those ``held``), oldest
+    first, a page at a time (keyset on the index of creation times): never all at once."""
+    after: tuple[Any, str] | None = None
+    while True:
+        where = [
+            items.c.project_id == project.id,
+            items.c.status.in_(list(statuses)),
+            items.c.copy_of.is_(None),
+        ]
+        if after is not None:
+            created, last = after
+            where.append(
+                sa.or_(
+                    items.c.created_at > created,
+                    sa.and_(items.c.created_at == created, items.c.id > last),
+                )
             )
+        rows = conn.execute(
+            sa.select(items.c.created_at, items.c.id)
+            .where(*where)
             .order_by(items.c.created_at, items.c.id)
-        )
-    )
+            .limit(PAGE)
+        ).all()
+        if not rows:
+            return
+        after = (rows[-1][0], rows[-1][1])
+        page = [r[1] for r in rows if r[1] not in held]
+        if page:
+            yield page
 
 
 def _status_counts(conn: sa.Connection, project: Project) -> dict[str, int]:
@@ -129,36 +151,6 @@ def _chunking_record(ws: Workspace, chunking: Chunking, conn: sa.Connection) -> 
     )
 
 
-def canonical_item(item: Item, doc_name: dict[str, str]) -> dict[str, Any]:
-    """An item as the hash sees it: its content, without what the store keeps about it."""
-    data = item_to_json(item, lambda ref: doc_name.get(ref or "", ref))
-    for key in UNHASHED_ITEM:
-        data.pop(key, None)
-    for turn in data["turns"]:
-        for ev in turn["evidence"]:
-            for key in UNHASHED_EVIDENCE:
-                ev.pop(key, None)
-    return data
-
-
-def content_hash(
-    gold: Iterable[Item], documents: Iterable[DocumentRecord], chunking: ChunkingRecord
-) -> str:
-    """The sha256 of the canonical JSON of a version's content (see the module's doc)."""
-    docs = list(documents)
-    names = {d.ref: d.name for d in docs}
-    content = {
-        "items": sorted((canonical_item(i, names) for i in gold), key=lambda i: str(i["id"])),
-        "documents": sorted(
-            ({"name": d.name, "sha256": d.sha256, "text_sha256": d.text_sha256} for d in docs),
-            key=lambda d: d["name"],
-        ),
-        "chunking": {"name": chunking.name, "method": chunking.method, "params": chunking.params},
-    }
-    text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def create_version(
     ws: Workspace,
     project: Project,
@@ -176,35 +168,39 @@ def create_version(
         _refuse_taken(conn, project, name)
         frozen = get_chunking(ws, project, chunking, conn=conn)
         held = items_needing_review(conn, project.id, chosen)
-        ids = [i for i in _gold_ids(conn, project, chosen) if i not in held]
-        if not ids:
+        pages = _gold_batches(conn, project, chosen, held)
+        first = next(pages, None)
+        if first is None:
             raise InvalidInput(_empty_message(project, chosen, _status_counts(conn, project)))
-        gold = list(items_in_batches(ws, ids, history=True, conn=conn))
         docs = [document_record(ws, d) for d in iter_documents(ws, project, conn=conn)]
         record = _chunking_record(ws, frozen, conn)
-    bundle = Bundle(
-        project=ProjectInfo(name=project.name, language=project.language),
-        documents=docs,
-        chunkings=[record],
-        items=gold,
-        extra={
-            SNAPSHOT_KEY: {
-                "statuses": list(chosen),
-                "chunking": frozen.name,
-                "document_ids": {d.name: d.ref for d in docs},
-            }
-        },
-    )
-    with tempfile.TemporaryDirectory(prefix="assay-version-") as folder:
-        path = Path(folder) / "version.zip"
-        native.write(bundle, path)
-        blob = ws.blobs.put(path.read_bytes())
-    evidence_count = sum(len(t.evidence) for i in gold for t in i.turns)
+        seen = _Freezing(ContentHash(docs, record))
+        bundle = Bundle(
+            project=ProjectInfo(name=project.name, language=project.language),
+            documents=docs,
+            chunkings=[record],
+            items=seen.watch(
+                item
+                for page in chain([first], pages)
+                for item in items_in_batches(ws, page, history=True, conn=conn)
+            ),
+            extra={
+                SNAPSHOT_KEY: {
+                    "statuses": list(chosen),
+                    "chunking": frozen.name,
+                    "document_ids": {d.name: d.ref for d in docs},
+                }
+            },
+        )
+        with tempfile.TemporaryDirectory(prefix="assay-version-") as folder:
+            path = Path(folder) / "version.zip"
+            native.write(bundle, path)  # the items are written as they are read
+            blob = ws.blobs.put_file(path)
     summary = {
         "statuses": list(chosen),
         "documents": len(docs),
-        "kinds": _tally(i.kind for i in gold),
-        "query_types": _tally(t.query_type for i in gold for t in i.turns),
+        "kinds": dict(sorted(seen.kinds.items())),
+        "query_types": dict(sorted(seen.query_types.items())),
         "left_out_needing_review": sorted(held),
     }
     with transaction(ws.engine, None) as conn:
@@ -213,10 +209,10 @@ def create_version(
             dataset_versions.insert().values(
                 project_id=project.id,
                 name=name,
-                hash=content_hash(gold, docs, record),
+                hash=seen.hash.hexdigest(),
                 blob=blob,
-                item_count=len(gold),
-                evidence_count=evidence_count,
+                item_count=seen.items,
+                evidence_count=seen.evidence,
                 chunking=frozen.name,
                 summary=summary,
                 author_id=author if author is not None else acting_account(ws, conn=conn),
@@ -224,6 +220,27 @@ def create_version(
             )
         )
     return get_version(ws, project, name)
+
+
+@dataclass
+class _Freezing:
+    """What a version's summary and hash need from its items, gathered while they pass on
+    their way into the zip (a version is never held whole)."""
+
+    hash: ContentHash
+    items: int = 0
+    evidence: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+    query_types: Counter[str] = field(default_factory=Counter)
+
+    def watch(self, gold: Iterable[Item]) -> Iterator[Item]:
+        for item in gold:
+            self.hash.add(item)
+            self.items += 1
+            self.evidence += sum(len(t.evidence) for t in item.turns)
+            self.kinds[item.kind] += 1
+            self.query_types.update(t.query_type for t in item.turns)
+            yield item
 
 
 @contextmanager
@@ -238,13 +255,6 @@ def _one_moment(engine: sa.Engine) -> Iterator[sa.Connection]:
         else:
             conn.exec_driver_sql("BEGIN")
             yield conn
-
-
-def _tally(values: Iterable[str]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for value in values:
-        counts[value] = counts.get(value, 0) + 1
-    return dict(sorted(counts.items()))
 
 
 def _refuse_taken(conn: sa.Connection, project: Project, name: str) -> None:
@@ -328,18 +338,18 @@ def version_by_id(
 
 
 def read_snapshot(ws: Workspace, version: DatasetVersion) -> Snapshot:
-    """The version's zip read back; its content hash checked against the recorded one."""
+    """The version's zip, its items read as they are iterated. The file is checked against
+    its name in the blob store (the sha256 of its bytes), so a zip changed by hand is refused
+    before anything is read from it."""
     path = ws.blobs.path(version.blob)
     if not path.exists():
         raise NotFound(f"dataset version {version.name!r}: its stored file is missing")
-    bundle = native.read(path)
-    gold = list(bundle.items)
-    facts = bundle.extra.get(SNAPSHOT_KEY) or {}
-    chunking = bundle.chunkings[0]
-    docs = list(bundle.documents)
-    if content_hash(gold, docs, chunking) != version.hash:
+    if ws.blobs.file_hash(version.blob) != version.blob:
         raise Conflict(
             f"dataset version {version.name!r}: its stored file does not match its hash "
-            f"{version.hash[:12]} (the blob store was changed by hand)"
+            f"{version.blob[:12]} (the blob store was changed by hand)"
         )
-    return Snapshot(version, bundle, gold, dict(facts.get("document_ids") or {}))
+    bundle = native.stream(path)
+    bundle.items = Lazy(lambda: native.stream_items(path, [], check_ids=False))
+    facts = bundle.extra.get(SNAPSHOT_KEY) or {}
+    return Snapshot(version, bundle, bundle.items, dict(facts.get("document_ids") or {}))

@@ -111,3 +111,17 @@ dataset_versions = sa.Table(
     sa.Column("created_at", Timestamp, nullable=False),
     sa.UniqueConstraint("project_id", "name"),
 )
+
+# Dashboard and agreement figures as last computed (migration 0026): ``name`` says which
+# (with its parameters), ``mark`` the project's change mark they were computed at
+# (:mod:`assay.review.figure_cache`); served again while the mark stands, in every process.
+figure_cache = sa.Table(
+    "figure_cache",
+    metadata,
+    _project_id(),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("mark", sa.String(400), nullable=False),
+    sa.Column("value", sa.JSON, nullable=False),
+    sa.Column("computed_at", Timestamp, nullable=False),
+    sa.PrimaryKeyConstraint("project_id", "name"),
+)

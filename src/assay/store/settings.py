@@ -58,6 +58,16 @@ class Settings(BaseSettings):
             "of its database connection pool."
         ),
     )
+    worker_start_timeout: int = Field(
+        default=300,
+        ge=5,
+        le=3600,
+        description=(
+            "Seconds a server process of `assay serve --workers N` may take to start (import, "
+            "open the workspace) and to answer the supervisor's health check, before it is "
+            "replaced. A busy machine needs more than a few seconds."
+        ),
+    )
     contact_info: str = Field(
         default="",
         description=(

@@ -8,6 +8,9 @@ SQL and no business rules.
 
 from __future__ import annotations
 
+import logging
+import os
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -240,5 +243,13 @@ def create_app(ws: Workspace) -> FastAPI:
 
 def create_app_in_process(settings: Settings) -> FastAPI:
     """The app of one worker process of ``assay serve --workers N``: each opens the workspace
-    itself (an engine and its connection pool per process), after the parent has migrated it."""
-    return create_app(Workspace.open(settings, create=False))
+    itself (an engine and its connection pool per process), after the parent has migrated it.
+    Says so in the log, so a start that takes long (or fails) is seen."""
+    started = time.monotonic()
+    app = create_app(Workspace.open(settings, create=False))
+    logging.getLogger("uvicorn.error").info(
+        "Assay worker process [%d] opened the workspace in %.1f s; starting to serve",
+        os.getpid(),
+        time.monotonic() - started,
+    )
+    return app

@@ -10,7 +10,8 @@ from fastapi.responses import HTMLResponse
 from assay.corpus.chunkings import list_chunkings
 from assay.records import to_json
 from assay.review.adjudication import waiting_for_adjudication
-from assay.review.agreement import COLUMNS, agreement_report, column_value
+from assay.review.agreement import COLUMNS, column_value
+from assay.review.figure_cache import cached_agreement
 from assay.web.render import open_project, render
 
 router = APIRouter()
@@ -21,15 +22,17 @@ def api_agreement(request: Request, name: str, chunking: str = "") -> Any:
     """Inter-annotator agreement over the items done in overlap: overall, per annotator
     pair, per annotator against the adjudicated gold and per query type (see
     docs/team-workflow.md). ``chunking``: compare passages as that chunking's chunk ids
-    (default: by characters)."""
+    (default: by characters). Computed once per change to the project and kept
+    (``computed_at`` says when)."""
     ws, project = open_project(request, name)
-    return to_json(agreement_report(ws, project, chunking=chunking or None))
+    report, computed_at = cached_agreement(ws, project, chunking=chunking or None)
+    return {**to_json(report), "computed_at": computed_at.isoformat()}
 
 
 @router.get("/projects/{name}/agreement", response_class=HTMLResponse, include_in_schema=False)
 def agreement_page(request: Request, name: str, chunking: str = "") -> HTMLResponse:
     ws, project = open_project(request, name)
-    report = agreement_report(ws, project, chunking=chunking or None)
+    report, computed_at = cached_agreement(ws, project, chunking=chunking or None)
     tables = [
         ("overall", [("all", report.overall)]),
         ("pairs", [(row.name, row.measures) for row in report.pairs]),
@@ -42,6 +45,7 @@ def agreement_page(request: Request, name: str, chunking: str = "") -> HTMLRespo
         project=project,
         section="agreement",
         report=report,
+        computed_at=computed_at,
         tables=[
             (key, [(name, [column_value(m, path) for path, _ in COLUMNS]) for name, m in rows])
             for key, rows in tables

@@ -8,7 +8,8 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from assay.records import to_json
-from assay.review.dashboard import MAX_DAYS, dashboard
+from assay.review.dashboard import MAX_DAYS
+from assay.review.figure_cache import cached_dashboard
 from assay.web.dashboard_view import figures
 from assay.web.render import open_project, render, translator
 
@@ -23,15 +24,16 @@ Days = Annotated[
 def api_dashboard(request: Request, name: str, days: Days = 28) -> Any:
     """The dashboard's figures: status funnel, items per query type, coverage (documents with
     no questions), throughput per annotator and day, median time per item, agreement per
-    week and LLM drafts (docs/team-workflow.md says how each is counted)."""
+    week and LLM drafts (docs/team-workflow.md says how each is counted). Computed once per
+    change to the project and kept (``generated_at`` says when they were computed)."""
     ws, project = open_project(request, name)
-    return to_json(dashboard(ws, project, days=days))
+    return to_json(cached_dashboard(ws, project, days=days))
 
 
 @router.get("/projects/{name}/dashboard", response_class=HTMLResponse, include_in_schema=False)
 def dashboard_page(request: Request, name: str, days: Days = 28) -> HTMLResponse:
     ws, project = open_project(request, name)
-    data = dashboard(ws, project, days=days)
+    data = cached_dashboard(ws, project, days=days)
     return render(
         request,
         "dashboard.html",
