@@ -2,8 +2,8 @@
 as last computed, with the project's change mark at that moment (see
 assay.review.figure_cache); every server process and worker reads the same rows.
 
-Revision ID: 0026
-Revises: 0021
+Revision ID: 0025
+Revises: 0024
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0026"
-down_revision = "0021"
+revision = "0025"
+down_revision = "0024"
 branch_labels = None
 depends_on = None
 
