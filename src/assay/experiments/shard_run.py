@@ -158,6 +158,8 @@ class ShardWork:
             number = shard.number
             self._taken[number] = 0
             for task, good in self._tasks(shard):
+                if self._stop_asked():
+                    return
                 for pipeline in self.pipelines:
                     if self.stop_reason or number in self._lost:
                         break
@@ -176,12 +178,7 @@ class ShardWork:
                 self._active[unit.shard] -= 1
 
     def _may_start(self, in_flight: int) -> bool:
-        """Asked before each unit: a stop (the caller's, or the flag in the database that
-        a cancel from any process sets), then the budget."""
-        if not self.stop_reason and (
-            (self.should_stop is not None and self.should_stop()) or self._stop_flag()
-        ):
-            self.stop_reason = "cancelled"
+        """Asked before each unit: a stop, then the budget."""
         if self.stop_reason:
             return False
         if self.budget.allows(self.run_spent, in_flight):
@@ -195,15 +192,18 @@ class ShardWork:
         self._base = stored
         self._report(stored)
 
-    def _stop_flag(self) -> bool:
-        with self.ws.engine.connect() as conn:
-            return bool(
-                conn.scalar(
+    def _stop_asked(self) -> bool:
+        """Between tasks: the caller's stop, or the flag a cancel from any process sets."""
+        if not self.stop_reason:
+            with self.ws.engine.connect() as conn:
+                flag = conn.scalar(
                     sa.select(experiments.c.stop_requested).where(
                         experiments.c.id == self.experiment_id
                     )
                 )
-            )
+            if flag or (self.should_stop is not None and self.should_stop()):
+                self.stop_reason = "cancelled"
+        return bool(self.stop_reason)
 
     # -- the run -----------------------------------------------------------------------
 

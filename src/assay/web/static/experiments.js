@@ -134,7 +134,36 @@ document.addEventListener("alpine:init", () => {
       source: null,
       finishedHere: false,
       init() { if (this.p.running || this.p.status === "running") this.listen(); },
-      stateText() { return data.states[this.p.status] || this.p.status; },
+      maxCost: "",
+      maxRequests: "",
+      stateText() {
+        if (this.p.running && this.p.status !== "running") return data.queued;
+        return data.states[this.p.status] || this.p.status;
+      },
+      number(value) { return new Intl.NumberFormat(data.lang).format(value || 0); },
+      percent(share) {
+        return new Intl.NumberFormat(data.lang, { style: "percent", maximumFractionDigits: 1 }).format(share || 0);
+      },
+      money(value) {
+        return new Intl.NumberFormat(data.lang, { style: "currency", currency: "USD", maximumFractionDigits: 4 }).format(value || 0);
+      },
+      etaText() {
+        const eta = this.p.eta_s;
+        if (eta === null || eta === undefined || this.p.status !== "running") return "–";
+        const whole = Math.round(eta);
+        const h = Math.floor(whole / 3600), m = Math.floor((whole % 3600) / 60), s = whole % 60;
+        const clock = h ? `${h} h ${String(m).padStart(2, "0")} min` : `${m} min ${String(s).padStart(2, "0")} s`;
+        const rate = this.p.units_per_s ? " · " + data.rate.replace("{rate}", this.number(this.p.units_per_s)) : "";
+        return clock + rate;
+      },
+      budgetText() {
+        const b = this.p.budget;
+        if (!b) return data.noBudget;
+        const parts = [];
+        if (b.max_cost_usd) parts.push(this.money(b.max_cost_usd));
+        if (b.max_requests) parts.push(this.number(b.max_requests));
+        return parts.join(" · ");
+      },
       countsText() {
         return data.counts.replace("{done}", this.p.done).replace("{total}", this.p.total)
           .replace("{errors}", this.p.errors).replace("{percent}", this.p.percent);
@@ -157,7 +186,10 @@ document.addEventListener("alpine:init", () => {
       },
       async resume() {
         try {
-          this.p = (await window.assay.api("POST", data.run)).progress;
+          const body = {};
+          if (this.maxCost !== "" && this.maxCost !== null) body.max_cost = Number(this.maxCost);
+          if (this.maxRequests !== "" && this.maxRequests !== null) body.max_requests = Number(this.maxRequests);
+          this.p = (await window.assay.api("POST", data.run, body)).progress;
           this.p.running = true;
           this.finishedHere = false;
           this.listen();
