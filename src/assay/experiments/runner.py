@@ -290,10 +290,13 @@ def run_experiment(
     return get_experiment(ws, project, row.id)
 
 
-def help_experiment(ws: Workspace, project: Project, experiment_id: int) -> None:
+def help_experiment(
+    ws: Workspace, project: Project, experiment_id: int, *, once_per_process: bool = True
+) -> None:
     """Work on the shards of a running experiment next to its lead (a helper job, on any
-    worker); returns when none is left to claim. Whoever finishes the last shard while the
-    lead waits lets the lead close the run."""
+    worker); returns when none is left to claim, and the lead, which waits for every
+    shard, closes the run. ``once_per_process``: a helper in a process that already runs
+    the experiment leaves (its threads are that run's to size)."""
     with ws.engine.connect() as conn:
         row = find_experiment(conn, project, experiment_id)
         if row.status != "running" or not has_open_shards(conn, row.id):
@@ -310,7 +313,7 @@ def help_experiment(ws: Workspace, project: Project, experiment_id: int) -> None
         total=experiment.total,
     )
     with ws.engine.connect() as conn:
-        if other_run_here(conn, row.id, work.token):
+        if once_per_process and other_run_here(conn, row.id, work.token):
             prepared.close()
             return
     try:
