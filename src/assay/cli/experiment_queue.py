@@ -36,9 +36,8 @@ def queue_run(
     queued or running. Returns the experiment as JSON with its progress."""
     from assay.errors import Conflict
     from assay.experiments import get_experiment
-    from assay.experiments.budget import Budget
+    from assay.experiments.budget import Budget, check_budget
     from assay.experiments.imported import refuse_run
-    from assay.experiments.runner import check_budget
     from assay.jobs import open_jobs
     from assay.jobs.kinds import submit_experiment
     from assay.records import to_json

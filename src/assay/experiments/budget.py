@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.errors import InvalidInput
-from assay.experiments.costs import Prices, call_tokens, usage_calls
+from assay.experiments.costs import Prices, call_tokens, prices_from_settings, usage_calls
+from assay.experiments.scoring import metric_plan
+from assay.experiments.store import Experiment, pipeline_specs
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,3 +180,18 @@ class Spend:
             "output_tokens": self.output_tokens,
             "cost_usd": round(self.cost_usd, 6),
         }
+
+
+def called_models(experiment: Experiment) -> list[str]:
+    """The models an experiment's pipelines and judges call (what a cost cap must price)."""
+    plan = metric_plan(experiment.metrics, experiment.mode)
+    settings = [m.generator for m in plan.judges]
+    for spec in pipeline_specs(experiment):
+        if spec.kind == "search" and experiment.mode != "retrieval":
+            settings.append(spec.generator_settings())
+    return [g.model for g in settings if g.kind == "openai"]
+
+
+def check_budget(experiment: Experiment, budget: Budget) -> None:
+    """Refuse a cost cap that some model of the experiment has no price for."""
+    budget.check_prices(called_models(experiment), prices_from_settings())

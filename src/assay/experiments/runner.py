@@ -24,9 +24,8 @@ import sqlalchemy as sa
 
 from assay.corpus.chunkings import get_chunking
 from assay.errors import AssayError, BackendUnavailable, InvalidInput
-from assay.experiments.budget import Budget
+from assay.experiments.budget import Budget, check_budget
 from assay.experiments.concurrency import UnitPool, check_concurrency, unit_concurrency
-from assay.experiments.costs import prices_from_settings
 from assay.experiments.imported import refuse_run
 from assay.experiments.judge import JudgeMetric, Verdict, judge, make_judge
 from assay.experiments.pipelines import PipelineRunner, PipelineSpec, outcome_level
@@ -128,21 +127,6 @@ def _set(conn: sa.Connection, experiment_id: int, **values: Any) -> None:
         .where(experiments.c.id == experiment_id)
         .values(**values, **_counts(conn, experiment_id), updated_at=utcnow())
     )
-
-
-def called_models(experiment: Experiment) -> list[str]:
-    """The models an experiment's pipelines and judges call (what a cost cap must price)."""
-    plan = metric_plan(experiment.metrics, experiment.mode)
-    settings = [m.generator for m in plan.judges]
-    for spec in pipeline_specs(experiment):
-        if spec.kind == "search" and experiment.mode != "retrieval":
-            settings.append(spec.generator_settings())
-    return [g.model for g in settings if g.kind == "openai"]
-
-
-def check_budget(experiment: Experiment, budget: Budget) -> None:
-    """Refuse a cost cap that some model of the experiment has no price for."""
-    budget.check_prices(called_models(experiment), prices_from_settings())
 
 
 def run_concurrency(experiment: Experiment) -> int:

@@ -26,10 +26,9 @@ from assay.experiments import (
     get_experiment,
     list_experiments,
 )
-from assay.experiments.budget import Budget
+from assay.experiments.budget import Budget, check_budget
 from assay.experiments.imported import refuse_run
 from assay.experiments.runfiles import display_name, keep_file
-from assay.experiments.runner import check_budget
 from assay.gold.project_config import retriever_settings
 from assay.jobs.workers import START_WORKER
 from assay.store.db import transaction
