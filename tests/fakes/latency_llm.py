@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import json
 import sys
 import threading
 from typing import Any
@@ -27,9 +28,12 @@ from tests.fakes.served import Served
 
 
 def answer_of(body: dict[str, Any]) -> str:
-    """A deterministic answer: the prompt's hash picks a verdict and an answer text."""
+    """A deterministic answer: the prompt's hash picks a verdict and an answer text. A
+    prompt that asks for JSON (as Ragas' metrics do) gets ``{"reason", "verdict"}``."""
     prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
     digest = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+    if "JSON" in prompt:
+        return json.dumps({"reason": f"hash {digest[:8]}", "verdict": int(digest[0], 16) % 2})
     verdict = "yes" if int(digest[0], 16) % 2 == 0 else "no"
     return f"The answer is {digest[:8]}. <verdict>{verdict}</verdict>"
 

@@ -31,8 +31,8 @@ from assay.experiments.judge import JudgeMetric, Verdict, judge, make_judge
 from assay.experiments.pipelines import PipelineRunner, PipelineSpec, outcome_level
 from assay.experiments.result_writes import Scored
 from assay.experiments.scoring import Embed, MetricPlan, Outcome, aggregate, metric_plan, score_task
-from assay.experiments.shard_run import FLUSH_S, ShardWork, lease_seconds
-from assay.experiments.shards import SHARD_TASKS, has_open_shards, other_run_here, plan_shards
+from assay.experiments.shard_run import FLUSH_S, ShardWork, lease_seconds, running_here
+from assay.experiments.shards import SHARD_TASKS, has_open_shards, plan_shards
 from assay.experiments.store import (
     Experiment,
     experiment_tasks_of,
@@ -230,47 +230,49 @@ def run_experiment(
 
     prepared: _Prepared | None = None
     work: ShardWork | None = None
-    try:
-        prepared = _Prepared(ws, project, experiment)
-        work = ShardWork(
-            ws,
-            row.id,
-            prepared.runners,
-            prepared.score,
-            threads=run_concurrency(experiment),
-            budget=stored_budget,
-            total=experiment.total,
-            progress=progress,
-            should_stop=should_stop,
-        )
-        work.start_from(experiment.done_count + experiment.error_count)
-        while True:
-            work.work()
-            if work.stop_reason:
-                work.release()
-                message = "" if work.stop_reason == "cancelled" else work.stop_reason
-                finish(status="cancelled", stop_requested=False, message=message)
-                break
-            with ws.engine.connect() as conn:
-                open_shards = has_open_shards(conn, row.id)
-            if not open_shards:
-                finish(status="done", message=prepared.missing, finished_at=utcnow())
-                break
-            time.sleep(min(FLUSH_S, lease_seconds(ws) / 3))  # other workers hold the rest
-    except AssayError as exc:
-        _release(work)
-        finish(status="failed", message=str(exc), finished_at=utcnow())
-    except KeyboardInterrupt:
-        _release(work, write=True)
-        finish(status="cancelled", message="interrupted")
-        raise
-    except BaseException as exc:
-        _release(work)
-        finish(status="failed", message=f"{exc.__class__.__name__}: {exc}")
-        raise
-    finally:
-        if prepared is not None:
-            prepared.close()
+    # helper jobs this process takes for the experiment leave at once
+    with running_here(ws, row.id):
+        try:
+            prepared = _Prepared(ws, project, experiment)
+            work = ShardWork(
+                ws,
+                row.id,
+                prepared.runners,
+                prepared.score,
+                threads=run_concurrency(experiment),
+                budget=stored_budget,
+                total=experiment.total,
+                progress=progress,
+                should_stop=should_stop,
+            )
+            work.start_from(experiment.done_count + experiment.error_count)
+            while True:
+                work.work()
+                if work.stop_reason:
+                    work.release()
+                    message = "" if work.stop_reason == "cancelled" else work.stop_reason
+                    finish(status="cancelled", stop_requested=False, message=message)
+                    break
+                with ws.engine.connect() as conn:
+                    open_shards = has_open_shards(conn, row.id)
+                if not open_shards:
+                    finish(status="done", message=prepared.missing, finished_at=utcnow())
+                    break
+                time.sleep(min(FLUSH_S, lease_seconds(ws) / 3))  # other workers hold the rest
+        except AssayError as exc:
+            _release(work)
+            finish(status="failed", message=str(exc), finished_at=utcnow())
+        except KeyboardInterrupt:
+            _release(work, write=True)
+            finish(status="cancelled", message="interrupted")
+            raise
+        except BaseException as exc:
+            _release(work)
+            finish(status="failed", message=f"{exc.__class__.__name__}: {exc}")
+            raise
+        finally:
+            if prepared is not None:
+                prepared.close()
     return get_experiment(ws, project, row.id)
 
 
@@ -280,35 +282,34 @@ def help_experiment(
     """Work on the shards of a running experiment next to its lead (a helper job, on any
     worker); returns when none is left to claim, and the lead, which waits for every
     shard, closes the run. ``once_per_process``: a helper in a process that already runs
-    the experiment leaves (its threads are that run's to size)."""
-    with ws.engine.connect() as conn:
-        row = find_experiment(conn, project, experiment_id)
-        if row.status != "running" or not has_open_shards(conn, row.id):
+    the experiment leaves (that run's threads are what the endpoints take)."""
+    with running_here(ws, experiment_id) as first:
+        if once_per_process and not first:
             return
-        experiment = get_experiment(ws, project, row.id, with_aggregates=False, conn=conn)
-    prepared = _Prepared(ws, project, experiment)
-    work = ShardWork(
-        ws,
-        row.id,
-        prepared.runners,
-        prepared.score,
-        threads=run_concurrency(experiment),
-        budget=Budget.from_json(experiment.budget),
-        total=experiment.total,
-    )
-    with ws.engine.connect() as conn:
-        if once_per_process and other_run_here(conn, row.id, work.token):
+        with ws.engine.connect() as conn:
+            row = find_experiment(conn, project, experiment_id)
+            if row.status != "running" or not has_open_shards(conn, row.id):
+                return
+            experiment = get_experiment(ws, project, row.id, with_aggregates=False, conn=conn)
+        prepared = _Prepared(ws, project, experiment)
+        work = ShardWork(
+            ws,
+            row.id,
+            prepared.runners,
+            prepared.score,
+            threads=run_concurrency(experiment),
+            budget=Budget.from_json(experiment.budget),
+            total=experiment.total,
+        )
+        try:
+            work.work()
+            if work.stop_reason:
+                work.release()
+        except BaseException:
+            _release(work)
+            raise
+        finally:
             prepared.close()
-            return
-    try:
-        work.work()
-        if work.stop_reason:
-            work.release()
-    except BaseException:
-        _release(work)
-        raise
-    finally:
-        prepared.close()
 
 
 def _release(work: ShardWork | None, *, write: bool = False) -> None:

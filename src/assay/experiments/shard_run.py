@@ -20,6 +20,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -70,6 +71,23 @@ class Unit:
     shard: int
     task: Task
     pipeline: Answers
+
+
+@contextmanager
+def running_here(ws: Workspace, experiment_id: int) -> Iterator[bool]:
+    """Whether this is the first run of the experiment in this process (kept on the
+    workspace, which every job of a worker shares): a second helper job taken by the same
+    worker adds nothing, the first run's threads are already what the endpoints take."""
+    lock, ids = ws.shared("experiment-runs", lambda: (threading.Lock(), set()))
+    with lock:
+        first = experiment_id not in ids
+        ids.add(experiment_id)
+    try:
+        yield first
+    finally:
+        if first:
+            with lock:
+                ids.discard(experiment_id)
 
 
 def lease_seconds(ws: Workspace) -> float:

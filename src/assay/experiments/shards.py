@@ -189,19 +189,6 @@ def release_shards(conn: sa.Connection, experiment_id: int, token: str) -> None:
     )
 
 
-def other_run_here(conn: sa.Connection, experiment_id: int, token: str) -> bool:
-    """Whether another run in this process already works on the experiment (a second
-    helper job taken by the same worker adds nothing: that run's threads are the limit)."""
-    mine = f"{holder_id()}#"
-    workers = conn.scalars(
-        sa.select(experiment_shards.c.worker).where(
-            experiment_shards.c.experiment_id == experiment_id,
-            experiment_shards.c.status == "doing",
-        )
-    ).all()
-    return any(w and w.startswith(mine) and w != token for w in workers)
-
-
 def run_state(conn: sa.Connection, experiment_id: int, lease_s: float) -> RunState:
     """Sums over the shards of the current run (in flight: shards with a fresh heartbeat)."""
     rows = conn.execute(

@@ -161,8 +161,14 @@ document.addEventListener("alpine:init", () => {
         if (!b) return data.noBudget;
         const parts = [];
         if (b.max_cost_usd) parts.push(this.money(b.max_cost_usd));
-        if (b.max_requests) parts.push(this.number(b.max_requests));
+        if (b.max_requests) parts.push(data.budgetRequests.replace("{n}", this.number(b.max_requests)));
         return parts.join(" · ");
+      },
+      // a run the budget stopped says so in the page's language (the stored message is English)
+      messageText() {
+        if (!this.p.message.startsWith("budget reached")) return this.p.message;
+        return data.budgetReached.replace("{requests}", this.number(this.p.spent.requests))
+          .replace("{cost}", this.money(this.p.spent.cost_usd));
       },
       countsText() {
         return data.counts.replace("{done}", this.p.done).replace("{total}", this.p.total)
