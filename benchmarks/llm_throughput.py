@@ -60,10 +60,19 @@ class Endpoint:
 
     def __init__(self, latency: float, limit: int, env: dict[str, str]) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.fakes.latency_llm", "--latency", str(latency),
-             "--limit", str(limit)],
-            env=env, stdout=subprocess.PIPE, cwd=ROOT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "tests.fakes.latency_llm",
+                "--latency",
+                str(latency),
+                "--limit",
+                str(limit),
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            cwd=ROOT,
+        )
         assert self.process.stdout is not None
         self.url = self.process.stdout.readline().decode().strip()
         self.root = self.url.removesuffix("/v1")
@@ -105,28 +114,45 @@ def _tasks(ws: Any, project: Any, count: int) -> list[Any]:
 
 
 def _pipeline(url: str, in_flight: int) -> dict[str, Any]:
-    generator = {"kind": "openai", "base_url": url, "model": "gen", "retries": 10,
-                 "max_in_flight": in_flight}  # fmt: skip
+    generator = {
+        "kind": "openai",
+        "base_url": url,
+        "model": "gen",
+        "retries": 10,
+        "max_in_flight": in_flight,
+    }
     return {"name": "gen", "generator": generator}
 
 
-def _run(ws: Any, project: Any, tasks: list[Any], name: str, url: str, workers: int,
-         env: dict[str, str]) -> dict[str, Any]:  # fmt: skip
+def _run(
+    ws: Any, project: Any, tasks: list[Any], name: str, url: str, workers: int, env: dict[str, str]
+) -> dict[str, Any]:
     """Create the experiment, queue its run, let ``workers`` worker processes take it;
     returns the seconds from start to finish (as stored) and the workers' peak memory."""
     from assay.experiments import create_experiment, get_experiment
     from assay.jobs import open_jobs
     from assay.jobs.kinds import submit_experiment
 
-    created = create_experiment(ws, project, name, mode="generation",
-                                pipelines=[_pipeline(url, 32)], metrics=["token_f1"],
-                                tasks=tasks)  # fmt: skip
+    created = create_experiment(
+        ws,
+        project,
+        name,
+        mode="generation",
+        pipelines=[_pipeline(url, 32)],
+        metrics=["token_f1"],
+        tasks=tasks,
+    )
     jobs = open_jobs(ws, run_here=False)
     submit_experiment(jobs, ws, created.id)
     jobs.close()
     procs = [
-        subprocess.Popen([sys.executable, "-m", "assay", "worker"], env=env, cwd=ROOT,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        subprocess.Popen(
+            [sys.executable, "-m", "assay", "worker"],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         for _ in range(workers)
     ]
     peak_kb = 0
@@ -145,8 +171,13 @@ def _run(ws: Any, project: Any, tasks: list[Any], name: str, url: str, workers: 
             proc.wait()
     assert done.started_at is not None and done.finished_at is not None
     seconds = (done.finished_at - done.started_at).total_seconds()
-    return {"seconds": seconds, "status": done.status, "done": done.done_count,
-            "errors": done.error_count, "peak_mb": peak_kb / 1024}  # fmt: skip
+    return {
+        "seconds": seconds,
+        "status": done.status,
+        "done": done.done_count,
+        "errors": done.error_count,
+        "peak_mb": peak_kb / 1024,
+    }
 
 
 def _peak_kb(pid: int) -> int:
@@ -171,12 +202,16 @@ def _ragas_round(samples: list[dict[str, Any]], url: str, workers: int) -> float
         llm = LangchainLLMWrapper(
             ChatOpenAI(base_url=url, api_key="unused", model="gen", max_retries=10)
         )
-        metric = AspectCritic(name="supported", definition="Is the response supported?",
-                              llm=llm)  # fmt: skip
+        metric = AspectCritic(name="supported", definition="Is the response supported?", llm=llm)
         dataset = EvaluationDataset.from_list(samples)
         began = time.perf_counter()
-        evaluate(dataset, metrics=[metric], run_config=RunConfig(max_workers=workers),
-                 show_progress=False, raise_exceptions=False)  # fmt: skip
+        evaluate(
+            dataset,
+            metrics=[metric],
+            run_config=RunConfig(max_workers=workers),
+            show_progress=False,
+            raise_exceptions=False,
+        )
     return time.perf_counter() - began
 
 
@@ -199,6 +234,7 @@ def main() -> None:
     parser.add_argument("--ragas-samples", type=int, default=1000)
     parser.add_argument("--skip-workers", action="store_true", help="only Assay vs Ragas")
     args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]
     sys.path[:0] = [str(SRC), str(ROOT)]
     from assay.demo import open_demo
     from assay.store.settings import Settings
@@ -212,50 +248,69 @@ def main() -> None:
         project, _ = open_demo(ws, with_items=True)
         tasks = _tasks(ws, project, args.tasks)
         ideal = args.tasks * args.latency / 32
-        print(f"{args.tasks} tasks, {args.latency * 1000:.0f} ms a request, one request each; "
-              f"ideal at 32 in flight: {ideal:.1f} s")  # fmt: skip
+        print(
+            f"{args.tasks} tasks, {args.latency * 1000:.0f} ms a request, one request each; "
+            f"ideal at 32 in flight: {ideal:.1f} s"
+        )
         at32 = Endpoint(args.latency, 32, env)
         at64 = Endpoint(args.latency, 64, env)
         try:
             if not args.skip_workers:
                 one = _run(ws, project, tasks, "one-worker", at32.url, 1, env)
                 s = at32.stats()
-                print(f"1 worker @32, endpoint limit 32: {one['seconds']:.1f} s = "
-                      f"{one['seconds'] / ideal:.2f}x ideal; peak in flight {s['peak']}; "
-                      f"{one['done']} done, {one['errors']} errors; peak memory "
-                      f"{one['peak_mb']:.0f} MB")  # fmt: skip
+                print(
+                    f"1 worker @32, endpoint limit 32: {one['seconds']:.1f} s = "
+                    f"{one['seconds'] / ideal:.2f}x ideal; peak in flight {s['peak']}; "
+                    f"{one['done']} done, {one['errors']} errors; peak memory "
+                    f"{one['peak_mb']:.0f} MB"
+                )
                 at32.reset()
                 shared = _run(ws, project, tasks, "two-shared", at32.url, 2, env)
                 s = at32.stats()
-                print(f"2 workers @32, one endpoint limit 32: {shared['seconds']:.1f} s; peak "
-                      f"in flight together {s['peak']} (limit 32); refused (429) "
-                      f"{s['rejected']}; {shared['done']} done, {shared['errors']} errors")  # fmt: skip
+                print(
+                    f"2 workers @32, one endpoint limit 32: {shared['seconds']:.1f} s; peak "
+                    f"in flight together {s['peak']} (limit 32); refused (429) "
+                    f"{s['rejected']}; {shared['done']} done, {shared['errors']} errors"
+                )
                 two = _run(ws, project, tasks, "two-workers", at64.url, 2, env)
                 s = at64.stats()
-                print(f"2 workers @32, endpoint limit 64: {two['seconds']:.1f} s = "
-                      f"{two['seconds'] / one['seconds']:.2f}x one worker; peak in flight "
-                      f"{s['peak']}; peak memory per worker {two['peak_mb']:.0f} MB")  # fmt: skip
+                print(
+                    f"2 workers @32, endpoint limit 64: {two['seconds']:.1f} s = "
+                    f"{two['seconds'] / one['seconds']:.2f}x one worker; peak in flight "
+                    f"{s['peak']}; peak memory per worker {two['peak_mb']:.0f} MB"
+                )
                 at64.reset()
                 again = _run(ws, project, tasks, "cache-rerun", at64.url, 1, env)
-                print(f"the same tasks again (cache re-run): {at64.stats()['requests']} "
-                      f"requests made, {again['seconds']:.1f} s")  # fmt: skip
+                print(
+                    f"the same tasks again (cache re-run): {at64.stats()['requests']} "
+                    f"requests made, {again['seconds']:.1f} s"
+                )
             count = min(args.ragas_samples, args.tasks)
             sample_tasks = tasks[:count]
-            samples = [{"user_input": t.turns[-1], "response": t.answer,
-                        "retrieved_contexts": [e.text for e in t.evidence] or [""]}
-                       for t in sample_tasks]  # fmt: skip
+            samples = [
+                {
+                    "user_input": t.turns[-1],
+                    "response": t.answer,
+                    "retrieved_contexts": [e.text for e in t.evidence] or [""],
+                }
+                for t in sample_tasks
+            ]
             ours: list[float] = []
             theirs: list[float] = []
             for number in range(args.rounds):
                 ours.append(_assay_round(ws, project, sample_tasks, at64.url, 32))
                 theirs.append(_ragas_round(samples, at64.url, 32))
-                print(f"round {number + 1}: Assay {count / ours[-1]:.1f} tasks/s, Ragas "
-                      f"{count / theirs[-1]:.1f} tasks/s")  # fmt: skip
-            print(f"{count} samples, 32 at once, {args.rounds} rounds: Assay "
-                  f"{count / max(ours):.1f}-{count / min(ours):.1f} tasks/s (median "
-                  f"{count / statistics.median(ours):.1f}); Ragas "
-                  f"{count / max(theirs):.1f}-{count / min(theirs):.1f} tasks/s (median "
-                  f"{count / statistics.median(theirs):.1f})")  # fmt: skip
+                print(
+                    f"round {number + 1}: Assay {count / ours[-1]:.1f} tasks/s, Ragas "
+                    f"{count / theirs[-1]:.1f} tasks/s"
+                )
+            print(
+                f"{count} samples, 32 at once, {args.rounds} rounds: Assay "
+                f"{count / max(ours):.1f}-{count / min(ours):.1f} tasks/s (median "
+                f"{count / statistics.median(ours):.1f}); Ragas "
+                f"{count / max(theirs):.1f}-{count / min(theirs):.1f} tasks/s (median "
+                f"{count / statistics.median(theirs):.1f})"
+            )
         finally:
             at32.close()
             at64.close()
