@@ -47,7 +47,6 @@ def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
     env.update(
         ASSAY_HOME=str(home),
-        ASSAY_JOB_HEARTBEAT_SECONDS="1",
         ASSAY_OUTGOING_ALLOW_LOOPBACK="true",
         PYTHONPATH=os.pathsep.join([str(SRC), str(ROOT)]),
         RAGAS_DO_NOT_TRACK="true",

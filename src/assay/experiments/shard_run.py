@@ -226,7 +226,18 @@ class ShardWork:
     # -- the run -----------------------------------------------------------------------
 
     def work(self) -> None:
-        """Run units until no shard is left to claim (or a stop, or the budget)."""
+        """Run units until no shard is left to claim (or a stop, or the budget); a shard
+        this pass claimed but did not finish goes back to the others (a run that stops
+        holds none it no longer works on)."""
+        self._pass()
+        unfinished = set(self._taken) - self._finished - self._lost
+        if unfinished:
+            self.release()
+            for number in unfinished:
+                self._taken.pop(number, None)
+                self._exhausted.discard(number)
+
+    def _pass(self) -> None:
         for item in self.pool.run(self.units(), self._work, self._may_start):
             if item is not None:
                 unit, scored = item
