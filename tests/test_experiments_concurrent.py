@@ -299,3 +299,42 @@ def test_a_queued_run_without_a_worker_says_how_to_start_one(
             leave(ws, "elsewhere:1")
     finally:
         ws.close()
+
+
+def test_a_storm_of_429_slows_the_run_and_loses_no_task(any_ws: Workspace, gold: Project) -> None:
+    """An endpoint that takes two requests at once while the run sends eight: the refused
+    ones are tried again (Retry-After) and every task ends with a result."""
+    with LatencyLLM(0.1, limit=2) as fake:
+        pipeline = {"name": "gen", "generator": _generator(fake.url, retries=10)}
+        created = create_experiment(
+            any_ws, gold, "storm", mode="generation", pipelines=[pipeline], concurrency=8
+        )
+        done = run_experiment(any_ws, gold, created.id)
+        stats = fake.stats()
+    assert done.status == "done" and done.done_count == 5 and done.error_count == 0
+    assert stats["rejected"] > 0 and stats["requests"] == 5  # each task answered once
+
+
+def test_the_cli_caps_a_run_and_shows_what_it_spent(
+    ws: Workspace, llm: LatencyLLM, tmp_path: Any
+) -> None:
+    from typer.testing import CliRunner
+
+    from assay.cli import make_app
+
+    project = build_corpus(ws, _project(ws)).project
+    _generation(ws, project, "cli", llm.url, concurrency=1)
+    home = ["--home", str(ws.settings.home)]
+    ran = CliRunner().invoke(
+        make_app(), [*home, "experiments", "run", "cli", "-p", project.name, "--max-requests", "2"]
+    )
+    assert ran.exit_code == 0, ran.output
+    assert "cancelled, 2/5 done" in ran.output and "budget reached" in ran.output
+    shown = CliRunner().invoke(make_app(), [*home, "experiments", "show", "cli", "-p", "conc"])
+    assert "this run: 2 request(s), 0% of 2 call(s) cached" in shown.output
+    assert "budget max 2 requests" in shown.output
+    bad = CliRunner().invoke(
+        make_app(), [*home, "experiments", "run", "cli", "-p", "conc", "--max-requests", "0"]
+    )
+    assert bad.exit_code == 1 and "max_requests must be a whole number >= 1" in bad.output
+    assert llm.requests == 2

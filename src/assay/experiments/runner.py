@@ -144,6 +144,7 @@ class _Prepared:
     """The pipelines and the scorer of a run, made once and shared by its threads."""
 
     def __init__(self, ws: Workspace, project: Project, experiment: Experiment) -> None:
+        self.experiment = experiment
         self.runners: list[PipelineRunner | Unavailable] = []
         plan = metric_plan(experiment.metrics, experiment.mode)
         chunking = get_chunking(ws, project, experiment.selection.get("chunking"))
@@ -160,6 +161,26 @@ class _Prepared:
         except BaseException:
             self.close()
             raise
+
+    def work(
+        self,
+        ws: Workspace,
+        budget: Budget,
+        progress: Progress | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> ShardWork:
+        """This process's part of the run, with as many units at once as it takes."""
+        return ShardWork(
+            ws,
+            self.experiment.id,
+            self.runners,
+            self.score,
+            threads=run_concurrency(self.experiment),
+            budget=budget,
+            total=self.experiment.total,
+            progress=progress,
+            should_stop=should_stop,
+        )
 
     def score(self, task: Task, pipeline: str, outcome: Outcome) -> Scored:
         return Scored(task, pipeline, *self.scorer.score(task, outcome))
@@ -234,17 +255,7 @@ def run_experiment(
     with running_here(ws, row.id):
         try:
             prepared = _Prepared(ws, project, experiment)
-            work = ShardWork(
-                ws,
-                row.id,
-                prepared.runners,
-                prepared.score,
-                threads=run_concurrency(experiment),
-                budget=stored_budget,
-                total=experiment.total,
-                progress=progress,
-                should_stop=should_stop,
-            )
+            work = prepared.work(ws, stored_budget, progress, should_stop)
             work.start_from(experiment.done_count + experiment.error_count)
             while True:
                 work.work()
@@ -292,15 +303,7 @@ def help_experiment(
                 return
             experiment = get_experiment(ws, project, row.id, with_aggregates=False, conn=conn)
         prepared = _Prepared(ws, project, experiment)
-        work = ShardWork(
-            ws,
-            row.id,
-            prepared.runners,
-            prepared.score,
-            threads=run_concurrency(experiment),
-            budget=Budget.from_json(experiment.budget),
-            total=experiment.total,
-        )
+        work = prepared.work(ws, Budget.from_json(experiment.budget))
         try:
             work.work()
             if work.stop_reason:
