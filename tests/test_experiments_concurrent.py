@@ -338,3 +338,47 @@ def test_the_cli_caps_a_run_and_shows_what_it_spent(
     )
     assert bad.exit_code == 1 and "max_requests must be a whole number >= 1" in bad.output
     assert llm.requests == 2
+
+
+def test_run_against_a_server_without_a_worker_says_how_to_start_one(
+    ws: Workspace, llm: LatencyLLM, tmp_path: Any
+) -> None:
+    """Measured before: "Running 0/53" forever. Now the CLI stops and says why."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from assay.people.accounts import create_account
+    from assay.people.mode import set_team_mode
+    from assay.people.tokens import create_token
+    from tests.conftest import LiveServer
+
+    project = build_corpus(ws, _project(ws)).project
+    _generation(ws, project, "remote", llm.url)
+    root = create_account(ws, "root", "correct horse battery", admin=True)
+    set_team_mode(ws, True)
+    token, _ = create_token(ws, root.id, "ci", "write")
+    settings = Settings(home=ws.settings.home, server_runs_jobs=False)
+    with Workspace.open(settings) as served, LiveServer(served) as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ASSAY_")}
+        env.update(ASSAY_URL=server.url, ASSAY_HOME=str(tmp_path / "none"), ASSAY_TOKEN=token)
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[1] / "src"), ""])
+        done = subprocess.run(
+            [sys.executable, "-m", "assay", "experiments", "run", "remote", "-p", project.name],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=180,
+        )
+        shown = subprocess.run(
+            [sys.executable, "-m", "assay", "experiments", "show", "remote", "-p", project.name],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=180,
+        )
+    assert done.returncode == 1
+    assert "no process is running jobs: start one with `assay worker`" in done.stderr
+    assert "queued, 0/5 done" in shown.stdout and "Waiting: no process" in shown.stdout
+    assert llm.requests == 0
