@@ -166,6 +166,7 @@ def test_counts_follow_the_run(
     """Another reader (a page showing progress) sees the counts grow batch by batch, while
     the run reports every unit as it finishes."""
     monkeypatch.setattr(shard_run, "BATCH", 2)
+    monkeypatch.setattr(shard_run, "FLUSH_S", 3600.0)  # batches by count only, however slow
     project = corpus.project
     created = create_experiment(ws, project, "watched", pipelines=["keyword"])
     seen: list[tuple[int, str, int]] = []

@@ -199,6 +199,7 @@ def test_a_run_commits_results_in_batches(
     """Another connection sees each batch of finished tasks while the run goes on; stopping
     it writes what it has, and a resume runs only the rest."""
     monkeypatch.setattr(shard_run, "BATCH", 2)
+    monkeypatch.setattr(shard_run, "FLUSH_S", 3600.0)  # batches by count only, however slow
     made = create_experiment(any_ws, gold, "e", pipelines=["keyword"])
     seen: list[tuple[int, int]] = []
 
