@@ -93,6 +93,7 @@ def test_judge_metric_in_an_experiment(ws: Workspace, project: Project, fake: Fa
         mode="rag",
         pipelines=["keyword"],
         metrics=["token_f1", judged],
+        concurrency=1,  # the scripted replies follow the order of the tasks
     )
     done = run_experiment(ws, corpus.project, created.id)
     assert done.status == "done" and done.error_count == 0

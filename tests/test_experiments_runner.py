@@ -12,6 +12,7 @@ from assay.experiments import (
     iter_results,
     list_experiments,
     run_experiment,
+    shard_run,
     task_results,
 )
 from assay.gold.items import editable_copy, get_item, save_item
@@ -159,15 +160,24 @@ def test_cancel_flag_in_the_database_stops_a_run(ws: Workspace, corpus: Corpus) 
     assert run_experiment(ws, project, created.id).status == "done"
 
 
-def test_counts_follow_the_run(ws: Workspace, corpus: Corpus) -> None:
-    """Another reader (a page showing progress) sees the counts grow task by task."""
+def test_counts_follow_the_run(
+    ws: Workspace, corpus: Corpus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another reader (a page showing progress) sees the counts grow batch by batch, while
+    the run reports every unit as it finishes."""
+    monkeypatch.setattr(shard_run, "BATCH", 2)
+    monkeypatch.setattr(shard_run, "FLUSH_S", 3600.0)  # batches by count only, however slow
     project = corpus.project
     created = create_experiment(ws, project, "watched", pipelines=["keyword"])
-    seen: list[tuple[str, int]] = []
+    seen: list[tuple[int, str, int]] = []
 
     def progress(done: int, total: int) -> None:
         current = get_experiment(ws, project, created.id, with_aggregates=False)
-        seen.append((current.status, current.done_count))
+        seen.append((done, current.status, current.done_count))
 
     run_experiment(ws, project, created.id, progress=progress)
-    assert seen == [("running", n) for n in range(6)]
+    assert [done for done, _, _ in seen] == list(range(6))
+    assert {status for _, status, _ in seen} == {"running"}
+    stored = [count for _, _, count in seen]
+    assert stored == sorted(stored) and 0 < stored[3] < 5  # written in batches of two
+    assert get_experiment(ws, project, created.id).done_count == 5

@@ -25,6 +25,7 @@ from assay.experiments import (
     iter_results,
     list_experiments,
     run_experiment,
+    shard_run,
 )
 from assay.experiments import store as experiment_store
 from assay.formats import get_format
@@ -192,9 +193,13 @@ def test_an_import_with_an_evaluation_is_one_transaction(
 # ---------------------------------------------------------------- long runs
 
 
-def test_a_run_commits_each_task_on_its_own(any_ws: Workspace, gold: Project) -> None:
-    """Another connection sees every finished task while the run goes on; stopping it keeps
-    them, and a resume runs only the rest."""
+def test_a_run_commits_results_in_batches(
+    any_ws: Workspace, gold: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another connection sees each batch of finished tasks while the run goes on; stopping
+    it writes what it has, and a resume runs only the rest."""
+    monkeypatch.setattr(shard_run, "BATCH", 2)
+    monkeypatch.setattr(shard_run, "FLUSH_S", 3600.0)  # batches by count only, however slow
     made = create_experiment(any_ws, gold, "e", pipelines=["keyword"])
     seen: list[tuple[int, int]] = []
 
@@ -202,10 +207,10 @@ def test_a_run_commits_each_task_on_its_own(any_ws: Workspace, gold: Project) ->
         seen.append((done, len(list(iter_results(any_ws, gold, made.id)))))
 
     stopped = run_experiment(
-        any_ws, gold, made.id, progress=progress, should_stop=lambda: len(seen) > 2
+        any_ws, gold, made.id, progress=progress, should_stop=lambda: len(seen) > 3
     )
-    assert stopped.status == "cancelled" and stopped.done_count == 2
-    assert seen == [(0, 0), (1, 1), (2, 2)]
+    assert stopped.status == "cancelled" and stopped.done_count == 3
+    assert seen == [(0, 0), (1, 0), (2, 0), (3, 2)]  # the first batch of two, then one
     done = run_experiment(any_ws, gold, made.id)
     assert done.status == "done" and done.done_count == made.task_count
 

@@ -173,8 +173,14 @@ def test_judge_against_gold_labels(any_ws: Workspace, judge_server: FakeOpenAI) 
     project = create_project(any_ws, "test", "en")
     build_corpus(any_ws, project)
     judge = judge_metric(judge_server.url)
-    experiment = create_experiment(
-        any_ws, project, "judged", pipelines=["keyword"], mode="rag", metrics=["token_f1", judge]
+    experiment = create_experiment(  # one at a time: the scripted verdicts follow the tasks
+        any_ws,
+        project,
+        "judged",
+        pipelines=["keyword"],
+        mode="rag",
+        metrics=["token_f1", judge],
+        concurrency=1,
     )
     run_experiment(any_ws, project, experiment.id)
     client = client_for(any_ws)
@@ -295,8 +301,8 @@ def test_judge_against_judged_reports(
             unit = Unit.report(topic, "keyword")
             save_judgment(any_ws, project, unit, judge_id=judge_id, version=0, rating=rating)
     judge = judge_metric(judge_server.url, "good")
-    experiment = create_experiment(
-        any_ws, project, "judged", pipelines=["keyword"], mode="rag", metrics=[judge]
+    experiment = create_experiment(  # one at a time: the scripted verdicts follow the tasks
+        any_ws, project, "judged", pipelines=["keyword"], mode="rag", metrics=[judge], concurrency=1
     )
     run_experiment(any_ws, project, experiment.id)
     mapping = {"Perfect": "yes", "Mostly Good": "yes", "So-so": "no", "Bad": "no"}

@@ -9,14 +9,23 @@ from typing import Any
 from assay.cli.common import console
 
 
-def print_experiment(experiment: Any, print_version: Callable[[Any], None]) -> None:
-    """Status, metric means per pipeline, tokens and costs."""
+def print_experiment(
+    experiment: Any,
+    print_version: Callable[[Any], None],
+    progress: dict[str, Any] | None = None,
+) -> None:
+    """Status (live, while it runs), metric means per pipeline, tokens and costs."""
     out = console()
+    status = experiment.status
+    if progress and progress.get("running") and status != "running":
+        status = "queued"
     out.print(
         f"[bold]{experiment.name}[/] (id {experiment.id}, mode {experiment.mode}): "
-        f"{experiment.status}, {experiment.done_count}/{experiment.total} done, "
+        f"{status}, {experiment.done_count}/{experiment.total} done, "
         f"{experiment.error_count} error(s)"
     )
+    if progress:
+        print_live(out, progress)
     if experiment.message:
         out.print(experiment.message, markup=False)
     print_version(experiment)
@@ -38,6 +47,47 @@ def print_experiment(experiment: Any, print_version: Callable[[Any], None]) -> N
         table.add_row(metric, *cells)
     table.add_row("errors", *(str(experiment.aggregates[p].get("errors", 0)) for p in pipelines))
     print_costs(out, table, experiment, pipelines)
+
+
+def print_live(out: Any, progress: dict[str, Any]) -> None:
+    """The live part of a run: waiting for a worker, or in flight, ETA and spend so far."""
+    from assay.jobs.workers import START_WORKER
+
+    if progress.get("waiting"):
+        out.print(f"Waiting: {START_WORKER}.", markup=False)
+        return
+    spent = progress.get("spent") or {}
+    if progress.get("status") != "running" and not spent.get("units"):
+        return
+    parts = []
+    if progress.get("status") == "running":
+        parts.append(f"{progress.get('in_flight', 0)} in flight")
+        parts.append(f"{progress.get('workers', 0)} worker(s)")
+        eta = progress.get("eta_s")
+        parts.append("ETA " + (_duration(eta) if eta is not None else "-"))
+    calls = spent.get("requests", 0) + spent.get("cached_requests", 0)
+    parts.append(
+        f"this run: {spent.get('requests', 0)} request(s), "
+        f"{round(100 * spent.get('cached_share', 0))}% of {calls} call(s) cached"
+    )
+    parts.append(f"tokens {spent.get('input_tokens', 0)}/{spent.get('output_tokens', 0)}")
+    parts.append(f"cost ${spent.get('cost_usd', 0):.4f}")
+    budget = progress.get("budget") or {}
+    caps = []
+    if budget.get("max_cost_usd"):
+        caps.append(f"max ${budget['max_cost_usd']}")
+    if budget.get("max_requests"):
+        caps.append(f"max {budget['max_requests']} requests")
+    if caps:
+        parts.append("budget " + ", ".join(caps))
+    out.print("; ".join(parts), markup=False)
+
+
+def _duration(seconds: float) -> str:
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s"
 
 
 def print_costs(out: Any, table: Any, experiment: Any, pipelines: list[str]) -> None:

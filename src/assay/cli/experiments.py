@@ -1,6 +1,7 @@
 """``assay experiments``: create, list, run (with a progress bar, or ``--background`` as a job of
 the workspace's queue for a server or ``assay worker`` to run), show, cancel; the reports
-of finished experiments are in ``cli.experiment_reports``.
+of finished experiments are in ``cli.experiment_reports``, the queue side of runs in
+``cli.experiment_queue``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,13 @@ from assay.cli.common import (
     progress_bar,
     project_of,
     run,
+)
+from assay.cli.experiment_queue import (
+    drop_queued_run,
+    live_progress,
+    print_queued,
+    queue_run,
+    refuse_if_queued,
 )
 
 if TYPE_CHECKING:
@@ -171,6 +179,14 @@ def create(
         "items; its statuses and chunking are used (--chunking still overrides).",
         show_default=False,
     ),
+    concurrency: int = typer.Option(
+        None,
+        "--concurrency",
+        metavar="N",
+        help="Units (a task through a pipeline) each worker runs at once. Default: the sum "
+        "of max_in_flight of the endpoints the experiment calls (1 with the local model).",
+        show_default=False,
+    ),
     project: str = ProjectOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -185,6 +201,8 @@ def create(
     metrics = [_metric(m) for m in metric] or None
     options: dict[str, Any] = {"mode": mode, "metrics": metrics, "turns": turns, "seed": seed}
     options.update(chunking=chunking, version=version)
+    if concurrency is not None:
+        options["concurrency"] = concurrency
     server = remote.server(ctx)
     if server is not None:
         from assay.cli import remote_experiments
@@ -232,32 +250,55 @@ def run_command(
         False,
         "--background",
         help="Queue the run and return at once: a server or `assay worker` runs it "
-        "(see docs/deploy.md), and it resumes by itself if that process dies.",
+        "(see docs/deploy.md), and it resumes by itself if that process dies. A large run "
+        "is split into shards that every worker running jobs takes a share of.",
+    ),
+    max_cost: float = typer.Option(
+        None,
+        "--max-cost",
+        metavar="USD",
+        help="Stop the run cleanly once it has spent this many US dollars (priced with "
+        "ASSAY_LLM_PRICES; every model called needs a price). Results so far are kept.",
+        show_default=False,
+    ),
+    max_requests: int = typer.Option(
+        None,
+        "--max-requests",
+        metavar="N",
+        help="Stop the run cleanly once it has made this many model requests (answers from "
+        "the response cache do not count). Results so far are kept.",
+        show_default=False,
     ),
     no_cache: bool = NoCacheOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Run an experiment, or resume it: tasks with a stored result are skipped, failed
-    tasks are tried again. Ctrl-C (or `assay experiments cancel`) stops after a task.
+    tasks are tried again. Many tasks run at once, as many as the endpoints take (see
+    `assay experiments create --concurrency`). Ctrl-C (or `assay experiments cancel`)
+    stops: the units in flight finish and are kept.
 
     Deterministic model requests (temperature 0 or a seed) are answered from the response
     cache when they were asked before; --no-cache asks every model again."""
     from assay.experiments import run_experiment
+    from assay.experiments.budget import Budget
 
+    budget = _budget(max_cost, max_requests)
     server = remote.server(ctx)
     if server is not None:
         from assay.cli import remote_experiments
 
         if background:
-            data = remote_experiments.start(server, project, name, not no_cache)
-            print_queued(remote_experiments.experiment_of(data), data, as_json)
+            data = remote_experiments.start(server, project, name, budget, not no_cache)
+            print_queued(str(data["name"]), data, as_json)
             return
-        data = remote_experiments.run(server, project, name, as_json, not no_cache)
+        data = remote_experiments.run(server, project, name, as_json, budget, not no_cache)
         _ran(remote_experiments.experiment_of(data), data, as_json)
         return
     if background:
-        queued = run(ctx, lambda ws: queue_run(ws, project_of(ws, project), name, not no_cache))
-        print_queued(queued, queued, as_json)
+        data = run(
+            ctx, lambda ws: queue_run(ws, project_of(ws, project), name, budget, not no_cache)
+        )
+        print_queued(str(data["name"]), data, as_json)
         return
 
     def body(ws: Workspace) -> Any:
@@ -270,6 +311,7 @@ def run_command(
                 name,
                 progress=lambda d, t: bar.update(job, completed=d, total=t),
                 cache=not no_cache,
+                budget=Budget.from_json(budget),
             )
 
     try:
@@ -277,6 +319,19 @@ def run_command(
     except KeyboardInterrupt:
         fail(f"stopped; the results so far are kept. Resume: assay experiments run {name}", 130)
     _ran(result, result, as_json)
+
+
+def _budget(max_cost: float | None, max_requests: int | None) -> dict[str, Any] | None:
+    """The run's cap as the API takes it (checked here, so a typo fails at once)."""
+    from assay.errors import AssayError
+    from assay.experiments.budget import Budget
+
+    given = {"max_cost": max_cost, "max_requests": max_requests}
+    try:
+        Budget.from_json(given)
+    except AssayError as exc:
+        fail(escape(f"--max-cost/--max-requests: {exc}"))
+    return {k: v for k, v in given.items() if v is not None} or None
 
 
 def _ran(result: Any, data: Any, as_json: bool) -> None:
@@ -324,7 +379,7 @@ def show(
         if as_json:
             print_json(data)
         else:
-            _print_experiment(remote_experiments.experiment_of(data))
+            _print_experiment(remote_experiments.experiment_of(data), data.get("progress"))
         return
     if task:
         found = run(ctx, lambda ws: task_results(ws, project_of(ws, project), name, task))
@@ -345,11 +400,18 @@ def show(
             out.print(f"retrieved: {ids}", markup=False)
             out.print(f"metrics: {json.dumps(result.metrics)}", markup=False)
         return
-    experiment = run(ctx, lambda ws: get_experiment(ws, project_of(ws, project), name))
+
+    def body(ws: Workspace) -> Any:
+        experiment = get_experiment(ws, project_of(ws, project), name)
+        return experiment, live_progress(ws, experiment)
+
+    experiment, progress = run(ctx, body)
     if as_json:
-        print_json(experiment)
+        from assay.records import to_json
+
+        print_json({**to_json(experiment), "progress": progress})
     else:
-        _print_experiment(experiment)
+        _print_experiment(experiment, progress)
 
 
 def cancel(
@@ -378,65 +440,7 @@ def cancel(
     console().print(f"Experiment {result.name!r}: stop requested (status {result.status}).")
 
 
-def _print_experiment(experiment: Any) -> None:
+def _print_experiment(experiment: Any, progress: dict[str, Any] | None = None) -> None:
     from assay.cli.experiment_show import print_experiment
 
-    print_experiment(experiment, _print_version)
-
-
-def queue_run(ws: Workspace, project: Any, name: str, cache: bool = True) -> Any:
-    """Queue a run (or resume) of the experiment; Conflict when one is queued or running."""
-    from assay.errors import Conflict
-    from assay.experiments import get_experiment
-    from assay.experiments.imported import refuse_run
-    from assay.jobs import open_jobs
-    from assay.jobs.kinds import submit_experiment
-
-    experiment = get_experiment(ws, project, name, with_aggregates=False)
-    refuse_run(experiment.name, experiment.selection)
-    jobs = open_jobs(ws, run_here=False)
-    try:
-        if not submit_experiment(jobs, ws, experiment.id, cache=cache):
-            raise Conflict(f"experiment {experiment.name!r} is already queued or running")
-    finally:
-        jobs.close()
-    return experiment
-
-
-def refuse_if_queued(ws: Workspace, project: Any, name: str) -> None:
-    """A run in the foreground next to a background one would run the same tasks twice."""
-    from assay.errors import Conflict
-    from assay.experiments import get_experiment
-    from assay.jobs import EXPERIMENT, open_jobs
-    from assay.jobs.kinds import experiment_payload
-
-    experiment = get_experiment(ws, project, name, with_aggregates=False)
-    if open_jobs(ws, run_here=False).active(EXPERIMENT, experiment_payload(experiment.id)):
-        raise Conflict(
-            f"experiment {experiment.name!r} is queued or running in the background (a server "
-            f"or `assay worker`); follow it with `assay experiments show {name}`, stop it "
-            f"with `assay experiments cancel {name}`"
-        )
-
-
-def print_queued(result: Any, data: Any, as_json: bool) -> None:
-    if as_json:
-        print_json(data)
-        return
-    console().print(
-        f"Experiment {result.name!r} is queued: a server or `assay worker` runs it. "
-        f"Follow it: assay experiments show {result.name}",
-        markup=False,
-    )
-
-
-def drop_queued_run(ws: Workspace, experiment_id: int) -> None:
-    """A cancelled experiment's queued run goes (a running one stops at its stop flag)."""
-    from assay.jobs import EXPERIMENT, open_jobs
-    from assay.jobs.kinds import experiment_payload
-
-    jobs = open_jobs(ws, run_here=False)
-    try:
-        jobs.cancel(EXPERIMENT, experiment_payload(experiment_id))
-    finally:
-        jobs.close()
+    print_experiment(experiment, _print_version, progress)

@@ -81,21 +81,34 @@ def get(server: Server, project: str | None, ref: str) -> dict[str, Any]:
     return dict(found["experiment"])
 
 
-def start(server: Server, project: str | None, ref: str, cache: bool = True) -> dict[str, Any]:
+def start(
+    server: Server,
+    project: str | None,
+    ref: str,
+    budget: dict[str, Any] | None = None,
+    cache: bool = True,
+) -> dict[str, Any]:
     """Start (or resume) the run on the server without following it."""
     target = server.project(project)
     path = project_path(target, "experiments", ref, "run") + ("" if cache else "?cache=false")
-    found: dict[str, Any] = server.json("POST", path)
+    found: dict[str, Any] = server.json("POST", path, json=budget or {})
     return found
 
 
 def run(
-    server: Server, project: str | None, ref: str, quiet: bool, cache: bool = True
+    server: Server,
+    project: str | None,
+    ref: str,
+    quiet: bool,
+    budget: dict[str, Any] | None = None,
+    cache: bool = True,
 ) -> dict[str, Any]:
-    """Start (or resume) the run on the server and follow it until it ends."""
+    """Start (or resume) the run on the server and follow it until it ends; a run no
+    process picks up (no worker) fails with how to start one."""
     target = server.project(project)
     run_path = project_path(target, "experiments", ref, "run") + ("" if cache else "?cache=false")
-    started = server.json("POST", run_path)
+    started = server.json("POST", run_path, json=budget or {})
+    _refuse_waiting(started, ref)
     path = project_path(target, "experiments", str(started["id"]))
     try:
         with progress_bar(not quiet) as bar:
@@ -103,6 +116,7 @@ def run(
 
             def fetch() -> dict[str, Any]:
                 found: dict[str, Any] = server.json("GET", path)["experiment"]
+                _refuse_waiting(found, ref)
                 done = found["progress"]["done"] + found["progress"]["errors"]
                 bar.update(job, completed=done, total=found["progress"]["total"])
                 return found
@@ -117,6 +131,19 @@ def run(
                 f"assay experiments cancel {ref}"
             ),
             130,
+        )
+
+
+def _refuse_waiting(data: dict[str, Any], ref: str) -> None:
+    """A queued run that no process will take: say so instead of waiting forever."""
+    from assay.jobs.workers import START_WORKER
+
+    if (data.get("progress") or {}).get("waiting"):
+        fail(
+            escape(
+                f"experiment {ref!r} is queued on the server, but {START_WORKER}; it starts "
+                f"once one runs (or drop it: assay experiments cancel {ref})"
+            )
         )
 
 

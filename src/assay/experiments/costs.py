@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from assay.errors import InvalidInput
+from assay.llm.records import Generation
 
 PRICES_SETTING = "ASSAY_LLM_PRICES"
 Prices = dict[str, tuple[float, float]]
@@ -74,28 +75,45 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def usage_entries(details: Mapping[str, Any]) -> Iterator[tuple[str, int, int, bool]]:
-    """``(model, input tokens, output tokens, cached)`` of every model call a result
-    recorded."""
-    found: list[Mapping[str, Any]] = []
+def call_usage(model: str, generation: Generation) -> dict[str, Any]:
+    """A model call's usage as results record it: the model, its token counts, and
+    ``"cached": True`` when the response cache answered (no request, nothing billed)."""
+    usage: dict[str, Any] = {"model": model, **generation.usage}
+    if generation.cached:
+        usage["cached"] = True
+    return usage
+
+
+def usage_calls(details: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """Every model call a result recorded: the stages' ``usage`` entries, then the judges'
+    (a list of them for an LLM metric of the catalogue, one per call)."""
     usage = details.get("usage")
     if isinstance(usage, Mapping):
-        found.extend(v for v in usage.values() if isinstance(v, Mapping))
+        yield from (v for v in usage.values() if isinstance(v, Mapping))
     judges = details.get("judges")
     if isinstance(judges, Mapping):
         for judged in judges.values():
             used = judged.get("usage") if isinstance(judged, Mapping) else None
             if isinstance(used, Mapping) and used:
-                found.append(used)
-            elif isinstance(used, list):  # an LLM metric of the catalogue: one per call
-                found.extend(u for u in used if isinstance(u, Mapping))
-    for entry in found:
-        given_in = _int(entry.get("prompt_tokens")) or _int(entry.get("input_tokens"))
-        given_out = _int(entry.get("completion_tokens")) or _int(entry.get("output_tokens"))
-        if not given_in and not given_out:
-            given_in = _int(entry.get("total_tokens"))
-        model = str(entry.get("model") or "(unnamed)")
-        yield model, given_in, given_out, entry.get("cached") is True
+                yield used
+            elif isinstance(used, list):
+                yield from (u for u in used if isinstance(u, Mapping))
+
+
+def call_tokens(entry: Mapping[str, Any]) -> tuple[str, int, int]:
+    """``(model, input tokens, output tokens)`` of one recorded call."""
+    given_in = _int(entry.get("prompt_tokens")) or _int(entry.get("input_tokens"))
+    given_out = _int(entry.get("completion_tokens")) or _int(entry.get("output_tokens"))
+    if not given_in and not given_out:
+        given_in = _int(entry.get("total_tokens"))
+    return str(entry.get("model") or "(unnamed)"), given_in, given_out
+
+
+def usage_entries(details: Mapping[str, Any]) -> Iterator[tuple[str, int, int, bool]]:
+    """``(model, input tokens, output tokens, cached)`` of every model call a result
+    recorded."""
+    for entry in usage_calls(details):
+        yield (*call_tokens(entry), entry.get("cached") is True)
 
 
 def _counts() -> dict[str, Any]:

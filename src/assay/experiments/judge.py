@@ -20,7 +20,7 @@ from typing import Any
 from assay.errors import InvalidInput
 from assay.experiments.tasks import Task
 from assay.llm import GeneratorSettings, make_generator
-from assay.llm.records import Generator, GeneratorError, Message
+from assay.llm.records import Generation, Generator, GeneratorError, Message
 from assay.llm.traffic import Traffic
 
 ERROR = "error"
@@ -176,9 +176,14 @@ def judge(
                 f"judge {metric.name!r}: no allowed value ({', '.join(metric.values)}) in the "
                 f"reply {generation.text[:120]!r}"
             ),
-            usage=generation.usage,
+            usage=_usage(generation),
         )
-    return Verdict(value, reply=generation.text, usage=generation.usage)
+    return Verdict(value, reply=generation.text, usage=_usage(generation))
+
+
+def _usage(generation: Generation) -> dict[str, Any]:
+    """The call's usage, marked ``cached`` when the response cache answered it."""
+    return {**generation.usage, "cached": True} if generation.cached else generation.usage
 
 
 def make_judge(metric: JudgeMetric, traffic: Traffic | None = None) -> Generator:

@@ -32,6 +32,7 @@ from pydantic import (
 )
 
 from assay.errors import AssayError, InvalidInput
+from assay.experiments.costs import call_usage
 from assay.experiments.external import ContextResolver, ExternalClient
 from assay.experiments.runfiles import FileRef, keep_local_file, load_file, ranking
 from assay.experiments.scoring import Outcome
@@ -333,9 +334,9 @@ class PipelineRunner:
             )
             timings["generate_ms"] = _ms(began)
             answer = generation.text
-            if generation.usage:  # the offline generator reports none: no model was called
+            if generation.usage or generation.cached:  # offline: none, no model was called
                 usage = details.setdefault("usage", {})
-                usage["generate"] = {"model": generation.model, **generation.usage}
+                usage["generate"] = call_usage(generation.model, generation)
         return Outcome(
             retrieved=tuple(retrieved),
             answer=answer,

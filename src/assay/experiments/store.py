@@ -21,6 +21,7 @@ import sqlalchemy as sa
 
 from assay.corpus.chunkings import get_chunking
 from assay.errors import Conflict, InvalidInput, NotFound
+from assay.experiments.concurrency import check_concurrency
 from assay.experiments.costs import cost_totals
 from assay.experiments.pipelines import (
     PipelineSpec,
@@ -79,6 +80,8 @@ class Experiment:
     costs: dict[str, Any] = field(default_factory=dict)
     """Tokens and cost per pipeline and in total: :func:`assay.experiments.costs.cost_totals`
     (only filled by :func:`get_experiment`)."""
+    budget: dict[str, Any] | None = None
+    """The current run's cap (:class:`assay.experiments.budget.Budget` as JSON), if any."""
 
     @property
     def total(self) -> int:
@@ -134,14 +137,17 @@ def create_experiment(
     author: int | None = None,
     tasks: Sequence[Task] | None = None,
     version: str | None = None,
+    concurrency: int | None = None,
     conn: sa.Connection | None = None,
 ) -> Experiment:
     """Check everything, build the tasks (unless given) and store them with the experiment,
     all in one transaction: the caller's ``conn`` when given, else one of its own.
     ``embedder`` serves semantic_similarity. ``version``: the tasks come from that frozen
     dataset version (``statuses`` is then the version's), not from the live items; its
-    chunking is the default."""
+    chunking is the default. ``concurrency``: units to run at once per worker (default:
+    from the endpoints' ``max_in_flight``)."""
     name = check_name(name, "experiment")
+    concurrency = check_concurrency(concurrency)
     plan = metric_plan(metrics, mode, generator_settings(project))
     specs = [
         p
@@ -180,6 +186,8 @@ def create_experiment(
     }
     if frozen is not None:
         selection["version"] = {"name": frozen.name, "hash": frozen.hash}
+    if concurrency is not None:
+        selection["concurrency"] = concurrency
     now = utcnow()
     with transaction(ws.engine, conn) as conn:
         clash = conn.scalar(

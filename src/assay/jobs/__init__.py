@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from assay.jobs.kinds import EXPERIMENT, job_key
 from assay.jobs.transfer_jobs import EXPORT, IMPORT
+from assay.jobs.workers import keep_beating
 from assay.store.workspace import Workspace
 
 __all__ = ["EXPERIMENT", "EXPORT", "IMPORT", "Jobs", "Queue", "open_jobs"]
@@ -43,9 +44,11 @@ class Jobs:
     already runs here (a server with ASSAY_SERVER_RUNS_JOBS); that thread stops when the
     queue is empty. Off, jobs wait for a worker (``assay worker``, another server)."""
 
-    def __init__(self, queue: Queue, *, run_here: bool) -> None:
+    def __init__(self, ws: Workspace, queue: Queue, *, run_here: bool) -> None:
+        self.ws = ws
         self.queue = queue
         self.run_here = run_here
+        self._beating: threading.Thread | None = None
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -92,10 +95,21 @@ class Jobs:
                 daemon=True,
             )
             self._thread.start()
+            self._beating = keep_beating(self.ws, "server", self._stop)
 
     def work(self, stop: threading.Event) -> None:
         """Run jobs in this thread until ``stop`` is set (``assay worker``)."""
-        self.queue.work(stop, wait=True)
+        beating = keep_beating(self.ws, "worker", stop)
+        try:
+            self.queue.work(stop, wait=True)
+        finally:
+            stop.set()
+            beating.join(5.0)
+
+    @property
+    def runs_here(self) -> bool:
+        """Whether this process runs the jobs it submits (or runs jobs at all)."""
+        return self.run_here or (self._thread is not None and self._thread.is_alive())
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop taking jobs. A job still running is left to finish (or, when the process
@@ -105,6 +119,8 @@ class Jobs:
             thread = self._thread
         if thread is not None:
             thread.join(timeout)
+        if self._beating is not None:
+            self._beating.join(timeout)
         self.queue.close()
 
     def close(self) -> None:
@@ -145,4 +161,4 @@ def open_jobs(ws: Workspace, *, run_here: bool | None = None) -> Jobs:
         from assay.jobs.sqlite_queue import SqliteQueue
 
         queue = SqliteQueue(ws, heartbeat_s=heartbeat_s, concurrency=concurrency)
-    return Jobs(queue, run_here=ws.settings.server_runs_jobs if run_here is None else run_here)
+    return Jobs(ws, queue, run_here=ws.settings.server_runs_jobs if run_here is None else run_here)

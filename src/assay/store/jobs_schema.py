@@ -30,6 +30,16 @@ jobs = sa.Table(
     sa.Index(None, "status", "key"),
 )
 
+job_workers = sa.Table(
+    "job_workers",
+    metadata,
+    # host:pid of a process that runs jobs (a server with jobs on, or `assay worker`)
+    sa.Column("name", sa.String(300), primary_key=True),
+    sa.Column("role", sa.String(20), nullable=False),  # server or worker
+    sa.Column("started_at", Timestamp, nullable=False),
+    sa.Column("heartbeat_at", Timestamp, nullable=False),
+)
+
 transfer_jobs = sa.Table(
     "transfer_jobs",
     metadata,

@@ -259,7 +259,37 @@ experiments = sa.Table(
     sa.Column("finished_at", Timestamp, nullable=True),
     # the frozen dataset version the tasks were taken from (None: the live items)
     sa.Column("dataset_version_id", sa.Integer, sa.ForeignKey("dataset_versions.id")),
+    # the current run's cap, {"max_cost_usd", "max_requests"} (None: no cap; migration 0023)
+    sa.Column("budget", sa.JSON, nullable=True),
     sa.UniqueConstraint("project_id", "name"),
+)
+
+experiment_shards = sa.Table(
+    "experiment_shards",
+    metadata,
+    sa.Column(
+        "experiment_id",
+        sa.Integer,
+        sa.ForeignKey("experiments.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("shard", sa.Integer, primary_key=True),
+    # task ordinals first_task <= ordinal < end_task
+    sa.Column("first_task", sa.Integer, nullable=False),
+    sa.Column("end_task", sa.Integer, nullable=False),
+    sa.Column("status", sa.String(20), nullable=False),  # todo, doing or done
+    sa.Column("worker", sa.String(300), nullable=True),  # host:pid#run of its claimer
+    sa.Column("heartbeat_at", Timestamp, nullable=True),
+    # what this shard's worker has in flight and spent in the current run
+    sa.Column("in_flight", sa.Integer, nullable=False),
+    sa.Column("units", sa.Integer, nullable=False),
+    sa.Column("requests", sa.Integer, nullable=False),
+    sa.Column("cached_requests", sa.Integer, nullable=False),
+    sa.Column("input_tokens", sa.BigInteger, nullable=False),
+    sa.Column("output_tokens", sa.BigInteger, nullable=False),
+    sa.Column("cost_usd", sa.Float, nullable=False),
+    sa.Column("created_at", Timestamp, nullable=False),
+    sa.Column("updated_at", Timestamp, nullable=False),
 )
 
 experiment_tasks = sa.Table(

@@ -13,11 +13,14 @@ from typing import Any
 from fastapi import Request
 
 from assay.experiments import Experiment
+from assay.experiments.budget import Budget
+from assay.experiments.live import NO_WORKER, run_progress
 from assay.jobs import EXPERIMENT
-from assay.jobs.kinds import experiment_payload, submit_experiment
+from assay.jobs.kinds import cancel_experiment_jobs, experiment_payload, submit_experiment
+from assay.jobs.workers import live_workers
 from assay.records import to_json
 from assay.store.workspace import Workspace
-from assay.web.state import jobs
+from assay.web.state import jobs, workspace
 
 
 def running(request: Request, experiment_id: int) -> bool:
@@ -25,37 +28,40 @@ def running(request: Request, experiment_id: int) -> bool:
     return jobs(request).active(EXPERIMENT, experiment_payload(experiment_id))
 
 
-def start_run(request: Request, ws: Workspace, experiment_id: int, *, cache: bool = True) -> bool:
-    """Queue a run (or resume); False when one is already queued or running. ``cache=False``
-    asks every model again (no reply from the response cache)."""
-    return submit_experiment(jobs(request), ws, experiment_id, cache=cache)
+def start_run(
+    request: Request,
+    ws: Workspace,
+    experiment_id: int,
+    budget: Budget | None = None,
+    *,
+    cache: bool = True,
+) -> bool:
+    """Queue a run (or resume) with its helpers; False when one is already queued or
+    running. ``cache=False`` asks every model again (no reply from the response cache)."""
+    return submit_experiment(jobs(request), ws, experiment_id, budget, cache=cache)
 
 
 def drop_queued_run(request: Request, experiment_id: int) -> None:
     """A cancelled experiment's queued run goes (a running one stops at its stop flag)."""
-    jobs(request).cancel(EXPERIMENT, experiment_payload(experiment_id))
+    cancel_experiment_jobs(jobs(request), experiment_id)
 
 
-def progress_json(experiment: Experiment, going: bool) -> dict[str, Any]:
-    """The state a progress bar needs."""
-    total = experiment.total
-    finished = experiment.done_count + experiment.error_count
-    return {
-        "id": experiment.id,
-        "name": experiment.name,
-        "status": experiment.status,
-        "running": going,
-        "done": experiment.done_count,
-        "errors": experiment.error_count,
-        "total": total,
-        "percent": round(100 * finished / total, 1) if total else 100.0,
-        "message": experiment.message,
-    }
+def waiting(request: Request, ws: Workspace) -> str:
+    """Why a queued run would not start: no process runs jobs (this server does not, and
+    no `assay worker` beats); empty when one does."""
+    if jobs(request).runs_here or live_workers(ws):
+        return ""
+    return NO_WORKER
+
+
+def progress_json(request: Request, experiment: Experiment) -> dict[str, Any]:
+    """The state a progress bar needs, live counts of the run included."""
+    ws = workspace(request)
+    going = running(request, experiment.id)
+    why = waiting(request, ws) if going and experiment.status != "running" else ""
+    return run_progress(ws, experiment, queued=going, waiting=why)
 
 
 def summary(request: Request, experiment: Experiment) -> dict[str, Any]:
     """The experiment as JSON with its progress (and whether a run is queued or running)."""
-    return {
-        **to_json(experiment),
-        "progress": progress_json(experiment, running(request, experiment.id)),
-    }
+    return {**to_json(experiment), "progress": progress_json(request, experiment)}

@@ -22,7 +22,7 @@ from assay.review.versions import list_versions
 from assay.store.workspace import Workspace
 from assay.web import experiments_view as view
 from assay.web.bounds import PageNumber
-from assay.web.experiment_jobs import progress_json, running, summary
+from assay.web.experiment_jobs import progress_json, summary
 from assay.web.experiment_stages import stage_options
 from assay.web.experiment_task import drill_down
 from assay.web.render import language, open_project, render
@@ -103,7 +103,7 @@ def experiment_page(
         project=project,
         section="experiments",
         experiment=main,
-        progress=progress_json(main, running(request, main.id)),
+        progress=progress_json(request, main),
         compared=chosen[1:],
         others=[e for e in list_experiments(ws, project) if e.id != main.id],
         columns=cols,

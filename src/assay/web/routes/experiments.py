@@ -26,9 +26,11 @@ from assay.experiments import (
     get_experiment,
     list_experiments,
 )
+from assay.experiments.budget import Budget, check_budget
 from assay.experiments.imported import refuse_run
 from assay.experiments.runfiles import display_name, keep_file
 from assay.gold.project_config import retriever_settings
+from assay.jobs.workers import START_WORKER
 from assay.store.db import transaction
 from assay.store.projects import get_project
 from assay.web import experiments_view as view
@@ -39,6 +41,7 @@ from assay.web.experiment_jobs import (
     running,
     start_run,
     summary,
+    waiting,
 )
 from assay.web.render import open_project
 from assay.web.state import workspace
@@ -74,7 +77,22 @@ class ExperimentIn(BaseModel):
         description="Run on this frozen dataset version's items (not the live ones); "
         "its statuses and chunking are then the experiment's.",
     )
+    concurrency: int | None = Field(
+        default=None,
+        description="Units (a task through a pipeline) to run at once in each worker; "
+        "default: the sum of max_in_flight of the endpoints the experiment calls.",
+    )
     start: bool = Field(default=True, description="Start running right away.")
+
+
+class RunIn(BaseModel):
+    """The cap of a run (none by default): it stops cleanly once reached, results kept."""
+
+    model_config = ConfigDict(extra="forbid")
+    max_cost: float | None = Field(
+        default=None, description="US dollars (priced with ASSAY_LLM_PRICES); > 0."
+    )
+    max_requests: int | None = Field(default=None, description="Model requests; >= 1.")
 
 
 # ---------------------------------------------------------------- JSON
@@ -104,6 +122,7 @@ def api_create(request: Request, name: str, body: ExperimentIn) -> Any:
             embedder=retriever_settings(project).embedder,
             author=actor_id(request),
             version=body.version or None,
+            concurrency=body.concurrency,
             conn=conn,
         )
     if body.start:  # after the commit: the run reads the experiment in its own transactions
@@ -175,13 +194,25 @@ def api_delete(request: Request, name: str, ref: str) -> Response:
 
 
 @router.post("/api/projects/{name}/experiments/{ref}/run", status_code=202, tags=["experiments"])
-def api_run(request: Request, name: str, ref: str, cache: bool = True) -> Any:
+def api_run(
+    request: Request, name: str, ref: str, body: RunIn | None = None, cache: bool = True
+) -> Any:
     """Start or resume: tasks with a good result are kept, failed ones are tried again.
-    ``cache=false`` asks every model again instead of answering from the response cache."""
+    ``max_cost`` / ``max_requests`` cap the run; ``cache=false`` asks every model again
+    instead of answering from the response cache; ``progress.waiting`` is ``no_worker`` when
+    no process runs jobs (the run stays queued until one starts)."""
     ws, project = open_project(request, name)
     experiment = get_experiment(ws, project, ref, with_aggregates=False)
     refuse_run(experiment.name, experiment.selection)
-    if not start_run(request, ws, experiment.id, cache=cache):
+    budget = Budget.from_json(body.model_dump() if body else None)
+    check_budget(experiment, budget)
+    if not start_run(request, ws, experiment.id, budget, cache=cache):
+        if experiment.status != "running" and waiting(request, ws):
+            raise Conflict(
+                f"experiment {experiment.name!r} is queued, but {START_WORKER}",
+                key="raised.experiment_waits_for_worker",
+                name=experiment.name,
+            )
         raise Conflict(
             f"experiment {experiment.name!r} is already running",
             key="raised.experiment_already_running",
@@ -216,8 +247,9 @@ async def api_events(request: Request, name: str, ref: str) -> StreamingResponse
             experiment = await run_in_threadpool(
                 get_experiment, ws, project, first.id, with_aggregates=False
             )
-            going = await run_in_threadpool(running, request, first.id)
-            data = json.dumps(progress_json(experiment, going))
+            progress = await run_in_threadpool(progress_json, request, experiment)
+            going = progress["running"]
+            data = json.dumps(progress)
             if data != last:
                 yield f"event: progress\ndata: {data}\n\n"
                 last = data

@@ -135,7 +135,42 @@ document.addEventListener("alpine:init", () => {
       finishedHere: false,
       noCache: false,  // ask every model again instead of answering from the response cache
       init() { if (this.p.running || this.p.status === "running") this.listen(); },
-      stateText() { return data.states[this.p.status] || this.p.status; },
+      maxCost: "",
+      maxRequests: "",
+      stateText() {
+        if (this.p.running && this.p.status !== "running") return data.queued;
+        return data.states[this.p.status] || this.p.status;
+      },
+      number(value) { return new Intl.NumberFormat(data.lang).format(value || 0); },
+      percent(share) {
+        return new Intl.NumberFormat(data.lang, { style: "percent", maximumFractionDigits: 1 }).format(share || 0);
+      },
+      money(value) {
+        return new Intl.NumberFormat(data.lang, { style: "currency", currency: "USD", maximumFractionDigits: 4 }).format(value || 0);
+      },
+      etaText() {
+        const eta = this.p.eta_s;
+        if (eta === null || eta === undefined || this.p.status !== "running") return "–";
+        const whole = Math.round(eta);
+        const h = Math.floor(whole / 3600), m = Math.floor((whole % 3600) / 60), s = whole % 60;
+        const clock = h ? `${h} h ${String(m).padStart(2, "0")} min` : `${m} min ${String(s).padStart(2, "0")} s`;
+        const rate = this.p.units_per_s ? " · " + data.rate.replace("{rate}", this.number(this.p.units_per_s)) : "";
+        return clock + rate;
+      },
+      budgetText() {
+        const b = this.p.budget;
+        if (!b) return data.noBudget;
+        const parts = [];
+        if (b.max_cost_usd) parts.push(this.money(b.max_cost_usd));
+        if (b.max_requests) parts.push(data.budgetRequests.replace("{n}", this.number(b.max_requests)));
+        return parts.join(" · ");
+      },
+      // a run the budget stopped says so in the page's language (the stored message is English)
+      messageText() {
+        if (!this.p.message.startsWith("budget reached")) return this.p.message;
+        return data.budgetReached.replace("{requests}", this.number(this.p.spent.requests))
+          .replace("{cost}", this.money(this.p.spent.cost_usd));
+      },
       countsText() {
         return data.counts.replace("{done}", this.p.done).replace("{total}", this.p.total)
           .replace("{errors}", this.p.errors).replace("{percent}", this.p.percent);
@@ -158,8 +193,11 @@ document.addEventListener("alpine:init", () => {
       },
       async resume() {
         try {
+          const body = {};
+          if (this.maxCost !== "" && this.maxCost !== null) body.max_cost = Number(this.maxCost);
+          if (this.maxRequests !== "" && this.maxRequests !== null) body.max_requests = Number(this.maxRequests);
           const url = data.run + (this.noCache ? "?cache=false" : "");
-          this.p = (await window.assay.api("POST", url)).progress;
+          this.p = (await window.assay.api("POST", url, body)).progress;
           this.p.running = true;
           this.finishedHere = false;
           this.listen();
