@@ -33,7 +33,13 @@ def test_compare_and_judge_agreement(tmp_path: Path) -> None:
         hybrid = {"name": "hybrid", "retriever": {"kind": "hybrid", "embedder": "hashing"}}
         for name, pipeline in (("kw", "keyword"), ("hy", hybrid)):
             made = create_experiment(
-                ws, project, name, pipelines=[pipeline], mode="rag", metrics=["R@10", judge]
+                ws,
+                project,
+                name,
+                pipelines=[pipeline],
+                mode="rag",
+                metrics=["R@10", judge],
+                concurrency=1,  # the scripted replies go to the tasks in their order
             )
             run_experiment(ws, project, made.id)
             fake.reset(replies)

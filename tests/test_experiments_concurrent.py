@@ -4,7 +4,9 @@ Against a real OpenAI-compatible endpoint with a fixed latency (tests/fakes/late
 and on SQLite and PostgreSQL: a run with many units at once stores what the one-by-one run
 stores; a shard held by a worker that stopped beating is taken over and nothing stored is
 run again; two runs side by side share the shards without scoring a task twice; the
-budget stops the run at its cap; a queued run with no worker says so.
+budget stops the run at its cap; a queued run with no worker says so. The runs ask the
+endpoint every time (``cache=False``): the tests count its requests, which the response cache
+would answer for repeated prompts (tests/test_llm_cache.py is about the cache).
 """
 
 from __future__ import annotations
@@ -98,14 +100,14 @@ def test_units_at_once_store_what_one_by_one_stores(
     any_ws: Workspace, gold: Project, llm: LatencyLLM
 ) -> None:
     one = _rag(any_ws, gold, "one", llm.url, concurrency=1)
-    done = run_experiment(any_ws, gold, one)
+    done = run_experiment(any_ws, gold, one, cache=False)
     assert done.status == "done" and done.done_count == 10 and done.error_count == 0
     assert llm.peak == 1
     assert llm.requests == 20  # a generation and a judgment per unit
 
     llm.reset()
     many = _rag(any_ws, gold, "many", llm.url)  # from max_in_flight: 16 for the one endpoint
-    done = run_experiment(any_ws, gold, many)
+    done = run_experiment(any_ws, gold, many, cache=False)
     assert done.status == "done" and done.done_count == 10
     assert 1 < llm.peak <= 16 and llm.requests == 20
     assert _same(_stored(any_ws, gold, one), _stored(any_ws, gold, many))
@@ -121,9 +123,9 @@ def test_assay_eval_at_once_equals_one_by_one(
     tasks = build_tasks(any_ws, gold)
     spec = parse_pipeline({"name": "kw", "generator": _generator(llm.url, max_in_flight=8)})
     options: dict[str, Any] = {"mode": "rag", "metrics": ["token_f1", _judge(llm.url)]}
-    alone = evaluate_tasks(any_ws, gold, spec, tasks, concurrency=1, **options)
+    alone = evaluate_tasks(any_ws, gold, spec, tasks, concurrency=1, **options, cache=False)
     assert llm.peak == 1
-    together = evaluate_tasks(any_ws, gold, spec, tasks, **options)
+    together = evaluate_tasks(any_ws, gold, spec, tasks, **options, cache=False)
     assert llm.peak > 1
     assert [r.task.task_id for r in together.rows] == [t.task_id for t in tasks]
     assert [(r.outcome.answer, r.metrics) for r in together.rows] == [
@@ -151,7 +153,7 @@ def test_a_shard_whose_worker_stopped_beating_is_taken_over(
     lease runs out and the next run resumes its shard with only the missing units."""
     ref = _rag(any_ws, gold, "taken", llm.url)
     _shard_size(any_ws, ref, 2)
-    first = run_experiment(any_ws, gold, ref, should_stop=iter([False, True]).__next__)
+    first = run_experiment(any_ws, gold, ref, should_stop=iter([False, True]).__next__, cache=False)
     assert first.status == "cancelled" and first.done_count == 2  # one task, two pipelines
     before = _stored(any_ws, gold, ref)
     long_ago = utcnow() - timedelta(hours=1)
@@ -163,7 +165,7 @@ def test_a_shard_whose_worker_stopped_beating_is_taken_over(
             .values(status="doing", worker="elsewhere:4242#gone", heartbeat_at=long_ago)
         )
     llm.reset()
-    done = run_experiment(any_ws, gold, ref)
+    done = run_experiment(any_ws, gold, ref, cache=False)
     assert done.status == "done" and done.done_count == 10 and done.error_count == 0
     after = _stored(any_ws, gold, ref)
     assert {k: after[k] for k in before} == before  # nothing stored was run again
@@ -183,7 +185,7 @@ def test_a_shard_with_a_fresh_heartbeat_is_left_to_its_worker(
             .where(experiment_shards.c.experiment_id == ref, experiment_shards.c.shard == 0)
             .values(status="doing", worker="elsewhere:4242#alive", heartbeat_at=utcnow())
         )
-    help_experiment(any_ws, gold, ref)  # a helper takes the other shards, not the held one
+    help_experiment(any_ws, gold, ref, cache=False)  # takes the other shards, not the held one
     with any_ws.engine.connect() as conn:
         states = dict(
             conn.execute(
@@ -212,7 +214,7 @@ def test_two_runs_share_the_shards_and_score_each_unit_once(
     def help_when_running() -> None:
         while get_experiment(any_ws, gold, ref, with_aggregates=False).status != "running":
             threading.Event().wait(0.02)
-        help_experiment(any_ws, gold, ref, once_per_process=False)
+        help_experiment(any_ws, gold, ref, once_per_process=False, cache=False)
         helper_done.set()
 
     helper = threading.Thread(target=help_when_running)
@@ -242,11 +244,11 @@ def test_the_budget_stops_the_run_at_its_cap(
     any_ws: Workspace, gold: Project, llm: LatencyLLM, concurrency: int
 ) -> None:
     ref = _generation(any_ws, gold, "capped", llm.url, concurrency=concurrency)
-    stopped = run_experiment(any_ws, gold, ref, budget=Budget(max_requests=3))
+    stopped = run_experiment(any_ws, gold, ref, budget=Budget(max_requests=3), cache=False)
     assert stopped.status == "cancelled" and "budget reached" in stopped.message
     assert stopped.done_count == 3 and llm.requests == 3
     assert stopped.budget == {"max_cost_usd": None, "max_requests": 3}
-    resumed = run_experiment(any_ws, gold, ref, budget=Budget())
+    resumed = run_experiment(any_ws, gold, ref, budget=Budget(), cache=False)
     assert resumed.status == "done" and resumed.done_count == 5 and llm.requests == 5
 
 
@@ -257,10 +259,10 @@ def test_a_cost_cap_needs_a_price_and_stops_at_it(
 
     ref = _generation(any_ws, gold, "priced", llm.url, concurrency=1)
     with pytest.raises(InvalidInput, match="no price for gen"):
-        run_experiment(any_ws, gold, ref, budget=Budget(max_cost_usd=0.01))
+        run_experiment(any_ws, gold, ref, budget=Budget(max_cost_usd=0.01), cache=False)
     # 60 USD a million input tokens: a request of ~150 tokens costs about 0.01 USD
     monkeypatch.setenv("ASSAY_LLM_PRICES", '{"gen": {"input": 60, "output": 0}}')
-    stopped = run_experiment(any_ws, gold, ref, budget=Budget(max_cost_usd=0.025))
+    stopped = run_experiment(any_ws, gold, ref, budget=Budget(max_cost_usd=0.025), cache=False)
     assert stopped.status == "cancelled" and "budget reached" in stopped.message
     assert 0 < stopped.done_count < 5
     costs = [
@@ -309,7 +311,7 @@ def test_a_storm_of_429_slows_the_run_and_loses_no_task(any_ws: Workspace, gold:
         created = create_experiment(
             any_ws, gold, "storm", mode="generation", pipelines=[pipeline], concurrency=8
         )
-        done = run_experiment(any_ws, gold, created.id)
+        done = run_experiment(any_ws, gold, created.id, cache=False)
         stats = fake.stats()
     assert done.status == "done" and done.done_count == 5 and done.error_count == 0
     assert stats["rejected"] > 0 and stats["requests"] == 5  # each task answered once
