@@ -46,6 +46,7 @@ SAMPLE = {
     "code": "en",
     "version": "no-such-version",
     "page_mode": "reports",
+    "endpoint": "no-such-endpoint",
 }
 
 

@@ -13,7 +13,13 @@ from alembic.migration import MigrationContext
 
 from assay.people.actors import acting_account
 from assay.records import Evidence, Item, Turn
-from assay.store import jobs_schema, judging_schema, review_schema, suggestion_schema  # noqa: F401  (their tables join the metadata)
+from assay.store import (  # noqa: F401  (their tables join the metadata)
+    endpoint_schema,
+    jobs_schema,
+    judging_schema,
+    review_schema,
+    suggestion_schema,
+)
 from assay.store.db import create_engine, migrate, utcnow
 from assay.store.projects import create_project, list_projects
 from assay.store.schema import events, metadata

@@ -20,6 +20,7 @@ from typing import Any
 from assay.errors import InvalidInput
 from assay.experiments.tasks import Task
 from assay.llm import GeneratorSettings, make_generator
+from assay.llm.outgoing import OutgoingPolicy
 from assay.llm.records import Generator, GeneratorError, Message
 
 ERROR = "error"
@@ -180,6 +181,7 @@ def judge(
     return Verdict(value, reply=generation.text, usage=generation.usage)
 
 
-def make_judge(metric: JudgeMetric) -> Generator:
-    """The judge's generator; the API key comes from the environment."""
-    return make_generator(metric.generator)
+def make_judge(metric: JudgeMetric, policy: OutgoingPolicy | None = None) -> Generator:
+    """The judge's generator; the API key comes from the environment, and goes where the
+    workspace's outgoing ``policy`` allows."""
+    return make_generator(metric.generator, policy=policy)

@@ -18,6 +18,7 @@ from assay.experiments.external import ContextResolver, ExternalClient
 from assay.experiments.runfiles import FileRef, load_file, ranking
 from assay.experiments.tasks import Task, task_lookup
 from assay.gold.project_config import retriever_settings
+from assay.llm.endpoints import outgoing_policy
 from assay.records import Chunking, Project
 from assay.search.embeddings import workspace_embedder
 from assay.search.indexes import search
@@ -79,7 +80,10 @@ class PoolSources:
             try:
                 if source.kind == "external":
                     self.clients[source.name] = ExternalClient(
-                        source.endpoint, timeout_s=source.timeout_s, retries=source.retries
+                        source.endpoint,
+                        timeout_s=source.timeout_s,
+                        retries=source.retries,
+                        policy=outgoing_policy(ws),
                     )
                 elif source.kind == "run":
                     self.runs[source.name] = self._read_run(source, lookup)

@@ -30,6 +30,7 @@ from assay.experiments.store import (
     pipeline_specs,
 )
 from assay.experiments.tasks import Task
+from assay.llm.endpoints import outgoing_policy
 from assay.llm.records import Generator
 from assay.records import Project
 from assay.search.embeddings import workspace_embedder
@@ -71,8 +72,9 @@ class Scorer:
 
     def __init__(self, ws: Workspace, plan: MetricPlan, embedder: str = "minilm") -> None:
         self.plan = plan
+        policy = outgoing_policy(ws) if plan.judges else None
         self.judges: list[tuple[JudgeMetric, Generator]] = [
-            (metric, make_judge(metric)) for metric in plan.judges
+            (metric, make_judge(metric, policy)) for metric in plan.judges
         ]
         self.embed: Embed | None = None
         if any(m.spec.name == "semantic_similarity" for m in plan.metrics):

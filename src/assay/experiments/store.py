@@ -149,7 +149,7 @@ def create_experiment(
         for p in pipelines
     ]
     check_pipelines(specs, mode)
-    check_outgoing(specs, [judge.generator for judge in plan.judges])
+    check_outgoing(ws, specs, [judge.generator for judge in plan.judges])
     wanted = check_statuses(statuses)
     frozen = get_version(ws, project, version, conn=conn) if version is not None else None
     if frozen is not None:

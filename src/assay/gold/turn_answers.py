@@ -37,6 +37,7 @@ from assay.llm import (
     make_generator,
     stream_answer,
 )
+from assay.llm.endpoints import outgoing_policy
 from assay.llm.prompts import render_rag_prompt
 from assay.llm.records import prompt_hash
 from assay.people.actors import account_name
@@ -262,7 +263,7 @@ def answer_events(
     parts: list[str] = []
     error = ""
     try:
-        generator = make_generator(settings)
+        generator = make_generator(settings, policy=outgoing_policy(ws))
         for delta in stream_answer(
             generator, turn.query, chosen, history, settings.prompt_template, project.language
         ):

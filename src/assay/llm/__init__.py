@@ -20,7 +20,7 @@ import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import InvalidInput
 from assay.llm.answer import generate_answer, stream_answer
@@ -33,6 +33,9 @@ from assay.llm.records import (
     Message,
     prompt_hash,
 )
+
+if TYPE_CHECKING:
+    from assay.llm.outgoing import OutgoingPolicy
 
 GENERATOR_KINDS: tuple[str, ...] = ("offline", "openai", "local")
 API_KEY_VARIABLES: tuple[str, ...] = ("ASSAY_LLM_API_KEY", "OPENAI_API_KEY")
@@ -111,7 +114,7 @@ def api_key_from_env(environ: Mapping[str, str] | None = None) -> str | None:
     return None
 
 
-GeneratorFactory = Callable[[GeneratorSettings, "str | None"], Generator]
+GeneratorFactory = Callable[[GeneratorSettings, "str | None", "OutgoingPolicy | None"], Generator]
 
 
 def generator_registry() -> dict[str, GeneratorFactory]:
@@ -119,30 +122,43 @@ def generator_registry() -> dict[str, GeneratorFactory]:
     return {"offline": _make_offline, "openai": _make_openai, "local": _make_local}
 
 
-def make_generator(settings: GeneratorSettings, *, api_key: str | None = None) -> Generator:
-    """The generator for ``settings``; the API key defaults to the environment's."""
+def make_generator(
+    settings: GeneratorSettings,
+    *,
+    api_key: str | None = None,
+    policy: OutgoingPolicy | None = None,
+) -> Generator:
+    """The generator for ``settings``; the API key defaults to the environment's. ``policy``:
+    the workspace's outgoing policy (:func:`assay.llm.endpoints.outgoing_policy`; team mode
+    sends the key only to registered endpoints), else the environment's."""
     registry = generator_registry()
     factory = registry.get(settings.kind)
     if factory is None:
         raise InvalidInput(
             f"unknown generator kind {settings.kind!r}; valid kinds: {', '.join(registry)}"
         )
-    return factory(settings, api_key if api_key is not None else api_key_from_env())
+    return factory(settings, api_key if api_key is not None else api_key_from_env(), policy)
 
 
-def _make_offline(settings: GeneratorSettings, api_key: str | None) -> Generator:
+def _make_offline(
+    settings: GeneratorSettings, api_key: str | None, policy: OutgoingPolicy | None
+) -> Generator:
     from assay.llm.offline import OfflineGenerator
 
     return OfflineGenerator(template=settings.prompt_template)
 
 
-def _make_openai(settings: GeneratorSettings, api_key: str | None) -> Generator:
+def _make_openai(
+    settings: GeneratorSettings, api_key: str | None, policy: OutgoingPolicy | None
+) -> Generator:
     from assay.llm.openai_compat import OpenAICompatGenerator
 
-    return OpenAICompatGenerator.from_settings(settings, api_key=api_key)
+    return OpenAICompatGenerator.from_settings(settings, api_key=api_key, policy=policy)
 
 
-def _make_local(settings: GeneratorSettings, api_key: str | None) -> Generator:
+def _make_local(
+    settings: GeneratorSettings, api_key: str | None, policy: OutgoingPolicy | None
+) -> Generator:
     from assay.llm.local import LocalGenerator
 
     return LocalGenerator(

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from assay.errors import InvalidInput
+from assay.llm.outgoing import OutgoingPolicy
 from assay.records import Hit
 from assay.search.rerank_records import (
     API_KEY_VARIABLE,
@@ -48,7 +49,7 @@ __all__ = [
     "reranker_registry",
 ]
 
-RerankerFactory = Callable[[RerankerSettings, Mapping[str, Any]], Reranker]
+RerankerFactory = Callable[[RerankerSettings, Mapping[str, Any], OutgoingPolicy | None], Reranker]
 
 
 def reranker_registry() -> dict[str, RerankerFactory]:
@@ -57,7 +58,10 @@ def reranker_registry() -> dict[str, RerankerFactory]:
 
 
 def make_reranker(
-    settings: RerankerSettings, *, generator: Mapping[str, Any] | None = None
+    settings: RerankerSettings,
+    *,
+    generator: Mapping[str, Any] | None = None,
+    policy: OutgoingPolicy | None = None,
 ) -> Reranker:
     """The reranker for ``settings``. ``generator``: the generator settings an ``llm``
     reranker uses when its own ``generator`` is empty."""
@@ -67,17 +71,21 @@ def make_reranker(
         raise InvalidInput(
             f"unknown reranker kind {settings.kind!r}; valid kinds: {', '.join(registry)}"
         )
-    return factory(settings, settings.generator or dict(generator or {}))
+    return factory(settings, settings.generator or dict(generator or {}), policy)
 
 
-def _make_http(settings: RerankerSettings, generator: Mapping[str, Any]) -> Reranker:
+def _make_http(
+    settings: RerankerSettings, generator: Mapping[str, Any], policy: OutgoingPolicy | None
+) -> Reranker:
     from assay.search.rerank_http import HttpReranker
 
     key = os.environ.get(API_KEY_VARIABLE, "").strip() or None
-    return HttpReranker(settings, api_key=key)
+    return HttpReranker(settings, api_key=key, policy=policy)
 
 
-def _make_llm(settings: RerankerSettings, generator: Mapping[str, Any]) -> Reranker:
+def _make_llm(
+    settings: RerankerSettings, generator: Mapping[str, Any], policy: OutgoingPolicy | None
+) -> Reranker:
     from assay.llm import GeneratorSettings, make_generator
     from assay.search.rerank_llm import LlmReranker
 
@@ -87,7 +95,7 @@ def _make_llm(settings: RerankerSettings, generator: Mapping[str, Any]) -> Reran
             "the LLM reranker needs a generator that is a language model (kind openai or "
             "local); the offline generator only quotes passages and cannot rate them"
         )
-    return LlmReranker(make_generator(chosen), name=settings.name)
+    return LlmReranker(make_generator(chosen, policy=policy), name=settings.name)
 
 
 def rerank_hits(

@@ -23,6 +23,9 @@ SUMMARIES: dict[str, str] = {
     f"GET {P}/members": "List the project's members",
     f"PUT {P}/members/{{username}}": "Add a member or change a role",
     f"DELETE {P}/members/{{username}}": "Remove a member",
+    "GET /api/endpoints": "List the registered outgoing endpoints",
+    "POST /api/endpoints": "Register an outgoing endpoint (workspace admins)",
+    "DELETE /api/endpoints/{endpoint}": "Remove an outgoing endpoint (workspace admins)",
     # projects
     "GET /api/projects": "List projects",
     "POST /api/projects": "Create a project",

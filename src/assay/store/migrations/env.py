@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from alembic import context
 
-from assay.store import jobs_schema, judging_schema, review_schema, suggestion_schema  # noqa: F401  (their tables join the metadata)
+from assay.store import (  # noqa: F401  (their tables join the metadata)
+    endpoint_schema,
+    jobs_schema,
+    judging_schema,
+    review_schema,
+    suggestion_schema,
+)
 from assay.store.schema import metadata
 
 connection = context.config.attributes["connection"]

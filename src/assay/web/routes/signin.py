@@ -15,8 +15,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.errors import NotAuthenticated
-from assay.people.login import AccountDisabled, AccountLocked, authenticate
+from assay.people.login import AccountDisabled, AccountLocked, account_locked, authenticate
 from assay.people.mode import team_mode
+from assay.people.passwords import verify_password
 from assay.people.sessions import create_session, end_expired_sessions, end_session
 from assay.web.actors import SESSION_COOKIE, signed_in_actor
 from assay.web.proxies import client_address
@@ -57,25 +58,33 @@ def who(request: Request) -> dict[str, Any]:
 def sign_in(request: Request, body: SignIn) -> Response:
     """Sign in with a user name and password. Failures answer 401 with ``code``: ``wrong``,
     ``locked`` (and ``until``, HH:MM UTC) or ``disabled``; after 10 failures in a minute from
-    one address it answers 429 with ``code`` ``too_many``."""
+    one address, or 100 from all addresses together, it answers 429 with ``code``
+    ``too_many``. Unknown and known names get the same answers and the same work."""
     ws = workspace(request)
     if not team_mode(ws):
         return JSONResponse({"detail": "personal mode: nobody signs in"}, status_code=409)
     address = client_address(request)
     limiter = request.app.state.login_limiter
-    if not limiter.allow(address):
+    refusal = limiter.refusal(address)
+    if refusal is not None:
+        where = "from this address" if refusal == "address" else "on this server"
         return JSONResponse(
-            {"detail": "too many failed sign-ins; wait a minute", "code": "too_many"},
+            {"detail": f"too many failed sign-ins {where}; wait a minute", "code": "too_many"},
             status_code=429,
             headers={"retry-after": "60"},
         )
     try:
+        until = limiter.locked_until(body.username)
+        if until is not None:  # the same work and words as a locked account
+            verify_password(None, body.password)
+            raise account_locked(until)
         account = authenticate(ws, body.username, body.password)
     except NotAuthenticated as exc:
-        limiter.failed(address)
+        limiter.failed(address, body.username)
         code = {AccountLocked: "locked", AccountDisabled: "disabled"}.get(type(exc), "wrong")
         extra = {"until": exc.until} if isinstance(exc, AccountLocked) else {}
         return JSONResponse({"detail": str(exc), "code": code, **extra}, status_code=401)
+    limiter.succeeded(body.username)
     old = request.cookies.get(SESSION_COOKIE)
     if old:
         end_session(ws, old)
