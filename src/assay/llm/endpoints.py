@@ -87,14 +87,20 @@ def normal_url(url: str) -> str:
     parsed = _parsed(url.strip()) if isinstance(url, str) else None
     if parsed is None or parsed.scheme not in SCHEMES or not normal_host(parsed.host):
         raise InvalidInput(f"endpoint url: give an http or https URL with a host, not {url!r}")
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise InvalidInput(f"endpoint url: port {parsed.port} is not a TCP port (1-65535)")
     if parsed.userinfo or parsed.query or parsed.fragment:
         raise InvalidInput(
             "endpoint url: no user name, password, query or fragment in the URL (API keys are "
             "server settings)"
         )
-    if len(url) > URL_LIMIT:
+    try:
+        stored = str(parsed.copy_with(path=parsed.path.rstrip("/") or "/")).rstrip("/")
+    except (httpx.InvalidURL, TypeError, ValueError):
+        raise InvalidInput(f"endpoint url: {url!r} is not a valid URL") from None
+    if len(stored) > URL_LIMIT:
         raise InvalidInput(f"endpoint url: at most {URL_LIMIT} characters")
-    return str(parsed.copy_with(path=parsed.path.rstrip("/") or "/")).rstrip("/")
+    return stored
 
 
 def _check_name(name: str) -> str:

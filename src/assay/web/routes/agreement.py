@@ -11,6 +11,7 @@ from assay.corpus.chunkings import list_chunkings
 from assay.records import to_json
 from assay.review.adjudication import waiting_for_adjudication
 from assay.review.agreement import COLUMNS, agreement_report, column_value
+from assay.web.actors import blind_to_unreviewed
 from assay.web.render import open_project, render
 
 router = APIRouter()
@@ -23,13 +24,15 @@ def api_agreement(request: Request, name: str, chunking: str = "") -> Any:
     docs/team-workflow.md). ``chunking``: compare passages as that chunking's chunk ids
     (default: by characters)."""
     ws, project = open_project(request, name)
-    return to_json(agreement_report(ws, project, chunking=chunking or None))
+    blind = blind_to_unreviewed(request, project)
+    return to_json(agreement_report(ws, project, chunking=chunking or None, reviewed_only=blind))
 
 
 @router.get("/projects/{name}/agreement", response_class=HTMLResponse, include_in_schema=False)
 def agreement_page(request: Request, name: str, chunking: str = "") -> HTMLResponse:
     ws, project = open_project(request, name)
-    report = agreement_report(ws, project, chunking=chunking or None)
+    blind = blind_to_unreviewed(request, project)
+    report = agreement_report(ws, project, chunking=chunking or None, reviewed_only=blind)
     tables = [
         ("overall", [("all", report.overall)]),
         ("pairs", [(row.name, row.measures) for row in report.pairs]),
@@ -48,5 +51,6 @@ def agreement_page(request: Request, name: str, chunking: str = "") -> HTMLRespo
         ],
         columns=[path for path, _ in COLUMNS],
         chunkings=[c.name for c in list_chunkings(ws, project)],
-        waiting=len(waiting_for_adjudication(ws, project)),
+        waiting=None if blind else len(waiting_for_adjudication(ws, project)),
+        blind=blind,
     )

@@ -9,6 +9,7 @@ from fastapi.responses import HTMLResponse
 
 from assay.records import to_json
 from assay.review.dashboard import MAX_DAYS, dashboard
+from assay.web.actors import blind_to_unreviewed
 from assay.web.dashboard_view import figures
 from assay.web.render import open_project, render, translator
 
@@ -25,13 +26,14 @@ def api_dashboard(request: Request, name: str, days: Days = 28) -> Any:
     no questions), throughput per annotator and day, median time per item, agreement per
     week and LLM drafts (docs/team-workflow.md says how each is counted)."""
     ws, project = open_project(request, name)
-    return to_json(dashboard(ws, project, days=days))
+    blind = blind_to_unreviewed(request, project)
+    return to_json(dashboard(ws, project, days=days, reviewed_only=blind))
 
 
 @router.get("/projects/{name}/dashboard", response_class=HTMLResponse, include_in_schema=False)
 def dashboard_page(request: Request, name: str, days: Days = 28) -> HTMLResponse:
     ws, project = open_project(request, name)
-    data = dashboard(ws, project, days=days)
+    data = dashboard(ws, project, days=days, reviewed_only=blind_to_unreviewed(request, project))
     return render(
         request,
         "dashboard.html",
