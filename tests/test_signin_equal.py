@@ -160,3 +160,15 @@ def test_a_name_budget_ends_with_a_success() -> None:
     assert limiter.locked_until("bob") is None
     limiter.failed("b", " BOB ")
     assert limiter.locked_until("bob") is not None
+
+
+def test_a_new_password_lifts_an_accounts_lock_at_once(team: Workspace) -> None:
+    """The web app's per-name budget is for names without an account: an account's lock is
+    the database's, which a new password lifts."""
+    from assay.people.accounts import set_password
+
+    client = client_at(team, "192.0.2.20")
+    codes = [attempt(client, "bob").json()["code"] for _ in range(6)]
+    assert codes[-1] == "locked"
+    set_password(team, "bob", "a brand new password")
+    assert attempt(client, "bob", "a brand new password").status_code == 200

@@ -10,6 +10,7 @@ applies the same budget to every name tried, known or not (:mod:`assay.web.login
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -54,17 +55,20 @@ def authenticate(
     *,
     conn: sa.Connection | None = None,
     hasher: Any = None,
+    unknown_locked: Callable[[str], datetime | None] | None = None,
 ) -> Account:
     """The account ``username`` when ``password`` is its password; else
     :class:`NotAuthenticated` (or :class:`AccountLocked`). Counts failures, locks, and
     clears the count on success. The failure count is written even though the caller gets an
     error: callers with their own ``conn`` must commit it. ``hasher``: an argon2
-    ``PasswordHasher`` (default: Assay's)."""
+    ``PasswordHasher`` (default: Assay's). ``unknown_locked``: until when a name without an
+    account is refused (the web app's per-name budget), so that it answers like a locked
+    account."""
     try:
         name = check_username(username)
     except InvalidInput:
         verify_password(None, password, hasher)
-        raise NotAuthenticated(WRONG) from None
+        raise _no_account(username, unknown_locked) from None
     now = utcnow()
     failure: NotAuthenticated | None = None
     with transaction(ws.engine, conn) as conn:
@@ -73,12 +77,12 @@ def authenticate(
         if row is not None and row.locked_until and as_utc(row.locked_until) > now:
             verify_password(None, password, hasher)
             failure = account_locked(row.locked_until)
-        elif (
-            not verify_password(stored, password, hasher) or row is None
-        ):  # verify first: equal work
-            if row is not None:  # counted in this transaction, which commits: no raise inside
+        elif not verify_password(stored, password, hasher) or row is None:  # verify first
+            if row is None:
+                failure = _no_account(name, unknown_locked)
+            else:  # counted in this transaction, which commits: no raise inside
                 _count_failure(ws, conn, row.id)
-            failure = NotAuthenticated(WRONG)
+                failure = NotAuthenticated(WRONG)
         elif row.disabled:
             failure = AccountDisabled("this account is disabled; ask a workspace admin")
         else:
@@ -90,6 +94,14 @@ def authenticate(
     if failure is not None:
         raise failure
     return account
+
+
+def _no_account(
+    name: str, unknown_locked: Callable[[str], datetime | None] | None
+) -> NotAuthenticated:
+    """The refusal of a name without an account: "wrong", or "locked" past its budget."""
+    until = unknown_locked(name) if unknown_locked is not None else None
+    return account_locked(until) if until is not None else NotAuthenticated(WRONG)
 
 
 def _count_failure(ws: Workspace, conn: sa.Connection, account_id: int) -> None:

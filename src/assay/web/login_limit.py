@@ -4,10 +4,11 @@ counts its own): a brake on password guessing that does not tell which names exi
 - **Per address** (the one :mod:`assay.web.proxies` believes): after ``ATTEMPTS`` failures in
   ``WINDOW`` seconds it waits (429). Only failures count, so a team signing in at once behind
   one address is not slowed.
-- **Per name**: after ``ASSAY_LOGIN_MAX_FAILURES`` failures in a row any name tried, known or
-  unknown, is refused for ``ASSAY_LOGIN_LOCK_MINUTES`` with the words of a locked account.
-  Known accounts are also locked in the database (:mod:`assay.people.login`, every process
-  agrees); this makes an unknown name answer the same way, so the lockout reveals nothing.
+- **Per name**: after ``ASSAY_LOGIN_MAX_FAILURES`` failures in a row a name that has no
+  account is refused for ``ASSAY_LOGIN_LOCK_MINUTES`` with the words of a locked account
+  (:func:`assay.people.login.authenticate` asks :meth:`LoginLimiter.locked_until`). Accounts
+  are locked in the database (every process agrees, ``assay users reset-password`` lifts it);
+  so an unknown name answers as an account does, and the lockout reveals nothing.
 - **Per process**: after ``PROCESS_FAILURES`` failures in ``WINDOW`` seconds from all
   addresses together every sign-in waits (429): guessing spread over many addresses.
 """

@@ -15,9 +15,8 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.errors import NotAuthenticated
-from assay.people.login import AccountDisabled, AccountLocked, account_locked, authenticate
+from assay.people.login import AccountDisabled, AccountLocked, authenticate
 from assay.people.mode import team_mode
-from assay.people.passwords import verify_password
 from assay.people.sessions import create_session, end_expired_sessions, end_session
 from assay.web.actors import SESSION_COOKIE, signed_in_actor
 from assay.web.proxies import client_address
@@ -74,11 +73,9 @@ def sign_in(request: Request, body: SignIn) -> Response:
             headers={"retry-after": "60"},
         )
     try:
-        until = limiter.locked_until(body.username)
-        if until is not None:  # the same work and words as a locked account
-            verify_password(None, body.password)
-            raise account_locked(until)
-        account = authenticate(ws, body.username, body.password)
+        account = authenticate(
+            ws, body.username, body.password, unknown_locked=limiter.locked_until
+        )
     except NotAuthenticated as exc:
         limiter.failed(address, body.username)
         code = {AccountLocked: "locked", AccountDisabled: "disabled"}.get(type(exc), "wrong")
