@@ -12,7 +12,7 @@ median per kind and round, the ratio of the medians (the goal: within 2x), and t
 
 Recorded (SQLite, 2 cores shared with other work, load 17-19, 40 tries, 3 rounds): medians per
 round unknown 1441 / 1384 / 801 ms, known 1453 / 1279 / 814 ms; median of medians 1384 against
-1279 ms, ratio 1.08x. Before issue 32 an unknown name answered in ~19 ms and a known one in
+1279 ms, ratio 1.08x; again at load 37-39: 1538 against 1500 ms, 1.03x. Before issue 32 an unknown name answered in ~19 ms and a known one in
 ~1 s: the hash was skipped for unknown names.
 """
 
