@@ -123,7 +123,7 @@ def test_loopback_and_private_spellings_are_refused_in_team_mode(
 
 
 def test_personal_mode_keeps_the_environment_policy(ws: Workspace) -> None:
-    assert outgoing_policy(ws).key_origins is None
+    assert outgoing_policy(ws).origins is None
     assert outgoing_policy(ws).check_url("http://127.1/v1") == ["127.0.0.1"]  # loopback allowed
     with pytest.raises(OutgoingRefused):
         outgoing_policy(ws).check_url("http://10.1.2.3/v1")
@@ -214,6 +214,14 @@ def test_the_key_goes_only_to_registered_endpoints(
         with pytest.raises(Exception, match="only to endpoints a workspace admin registered"):
             stale.generate(MESSAGES)
         assert other.count == 0 and other.headers == []
+        keyless = make_generator(
+            GeneratorSettings.from_mapping(generator(other.url)),
+            api_key="",
+            policy=outgoing_policy(team),
+        )
+        with pytest.raises(Exception, match="requests and the API key go only to endpoints"):
+            keyless.generate(MESSAGES)  # without a key, nothing goes there either
+        assert other.count == 0
 
         # a registered endpoint redirecting to an unregistered one: not followed, no key
         registered.reset([Status(307, headers={"location": f"{other.url}/chat/completions"})])

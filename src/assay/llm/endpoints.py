@@ -9,8 +9,9 @@ receive the workspace's API key with the first question. So there:
 - loopback is refused whatever ``ASSAY_OUTGOING_ALLOW_LOOPBACK`` says, and loopback or
   private hosts are admitted only when an admin registered them with ``allow_private`` (or
   the server's ``ASSAY_OUTGOING_HOSTS`` names them);
-- an API key is sent only to the origin of a registered endpoint, checked on every request
-  (:attr:`OutgoingPolicy.key_origins`), so removing an endpoint stops the key at once.
+- requests, and with them an API key, go only to the origin of a registered endpoint,
+  checked on every request (:attr:`OutgoingPolicy.origins`), so removing an endpoint stops
+  them at once, even for settings saved before.
 
 In personal mode nothing changes: the environment's policy applies, the registry is unused.
 """
@@ -184,14 +185,14 @@ def _is_metadata_address(host: str) -> bool:
 
 def _with_host(policy: OutgoingPolicy, host: str) -> OutgoingPolicy:
     return OutgoingPolicy(
-        policy.hosts | {host}, policy.allow_loopback, policy.resolve, policy.key_origins
+        policy.hosts | {host}, policy.allow_loopback, policy.resolve, policy.origins
     )
 
 
 def outgoing_policy(ws: Workspace) -> OutgoingPolicy:
     """The policy for requests made for ``ws``: the environment's in personal mode; in team
     mode without loopback, with the hosts of endpoints registered with ``allow_private``, and
-    with API keys going only to registered endpoints."""
+    with requests and API keys going only to registered endpoints."""
     base = OutgoingPolicy.from_settings()
     if not team_mode(ws):
         return base
@@ -207,7 +208,7 @@ def check_chosen(
     """Refuse ``url`` (named by a setting, at ``where``) when the workspace's policy refuses
     it, or, in team mode, when no registered endpoint covers it."""
     policy = policy if policy is not None else outgoing_policy(ws)
-    if policy.key_origins is not None:
+    if policy.origins is not None:
         endpoints = list_endpoints(ws)
         if not any(e.covers(url) for e in endpoints):
             known = ", ".join(f"{e.name} ({e.url})" for e in endpoints) or "none yet"

@@ -15,9 +15,9 @@ network. Every outgoing request goes through :meth:`OutgoingPolicy.client`, whos
   name. A DNS answer that changes between the check and the connection (DNS rebinding)
   therefore cannot redirect the request;
 - never follows a redirect: a 3xx answer is an error naming where it pointed;
-- sends an ``Authorization`` header only to the host of the configured base URL and, in
-  team mode (``key_origins``), only to an endpoint a workspace admin registered
-  (:mod:`assay.llm.endpoints`, which also builds a workspace's policy).
+- sends an ``Authorization`` header only to the host of the configured base URL;
+- in team mode (``origins``) sends nothing, key or not, but to the origin of an endpoint a
+  workspace admin registered (:mod:`assay.llm.endpoints`, which builds a workspace's policy).
 
 Proxies from ``HTTP_PROXY``/``HTTPS_PROXY`` and ``.netrc`` are not used: the policy must
 know which address it connects to. The check runs on every request (DNS may change) and,
@@ -121,9 +121,9 @@ class OutgoingPolicy:
     hosts: frozenset[str] = frozenset()
     allow_loopback: bool = True
     resolve: Resolver = system_resolver
-    key_origins: frozenset[str] | None = None
-    """Team mode: the origins (``scheme://host:port``) an API key may go to; None: any
-    configured base URL's host (personal mode)."""
+    origins: frozenset[str] | None = None
+    """Team mode: the only origins (``scheme://host:port``) requests, and so API keys, may go
+    to; None: any host the other rules allow (personal mode)."""
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> OutgoingPolicy:
@@ -178,7 +178,7 @@ class OutgoingPolicy:
 
     def _refused(self, host: str, what: str) -> OutgoingRefused:
         fix = f"to allow it, add {host} to {HOSTS_SETTING}"
-        if self.key_origins is not None:
+        if self.origins is not None:
             fix = (
                 "in team mode a workspace admin allows it by registering the endpoint with "
                 f"private addresses allowed (assay endpoints add --allow-private), or adds {host} "
@@ -236,9 +236,8 @@ class GuardedTransport(httpx.BaseTransport):
                 f"outgoing request to {host} refused: the API key goes only to "
                 f"{self.key_host}, the host of the configured base URL"
             )
-        keys_to = self.policy.key_origins
-        if "authorization" in request.headers and keys_to is not None:
-            self._check_registered(request.url, keys_to)
+        if self.policy.origins is not None:
+            self._check_registered(request.url, self.policy.origins)
         try:
             addresses = self.policy.check_url(str(request.url))
         except OSError as exc:
@@ -258,8 +257,8 @@ class GuardedTransport(httpx.BaseTransport):
     def _check_registered(url: httpx.URL, registered: frozenset[str]) -> None:
         if origin(url) not in registered:
             raise OutgoingRefused(
-                f"outgoing request to {origin(url)} refused: in team mode the API key goes "
-                "only to endpoints a workspace admin registered (the Endpoints page, or "
+                f"outgoing request to {origin(url)} refused: in team mode requests and the API "
+                "key go only to endpoints a workspace admin registered (the Endpoints page, or "
                 "`assay endpoints add`)"
             )
 
