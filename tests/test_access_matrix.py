@@ -48,6 +48,7 @@ SAMPLE = {
     "page_mode": "reports",
     "invite_id": "9999",
     "token": "no-such-invite",
+    "endpoint": "no-such-endpoint",
 }
 
 

@@ -116,6 +116,7 @@ def pages(show: Showcase) -> Iterator[str]:
         f"{judging}/judging",
         f"{judging}/judging-results",
         "/guide",
+        "/endpoints",
         "/api/docs",
     )
 

@@ -101,6 +101,7 @@ def test_main_pages_run_under_the_content_security_policy(page: Page, ws: Worksp
             f"{base}/compare-experiments?a={experiment.id}&b={experiment.id}",
             f"{base}/transfer",
             "/guide",
+            "/endpoints",
             f"{base}/guide",
             "/api/docs",
             "/no/such/page",

@@ -19,6 +19,7 @@ from assay.cli import (
     conversation,
     corpus,
     dashboard,
+    endpoints,
     evaluate,
     experiments,
     items,
@@ -141,6 +142,7 @@ def make_app() -> typer.Typer:
     suggest.register(app)
     users.register(app)
     tokens.register(app)
+    endpoints.register(app)
     versions.register(app)
     worker.register(app)
     agreement.register(app)

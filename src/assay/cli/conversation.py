@@ -62,6 +62,7 @@ def chat(
     from assay.gold.project_config import generator_settings, retriever_settings
     from assay.gold.turn_answers import answered_turn, question_text
     from assay.llm import make_generator
+    from assay.llm.endpoints import outgoing_policy
     from assay.records import Item
     from assay.search.pool_settings import CHAT_POOL, pool_settings
 
@@ -73,7 +74,7 @@ def chat(
         source = {"": f"retriever {retriever.kind}", CHAT_POOL: "whole pool"}.get(
             chat, f"pool source {chat}"
         )
-        generator = make_generator(settings)
+        generator = make_generator(settings, policy=outgoing_policy(ws))
         out = console()
         out.print(
             f"Chatting with project [bold]{target.name}[/] — generator: "
@@ -162,6 +163,7 @@ def generate(
     from assay.gold.conversations import draft_answers, generator_label
     from assay.gold.project_config import generator_settings, retriever_settings
     from assay.llm import make_generator
+    from assay.llm.endpoints import outgoing_policy
 
     if status not in STATUS_CHOICES:
         raise typer.BadParameter(
@@ -171,7 +173,7 @@ def generate(
     def body(ws: Workspace) -> dict[str, Any]:
         target = project_of(ws, project)
         settings = generator_settings(target)
-        generator = make_generator(settings)
+        generator = make_generator(settings, policy=outgoing_policy(ws))
         with progress_bar() as bar:
             task = bar.add_task("drafting answers", total=None)
             report = draft_answers(

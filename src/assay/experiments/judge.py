@@ -20,6 +20,7 @@ from typing import Any
 from assay.errors import InvalidInput
 from assay.experiments.tasks import Task
 from assay.llm import GeneratorSettings, make_generator
+from assay.llm.outgoing import OutgoingPolicy
 from assay.llm.records import Generation, Generator, GeneratorError, Message
 from assay.llm.traffic import Traffic
 
@@ -186,7 +187,10 @@ def _usage(generation: Generation) -> dict[str, Any]:
     return {**generation.usage, "cached": True} if generation.cached else generation.usage
 
 
-def make_judge(metric: JudgeMetric, traffic: Traffic | None = None) -> Generator:
-    """The judge's generator; the API key comes from the environment, the endpoint's gate
-    and the response cache from ``traffic``."""
-    return make_generator(metric.generator, traffic=traffic)
+def make_judge(
+    metric: JudgeMetric, traffic: Traffic | None = None, policy: OutgoingPolicy | None = None
+) -> Generator:
+    """The judge's generator; the API key comes from the environment and goes where the
+    workspace's outgoing ``policy`` allows; the endpoint's gate and the response cache come
+    from ``traffic``."""
+    return make_generator(metric.generator, traffic=traffic, policy=policy)

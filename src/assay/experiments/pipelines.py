@@ -38,7 +38,7 @@ from assay.experiments.runfiles import FileRef, keep_local_file, load_file, rank
 from assay.experiments.scoring import Outcome
 from assay.experiments.tasks import Task, task_lookup
 from assay.llm import GeneratorSettings, generate_answer, make_generator
-from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
+from assay.llm.endpoints import check_chosen, outgoing_policy
 from assay.llm.records import Generator, Message
 from assay.llm.traffic import Traffic, service_gate, workspace_traffic
 from assay.records import Chunking, Project
@@ -183,10 +183,13 @@ def check_pipelines(specs: Sequence[PipelineSpec], mode: str) -> None:
             raise InvalidInput(f"pipeline {spec.name!r}: mode {mode!r} needs answers_file")
 
 
-def check_outgoing(specs: Sequence[PipelineSpec], judges: Sequence[GeneratorSettings] = ()) -> None:
-    """Refuse, when an experiment is created, URLs the outgoing-HTTP policy would refuse
-    at run time (endpoints, generator and judge base URLs), so the user learns early."""
-    policy = OutgoingPolicy.from_settings()
+def check_outgoing(
+    ws: Workspace, specs: Sequence[PipelineSpec], judges: Sequence[GeneratorSettings] = ()
+) -> None:
+    """Refuse, when an experiment is created, URLs the workspace's outgoing policy would
+    refuse at run time (endpoints, generator and judge base URLs; in team mode any an admin
+    did not register), so the user learns early."""
+    policy = outgoing_policy(ws)
     urls = [(f"pipeline {s.name!r}: endpoint", s.endpoint) for s in specs if s.kind == "external"]
     urls += [
         (f"pipeline {s.name!r}: generator base_url", s.generator_settings().base_url)
@@ -205,10 +208,7 @@ def check_outgoing(specs: Sequence[PipelineSpec], judges: Sequence[GeneratorSett
                 urls.append((f"pipeline {s.name!r}: {what} generator base_url", inner["base_url"]))
     urls += [("judge base_url", g.base_url) for g in judges if g.kind == "openai"]
     for where, url in urls:
-        try:
-            policy.check_url(url, strict=False)
-        except OutgoingRefused as exc:
-            raise OutgoingRefused(f"{where}: {exc}") from None
+        check_chosen(ws, url, where, policy=policy)
 
 
 def _ms(start: float) -> float:
@@ -247,14 +247,18 @@ class PipelineRunner:
         self.embedder: Any = None
         self.tools = make_stage_tools(Stages())
         self.stages = spec.stages()
+        policy = outgoing_policy(ws)
         if spec.kind == "search" and mode != "retrieval":
-            self.generator = make_generator(spec.generator_settings(), traffic=traffic)
+            self.generator = make_generator(
+                spec.generator_settings(), traffic=traffic, policy=policy
+            )
         if spec.kind == "search" and mode != "generation":
             self.tools = make_stage_tools(
                 self.stages,
                 spec.generator,
                 rewrite_generator=spec.rewrite_generator,
                 traffic=traffic,
+                policy=policy,
             )
         if spec.kind == "search" and spec.retriever.kind != "keyword" and mode != "generation":
             self.embedder = workspace_embedder(ws, spec.retriever.embedder)
@@ -264,6 +268,7 @@ class PipelineRunner:
                 timeout_s=spec.timeout_s,
                 retries=spec.retries,
                 gate=service_gate(traffic, spec.endpoint, timeout_s=spec.timeout_s),
+                policy=policy,
             )
         if spec.kind == "file":
             self._read_files(tasks)

@@ -19,6 +19,7 @@ from assay.experiments.external import ContextResolver, ExternalClient
 from assay.experiments.runfiles import FileRef, load_file, ranking
 from assay.experiments.tasks import Task, task_lookup
 from assay.gold.project_config import retriever_settings
+from assay.llm.endpoints import outgoing_policy
 from assay.llm.traffic import service_gate, workspace_traffic
 from assay.records import Chunking, Project
 from assay.search.embeddings import workspace_embedder
@@ -87,6 +88,7 @@ class PoolSources:
                         timeout_s=source.timeout_s,
                         retries=source.retries,
                         gate=gate,
+                        policy=outgoing_policy(ws),
                     )
                 elif source.kind == "run":
                     self.runs[source.name] = self._read_run(source, lookup)

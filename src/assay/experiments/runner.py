@@ -44,6 +44,7 @@ from assay.experiments.store import (
 from assay.experiments.tasks import Task
 from assay.gold.project_config import generator_settings
 from assay.llm import GeneratorSettings, make_generator
+from assay.llm.endpoints import outgoing_policy
 from assay.llm.records import Generator
 from assay.llm.traffic import Traffic, workspace_traffic
 from assay.records import Project
@@ -84,11 +85,13 @@ class Scorer:
         traffic: Traffic | None = None,
     ) -> None:
         self.plan = plan
+        policy = outgoing_policy(ws) if plan.judges or plan.llm else None
         self.judges: list[tuple[JudgeMetric, Generator]] = [
-            (metric, make_judge(metric, traffic)) for metric in plan.judges
+            (metric, make_judge(metric, traffic, policy)) for metric in plan.judges
         ]
         self.llm = [
-            (metric, make_generator(metric.generator, traffic=traffic)) for metric in plan.llm
+            (metric, make_generator(metric.generator, traffic=traffic, policy=policy))
+            for metric in plan.llm
         ]
         self.embed: Embed | None = None
         if any(m.spec.name == "semantic_similarity" for m in plan.metrics) or any(

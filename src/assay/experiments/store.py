@@ -156,7 +156,7 @@ def create_experiment(
         for p in pipelines
     ]
     check_pipelines(specs, mode)
-    check_outgoing(specs, [j.generator for j in plan.judges] + [m.generator for m in plan.llm])
+    check_outgoing(ws, specs, [j.generator for j in plan.judges] + [m.generator for m in plan.llm])
     wanted = check_statuses(statuses)
     frozen = get_version(ws, project, version, conn=conn) if version is not None else None
     if frozen is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from assay.corpus.chunkings import get_chunking
 from assay.errors import InvalidInput
 from assay.gold.project_config import reranker_settings
+from assay.llm.endpoints import outgoing_policy
 from assay.records import Hit, Project
 from assay.search.retriever import RetrieverSettings
 from assay.search.stages import Stages, make_stage_tools, retrieve
@@ -37,7 +38,9 @@ def panel_search(
                 "settings --reranker '{...}'` (see docs/llm.md#rerankers)"
             )
         stages = Stages(reranker=settings)
-        tools = make_stage_tools(stages, project.settings.get("generator") or {})
+        tools = make_stage_tools(
+            stages, project.settings.get("generator") or {}, policy=outgoing_policy(ws)
+        )
     found = retrieve(
         ws,
         project,

@@ -42,7 +42,7 @@ from assay.gold.taxonomy import (
     single_choice_enrichments,
 )
 from assay.llm import GeneratorSettings
-from assay.llm.outgoing import OutgoingPolicy, OutgoingRefused
+from assay.llm.endpoints import check_chosen
 from assay.records import Project
 from assay.search.pool_settings import parse_pool_settings, pool_settings
 from assay.search.rerank import RerankerSettings, parse_reranker
@@ -200,25 +200,22 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
         if key == "generator":
             generator = GeneratorSettings.from_mapping(value)
             if generator.kind == "openai":  # refused now rather than at the first request
-                try:
-                    OutgoingPolicy.from_settings().check_url(generator.base_url, strict=False)
-                except OutgoingRefused as exc:
-                    raise OutgoingRefused(f"generator settings: base_url: {exc}") from None
+                check_chosen(ws, generator.base_url, "generator settings: base_url")
             settings[key] = dataclasses.asdict(generator)
         elif key == "retriever":
             settings[key] = parse_retriever_settings(value).model_dump()
         elif key == "pool":
-            settings[key] = _checked_pool(value)
+            settings[key] = _checked_pool(ws, value)
         elif key == "reranker":
             reranker = parse_reranker(value)
             if reranker is None:
                 settings.pop(key, None)
                 continue
             if reranker.kind == "http":
-                try:
-                    OutgoingPolicy.from_settings().check_url(reranker.url, strict=False)
-                except OutgoingRefused as exc:
-                    raise OutgoingRefused(f"reranker settings: url: {exc}") from None
+                check_chosen(ws, reranker.url, "reranker settings: url")
+            inner = GeneratorSettings.from_mapping(reranker.generator or {})
+            if reranker.kind == "llm" and reranker.generator and inner.kind == "openai":
+                check_chosen(ws, inner.base_url, "reranker settings: generator base_url")
             settings[key] = reranker.to_json()
         elif key == "enrichments":
             settings[key] = check_enrichments(value)
@@ -246,16 +243,13 @@ def update_settings(ws: Workspace, project: Project, changes: dict[str, Any]) ->
     return update_project_settings(ws, project, settings)
 
 
-def _checked_pool(value: Any) -> dict[str, Any]:
-    """Pool settings; external endpoints the outgoing-HTTP policy refuses are refused now."""
+def _checked_pool(ws: Workspace, value: Any) -> dict[str, Any]:
+    """Pool settings; external endpoints the workspace's outgoing policy refuses (in team
+    mode: any an admin did not register) are refused now."""
     pool = parse_pool_settings(value)
-    policy = OutgoingPolicy.from_settings()
     for source in pool.sources:
         if source.kind == "external":
-            try:
-                policy.check_url(source.endpoint, strict=False)
-            except OutgoingRefused as exc:
-                raise OutgoingRefused(f"pool settings: source {source.name!r}: {exc}") from None
+            check_chosen(ws, source.endpoint, f"pool settings: source {source.name!r}")
     return pool.model_dump()
 
 

@@ -31,6 +31,7 @@ from assay.gold.project_config import generator_settings, retriever_settings
 from assay.gold.suggestions import Suggestion, insert_suggestions, list_suggestions
 from assay.gold.turn_answers import canonical_context
 from assay.llm import Generation, Generator, GeneratorError, GeneratorSettings, make_generator
+from assay.llm.endpoints import outgoing_policy
 from assay.llm.fanout import in_order
 from assay.llm.prompts import (
     RELEVANCE_PROMPT_VERSION,
@@ -237,7 +238,9 @@ def suggest_relevance(
     report = SuggestReport(skipped=gone + skipped)
     if not todo:
         return report
-    llm = generator or make_generator(settings, traffic=_traffic(ws, project, cache))
+    llm = generator or make_generator(
+        settings, traffic=_traffic(ws, project, cache), policy=outgoing_policy(ws)
+    )
     rows: list[dict[str, Any]] = []
 
     def ask(batch: list[Passage]) -> tuple[Generation, list[Any]]:
@@ -300,7 +303,9 @@ def suggest_rewrite(
         raise InvalidInput(f"turn {turn} has no question yet; there is nothing to rewrite")
     earlier = [(t.query, t.answer) for t in item.turns[: turn - 1]]
     messages: list[Message] = rewrite_prompt(earlier, current.query, project.language)
-    llm = generator or make_generator(settings, traffic=_traffic(ws, project, cache))
+    llm = generator or make_generator(
+        settings, traffic=_traffic(ws, project, cache), policy=outgoing_policy(ws)
+    )
     generation = llm.generate(messages)
     text = parse_rewrite(generation.text)
     row = {

@@ -29,6 +29,7 @@ from assay.gold.items import create_item
 from assay.gold.project_config import generator_settings
 from assay.gold.taxonomy import UNANSWERABLE, QueryType, query_types
 from assay.llm import Generation, Generator, GeneratorError, Message, make_generator, prompt_hash
+from assay.llm.endpoints import outgoing_policy
 from assay.llm.fanout import in_order
 from assay.llm.offline import _STOP_WORDS, OfflineGenerator
 from assay.llm.prompts import language_name
@@ -282,7 +283,11 @@ def synthesize(
     if generator is None:
         if settings.kind != "offline" and not settings.json_mode:
             settings = dataclasses.replace(settings, json_mode=True)
-        generator = make_generator(settings, traffic=workspace_traffic(ws, project.id, cache=cache))
+        generator = make_generator(
+            settings,
+            traffic=workspace_traffic(ws, project.id, cache=cache),
+            policy=outgoing_policy(ws),
+        )
     offline = isinstance(generator, OfflineGenerator)
     found = get_chunking(ws, project, chunking)
     sampled = sample_chunks(ws, project, n, seed, found.name)

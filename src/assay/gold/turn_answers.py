@@ -37,6 +37,7 @@ from assay.llm import (
     make_generator,
     stream_answer,
 )
+from assay.llm.endpoints import outgoing_policy
 from assay.llm.prompts import render_rag_prompt
 from assay.llm.records import prompt_hash
 from assay.llm.traffic import Traffic, workspace_gates
@@ -264,7 +265,9 @@ def answer_events(
     error = ""
     try:
         # the workbench's streams share the endpoint's gate with every job of the server
-        generator = make_generator(settings, traffic=Traffic(workspace_gates(ws)))
+        generator = make_generator(
+            settings, traffic=Traffic(workspace_gates(ws)), policy=outgoing_policy(ws)
+        )
         for delta in stream_answer(
             generator, turn.query, chosen, history, settings.prompt_template, project.language
         ):

@@ -38,6 +38,9 @@ from assay.llm.response_cache import CACHE_MODES
 if TYPE_CHECKING:
     from assay.llm.traffic import Traffic
 
+if TYPE_CHECKING:
+    from assay.llm.outgoing import OutgoingPolicy
+
 GENERATOR_KINDS: tuple[str, ...] = ("offline", "openai", "local")
 API_KEY_VARIABLES: tuple[str, ...] = ("ASSAY_LLM_API_KEY", "OPENAI_API_KEY")
 
@@ -126,7 +129,9 @@ def api_key_from_env(environ: Mapping[str, str] | None = None) -> str | None:
     return None
 
 
-GeneratorFactory = Callable[[GeneratorSettings, "str | None", "Traffic | None"], Generator]
+GeneratorFactory = Callable[
+    [GeneratorSettings, "str | None", "Traffic | None", "OutgoingPolicy | None"], Generator
+]
 
 
 def generator_registry() -> dict[str, GeneratorFactory]:
@@ -135,13 +140,19 @@ def generator_registry() -> dict[str, GeneratorFactory]:
 
 
 def make_generator(
-    settings: GeneratorSettings, *, api_key: str | None = None, traffic: Traffic | None = None
+    settings: GeneratorSettings,
+    *,
+    api_key: str | None = None,
+    traffic: Traffic | None = None,
+    policy: OutgoingPolicy | None = None,
 ) -> Generator:
     """The generator for ``settings``; the API key defaults to the environment's.
 
     ``traffic`` (:func:`assay.llm.traffic.workspace_traffic`) gives the process's gate of
     the endpoint and the response cache; without it a generator has a gate of its own and
-    no cache (one-off use: a chat, a test)."""
+    no cache (one-off use: a chat, a test). ``policy``: the workspace's outgoing policy
+    (:func:`assay.llm.endpoints.outgoing_policy`; team mode sends the key only to registered
+    endpoints), else the environment's."""
     registry = generator_registry()
     factory = registry.get(settings.kind)
     if factory is None:
@@ -149,11 +160,14 @@ def make_generator(
             f"unknown generator kind {settings.kind!r}; valid kinds: {', '.join(registry)}"
         )
     key = api_key if api_key is not None else api_key_from_env()
-    return factory(settings, key, traffic)
+    return factory(settings, key, traffic, policy)
 
 
 def _make_offline(
-    settings: GeneratorSettings, api_key: str | None, traffic: Traffic | None
+    settings: GeneratorSettings,
+    api_key: str | None,
+    traffic: Traffic | None,
+    policy: OutgoingPolicy | None,
 ) -> Generator:
     from assay.llm.offline import OfflineGenerator
 
@@ -161,15 +175,23 @@ def _make_offline(
 
 
 def _make_openai(
-    settings: GeneratorSettings, api_key: str | None, traffic: Traffic | None
+    settings: GeneratorSettings,
+    api_key: str | None,
+    traffic: Traffic | None,
+    policy: OutgoingPolicy | None,
 ) -> Generator:
     from assay.llm.openai_compat import OpenAICompatGenerator
 
-    return OpenAICompatGenerator.from_settings(settings, api_key=api_key, traffic=traffic)
+    return OpenAICompatGenerator.from_settings(
+        settings, api_key=api_key, traffic=traffic, policy=policy
+    )
 
 
 def _make_local(
-    settings: GeneratorSettings, api_key: str | None, traffic: Traffic | None
+    settings: GeneratorSettings,
+    api_key: str | None,
+    traffic: Traffic | None,
+    policy: OutgoingPolicy | None,
 ) -> Generator:
     from assay.llm.local import LocalGenerator
 

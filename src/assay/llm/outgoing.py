@@ -15,7 +15,9 @@ network. Every outgoing request goes through :meth:`OutgoingPolicy.client`, whos
   name. A DNS answer that changes between the check and the connection (DNS rebinding)
   therefore cannot redirect the request;
 - never follows a redirect: a 3xx answer is an error naming where it pointed;
-- sends an ``Authorization`` header only to the host of the configured base URL.
+- sends an ``Authorization`` header only to the host of the configured base URL;
+- in team mode (``origins``) sends nothing, key or not, but to the origin of an endpoint a
+  workspace admin registered (:mod:`assay.llm.endpoints`, which builds a workspace's policy).
 
 Proxies from ``HTTP_PROXY``/``HTTPS_PROXY`` and ``.netrc`` are not used: the policy must
 know which address it connects to. The check runs on every request (DNS may change) and,
@@ -119,6 +121,9 @@ class OutgoingPolicy:
     hosts: frozenset[str] = frozenset()
     allow_loopback: bool = True
     resolve: Resolver = system_resolver
+    origins: frozenset[str] | None = None
+    """Team mode: the only origins (``scheme://host:port``) requests, and so API keys, may go
+    to; None: any host the other rules allow (personal mode)."""
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> OutgoingPolicy:
@@ -173,7 +178,13 @@ class OutgoingPolicy:
 
     def _refused(self, host: str, what: str) -> OutgoingRefused:
         fix = f"to allow it, add {host} to {HOSTS_SETTING}"
-        if what.endswith("a loopback address"):
+        if self.origins is not None:
+            fix = (
+                "in team mode a workspace admin allows it by registering the endpoint with "
+                f"private addresses allowed (assay endpoints add --allow-private), or adds {host} "
+                f"to {HOSTS_SETTING}"
+            )
+        elif what.endswith("a loopback address"):
             fix = f"set {LOOPBACK_SETTING}=true or add {host} to {HOSTS_SETTING}"
         return OutgoingRefused(f"outgoing request refused: {what}; {fix}")
 
@@ -196,6 +207,15 @@ def _default_port(url: httpx.URL) -> int:
     return 443 if url.scheme == "https" else 80
 
 
+def origin(url: httpx.URL) -> str:
+    """``scheme://host:port`` of ``url``, the port always written (the unit an API key may
+    be sent to)."""
+    host = normal_host(url.host)
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{url.scheme}://{host}:{url.port or _default_port(url)}"
+
+
 class GuardedTransport(httpx.BaseTransport):
     """Checks each request, then connects to the checked address (see the module doc)."""
 
@@ -216,6 +236,8 @@ class GuardedTransport(httpx.BaseTransport):
                 f"outgoing request to {host} refused: the API key goes only to "
                 f"{self.key_host}, the host of the configured base URL"
             )
+        if self.policy.origins is not None:
+            self._check_registered(request.url, self.policy.origins)
         try:
             addresses = self.policy.check_url(str(request.url))
         except OSError as exc:
@@ -230,6 +252,15 @@ class GuardedTransport(httpx.BaseTransport):
                 "redirects are not followed: give the final URL in the settings"
             )
         return response
+
+    @staticmethod
+    def _check_registered(url: httpx.URL, registered: frozenset[str]) -> None:
+        if origin(url) not in registered:
+            raise OutgoingRefused(
+                f"outgoing request to {origin(url)} refused: in team mode requests and the API "
+                "key go only to endpoints a workspace admin registered (the Endpoints page, or "
+                "`assay endpoints add`)"
+            )
 
     def _connect(self, request: httpx.Request, addresses: Iterable[str]) -> httpx.Response:
         """Send to each checked address in turn until one accepts the connection."""

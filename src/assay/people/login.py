@@ -1,14 +1,18 @@
 """Signing in with a user name and password, with a lockout after repeated failures.
 
 Unknown user, wrong password and an account that cannot sign in get the same message, and
-take as long (a hash is computed either way), so the answer does not reveal which user
+the same work: every path verifies the password exactly once (against the stored hash, or
+against :func:`assay.people.passwords.dummy_hash`), so the answer does not reveal which user
 names exist. After ``ASSAY_LOGIN_MAX_FAILURES`` wrong passwords in a row the account refuses
-every sign-in, the right password included, for ``ASSAY_LOGIN_LOCK_MINUTES``.
+every sign-in, the right password included, for ``ASSAY_LOGIN_LOCK_MINUTES``; the web app
+applies the same budget to every name tried, known or not (:mod:`assay.web.login_limit`).
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -30,39 +34,55 @@ class AccountLocked(NotAuthenticated):
         self.until = until
 
 
+def account_locked(until: datetime) -> AccountLocked:
+    """The refusal of a locked account (the same words for a name that has no account)."""
+    hhmm = as_utc(until).strftime("%H:%M")
+    return AccountLocked(
+        f"too many wrong passwords: the account is locked until {hhmm} UTC; try again then, or "
+        "ask a workspace admin to set a new password",
+        hhmm,
+    )
+
+
 class AccountDisabled(NotAuthenticated):
     """The right password for a disabled account (only then is the state revealed)."""
 
 
 def authenticate(
-    ws: Workspace, username: str, password: str, *, conn: sa.Connection | None = None
+    ws: Workspace,
+    username: str,
+    password: str,
+    *,
+    conn: sa.Connection | None = None,
+    hasher: Any = None,
+    unknown_locked: Callable[[str], datetime | None] | None = None,
 ) -> Account:
     """The account ``username`` when ``password`` is its password; else
     :class:`NotAuthenticated` (or :class:`AccountLocked`). Counts failures, locks, and
     clears the count on success. The failure count is written even though the caller gets an
-    error: callers with their own ``conn`` must commit it."""
+    error: callers with their own ``conn`` must commit it. ``hasher``: an argon2
+    ``PasswordHasher`` (default: Assay's). ``unknown_locked``: until when a name without an
+    account is refused (the web app's per-name budget), so that it answers like a locked
+    account."""
     try:
         name = check_username(username)
     except InvalidInput:
-        verify_password(None, password)
-        raise NotAuthenticated(WRONG) from None
+        verify_password(None, password, hasher)
+        raise _no_account(username, unknown_locked) from None
     now = utcnow()
     failure: NotAuthenticated | None = None
     with transaction(ws.engine, conn) as conn:
         row = conn.execute(sa.select(accounts).where(accounts.c.username == name)).first()
         stored = row.password_hash if row is not None and row.origin == "created" else None
         if row is not None and row.locked_until and as_utc(row.locked_until) > now:
-            verify_password(None, password)
-            until = as_utc(row.locked_until).strftime("%H:%M")
-            failure = AccountLocked(
-                f"too many wrong passwords: the account is locked until {until} UTC; try again "
-                "then, or ask a workspace admin to set a new password",
-                until,
-            )
-        elif row is None or not verify_password(stored, password):
-            if row is not None:  # counted in this transaction, which commits: no raise inside
+            verify_password(None, password, hasher)
+            failure = account_locked(row.locked_until)
+        elif not verify_password(stored, password, hasher) or row is None:  # verify first
+            if row is None:
+                failure = _no_account(name, unknown_locked)
+            else:  # counted in this transaction, which commits: no raise inside
                 _count_failure(ws, conn, row.id)
-            failure = NotAuthenticated(WRONG)
+                failure = NotAuthenticated(WRONG)
         elif row.disabled:
             failure = AccountDisabled("this account is disabled; ask a workspace admin")
         else:
@@ -74,6 +94,14 @@ def authenticate(
     if failure is not None:
         raise failure
     return account
+
+
+def _no_account(
+    name: str, unknown_locked: Callable[[str], datetime | None] | None
+) -> NotAuthenticated:
+    """The refusal of a name without an account: "wrong", or "locked" past its budget."""
+    until = unknown_locked(name) if unknown_locked is not None else None
+    return account_locked(until) if until is not None else NotAuthenticated(WRONG)
 
 
 def _count_failure(ws: Workspace, conn: sa.Connection, account_id: int) -> None:

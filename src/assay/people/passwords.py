@@ -2,10 +2,17 @@
 
 argon2-cffi is imported when a password is hashed or checked, so the rest of Assay (and
 personal mode, which has no passwords) works without it.
+
+Equal work for every sign-in: a check against no stored hash (an unknown user name, an
+account that cannot sign in, a locked one) verifies the password against a throwaway hash
+made once per process with the same Argon2 parameters, so every path runs the hasher's
+``verify`` exactly once and takes as long as a real check.
 """
 
 from __future__ import annotations
 
+import functools
+import secrets
 from typing import Any
 
 from assay.errors import BackendUnavailable, InvalidInput, install_extra
@@ -43,20 +50,45 @@ def hash_password(password: str) -> str:
     return str(_hasher().hash(password))
 
 
-def verify_password(stored: str | None, password: str) -> bool:
+def verify_password(stored: str | None, password: str, hasher: Any = None) -> bool:
     """Whether ``password`` matches ``stored``. With no stored hash (an account that cannot
-    sign in, or an unknown user) a throwaway hash is still computed, so the answer takes as
-    long as for a real account and does not tell which user names exist."""
+    sign in, or an unknown user) the password is verified against :func:`dummy_hash`, so the
+    answer costs one ``verify`` as for a real account and does not tell which user names
+    exist. ``hasher``: an argon2 ``PasswordHasher`` (default: Assay's)."""
     from argon2.exceptions import InvalidHashError, VerificationError
 
-    hasher = _hasher()
-    if not stored or stored == UNUSABLE or len(password) > MAX_LENGTH:
-        hasher.hash(password[:MAX_LENGTH])
-        return False
+    hasher = hasher if hasher is not None else _hasher()
+    usable = bool(stored) and stored != UNUSABLE and len(password) <= MAX_LENGTH
     try:
-        return bool(hasher.verify(stored, password))
+        matches = bool(
+            hasher.verify(stored if usable else dummy_hash(hasher), password[:MAX_LENGTH])
+        )
     except (VerificationError, InvalidHashError):
         return False
+    return matches and usable
+
+
+def dummy_hash(hasher: Any) -> str:
+    """A hash of a random secret nobody knows, with ``hasher``'s Argon2 parameters."""
+    return _dummy_for(
+        hasher.time_cost,
+        hasher.memory_cost,
+        hasher.parallelism,
+        hasher.hash_len,
+        hasher.salt_len,
+        hasher.type,
+    )
+
+
+@functools.cache
+def _dummy_for(
+    time_cost: int, memory_cost: int, parallelism: int, hash_len: int, salt_len: int, kind: Any
+) -> str:
+    """Made once per process and parameter set (about one hash's time, at the first use)."""
+    from argon2 import PasswordHasher
+
+    made = PasswordHasher(time_cost, memory_cost, parallelism, hash_len, salt_len, type=kind)
+    return str(made.hash(secrets.token_urlsafe(32)))
 
 
 def needs_rehash(stored: str) -> bool:

@@ -71,7 +71,11 @@ ACTIONS: dict[str, Rule] = {
 """Project actions. Workspace actions (managing users, creating projects) belong to
 workspace admins: see :data:`ADMIN_ACTIONS`."""
 
-ADMIN_ACTIONS: dict[str, bool] = {"workspace.users": True, "project.create": True}
+ADMIN_ACTIONS: dict[str, bool] = {
+    "workspace.users": True,
+    "project.create": True,
+    "workspace.endpoints": True,  # outgoing URLs (and so where API keys go): issue 32
+}
 """Workspace actions, only for workspace admins; the value says whether it writes."""
 
 

@@ -14,6 +14,9 @@ versions chose) and overall. Each row's means are over the units where a measure
 ``kappa`` is Cohen's for two raters (a pair, an annotator and the gold), Fleiss' for more
 when every unit has the same number of versions (else None); ``alpha`` is Krippendorff's
 (nominal), which allows missing versions.
+
+``reviewed_only`` (blind mode, for those who may not review): only copies of originals already
+accepted count, so no figure is computed from another annotator's unreviewed copy.
 """
 
 from __future__ import annotations
@@ -250,6 +253,19 @@ def _compared_turns(conn: sa.Connection, ids: list[str]) -> dict[str, list[_Comp
     return found
 
 
+def reviewed_originals(project: Project) -> sa.Select[Any]:
+    """The ids of ``project``'s originals that have copies and are accepted (reviewed): what
+    blind mode lets an annotator's figures be computed from."""
+    originals = sa.select(items.c.copy_of).where(
+        items.c.project_id == project.id, items.c.copy_of.is_not(None)
+    )
+    return sa.select(items.c.id).where(
+        items.c.project_id == project.id,
+        items.c.status == "accepted",
+        items.c.id.in_(originals),
+    )
+
+
 def adjudicated_originals(conn: sa.Connection, project: Project) -> set[str]:
     """The ids of the originals with an ``adjudicate`` event in their history."""
     rows = conn.scalars(
@@ -265,14 +281,19 @@ def agreement_report(
     project: Project,
     *,
     chunking: str | None = None,
+    reviewed_only: bool = False,
     conn: sa.Connection | None = None,
 ) -> AgreementReport:
     """Agreement over every original's handed-in copies (see the module docstring);
-    ``chunking`` names the chunking whose chunk ids stand for passages (None: characters)."""
+    ``chunking`` names the chunking whose chunk ids stand for passages (None: characters);
+    ``reviewed_only``: only the copies of accepted originals (blind mode, annotators)."""
     with reading(ws.engine, conn) as conn:
         mapping = get_chunking(ws, project, chunking, conn=conn) if chunking else None
         passages = _Passages(ws, mapping, conn)
         rows = copy_rows(conn, project)
+        if reviewed_only:
+            reviewed = set(conn.scalars(reviewed_originals(project)))
+            rows = [r for r in rows if r.copy_of in reviewed]
         counted = [r for r in rows if r.status in HANDED_IN]
         author = {r.id: r[3] for r in counted}
         original = {r.id: r.copy_of for r in counted}

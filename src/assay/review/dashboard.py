@@ -41,6 +41,7 @@ from assay.errors import InvalidInput
 from assay.gold.suggestions import acceptance_rates as suggestion_rates
 from assay.gold.taxonomy import query_types
 from assay.records import STATUSES, Project
+from assay.review.agreement import reviewed_originals
 from assay.store.db import reading, utcnow
 from assay.store.review_schema import reviews
 from assay.store.schema import accounts, documents, events, evidence, items, turns
@@ -67,10 +68,13 @@ def dashboard(
     *,
     days: int = 28,
     now: datetime | None = None,
+    reviewed_only: bool = False,
     conn: sa.Connection | None = None,
 ) -> dict[str, Any]:
     """All figures of ``project``'s dashboard, as plain JSON-ready values; ``days`` is the
-    window of throughput and time per item, ending today (UTC; ``now`` for tests)."""
+    window of throughput and time per item, ending today (UTC; ``now`` for tests).
+    ``reviewed_only`` (blind mode, for annotators): agreement counts only the copies of
+    accepted items, never another annotator's unreviewed copy."""
     if not 1 <= days <= MAX_DAYS:
         raise InvalidInput(f"days must be between 1 and {MAX_DAYS}, not {days}")
     today = (now or utcnow()).date()
@@ -84,7 +88,7 @@ def dashboard(
             "coverage": _coverage(conn, project),
             "throughput": throughput(conn, project, today, days),
             "time_per_item": time_per_item(conn, project, today, days),
-            "agreement": _agreement(conn, project, today),
+            "agreement": _agreement(conn, project, today, reviewed_only),
             "llm_drafts": _llm_drafts(conn, project, counts),
             "suggestions": suggestion_rates(ws, project, conn=conn),
         }
@@ -237,13 +241,18 @@ def _week(day_text: str) -> str:
     return (day - timedelta(days=day.weekday())).isoformat()
 
 
-def _agreement(conn: sa.Connection, project: Project, today: date) -> dict[str, Any]:
+def _agreement(
+    conn: sa.Connection, project: Project, today: date, reviewed_only: bool = False
+) -> dict[str, Any]:
     """Per ISO week (the last :data:`WEEKS`): overlapped items finished and the share
-    whose copies agree on the query type; reviews and the share accepting unchanged."""
+    whose copies agree on the query type (``reviewed_only``: of accepted items only);
+    reviews and the share accepting unchanged."""
     this_monday = today - timedelta(days=today.weekday())
     weeks = [(this_monday - timedelta(weeks=WEEKS - 1 - i)).isoformat() for i in range(WEEKS)]
     since = datetime.fromisoformat(weeks[0])
-    done = items.c.status.in_(("submitted", "accepted"))
+    done: sa.ColumnElement[bool] = items.c.status.in_(("submitted", "accepted"))
+    if reviewed_only:
+        done = done & items.c.copy_of.in_(reviewed_originals(project))
     groups = (
         sa.select(
             sa.func.max(items.c.updated_at).label("finished"),

@@ -100,28 +100,39 @@ def cached(
 
 
 def cached_dashboard(
-    ws: Workspace, project: Project, *, days: int = 28, now: datetime | None = None
+    ws: Workspace,
+    project: Project,
+    *,
+    days: int = 28,
+    now: datetime | None = None,
+    reviewed_only: bool = False,
 ) -> dict[str, Any]:
     """:func:`assay.review.dashboard.dashboard` as JSON values, computed once per change;
-    ``generated_at`` is when the figures were computed."""
+    ``generated_at`` is when the figures were computed. The blind view (``reviewed_only``:
+    figures from accepted copies only) is cached apart from the full one."""
     day = (now or utcnow()).date().isoformat()
     value, at = cached(
-        ws, project, f"dashboard:{days}", day, lambda: dashboard(ws, project, days=days, now=now)
+        ws,
+        project,
+        f"dashboard:{days}:{'reviewed' if reviewed_only else 'all'}",
+        day,
+        lambda: dashboard(ws, project, days=days, now=now, reviewed_only=reviewed_only),
     )
     return {**value, "generated_at": at.isoformat()}
 
 
 def cached_agreement(
-    ws: Workspace, project: Project, *, chunking: str | None = None
+    ws: Workspace, project: Project, *, chunking: str | None = None, reviewed_only: bool = False
 ) -> tuple[AgreementReport, datetime]:
-    """:func:`assay.review.agreement.agreement_report`, computed once per change, and when."""
+    """:func:`assay.review.agreement.agreement_report`, computed once per change, and when;
+    the blind view (``reviewed_only``) is cached apart from the full one."""
     day = utcnow().date().isoformat()
     value, at = cached(
         ws,
         project,
-        f"agreement:{chunking or ''}",
+        f"agreement:{chunking or ''}:{'reviewed' if reviewed_only else 'all'}",
         day,
-        lambda: agreement_report(ws, project, chunking=chunking),
+        lambda: agreement_report(ws, project, chunking=chunking, reviewed_only=reviewed_only),
     )
     return report_from_json(value), at
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import InvalidInput
+from assay.llm.outgoing import OutgoingPolicy
 from assay.records import Hit
 from assay.search.rerank_records import (
     API_KEY_VARIABLE,
@@ -51,7 +52,9 @@ __all__ = [
 if TYPE_CHECKING:
     from assay.llm.traffic import Traffic
 
-RerankerFactory = Callable[[RerankerSettings, Mapping[str, Any], "Traffic | None"], Reranker]
+RerankerFactory = Callable[
+    [RerankerSettings, Mapping[str, Any], "Traffic | None", OutgoingPolicy | None], Reranker
+]
 
 
 def reranker_registry() -> dict[str, RerankerFactory]:
@@ -64,6 +67,7 @@ def make_reranker(
     *,
     generator: Mapping[str, Any] | None = None,
     traffic: Traffic | None = None,
+    policy: OutgoingPolicy | None = None,
 ) -> Reranker:
     """The reranker for ``settings``. ``generator``: the generator settings an ``llm``
     reranker uses when its own ``generator`` is empty; ``traffic``: the process's endpoint
@@ -74,22 +78,28 @@ def make_reranker(
         raise InvalidInput(
             f"unknown reranker kind {settings.kind!r}; valid kinds: {', '.join(registry)}"
         )
-    return factory(settings, settings.generator or dict(generator or {}), traffic)
+    return factory(settings, settings.generator or dict(generator or {}), traffic, policy)
 
 
 def _make_http(
-    settings: RerankerSettings, generator: Mapping[str, Any], traffic: Traffic | None
+    settings: RerankerSettings,
+    generator: Mapping[str, Any],
+    traffic: Traffic | None,
+    policy: OutgoingPolicy | None,
 ) -> Reranker:
     from assay.llm.traffic import service_gate
     from assay.search.rerank_http import HttpReranker
 
     key = os.environ.get(API_KEY_VARIABLE, "").strip() or None
     gate = service_gate(traffic, settings.url, timeout_s=settings.timeout_s)
-    return HttpReranker(settings, api_key=key, gate=gate)
+    return HttpReranker(settings, api_key=key, gate=gate, policy=policy)
 
 
 def _make_llm(
-    settings: RerankerSettings, generator: Mapping[str, Any], traffic: Traffic | None
+    settings: RerankerSettings,
+    generator: Mapping[str, Any],
+    traffic: Traffic | None,
+    policy: OutgoingPolicy | None,
 ) -> Reranker:
     from assay.llm import GeneratorSettings, make_generator
     from assay.search.rerank_llm import LlmReranker
@@ -100,7 +110,7 @@ def _make_llm(
             "the LLM reranker needs a generator that is a language model (kind openai or "
             "local); the offline generator only quotes passages and cannot rate them"
         )
-    return LlmReranker(make_generator(chosen, traffic=traffic), name=settings.name)
+    return LlmReranker(make_generator(chosen, traffic=traffic, policy=policy), name=settings.name)
 
 
 def rerank_hits(

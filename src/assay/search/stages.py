@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import InvalidInput
+from assay.llm.outgoing import OutgoingPolicy
 from assay.llm.records import Generator
 from assay.records import Chunking, Hit, Project
 from assay.search.embeddings import Embedder
@@ -101,11 +102,13 @@ def make_stage_tools(
     *,
     rewrite_generator: Mapping[str, Any] | None = None,
     traffic: Traffic | None = None,
+    policy: OutgoingPolicy | None = None,
 ) -> StageTools:
     """The generator a rewrite needs and the reranker, made once for many queries.
     ``generator``: the generator settings to use (the pipeline's or the project's) where
     the stage names none of its own (``rewrite_generator``, the reranker's ``generator``);
-    ``traffic``: the process's endpoint gates and response cache (:mod:`assay.llm.traffic`)."""
+    ``traffic``: the process's endpoint gates and response cache (:mod:`assay.llm.traffic`);
+    ``policy``: the workspace's outgoing policy (team mode), else the environment's."""
     rewriter: Generator | None = None
     if stages.rewrite != "none":
         from assay.llm import GeneratorSettings, make_generator
@@ -116,9 +119,9 @@ def make_stage_tools(
                 f"query rewrite {stages.rewrite!r} needs a generator that is a language model "
                 "(kind openai or local); the offline generator only quotes passages"
             )
-        rewriter = make_generator(chosen, traffic=traffic)
+        rewriter = make_generator(chosen, traffic=traffic, policy=policy)
     reranker = (
-        make_reranker(stages.reranker, generator=generator, traffic=traffic)
+        make_reranker(stages.reranker, generator=generator, traffic=traffic, policy=policy)
         if stages.reranker
         else None
     )

@@ -163,11 +163,12 @@ class Settings(BaseSettings):
         ),
     )
     trusted_proxies: str = Field(
-        default="127.0.0.1",
+        default="",
         description=(
             "Comma-separated addresses or networks (`127.0.0.1`, `10.0.0.0/24`) of the reverse "
             "proxies whose user header, X-Forwarded-For and X-Forwarded-Proto are believed; "
-            "from any other address they are ignored."
+            "from any other address they are ignored. Empty (the default) trusts no proxy, "
+            "loopback included: a proxy on the same machine is named as `127.0.0.1`."
         ),
     )
 

@@ -62,6 +62,7 @@ from assay.web.routes import (
     conversations,
     dashboard,
     documents,
+    endpoints,
     experiment_compare,
     experiment_pages,
     experiment_results,
@@ -134,7 +135,9 @@ def create_app(ws: Workspace) -> FastAPI:
     app.state.translators = make_translators(app.state.catalogs)
     clean_upload_folders(ws)  # what no queued or running import will read
     app.state.jobs = jobs
-    app.state.login_limiter = LoginLimiter()
+    app.state.login_limiter = LoginLimiter(
+        name_failures=ws.settings.login_max_failures, lock_minutes=ws.settings.login_lock_minutes
+    )
     # outermost last: a trusted proxy's client address and scheme, headers on every answer,
     # then Host, CSRF, body size, strict JSON
     app.add_middleware(StrictJSONMiddleware)
@@ -207,6 +210,7 @@ def create_app(ws: Workspace) -> FastAPI:
         chunkings,
         items,
         comments,
+        endpoints,
         reviews,
         synthesis,
         search,

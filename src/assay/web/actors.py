@@ -163,6 +163,16 @@ def copies_shown(request: Request, project: Project, asked: str) -> str:
     return asked
 
 
+def blind_to_unreviewed(request: Request, project: Project) -> bool:
+    """Blind mode for figures: whether the caller's agreement and dashboard figures must
+    leave out other annotators' copies of items not yet accepted (they may not review), what
+    ever ``annotators_see_all`` says."""
+    actor = request_actor(request)
+    if actor.personal or not project.settings.get("blind"):
+        return False
+    return not may(workspace(request), actor, "item.review", project)
+
+
 AUTHOR_COOKIE = "assay_author"
 
 

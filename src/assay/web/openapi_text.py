@@ -33,6 +33,9 @@ SUMMARIES: dict[str, str] = {
     "POST /api/invites": "Make an invite link",
     "DELETE /api/invites/{invite_id}": "Revoke an invite",
     "POST /api/invite-accept": "Accept an invite and sign in",
+    "GET /api/endpoints": "List the registered outgoing endpoints",
+    "POST /api/endpoints": "Register an outgoing endpoint (workspace admins)",
+    "DELETE /api/endpoints/{endpoint}": "Remove an outgoing endpoint (workspace admins)",
     # projects
     "GET /api/projects": "List projects",
     "POST /api/projects": "Create a project",

@@ -1,9 +1,13 @@
 """What a reverse proxy in front of a team server may tell the app, believed only from the
-addresses in ``ASSAY_TRUSTED_PROXIES`` (default 127.0.0.1, a proxy on the same machine):
-the client's address (``X-Forwarded-For``), whether the client used https
-(``X-Forwarded-Proto``, so cookies get ``Secure`` and links the right scheme), and who signed
-in (``ASSAY_TRUSTED_USER_HEADER``). From anyone else these headers are ignored, so a client
+addresses in ``ASSAY_TRUSTED_PROXIES`` (default: none; loopback is not trusted unless named,
+since anyone on the server machine, or a tunnel ending there, connects from loopback): the
+client's address (``X-Forwarded-For``), whether the client used https (``X-Forwarded-Proto``,
+so cookies get ``Secure`` and links the right scheme), and who signed in
+(``ASSAY_TRUSTED_USER_HEADER``). From anyone else these headers are ignored, so a client
 cannot name itself.
+
+The client's address is the right-most ``X-Forwarded-For`` entry that is not itself a
+trusted proxy: entries further left were written by the client and prove nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +35,19 @@ class ProxyHeadersMiddleware:
             return False
         return any(address in network for network in self.networks)
 
+    def client_of(self, forwarded_for: str) -> str | None:
+        """The client address an ``X-Forwarded-For`` chain names: from the right, the first
+        entry that is not a trusted proxy; None when it names no valid address."""
+        for entry in reversed(forwarded_for.split(",")):
+            candidate = entry.strip().strip("[]")
+            try:
+                ipaddress.ip_address(candidate)
+            except ValueError:
+                return None
+            if not self.trusts(candidate):
+                return candidate
+        return None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         client = scope.get("client")
         if scope["type"] in ("http", "websocket") and client and self.trusts(client[0]):
@@ -42,7 +59,7 @@ class ProxyHeadersMiddleware:
                     scope["scheme"] = "wss" if secure else "ws"
                 else:
                     scope["scheme"] = proto
-            forwarded = headers.get("x-forwarded-for", "").split(",")[-1].strip()
+            forwarded = self.client_of(headers.get("x-forwarded-for", ""))
             if forwarded:
                 scope["client"] = (forwarded, 0)
             scope.setdefault("state", {})["trusted_proxy"] = True

@@ -14,6 +14,9 @@ P = "/api/projects/{name}"
 
 WRITES: dict[tuple[str, str], str] = {
     ("POST", "/api/projects"): "project.create",
+    # outgoing endpoints are the workspace admin's (assay.llm.endpoints)
+    ("POST", "/api/endpoints"): "workspace.endpoints",
+    ("DELETE", "/api/endpoints/{endpoint}"): "workspace.endpoints",
     ("PUT", f"{P}/settings"): "project.settings",
     ("PUT", f"{P}/pool-settings"): "project.settings",
     ("POST", f"{P}/documents"): "document.write",

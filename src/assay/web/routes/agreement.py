@@ -12,6 +12,7 @@ from assay.records import to_json
 from assay.review.adjudication import waiting_for_adjudication
 from assay.review.agreement import COLUMNS, column_value
 from assay.review.figure_cache import cached_agreement
+from assay.web.actors import blind_to_unreviewed
 from assay.web.render import open_project, render
 
 router = APIRouter()
@@ -25,14 +26,20 @@ def api_agreement(request: Request, name: str, chunking: str = "") -> Any:
     (default: by characters). Computed once per change to the project and kept
     (``computed_at`` says when)."""
     ws, project = open_project(request, name)
-    report, computed_at = cached_agreement(ws, project, chunking=chunking or None)
+    blind = blind_to_unreviewed(request, project)
+    report, computed_at = cached_agreement(
+        ws, project, chunking=chunking or None, reviewed_only=blind
+    )
     return {**to_json(report), "computed_at": computed_at.isoformat()}
 
 
 @router.get("/projects/{name}/agreement", response_class=HTMLResponse, include_in_schema=False)
 def agreement_page(request: Request, name: str, chunking: str = "") -> HTMLResponse:
     ws, project = open_project(request, name)
-    report, computed_at = cached_agreement(ws, project, chunking=chunking or None)
+    blind = blind_to_unreviewed(request, project)
+    report, computed_at = cached_agreement(
+        ws, project, chunking=chunking or None, reviewed_only=blind
+    )
     tables = [
         ("overall", [("all", report.overall)]),
         ("pairs", [(row.name, row.measures) for row in report.pairs]),
@@ -52,5 +59,6 @@ def agreement_page(request: Request, name: str, chunking: str = "") -> HTMLRespo
         ],
         columns=[path for path, _ in COLUMNS],
         chunkings=[c.name for c in list_chunkings(ws, project)],
-        waiting=len(waiting_for_adjudication(ws, project)),
+        waiting=None if blind else len(waiting_for_adjudication(ws, project)),
+        blind=blind,
     )

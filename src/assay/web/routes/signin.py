@@ -57,25 +57,31 @@ def who(request: Request) -> dict[str, Any]:
 def sign_in(request: Request, body: SignIn) -> Response:
     """Sign in with a user name and password. Failures answer 401 with ``code``: ``wrong``,
     ``locked`` (and ``until``, HH:MM UTC) or ``disabled``; after 10 failures in a minute from
-    one address it answers 429 with ``code`` ``too_many``."""
+    one address, or 100 from all addresses together, it answers 429 with ``code``
+    ``too_many``. Unknown and known names get the same answers and the same work."""
     ws = workspace(request)
     if not team_mode(ws):
         return JSONResponse({"detail": "personal mode: nobody signs in"}, status_code=409)
     address = client_address(request)
     limiter = request.app.state.login_limiter
-    if not limiter.allow(address):
+    refusal = limiter.refusal(address)
+    if refusal is not None:
+        where = "from this address" if refusal == "address" else "on this server"
         return JSONResponse(
-            {"detail": "too many failed sign-ins; wait a minute", "code": "too_many"},
+            {"detail": f"too many failed sign-ins {where}; wait a minute", "code": "too_many"},
             status_code=429,
             headers={"retry-after": "60"},
         )
     try:
-        account = authenticate(ws, body.username, body.password)
+        account = authenticate(
+            ws, body.username, body.password, unknown_locked=limiter.locked_until
+        )
     except NotAuthenticated as exc:
-        limiter.failed(address)
+        limiter.failed(address, body.username)
         code = {AccountLocked: "locked", AccountDisabled: "disabled"}.get(type(exc), "wrong")
         extra = {"until": exc.until} if isinstance(exc, AccountLocked) else {}
         return JSONResponse({"detail": str(exc), "code": code, **extra}, status_code=401)
+    limiter.succeeded(body.username)
     return signed_in(
         request, account.id, {"username": account.username, "next": local_path(body.next)}
     )
