@@ -194,9 +194,16 @@ class OutgoingPolicy:
         *,
         timeout: httpx.Timeout | float,
         transport: httpx.BaseTransport | None = None,
+        connections: int = 100,
     ) -> httpx.Client:
         """An httpx client whose every request obeys this policy; an API key may go to
-        the host of ``base_url`` only."""
+        the host of ``base_url`` only. ``connections``: how many it keeps open at most (as
+        many as requests may be in flight to the endpoint)."""
+        if transport is None:
+            limits = httpx.Limits(
+                max_connections=max(connections, 1), max_keepalive_connections=max(connections, 1)
+            )
+            transport = httpx.HTTPTransport(trust_env=False, limits=limits)
         guarded = GuardedTransport(self, normal_host(httpx.URL(base_url).host), transport)
         return httpx.Client(
             transport=guarded, timeout=timeout, follow_redirects=False, trust_env=False
