@@ -1,6 +1,6 @@
 """Shards: one experiment run split into ranges of tasks that any worker may take.
 
-A run plans its shards (``experiment_shards``, migration 0023): ranges of task ordinals,
+A run plans its shards (``experiment_shards``, migration 0026): ranges of task ordinals,
 each ``todo``. A worker claims one by a compare-and-set update (``doing``, its name, a
 heartbeat), runs the units of its tasks that have no good result, and writes their results
 in batches; every batch first renews the heartbeat *of a shard it still holds* in the same

@@ -5,7 +5,7 @@ review and suggestion decision, the newest item change of the project, its docum
 and newest change), its settings (the query types the figures are ordered by) and the day
 (throughput and agreement end today). Every change a figure counts moves one of these: item
 edits, status changes, deletions and imports write an event; verdicts a review; anchoring an
-event. Figures are stored in ``figure_cache`` (migration 0026) with the mark read *before*
+event. Figures are stored in ``figure_cache`` (migration 0025) with the mark read *before*
 they were computed, so a change made while they are computed moves the mark past them and the
 next request computes them again. The table is in the database, so every server process and
 worker shares it, and a figure is computed once per change whichever process is asked.

@@ -1,6 +1,6 @@
 """The tables of production candidates (issue 33): questions imported from query logs and
 traces, their near-duplicate groups and the topic clusters of those groups. Same metadata as
-:mod:`assay.store.schema`; migration 0027 makes them.
+:mod:`assay.store.schema`; migration 0023 makes them.
 
 A candidate is not gold. It keeps the question and the production answer as scrubbed
 (:mod:`assay.candidates.scrubbing`), the retrieved passages (anchored in a document where

@@ -1,6 +1,6 @@
 """The registry of outgoing endpoints (issue 32): the URLs a workspace admin allows the
 server to send requests (and API keys) to in team mode. Same metadata as
-:mod:`assay.store.schema`; migration 0024 makes it.
+:mod:`assay.store.schema`; migration 0027 makes it.
 
 A project lead chooses among these; only a workspace admin adds or removes one
 (:mod:`assay.llm.endpoints`). ``allow_private``: the admin allows this host although it is

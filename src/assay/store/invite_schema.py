@@ -1,4 +1,4 @@
-"""The table of invitations (migration 0025): a one-time link a workspace admin hands to
+"""The table of invitations (migration 0022): a one-time link a workspace admin hands to
 someone, who opens it, chooses a password and has an account. Same metadata as
 :mod:`assay.store.schema`.
 

@@ -1,4 +1,4 @@
-"""The tables of model traffic (migration 0022): the response cache and the endpoint slot leases.
+"""The tables of model traffic (migration 0024): the response cache and the endpoint slot leases.
 
 ``llm_responses`` holds whole replies of chat endpoints keyed by the sha256 of what decides
 them (endpoint, model, messages, parameters, and the project they were asked for), so a

@@ -112,7 +112,7 @@ dataset_versions = sa.Table(
     sa.UniqueConstraint("project_id", "name"),
 )
 
-# Dashboard and agreement figures as last computed (migration 0026): ``name`` says which
+# Dashboard and agreement figures as last computed (migration 0025): ``name`` says which
 # (with its parameters), ``mark`` the project's change mark they were computed at
 # (:mod:`assay.review.figure_cache`); served again while the mark stands, in every process.
 figure_cache = sa.Table(

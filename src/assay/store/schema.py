@@ -259,7 +259,7 @@ experiments = sa.Table(
     sa.Column("finished_at", Timestamp, nullable=True),
     # the frozen dataset version the tasks were taken from (None: the live items)
     sa.Column("dataset_version_id", sa.Integer, sa.ForeignKey("dataset_versions.id")),
-    # the current run's cap, {"max_cost_usd", "max_requests"} (None: no cap; migration 0023)
+    # the current run's cap, {"max_cost_usd", "max_requests"} (None: no cap; migration 0026)
     sa.Column("budget", sa.JSON, nullable=True),
     sa.UniqueConstraint("project_id", "name"),
 )
