@@ -319,14 +319,16 @@ def item_reviews(
     ]
 
 
-def review_refusal(ws: Workspace, actor: Actor, project: Project, item: Item) -> str:
-    """Why ``actor`` may not review ``item`` now, or "" when they may: for pages that show
-    the verdict buttons only to those who may use them."""
+def review_refusal(
+    ws: Workspace, actor: Actor, project: Project, item: Item
+) -> Forbidden | InvalidInput | None:
+    """Why ``actor`` may not review ``item`` now (the refusal a verdict would meet), or None
+    when they may: for pages that show the verdict buttons only to those who may use them."""
     try:
         check(ws, actor, "item.review", project)
         check_reviewer(ws, actor, project, item.id)
         with reading(ws.engine, None) as conn:
             _check_reviewable(conn, item)
     except (Forbidden, InvalidInput) as exc:
-        return str(exc)
-    return ""
+        return exc
+    return None
