@@ -171,6 +171,8 @@ def test_leaderboard_values_checked_by_hand(any_ws: Workspace, tmp_path: Path) -
     project = _judged(any_ws, tmp_path)
     board = leaderboard(any_ws, project)
     assert [run.run_id for run in board.runs] == ["runA", "runB"]  # by mean rating
+    # runB has no mean rating on t2: judged on 1 of its 2 topics, shown as partial
+    assert [(r.covered, r.complete) for r in board.runs] == [(2, True), (1, False)]
     run_a, run_b = board.runs
     a1, a2 = run_a.topics
     # runA t1: ratings 3 and 2; sentences: 0 supported (d1: lower median of 2 and 1 is 1),

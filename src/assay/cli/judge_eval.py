@@ -128,6 +128,7 @@ def _print_leaderboard(board: Leaderboard) -> None:
     table.add_column("run", no_wrap=True)
     table.add_column("team")
     table.add_column("topics", justify="right")
+    table.add_column("covered", justify="right")  # topics with a value of the sort measure
     for measure in board.measures:
         table.add_column(measure.replace("_", "\n"), justify="right")
     for entry in board.runs:
@@ -135,6 +136,7 @@ def _print_leaderboard(board: Leaderboard) -> None:
             escape(entry.run_id),
             escape(entry.team_id),
             str(len(entry.topics)),
+            f"{entry.covered}" + ("" if entry.complete else " (partial)"),
             *(_number(entry.all.value(m)) for m in board.measures),
         )
     console().print(table)
