@@ -305,12 +305,14 @@ def test_cli_leaderboard_in_three_formats(judged_home: Path, tmp_path: Path) -> 
         for line in table.output.splitlines()
         if line.split()[:1] in (["runA"], ["runB"])
     ]
-    assert rows[0][:6] == ["runA", "team-runA", "2", "1.7500", "0.6667", "0.6667"]
-    assert rows[1][:6] == ["runB", "team-runB", "2", "0.0000", "0.5000", "0.5000"]
+    assert rows[0][:7] == ["runA", "team-runA", "2", "2", "1.7500", "0.6667", "0.6667"]
+    # runB has a mean rating on one of its two topics: covered 1, partial
+    assert rows[1][:8] == ["runB", "team-runB", "2", "1", "(partial)", "0.0000", "0.5000", "0.5000"]
 
     as_json = json.loads(_cli(judged_home, "judge", "leaderboard", "-f", "json").output)
     assert as_json["runs"][0]["all"]["mean_rating"] == 1.75
     assert as_json["runs"][1]["topics"][1]["topic_id"] == "t2"
+    assert [run["covered"] for run in as_json["runs"]] == [2, 1]
 
     out = tmp_path / "leaderboard.txt"
     trec = _cli(judged_home, "judge", "leaderboard", "--format", "trec", "-o", str(out))

@@ -84,8 +84,10 @@ def leaderboard_command(
     Per run, per topic and over all topics (the mean over the topics where the run has a
     value): the mean grade of the report's ratings (report mode), the share of settled
     sentences with a supporting citation and the share of rated citations that support their
-    sentence (citation mode). docs/judging.md defines each. --format trec writes
-    autojudge's leaderboard text: run, measure, topic, value per line, with `all` rows.
+    sentence (citation mode). docs/judging.md defines each. The covered column: on how many
+    of its topics a run has a value of the --sort measure; a run judged on only some
+    (partial) is ranked after the complete ones. --format trec writes autojudge's
+    leaderboard text: run, measure, topic, value per line, with `all` rows.
     """
     from assay.judging.leaderboard import leaderboard, trec_leaderboard
 
