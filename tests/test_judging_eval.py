@@ -231,6 +231,29 @@ def test_leaderboard_values_checked_by_hand(any_ws: Workspace, tmp_path: Path) -
     ]
 
 
+def test_a_run_judged_on_some_topics_ranks_after_the_complete_ones() -> None:
+    """A partial run's mean covers less: a high value on one topic of two does not put it
+    ahead of a run judged on all its topics; a run without a value comes last."""
+    from assay.judging.leaderboard import RunScores, Scores, ranked
+
+    def run(run_id: str, values: list[float | None]) -> RunScores:
+        topics = tuple(
+            Scores(f"t{i}", v, None, None, 1, 0, 0) for i, v in enumerate(values, start=1)
+        )
+        known = [v for v in values if v is not None]
+        mean = sum(known) / len(known) if known else None
+        overall = Scores("all", mean, None, None, len(known), 0, 0)
+        return RunScores(run_id, "team", overall, topics, len(known))
+
+    runs = [run("partial", [3.0, None]), run("none", [None, None]), run("full", [1.0, 2.0])]
+    order = ranked(runs, "mean_rating")
+    assert [(r.run_id, r.covered, r.complete) for r in order] == [
+        ("full", 2, True),
+        ("partial", 1, False),
+        ("none", 0, False),
+    ]
+
+
 # ---------------------------------------------------------------- agreement
 
 

@@ -264,3 +264,26 @@ def test_selections_snap_to_words_and_never_cross_passages(
     page.keyboard.press("r")
     texts = saved_marks(page, ws, project, ids["conversation"], 2)
     assert texts[0] == "night ferry leaves" and "From December" in texts[1]
+
+
+def test_the_lead_sees_two_judges_progress(
+    browser: Browser, ws: Workspace, live_server: LiveServer, tmp_path: Path
+) -> None:
+    """rita judges both reports of topic t1 in the workbench, lena one; the lead's overview
+    lists both judges with their progress (a judge's own overview shows only their own)."""
+    team(ws, tmp_path)
+    for name, runs in (("rita", ("alpha", "beta")), ("lena", ("alpha",))):
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        sign_in(page, f"{live_server.url}/projects/ferries/judging/reports?topic=t1", name)
+        expect(page.locator("#save-state")).to_have_class(re.compile(r"\bidle\b"))
+        for run in runs:
+            page.locator("#units .unit-button", has_text=run).click()
+            page.locator("#texts").click()
+            page.keyboard.press("4")  # Bad: judged
+            expect(page.locator("#save-state")).to_have_class(re.compile(r"\bsaved\b"))
+        page.close()
+    lead = browser.new_page(viewport={"width": 1280, "height": 720})
+    sign_in(lead, f"{live_server.url}/projects/ferries/judging?mode=reports", "lena")
+    table = lead.locator("table.judging-judges")
+    expect(table.get_by_role("row", name=re.compile(r"^rita .*2 of 2 judged"))).to_be_visible()
+    expect(table.get_by_role("row", name=re.compile(r"^lena .*1 of 2 judged"))).to_be_visible()

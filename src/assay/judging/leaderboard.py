@@ -165,14 +165,18 @@ def leaderboard(
         )
         for run, topics in by_run.items()
     ]
+    return Leaderboard(project.name, MEASURES, rating_grades(project), sort, ranked(runs, sort))
+
+
+def ranked(runs: Sequence[RunScores], sort: str) -> tuple[RunScores, ...]:
+    """Highest ``all`` value of ``sort`` first: runs judged on all their topics, then those
+    judged on some, then those without a value; ties by run id."""
 
     def rank(run: RunScores) -> tuple[bool, bool, float, str]:
         value = run.all.value(sort)
         return (value is None, not run.complete, -(value or 0.0), run.run_id)
 
-    return Leaderboard(
-        project.name, MEASURES, rating_grades(project), sort, tuple(sorted(runs, key=rank))
-    )
+    return tuple(sorted(runs, key=rank))
 
 
 def trec_leaderboard(board: Leaderboard) -> str:
