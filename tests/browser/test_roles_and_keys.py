@@ -287,3 +287,32 @@ def test_the_lead_sees_two_judges_progress(
     table = lead.locator("table.judging-judges")
     expect(table.get_by_role("row", name=re.compile(r"^rita .*2 of 2 judged"))).to_be_visible()
     expect(table.get_by_role("row", name=re.compile(r"^lena .*1 of 2 judged"))).to_be_visible()
+
+
+@pytest.mark.parametrize("width, height", [(1280, 720), (1440, 900)])
+def test_the_german_dashboard_tables_fit(
+    browser: Browser,
+    ws: Workspace,
+    live_server: LiveServer,
+    tmp_path: Path,
+    width: int,
+    height: int,
+) -> None:
+    team(ws, tmp_path)
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.context.add_cookies([{"name": "assay_lang", "value": "de", "url": live_server.url}])
+    page.goto(f"{live_server.url}/projects/ferries/dashboard")
+    page.get_by_label("Benutzername").fill("lena")
+    page.get_by_label("Passwort").fill(PASSWORD)
+    page.get_by_role("button", name="Anmelden").click()
+    expect(page.get_by_role("heading", name="Übersicht")).to_be_visible()
+    page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+    expect(page.locator("table.dash-table").first).to_be_visible()
+    wide = page.evaluate(
+        """() => [...document.querySelectorAll('table.dash-table')]
+            .filter((t) => t.getBoundingClientRect().right
+                > t.closest('.dash-card').getBoundingClientRect().right)
+            .map((t) => t.rows[0].textContent)"""
+    )
+    assert wide == []
+    assert page.evaluate("document.documentElement.scrollWidth") == width
