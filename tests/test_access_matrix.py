@@ -21,7 +21,7 @@ from assay.people.access import Actor, decide
 from assay.people.accounts import create_account, set_disabled
 from assay.people.members import set_role
 from assay.people.mode import set_team_mode
-from assay.people.roles import ROLES
+from assay.people.roles import ACTIONS, ADMIN_ACTIONS, ROLES
 from assay.people.sessions import create_session, hash_secret
 from assay.people.tokens import create_token
 from assay.store.db import utcnow
@@ -170,6 +170,8 @@ def test_every_route_for_every_caller(any_ws: Workspace, callers) -> None:  # ty
             want = expected(method, path, caller)
             if got != want:
                 wrong.append(f"{caller:16s} {method} {path}: {status}, expected {want}")
+            if status == 403 and (said := internal_words(answer.text)):
+                wrong.append(f"{caller:16s} {method} {path}: the refusal says {said}")
     assert wrong == []
 
 
@@ -213,3 +215,11 @@ def test_the_team_operations_are_routes_of_the_matrix(tmp_path: Any) -> None:
             assert allowed == {"owner", "lead", "owner-read-token"}, path
         else:
             assert allowed == {"owner", "lead"}, path
+
+
+INTERNAL = [name for name in (*ACTIONS, *ADMIN_ACTIONS) if "." in name]
+
+
+def internal_words(text: str) -> list[str]:
+    """What a refusal must not say: an action's internal name, or "a annotator may"."""
+    return [name for name in INTERNAL if name in text] + (["a annotator"] * ("a annotator" in text))

@@ -170,7 +170,7 @@ def test_import_export_eval_and_experiments_against_a_server(
 
 def test_an_import_into_a_new_project_creates_it(team: Team, handbook_file: Path) -> None:
     lead = team.assay("import", "native", str(handbook_file), "--project", "fresh")
-    assert lead.code == 1 and "lena may not project.create" in lead.err
+    assert lead.code == 1 and "lena may not create projects" in lead.err
     admin = team.assay("import", "native", str(handbook_file), "-p", "fresh", token=team.admin)
     assert admin.code == 0, admin.err
     assert "Imported into project 'fresh'" in admin.out
@@ -181,8 +181,8 @@ def test_an_import_into_a_new_project_creates_it(team: Team, handbook_file: Path
 def test_refusals_say_why(team: Team, handbook_file: Path) -> None:
     read_only = team.assay("import", "native", str(handbook_file), token=team.read)
     assert read_only.code == 1
-    assert "lena may not import in project 'handbook'" in read_only.err
-    assert "a read-only token may not import" in read_only.err
+    assert "lena may not import data in project 'handbook'" in read_only.err
+    assert "this API token may only read" in read_only.err
     assert team.read[:10] in read_only.err and "--scope write" in read_only.err
 
     wrong = team.assay("experiments", token="assay_" + "x" * 43)

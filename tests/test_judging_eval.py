@@ -171,6 +171,8 @@ def test_leaderboard_values_checked_by_hand(any_ws: Workspace, tmp_path: Path) -
     project = _judged(any_ws, tmp_path)
     board = leaderboard(any_ws, project)
     assert [run.run_id for run in board.runs] == ["runA", "runB"]  # by mean rating
+    # runB has no mean rating on t2: judged on 1 of its 2 topics, shown as partial
+    assert [(r.covered, r.complete) for r in board.runs] == [(2, True), (1, False)]
     run_a, run_b = board.runs
     a1, a2 = run_a.topics
     # runA t1: ratings 3 and 2; sentences: 0 supported (d1: lower median of 2 and 1 is 1),
@@ -226,6 +228,29 @@ def test_leaderboard_values_checked_by_hand(any_ws: Workspace, tmp_path: Path) -
         "runB\tmean_rating\tall\t0.0000",
         "runB\tsupported_sentences\tall\t0.5000",
         "runB\tcitation_precision\tall\t0.5000",
+    ]
+
+
+def test_a_run_judged_on_some_topics_ranks_after_the_complete_ones() -> None:
+    """A partial run's mean covers less: a high value on one topic of two does not put it
+    ahead of a run judged on all its topics; a run without a value comes last."""
+    from assay.judging.leaderboard import RunScores, Scores, ranked
+
+    def run(run_id: str, values: list[float | None]) -> RunScores:
+        topics = tuple(
+            Scores(f"t{i}", v, None, None, 1, 0, 0) for i, v in enumerate(values, start=1)
+        )
+        known = [v for v in values if v is not None]
+        mean = sum(known) / len(known) if known else None
+        overall = Scores("all", mean, None, None, len(known), 0, 0)
+        return RunScores(run_id, "team", overall, topics, len(known))
+
+    runs = [run("partial", [3.0, None]), run("none", [None, None]), run("full", [1.0, 2.0])]
+    order = ranked(runs, "mean_rating")
+    assert [(r.run_id, r.covered, r.complete) for r in order] == [
+        ("full", 2, True),
+        ("partial", 1, False),
+        ("none", 0, False),
     ]
 
 
@@ -303,12 +328,14 @@ def test_cli_leaderboard_in_three_formats(judged_home: Path, tmp_path: Path) -> 
         for line in table.output.splitlines()
         if line.split()[:1] in (["runA"], ["runB"])
     ]
-    assert rows[0][:6] == ["runA", "team-runA", "2", "1.7500", "0.6667", "0.6667"]
-    assert rows[1][:6] == ["runB", "team-runB", "2", "0.0000", "0.5000", "0.5000"]
+    assert rows[0][:7] == ["runA", "team-runA", "2", "2", "1.7500", "0.6667", "0.6667"]
+    # runB has a mean rating on one of its two topics: covered 1, partial
+    assert rows[1][:8] == ["runB", "team-runB", "2", "1", "(partial)", "0.0000", "0.5000", "0.5000"]
 
     as_json = json.loads(_cli(judged_home, "judge", "leaderboard", "-f", "json").output)
     assert as_json["runs"][0]["all"]["mean_rating"] == 1.75
     assert as_json["runs"][1]["topics"][1]["topic_id"] == "t2"
+    assert [run["covered"] for run in as_json["runs"]] == [2, 1]
 
     out = tmp_path / "leaderboard.txt"
     trec = _cli(judged_home, "judge", "leaderboard", "--format", "trec", "-o", str(out))

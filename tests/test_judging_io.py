@@ -433,7 +433,7 @@ def test_export_and_import_autojudge_against_a_team_server(team: Team) -> None: 
         " ".join(refused.err.split())
     )
     read_only = team.assay("import", "autojudge", str(out), token=team.read)
-    assert read_only.code == 1 and "a read-only token may not import" in read_only.err
+    assert read_only.code == 1 and "this API token may only read" in read_only.err
 
 
 def test_two_names_of_one_judge_in_a_file_are_one_judge(any_ws: Workspace, tmp_path: Path) -> None:

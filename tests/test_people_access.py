@@ -88,13 +88,13 @@ def test_access_reads_the_role_from_the_database(any_ws: Workspace) -> None:
     alice = create_account(any_ws, "alice", PASSWORD)
     actor = Actor.of(alice)
     with pytest.raises(
-        Forbidden, match=r"alice may not project\.read in project 'p': .*not a member"
+        Forbidden, match=r"alice may not open the project in project 'p': .*not a member"
     ):
         check(any_ws, actor, "project.read", project)
     set_role(any_ws, project.id, alice.id, "reviewer")
     check(any_ws, actor, "item.review", project)
     with pytest.raises(
-        Forbidden, match=r"a reviewer may not item.edit_query \(only: owner, lead\)"
+        Forbidden, match=r"the role reviewer does not allow it \(roles that may: owner, lead\)"
     ):
         check(any_ws, actor, "item.edit_query", project)
     set_role(any_ws, project.id, alice.id, "annotator")

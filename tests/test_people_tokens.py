@@ -82,7 +82,7 @@ def test_a_read_token_may_not_write(any_ws: Workspace) -> None:
     assert decide(actor, "item.read", "lead")
     assert decide(actor, "export", "lead")
     refused = decide(actor, "item.create", "lead")
-    assert not refused and refused.reason == "a read-only token may not item.create"
+    assert not refused and refused.reason == "this is a read-only API token"
     admin = Actor(alice.id, "alice", is_admin=True, scope="read")
     assert not decide(admin, "project.delete", None)
 

@@ -139,6 +139,33 @@ def test_reject_needs_a_reason_and_sends_the_item_back(team: dict[str, Any]) -> 
         review_item(ws, project, item.id, "accept", item.version + 1, reviewer=team["rob"])
 
 
+def test_a_reject_comes_back_to_the_authors_queue_assigned_or_not(team: dict[str, Any]) -> None:
+    """ann wrote the item unasked: the reject puts it at the top of her queue with the
+    reason; resubmitted, the task is done; rejected again, it is the same task again."""
+    from assay.review.assignments import ItemFilter, assign
+    from assay.review.tasks import queue_of
+
+    ws, project = team["ws"], team["project"]
+    given = create_item(ws, project, Item(turns=[Turn(query="Given?")]), author=team["lee"])
+    assign(ws, project, ItemFilter(ids=[given.id]), ["ann"], assigned_by=team["lee"])
+    item = submitted(ws, project, team["ann"])
+    assert [t.item_id for t in queue_of(ws, project, team["ann"]).tasks] == [given.id]
+    review_item(ws, project, item.id, "reject", item.version, reviewer=team["rita"], reason="Pier?")
+    queue = queue_of(ws, project, team["ann"])
+    assert [(t.item_id, t.state, t.returned) for t in queue.open] == [
+        (item.id, "open", "Pier?"),
+        (given.id, "open", ""),
+    ]
+    again = set_status(ws, project, item.id, "submitted", item.version + 1, actor=team["ann"])
+    assert [t.state for t in queue_of(ws, project, team["ann"]).tasks if t.item_id == item.id] == [
+        "done"
+    ]
+    review_item(ws, project, item.id, "reject", again.version, reviewer=team["rob"], reason="No.")
+    mine = [t for t in queue_of(ws, project, team["ann"]).tasks if t.item_id == item.id]
+    assert [(t.state, t.returned) for t in mine] == [("open", "No.")]
+    assert queue_of(ws, project, team["lee"]).tasks == []  # the lead's own item was given away
+
+
 def test_only_submitted_originals_are_reviewed(team: dict[str, Any]) -> None:
     ws, project = team["ws"], team["project"]
     draft = create_item(ws, project, Item(turns=[Turn(query="Q?")]), author=team["ann"])

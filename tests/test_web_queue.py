@@ -157,7 +157,7 @@ def test_a_lost_reservation_keeps_the_work_as_a_separate_version(team: Workspace
     assert bob.post(f"{API}/queue/next").json()["task"]["holder"] == "bob"
     late = ada.put(f"{API}/items/{first_id}", json={**mine, "version": 2})
     assert late.status_code == 403  # no longer hers: her autosave stores nothing
-    assert "only on their own or assigned records" in late.json()["detail"]
+    assert "only on their own items or items assigned to them" in late.json()["detail"]
     mine["item"]["turns"][0]["answer"] = "Ada's last words."  # type: ignore[index]
     refusal = ada.post(f"{API}/queue/{taken['task']['id']}/submit", json={**mine, "version": 2})
     assert refusal.status_code == 409

@@ -158,7 +158,7 @@ def test_roles_decide_what_a_member_may_do(team: Workspace) -> None:
     sign_in(client, "bob")
     settings = client.put("/api/projects/p/settings", json={"query_types": None})
     assert settings.status_code == 403
-    assert "bob may not project.settings in project 'p'" in settings.json()["detail"]
+    assert "bob may not change the project's settings in project 'p'" in settings.json()["detail"]
     created = client.post("/api/projects", json={"name": "mine"})
     assert created.status_code == 403 and "only workspace admins" in created.json()["detail"]
     admin = browser(team)
@@ -191,7 +191,7 @@ def test_tokens_on_requests(team: Workspace) -> None:
 
     assert call("GET", "/api/projects/q/items", read).status_code == 200
     refused = call("PUT", "/api/projects/q/settings", read, json={"query_types": None})
-    assert refused.status_code == 403 and "read-only token" in refused.json()["detail"]
+    assert refused.status_code == 403 and "may only read" in refused.json()["detail"]
     assert call("GET", "/api/projects/p/items", write).status_code == 403  # not a member of p
     assert "is expired" in call("GET", "/api/projects/q", expired).json()["detail"]
     assert call("GET", "/api/projects/q", "assay_made-up").status_code == 401
@@ -303,7 +303,7 @@ def test_members_are_listed_and_changed_by_owners(team: Workspace) -> None:
         {"username": "bob", "display_name": "bob", "role": "annotator", "disabled": False}
     ]
     refused = bob.put("/api/projects/p/members/bob", json={"role": "owner"})
-    assert refused.status_code == 403 and "project.members" in refused.json()["detail"]
+    assert refused.status_code == 403 and "manage the project's members" in refused.json()["detail"]
     root = browser(team)
     sign_in(root, "root")
     assert [p["name"] for p in root.get("/api/projects").json()] == ["hidden", "p"]
@@ -374,9 +374,9 @@ def test_an_import_aimed_at_another_project_is_checked_there(team: Workspace) ->
 
         other = upload("p")  # lena is no member of p
         assert other.status_code == 403
-        assert "may not import in project 'p'" in other.json()["detail"]
+        assert "may not import data in project 'p'" in other.json()["detail"]
         new = upload("brand-new")
-        assert new.status_code == 403 and "may not project.create" in new.json()["detail"]
+        assert new.status_code == 403 and "may not create projects" in new.json()["detail"]
         assert upload("mine").status_code == 202
 
 
@@ -398,7 +398,7 @@ def test_a_reviewer_corrects_the_answer_but_not_the_question(team: Workspace) ->
         return reviewer.put(url, json={"version": version, "item": body})
 
     asked = save("Who pays the hotel?", "HR.", 1)
-    assert asked.status_code == 403 and "item.edit_query" in asked.json()["detail"]
+    assert asked.status_code == 403 and "change an item's question" in asked.json()["detail"]
     corrected = save("Who pays?", "The travel office.", 1)
     assert corrected.status_code == 200, corrected.text
     assert corrected.json()["item"]["turns"][0]["answer"] == "The travel office."

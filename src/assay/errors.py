@@ -20,6 +20,20 @@ class AssayError(Exception):
         self.params = params
 
 
+class Words(str):
+    """Words inside an error's parameters that a page shows in its reader's language: ``keys``
+    name catalog texts, shown joined by ", " (``str()`` is the English text). A role or an
+    action named in a refusal is one: the catalog key, never the internal name, reaches the
+    reader."""
+
+    keys: tuple[str, ...]
+
+    def __new__(cls, text: str, *keys: str) -> Words:
+        words = super().__new__(cls, text)
+        words.keys = keys
+        return words
+
+
 class NotFound(AssayError):
     """A project, document, chunking or other record does not exist."""
 

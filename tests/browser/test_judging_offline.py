@@ -127,7 +127,7 @@ def test_judge_offline_download_and_merge(page: Page, ws: Workspace, tmp_path: P
     page.get_by_label("Your name").fill("Ada Judge")
     page.get_by_label("Report text").focus()  # the keys go to the page, not to the name
     _select(page, REPORT, " from nectar.", "They keep")
-    page.keyboard.press("m")
+    page.keyboard.press("r")
     spans = page.get_by_role("list", name="Spans").get_by_role("listitem")
     expect(spans).to_have_text(["S1: “from nectar.”×", "S2: “They keep”×"])
     page.keyboard.press("1")
@@ -172,9 +172,9 @@ def test_judge_offline_download_and_merge(page: Page, ws: Workspace, tmp_path: P
     page.goto(_page_file(ws, project, tmp_path, "citations"))
     expect(page.get_by_role("heading", name="sentence 1, citing evil")).to_be_visible()
     _select(page, SENTENCE, "Bees make", "honey")
-    page.keyboard.press("m")
+    page.keyboard.press("r")
     _select(page, DOCUMENT, "Bees", "buzz")
-    page.keyboard.press("m")
+    page.keyboard.press("r")
     page.keyboard.press("4")
     expect(page.get_by_role("list", name="Sentence spans")).to_have_text("“Bees make honey”×")
     (citation,) = _download(page, downloads / "citations.jsonl")
@@ -221,7 +221,7 @@ def test_the_page_speaks_the_projects_german(page: Page, ws: Workspace, tmp_path
     expect(page.get_by_label("Ihr Name")).to_be_focused()
     page.get_by_label("Berichtstext").focus()
     _select(page, '[aria-label="Berichtstext"]', "nectar", "They")
-    page.keyboard.press("m")
+    page.keyboard.press("r")
     expect(page.get_by_role("list", name="Stellen").get_by_role("listitem")).to_have_text(
         ["S1: „nectar.“×", "S2: „They“×"]
     )

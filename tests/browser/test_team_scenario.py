@@ -152,7 +152,7 @@ def test_owner_annotator_reviewer_and_a_disabled_user(
         }""",
         ["/api/projects/ferries", stored.id, stored.version],
     )
-    assert refusal.startswith("403 rita may not item.edit_query in project 'ferries'")
+    assert refusal.startswith("403 rita may not change an item's question in project 'ferries'")
     assert get_item(ws, project, stored.id).turns[0].query == QUESTION
     # so is the question of the annotator's conversation, and asking further questions
     reviewer.get_by_role("navigation").get_by_role("link", name="Conversations").click()

@@ -84,8 +84,10 @@ def leaderboard_command(
     Per run, per topic and over all topics (the mean over the topics where the run has a
     value): the mean grade of the report's ratings (report mode), the share of settled
     sentences with a supporting citation and the share of rated citations that support their
-    sentence (citation mode). docs/judging.md defines each. --format trec writes
-    autojudge's leaderboard text: run, measure, topic, value per line, with `all` rows.
+    sentence (citation mode). docs/judging.md defines each. The covered column: on how many
+    of its topics a run has a value of the --sort measure; a run judged on only some
+    (partial) is ranked after the complete ones. --format trec writes autojudge's
+    leaderboard text: run, measure, topic, value per line, with `all` rows.
     """
     from assay.judging.leaderboard import leaderboard, trec_leaderboard
 
@@ -128,6 +130,7 @@ def _print_leaderboard(board: Leaderboard) -> None:
     table.add_column("run", no_wrap=True)
     table.add_column("team")
     table.add_column("topics", justify="right")
+    table.add_column("covered", justify="right")  # topics with a value of the sort measure
     for measure in board.measures:
         table.add_column(measure.replace("_", "\n"), justify="right")
     for entry in board.runs:
@@ -135,6 +138,7 @@ def _print_leaderboard(board: Leaderboard) -> None:
             escape(entry.run_id),
             escape(entry.team_id),
             str(len(entry.topics)),
+            f"{entry.covered}" + ("" if entry.complete else " (partial)"),
             *(_number(entry.all.value(m)) for m in board.measures),
         )
     console().print(table)

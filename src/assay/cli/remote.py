@@ -142,7 +142,7 @@ class Server:
             fail(escape(f"the server at {self.url} did not accept {token}: {detail}; {TOKEN_HELP}"))
         if status == 403:
             hint = ""
-            if "read-only token" in detail:
+            if "this API token may only read" in detail:
                 hint = "; this token has the read scope: changes need a --scope write token"
             fail(escape(f"the server at {self.url} refused {token}: {detail}{hint}"))
         if 300 <= status < 400:

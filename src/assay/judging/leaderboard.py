@@ -60,6 +60,13 @@ class RunScores:
     team_id: str
     all: Scores
     topics: tuple[Scores, ...]
+    covered: int = 0
+    """Of the run's topics, how many have a value of the measure ranked by: a run judged on
+    fewer topics than it answered is ranked after the complete ones (its mean covers less)."""
+
+    @property
+    def complete(self) -> bool:
+        return self.covered == len(self.topics)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +130,9 @@ def leaderboard(
     sort: str = "mean_rating",
 ) -> Leaderboard:
     """Every run of the project (of some topics when ``topic_ids`` are given), ranked by
-    ``sort``'s ``all`` value, highest first (runs without one last, then by run id)."""
+    ``sort``'s ``all`` value, highest first: runs judged on all their topics first, then
+    those judged on some (their mean covers less), then those without a value; ties by run
+    id. ``covered`` says on how many topics each run has a value."""
     if sort not in MEASURES:
         raise InvalidInput(f"cannot sort by {sort!r}; choose one of: {', '.join(MEASURES)}")
     wanted = set(topic_ids)
@@ -147,17 +156,27 @@ def leaderboard(
         by_run.setdefault(report.run_id, []).append(_report_scores(report, ratings, citations))
         teams.setdefault(report.run_id, report.team_id)
     runs = [
-        RunScores(run, teams[run], _overall(topics), tuple(topics))
+        RunScores(
+            run,
+            teams[run],
+            _overall(topics),
+            tuple(topics),
+            sum(t.value(sort) is not None for t in topics),
+        )
         for run, topics in by_run.items()
     ]
+    return Leaderboard(project.name, MEASURES, rating_grades(project), sort, ranked(runs, sort))
 
-    def rank(run: RunScores) -> tuple[bool, float, str]:
+
+def ranked(runs: Sequence[RunScores], sort: str) -> tuple[RunScores, ...]:
+    """Highest ``all`` value of ``sort`` first: runs judged on all their topics, then those
+    judged on some, then those without a value; ties by run id."""
+
+    def rank(run: RunScores) -> tuple[bool, bool, float, str]:
         value = run.all.value(sort)
-        return (value is None, -(value or 0.0), run.run_id)
+        return (value is None, not run.complete, -(value or 0.0), run.run_id)
 
-    return Leaderboard(
-        project.name, MEASURES, rating_grades(project), sort, tuple(sorted(runs, key=rank))
-    )
+    return tuple(sorted(runs, key=rank))
 
 
 def trec_leaderboard(board: Leaderboard) -> str:

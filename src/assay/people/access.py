@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from assay.errors import Forbidden, InvalidInput
+from assay.errors import Forbidden, InvalidInput, Words
 from assay.people.members import member_projects, role_of
-from assay.people.roles import ACTIONS, ADMIN_ACTIONS, ROLES
+from assay.people.roles import ACTIONS, ADMIN_ACTIONS, DOING, ROLES
 from assay.store.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -52,8 +52,15 @@ class Actor:
 
 @dataclass(frozen=True)
 class Decision:
+    """Whether an action is allowed and why, in plain words. ``kind`` names the rule that
+    refused (token, admins, member, own, role; "" when allowed), so :func:`check` can say it
+    in the reader's language; ``role`` the actor's role and ``who`` the roles that may."""
+
     allowed: bool
     reason: str
+    kind: str = ""
+    role: str | None = None
+    who: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return self.allowed
@@ -70,25 +77,28 @@ def decide(
     """May ``actor``, whose role in the project is ``role`` (None: not a member), do
     ``action``? ``own``: the record acted on is the actor's own or assigned to them."""
     write = _is_write(action)
+    doing = DOING[action]
     if write and actor.scope != "write":
-        return Decision(False, f"a read-only token may not {action}")
+        return Decision(False, "this is a read-only API token", "token", role)
     if actor.personal:
         return Decision(True, "the local owner may do everything")
     if actor.is_admin:
         return Decision(True, "workspace admins may do everything")
     if action in ADMIN_ACTIONS:
-        return Decision(False, f"only workspace admins may {action}")
+        return Decision(False, f"only workspace admins may {doing}", "admins", role)
     if role is None:
-        return Decision(False, f"{actor.username} is not a member of the project")
+        return Decision(False, f"{actor.username} is not a member of the project", "member")
     rule = ACTIONS[action]
     if role in rule.roles:
-        return Decision(True, f"a {role} may {action}")
+        return Decision(True, f"the role {role} may {doing}")
     if role in rule.own:
         if own or (rule.widened_by and (settings or {}).get(rule.widened_by)):
-            return Decision(True, f"a {role} may {action} on their own records")
-        return Decision(False, f"a {role} may {action} only on their own or assigned records")
-    who = ", ".join(r for r in ROLES if r in rule.roles)
-    return Decision(False, f"a {role} may not {action} (only: {who})")
+            return Decision(True, f"the role {role} may {doing} on their own items")
+        reason = f"the role {role} may do this only on their own or assigned items"
+        return Decision(False, reason, "own", role)
+    who = tuple(r for r in ROLES if r in rule.roles)
+    reason = f"the role {role} does not allow it (roles that may: {', '.join(who)})"
+    return Decision(False, reason, "role", role, who)
 
 
 def _is_write(action: str) -> bool:
@@ -155,8 +165,69 @@ def check(
     """Raise :class:`Forbidden` (saying why, naming the project) unless :func:`may`."""
     decision = may(ws, actor, action, project, own=own, conn=conn)
     if not decision:
-        where = f" in project {project.name!r}" if project is not None else ""
-        raise Forbidden(f"{actor.username} may not {action}{where}: {decision.reason}")
+        raise refusal(actor, action, project, decision)
+
+
+def refusal(actor: Actor, action: str, project: Project | None, decision: Decision) -> Forbidden:
+    """The refusal of ``decision`` in plain words (never an action's internal name); the
+    pages show it in their reader's language (``web/i18n/*/roles.json``)."""
+    user = actor.username
+    doing = Words(DOING[action], f"doing.{action}")
+    role = Words(decision.role or "", f"role.{decision.role}")
+    who = Words(", ".join(decision.who), *(f"role.{r}" for r in decision.who))
+    if project is None:
+        if decision.kind == "token":
+            return Forbidden(
+                f"{user} may not {doing}: this API token may only read",
+                key="raised.refused_token_anywhere",
+                user=user,
+                doing=doing,
+            )
+        if decision.kind == "admins":
+            return Forbidden(
+                f"{user} may not {doing}: only workspace admins may",
+                key="raised.refused_admins",
+                user=user,
+                doing=doing,
+            )
+        return Forbidden(f"{user} may not {doing}", key="raised.refused", user=user, doing=doing)
+    name = project.name
+    if decision.kind == "token":
+        return Forbidden(
+            f"{user} may not {doing} in project {name!r}: this API token may only read",
+            key="raised.refused_token",
+            user=user,
+            doing=doing,
+            name=name,
+        )
+    if decision.kind == "own":
+        return Forbidden(
+            f"{user} may not {doing} in project {name!r}: with the role {role} only on "
+            "their own items or items assigned to them",
+            key="raised.refused_own",
+            user=user,
+            doing=doing,
+            name=name,
+            role=role,
+        )
+    if decision.kind == "role":
+        return Forbidden(
+            f"{user} may not {doing} in project {name!r}: the role {role} does not allow "
+            f"it (roles that may: {who})",
+            key="raised.refused_role",
+            user=user,
+            doing=doing,
+            name=name,
+            role=role,
+            who=who,
+        )
+    return Forbidden(
+        f"{user} may not {doing} in project {name!r}: they are not a member of it",
+        key="raised.refused_not_member",
+        user=user,
+        doing=doing,
+        name=name,
+    )
 
 
 def visible_projects(

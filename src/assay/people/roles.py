@@ -79,6 +79,34 @@ ADMIN_ACTIONS: dict[str, bool] = {
 """Workspace actions, only for workspace admins; the value says whether it writes."""
 
 
+DOING: dict[str, str] = {
+    "project.read": "open the project",
+    "item.read": "read other people's items",
+    "experiment.read": "read experiments",
+    "item.create": "create items",
+    "item.edit": "edit items",
+    "item.edit_query": "change an item's question",
+    "item.delete": "delete items",
+    "item.review": "review items",
+    "item.assign": "assign work",
+    "queue.work": "work through a queue",
+    "comment.write": "write comments",
+    "judgment.write": "judge",
+    "document.write": "add or change documents",
+    "import": "import data",
+    "export": "export data",
+    "experiment.run": "run experiments",
+    "version.create": "freeze versions",
+    "project.settings": "change the project's settings",
+    "project.members": "manage the project's members",
+    "project.delete": "delete the project",
+    "workspace.users": "manage accounts",
+    "project.create": "create projects",
+}
+"""Each action in plain words, as refusals say it ("vic may not edit items ..."); the pages
+show the catalog's text of ``doing.<action>`` (``web/i18n/*/roles.json``) instead."""
+
+
 def check_role(role: str) -> str:
     if role not in ROLES:
         raise InvalidInput(f"unknown role {role!r}; choose one of: {', '.join(ROLES)}")

@@ -283,35 +283,71 @@ def _add_tasks(
     rows = []
     for item_id, account_id in plan:
         if account_id not in last:
-            owner = (
-                assignments.c.account_id.is_(None)
-                if account_id is None
-                else assignments.c.account_id == account_id
-            )
-            last[account_id] = int(
-                conn.scalar(
-                    sa.select(sa.func.coalesce(sa.func.max(assignments.c.position), 0)).where(
-                        assignments.c.project_id == project.id, owner
-                    )
-                )
-                or 0
-            )
+            last[account_id] = _last_position(conn, project, account_id)
         last[account_id] += 1
-        rows.append(
-            {
-                "project_id": project.id,
-                "item_id": item_id,
-                "task": "annotate",
-                "account_id": account_id,
-                "state": "open",
-                "position": last[account_id],
-                "reason": "",
-                "holder_id": None,
-                "locked_until": None,
-                "assigned_by": assigned_by,
-                "created_at": now,
-                "updated_at": now,
-                "done_at": None,
-            }
-        )
+        rows.append(_task_row(project, item_id, account_id, last[account_id], assigned_by, now))
     conn.execute(assignments.insert(), rows)
+
+
+def _last_position(conn: sa.Connection, project: Project, account_id: int | None) -> int:
+    """The last place in the queue of ``account_id`` (None: the shared pool); 0 when empty."""
+    owner = (
+        assignments.c.account_id.is_(None)
+        if account_id is None
+        else assignments.c.account_id == account_id
+    )
+    last = conn.scalar(
+        sa.select(sa.func.coalesce(sa.func.max(assignments.c.position), 0)).where(
+            assignments.c.project_id == project.id, owner
+        )
+    )
+    return int(last or 0)
+
+
+def _task_row(
+    project: Project,
+    item_id: str,
+    account_id: int | None,
+    position: int,
+    assigned_by: int,
+    now: Any,
+) -> dict[str, Any]:
+    return {
+        "project_id": project.id,
+        "item_id": item_id,
+        "task": "annotate",
+        "account_id": account_id,
+        "state": "open",
+        "position": position,
+        "reason": "",
+        "holder_id": None,
+        "locked_until": None,
+        "assigned_by": assigned_by,
+        "created_at": now,
+        "updated_at": now,
+        "done_at": None,
+    }
+
+
+def send_back_to_author(
+    conn: sa.Connection, project: Project, item_id: str, rejected_by: int, now: Any
+) -> None:
+    """A rejected item nobody was given (its author wrote it unasked) becomes a task in its
+    author's queue, so the reject comes back to them like an assigned one; an item with an
+    annotate task already returns through that task."""
+    handed_out = conn.scalar(
+        sa.select(assignments.c.id)
+        .where(assignments.c.item_id == item_id, assignments.c.task == "annotate")
+        .limit(1)
+    )
+    author = conn.scalar(
+        sa.select(items.c.author_id).where(items.c.id == item_id, items.c.project_id == project.id)
+    )
+    if handed_out is not None or author is None:
+        return
+    position = _last_position(conn, project, author) + 1
+    conn.execute(
+        assignments.insert().values(
+            **_task_row(project, item_id, author, position, rejected_by, now)
+        )
+    )

@@ -46,6 +46,7 @@ from assay.people.actors import AUTHOR_NAME
 from assay.people.members import role_of
 from assay.people.ownership import owns_item
 from assay.records import Item, Project, to_json
+from assay.review.assignments import send_back_to_author
 from assay.review.changes import item_changes
 from assay.review.queue import keep_hold
 from assay.review.review_queue import finish_reservations
@@ -187,6 +188,8 @@ def review_item(
         assert inserted is not None
         review_id = int(inserted[0])
         finish_reservations(conn, project, item_id, now)
+        if verdict == "reject":
+            send_back_to_author(conn, project, item_id, reviewer, now)
         name = conn.scalar(sa.select(AUTHOR_NAME).where(accounts.c.id == reviewer)) or ""
         return Review(review_id, item_id, name, verdict, reason, version, changes, now)
 
@@ -319,14 +322,16 @@ def item_reviews(
     ]
 
 
-def review_refusal(ws: Workspace, actor: Actor, project: Project, item: Item) -> str:
-    """Why ``actor`` may not review ``item`` now, or "" when they may: for pages that show
-    the verdict buttons only to those who may use them."""
+def review_refusal(
+    ws: Workspace, actor: Actor, project: Project, item: Item
+) -> Forbidden | InvalidInput | None:
+    """Why ``actor`` may not review ``item`` now (the refusal a verdict would meet), or None
+    when they may: for pages that show the verdict buttons only to those who may use them."""
     try:
         check(ws, actor, "item.review", project)
         check_reviewer(ws, actor, project, item.id)
         with reading(ws.engine, None) as conn:
             _check_reviewable(conn, item)
     except (Forbidden, InvalidInput) as exc:
-        return str(exc)
-    return ""
+        return exc
+    return None

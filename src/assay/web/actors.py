@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from fastapi import Request
 
 from assay.errors import AssayError, Forbidden, NotAuthenticated, NotFound
-from assay.people.access import Actor, Decision, check, may, permitted_actions
+from assay.people.access import Actor, Decision, check, may, permitted_actions, refusal
 from assay.people.accounts import (
     Account,
     account_by_id,
@@ -217,6 +217,19 @@ def may_delete_item(request: Request, project: Project, item: Item | None) -> De
     ws = workspace(request)
     own = item is None or (not actor.personal and owns(request, project, item.id))
     return may(ws, actor, "item.delete", project, own=own)
+
+
+def edit_refusal(
+    request: Request, project: Project, item_id: str | None, action: str = "item.edit"
+) -> Forbidden | None:
+    """Why the caller may not ``action`` the item ``item_id`` (None: anything of the
+    project), the refusal a save would meet; None when they may. Editors show read-only then."""
+    actor = request_actor(request)
+    if actor.personal:
+        return None
+    own = item_id is not None and owns(request, project, item_id)
+    decision = may(workspace(request), actor, action, project, own=own)
+    return None if decision else refusal(actor, action, project, decision)
 
 
 def allowed_actions(request: Request) -> frozenset[str]:

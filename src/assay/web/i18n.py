@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from assay.errors import AssayError
+from assay.errors import AssayError, Words
 
 LANGUAGES = {"en": "English", "de": "Deutsch"}
 DEFAULT_LANGUAGE = "en"
@@ -80,7 +80,15 @@ def said(error: AssayError, t: Translator) -> str:
     key the catalog holds, else the English message it was raised with."""
     if error.key is None or error.key not in t.fallback:
         return str(error)
+    params = {name: _in_language(value, t) for name, value in error.params.items()}
     try:
-        return t(error.key, **error.params)
+        return t(error.key, **params)
     except (KeyError, IndexError, ValueError):  # a template and its params that disagree
         return str(error)
+
+
+def _in_language(value: object, t: Translator) -> object:
+    """A parameter as the reader reads it: :class:`~assay.errors.Words` in their language."""
+    if isinstance(value, Words) and value.keys and all(k in t.fallback for k in value.keys):
+        return ", ".join(t(k) for k in value.keys)
+    return value

@@ -59,10 +59,13 @@ def rating_labels(project: Project, t: Translator) -> list[dict[str, str]]:
     return labels
 
 
-def overview(ws: Workspace, project: Project, judge_id: int) -> dict[str, Any]:
+def overview(
+    ws: Workspace, project: Project, judge_id: int, *, every_judge: bool = False
+) -> dict[str, Any]:
     """Per mode, the judge's progress per topic, and per run within it (reports and
     citations): what the overview page lists. The topics a lead gave this judge come first,
-    marked ``assigned``; ``judges`` names everyone a topic was given to."""
+    marked ``assigned``; ``judges`` names everyone a topic was given to. ``every_judge`` (for
+    those who hand out topics): per mode, each judge's progress too (``by_judge``)."""
     titles = {topic.topic_id: topic.title for topic in list_topics(ws, project)}
     given: dict[tuple[str, str], list[str]] = {}
     mine: set[tuple[str, str]] = set()
@@ -95,7 +98,22 @@ def overview(ws: Workspace, project: Project, judge_id: int) -> dict[str, Any]:
             "total": sum(topic["total"] for topic in listed),
             "assigned": sum(topic["assigned"] for topic in listed),
         }
+        if every_judge:
+            modes[page_mode]["by_judge"] = _judges(ws, project, mode)
     return {"topics": len(titles), "modes": modes}
+
+
+def _judges(ws: Workspace, project: Project, mode: str) -> list[dict[str, Any]]:
+    """Each judge of the mode with how many units they judged (autojudge-annotate's rule),
+    most first: a lead sees everyone's work, not only their own."""
+    not_rated = judging_ratings(project)[0]
+    judged: dict[str, set[str]] = {}
+    for judgment in list_judgments(ws, project, mode=mode):
+        units = judged.setdefault(judgment.judge, set())
+        if judgment.judged(not_rated):
+            units.add(judgment.unit.key)
+    counts = [{"judge": name, "judged": len(units)} for name, units in judged.items()]
+    return sorted(counts, key=lambda row: (-row["judged"], row["judge"]))
 
 
 def _unit_json(unit: Unit, judged: bool, judges: int, mine: Judgment | None) -> dict[str, Any]:

@@ -12,8 +12,8 @@ from jinja2 import pass_context
 
 from assay.records import Project
 from assay.store.workspace import Workspace
-from assay.web.actors import allowed_actions, request_project
-from assay.web.i18n import COOKIE, LANGUAGES, Translator, negotiate
+from assay.web.actors import allowed_actions, edit_refusal, request_project
+from assay.web.i18n import COOKIE, LANGUAGES, Translator, negotiate, said
 from assay.web.locale_format import FILTERS
 from assay.web.state import workspace
 from assay.web.type_names import FILTERS as TYPE_FILTERS
@@ -69,6 +69,15 @@ def language(request: Request) -> str:
 def translator(request: Request) -> Translator:
     translators: dict[str, Translator] = request.app.state.translators
     return translators[language(request)]
+
+
+def read_only_why(
+    request: Request, project: Project, item_id: str | None, action: str = "item.edit"
+) -> str:
+    """Why an editor is read-only for the caller, in their language ("" when they may
+    ``action``): the line the page shows above a read-only editor (templates/_read_only.html)."""
+    refused = edit_refusal(request, project, item_id, action)
+    return said(refused, translator(request)) if refused is not None else ""
 
 
 def render(

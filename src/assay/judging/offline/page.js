@@ -26,8 +26,8 @@
       rating: "Rating", comment: "Comment", sidebar: "Topics and units", judgment: "Judgment",
       sentences: "The report's sentences and their citations",
       keys: "Keys:", "keys.jk": "next/previous unit", "keys.n": "next unjudged", "keys.digits": "rating",
-      "keys.m": "mark the selected text (releasing the mouse marks it too)", "keys.u": "remove the last span",
-      "keys.c": "comment", "keys.esc": "leave the comment",
+      "keys.r": "mark the selected text (releasing the mouse marks it too)", "keys.u": "remove the last span",
+      "keys.c": "comment", "keys.esc": "leave a field",
       judgedOf: "{judged} of {total} judged", judged: "judged", position: "Unit {n} of {total}",
       topic: "{title} ({id})", run: "Run {run} (team {team})", document: "Document {id}",
       documentTitled: "Document {id}: {title}", citing: "{run}, sentence {n}, citing {doc}",
@@ -59,8 +59,8 @@
       rating: "Note", comment: "Kommentar", sidebar: "Themen und Einheiten", judgment: "Bewertung",
       sentences: "Die S\u00e4tze des Berichts und ihre Zitate",
       keys: "Tasten:", "keys.jk": "n\u00e4chste/vorige Einheit", "keys.n": "n\u00e4chste unbewertete", "keys.digits": "Note",
-      "keys.m": "markierten Text als Stelle nehmen (auch beim Loslassen der Maus)", "keys.u": "letzte Stelle entfernen",
-      "keys.c": "Kommentar", "keys.esc": "Kommentar verlassen",
+      "keys.r": "markierten Text als Stelle nehmen (auch beim Loslassen der Maus)", "keys.u": "letzte Stelle entfernen",
+      "keys.c": "Kommentar", "keys.esc": "Feld verlassen",
       judgedOf: "{judged} von {total} bewertet", judged: "bewertet", position: "Einheit {n} von {total}",
       topic: "{title} ({id})", run: "Lauf {run} (Team {team})", document: "Dokument {id}",
       documentTitled: "Dokument {id}: {title}", citing: "{run}, Satz {n}, zitiert {doc}",
@@ -717,8 +717,9 @@
 
   document.addEventListener("keydown", (event) => {
     const target = event.target;
-    if (event.key === "Escape" && target === $("comment")) {
-      target.blur();
+    if (event.key === "Escape") {  // leaves any field: the keys after it are keys again
+      if (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement
+        || target instanceof HTMLSelectElement) target.blur();
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
@@ -728,7 +729,7 @@
     if (key === "j") show(units[current.index + 1]);
     else if (key === "k") show(units[current.index - 1]);
     else if (key === "n") nextUnjudged();
-    else if (key === "m") markSelection();
+    else if (key === "r") markSelection();
     else if (key === "u") removeLastSpan();
     else if (key === "c") $("comment").focus();
     else if (/^[0-9]$/.test(key) && Number(key) < ratings.length) {
@@ -745,7 +746,7 @@
   function buildKeys() {
     const box = $("keys");
     box.appendChild(document.createTextNode(words.keys + " "));
-    const keys = [[["j", "k"], "keys.jk"], [["n"], "keys.n"], [["0", "9"], "keys.digits"], [["m"], "keys.m"],
+    const keys = [[["j", "k"], "keys.jk"], [["n"], "keys.n"], [["0", "9"], "keys.digits"], [["r"], "keys.r"],
       [["u"], "keys.u"], [["c"], "keys.c"], [["Esc"], "keys.esc"]];
     keys.forEach(([names, key], i) => {
       names.forEach((name, j) => {

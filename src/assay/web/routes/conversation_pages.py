@@ -17,7 +17,7 @@ from assay.web.actors import may_edit_question
 from assay.web.bounds import Offset
 from assay.web.conversations_view import get_conversation, listed_conversations, payload
 from assay.web.queue_view import queue_bar
-from assay.web.render import open_project, render, translator
+from assay.web.render import open_project, read_only_why, render, translator
 
 router = APIRouter()
 
@@ -83,7 +83,9 @@ def _workbench(
         ),
         "list_url": f"/projects/{quote(project.name)}/conversations",
         "messages": {
-            k: t(k) for k in t.fallback if k.startswith(("conv.", "status.", "items.label."))
+            k: t(k)
+            for k in t.fallback
+            if k.startswith(("conv.", "status.", "items.label.", "items.select."))
         },
         "queue": queue_bar(request, ws, project, task, t),
     }
@@ -96,4 +98,5 @@ def _workbench(
         data=data,
         settings=settings,
         question_locked=question_locked,
+        read_only=read_only_why(request, project, item.id) if item is not None else "",
     )

@@ -57,7 +57,7 @@ from assay.web.items_view import (
     type_options,
 )
 from assay.web.queue_view import queue_bar
-from assay.web.render import language, open_project, render, translator
+from assay.web.render import language, open_project, read_only_why, render, translator
 
 router = APIRouter()
 
@@ -342,4 +342,5 @@ def _editor(
         types=types,
         data=data,
         question_locked=item is not None and not may_edit_question(request, project, item),
+        read_only=read_only_why(request, project, item.id) if item is not None else "",
     )

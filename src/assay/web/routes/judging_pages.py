@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.errors import Conflict, InvalidInput
 from assay.judging.judgments import Span, Unit, get_judgment, save_judgment
 from assay.records import INT32
-from assay.web.actors import actor_id
+from assay.web.actors import actor_id, allowed_actions
 from assay.web.i18n import said
 from assay.web.judging_view import (
     PAGE_MODES,
@@ -29,7 +29,7 @@ from assay.web.judging_view import (
     stored_mode,
     workbench,
 )
-from assay.web.render import open_project, render, translator
+from assay.web.render import open_project, read_only_why, render, translator
 
 router = APIRouter()
 
@@ -116,7 +116,9 @@ def judging_page(request: Request, name: str, mode: str = "reports") -> HTMLResp
         "judging.html",
         project=project,
         section="judging",
-        data=overview(ws, project, actor_id(request)),
+        data=overview(
+            ws, project, actor_id(request), every_judge="item.assign" in allowed_actions(request)
+        ),
         page_modes=list(PAGE_MODES),
         shown=mode,
     )
@@ -161,4 +163,5 @@ def workbench_page(
         section="judging",
         data=data,
         unjudged=unjudged,
+        read_only=read_only_why(request, project, None, "judgment.write"),
     )

@@ -37,8 +37,9 @@ from assay.review.reviews import (
 )
 from assay.store.workspace import Workspace
 from assay.web.actors import actor_id, check_question_edit, request_actor
+from assay.web.i18n import said
 from assay.web.items_view import conflict_response, item_payload
-from assay.web.render import open_project, render
+from assay.web.render import open_project, render, translator
 
 router = APIRouter()
 
@@ -112,10 +113,11 @@ def api_item_reviews(request: Request, name: str, item_id: str) -> Any:
     (``pending``), and whether the caller may review it now (``refusal`` says why not)."""
     ws, project = open_project(request, name)
     item = get_item(ws, project, item_id)
+    refused = review_refusal(ws, request_actor(request), project, item)
     return {
         "reviews": to_json(item_reviews(ws, project, item_id)),
         "pending": pending_changes(ws, project, item_id),
-        "refusal": review_refusal(ws, request_actor(request), project, item),
+        "refusal": said(refused, translator(request)) if refused else "",
         "version": item.version,
         "status": item.status,
         "progress": to_json(review_progress(ws, project, actor_id(request))),

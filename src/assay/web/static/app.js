@@ -98,5 +98,13 @@
     box._timer = setTimeout(() => { box.className = ""; }, 4000);
   }
 
+  // Esc leaves any field on every page (the keys that follow are shortcuts again, never text
+  // in the field): a dialog's field is left to the dialog, which Esc closes.
+  document.addEventListener("keydown", (e) => {
+    const field = e.target;
+    if (e.key !== "Escape" || !(field instanceof HTMLElement) || field.closest("dialog[open]")) return;
+    if (field.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(field.tagName)) field.blur();
+  });
+
   window.assay = { api, upload, toast, csrfToken, ApiError, el, translator, clone, readJson };
 })();

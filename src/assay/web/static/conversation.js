@@ -105,6 +105,7 @@
   }
 
   function setLabel(index, p, label, origin) {
+    if (window.assay.readOnly.refused()) return;
     const tr = state.data.turns[index];
     const at = tr.evidence.findIndex((e) => sameSpan(e, p));
     if (at >= 0) {

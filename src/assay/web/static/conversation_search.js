@@ -40,13 +40,22 @@
 
   // ------------------------------------------------------------ sub-span selections
 
+  // Mark the selected text (widened to whole words, clipped to its passage), else the whole
+  // passage p. A selection across passages, or outside any, is refused with a message, as in
+  // the item editor: it never becomes a whole passage unasked.
   function markFromSelectionOr(index, p, label) {
-    const span = shell.selectionSpan(true);
-    if (span) {
-      conv.setLabel(index, span, label, "selected");
-      window.getSelection().removeAllRanges();
+    const chosen = shell.selectionClip();
+    if (chosen && chosen.refused) {
+      window.assay.toast(t("items.select.refused_" + chosen.refused), "error");
       return;
     }
+    if (chosen && !chosen.whole) {
+      conv.setLabel(index, chosen.span, label, "selected");
+      window.getSelection().removeAllRanges();
+      if (chosen.clipped) window.assay.toast(t("items.select.clipped", { text: chosen.span.text.slice(0, 60) }));
+      return;
+    }
+    if (chosen) window.getSelection().removeAllRanges();
     conv.setLabel(index, p, label, p.origin === "retrieved" ? "retrieved" : "searched");
   }
 
@@ -57,10 +66,17 @@
       if (e.target === $("composer-q") || e.target === $("composer-rewrite")) { e.preventDefault(); conv.send(); }
       return;
     }
-    if (e.key === "Escape") { if (shell.closeHelp()) e.preventDefault(); return; }
+    if (e.key === "Escape") { if (shell.closeHelp()) e.preventDefault(); return; }  // app.js leaves a field
     if (typing(e.target) || e.ctrlKey || e.metaKey || e.altKey || state.conflict) return;
     const card = e.target instanceof HTMLElement ? e.target.closest(".passage") : null;
     const key = e.key.toLowerCase();
+    const hitCard = e.target instanceof HTMLElement ? e.target.closest("#hits .hit") : null;
+    if (hitCard && (key === "r" || key === "d")) {  // a search hit in focus, as in the item editor
+      const hit = state.hits[[...$("hits").children].indexOf(hitCard)];
+      if (hit) markFromSelectionOr(state.active, Object.assign({}, hit, { origin: "searched" }), key === "r" ? "relevant" : "distracting");
+      e.preventDefault();
+      return;
+    }
     if (card && ["r", "d", "i"].includes(key)) {
       const index = Number(card.dataset.turn);
       const p = conv.passagesOf(state.data.turns[index])[Number(card.dataset.position)];

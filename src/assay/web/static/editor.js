@@ -451,6 +451,7 @@
   // its passage is clipped to it (and says so); one across several passages, or outside any,
   // is refused with a message: it never becomes a whole passage unasked.
   function markFromSelectionOr(label, hit) {
+    if (window.assay.readOnly.refused()) return true;
     const chosen = shell.selectionClip();
     if (chosen && chosen.refused) {
       window.assay.toast(t("items.select.refused_" + chosen.refused), "error");

@@ -63,6 +63,7 @@
   }
 
   function offerRestore() {
+    if (window.assay.readOnly.on) return;
     const found = [];
     for (const u of state.units) {
       const draft = readDraft(u);
@@ -253,6 +254,7 @@
   }
 
   function addSelection() {
+    if (window.assay.readOnly.refused()) return;
     const made = selectionSpans();
     if (!made.length) { toast(t("judging.spans.select_first"), "error"); return; }
     const u = unit();
@@ -271,6 +273,7 @@
   }
 
   function removeSpan(field, index) {
+    if (window.assay.readOnly.refused()) return;
     const u = unit();
     u.data[field].splice(index, 1);
     changed(u);
@@ -278,6 +281,7 @@
   }
 
   function removeLastSpan() {
+    if (window.assay.readOnly.refused()) return;
     const u = unit();
     const field = ["report_spans", "spans"].find((f) => u.data[f].length);
     if (field) removeSpan(field, u.data[field].length - 1);
@@ -507,6 +511,7 @@
     || (target.tagName === "INPUT" && !["radio", "checkbox"].includes(target.type)));
 
   function setRating(index) {
+    if (window.assay.readOnly.refused()) return;
     const r = cfg.ratings[index];
     if (!r) return;
     unit().data.rating = r.value;
@@ -523,7 +528,7 @@
       return;
     }
     if (e.key === "Escape") {
-      if (!$("help-overlay").hidden) { toggleHelp(false); e.preventDefault(); } else if (typing(e.target)) e.target.blur();
+      if (!$("help-overlay").hidden) { toggleHelp(false); e.preventDefault(); }  // app.js leaves the field
       return;
     }
     if (typing(e.target) || e.ctrlKey || e.metaKey || e.altKey || state.conflict) return;
@@ -533,8 +538,8 @@
       case "j": go(state.at + 1); break;
       case "k": go(state.at - 1); break;
       case "n": nextUnjudged(); break;
-      case "s": addSelection(); break;
-      case "x": removeLastSpan(); break;
+      case "r": addSelection(); break;
+      case "u": removeLastSpan(); break;
       case "c": $("comment").focus(); break;
       default: return;
     }

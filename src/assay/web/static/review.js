@@ -210,16 +210,24 @@
     if ($("save-state").classList.contains("saved")) refresh();
   }).observe($("save-state"), { attributes: true, attributeFilter: ["class"] });
 
-  // Shift+A accept, Shift+E accept with edits, Shift+X reject (not while typing).
+  // Shift+A accept, Shift+E accept with edits, Shift+X reject; from inside a field
+  // Alt+Shift+A/E/X (so no letter is ever typed into the answer). Shift+E waits for the
+  // editor's save and shows what would be recorded, whatever the button showed a moment ago.
   document.addEventListener("keydown", (e) => {
-    if (!info || info.refusal || !e.shiftKey || e.ctrlKey || e.metaKey || e.altKey) return;
-    if (window.assay.typing(e.target) || document.querySelector("dialog[open]")) return;
-    if (!$("help-overlay").hidden) return;
-    const action = { A: "review-accept", E: "review-accept-edited", X: "review-reject" }[e.key.toUpperCase()];
-    if (!action || $(action).disabled) return;
+    if (!e.shiftKey || e.ctrlKey || e.metaKey) return;
+    if (document.querySelector("dialog[open]") || !$("help-overlay").hidden) return;
+    if (!e.altKey && window.assay.typing(e.target)) return;
+    // with Alt the key may be another character (macOS): the physical key counts then
+    const letter = e.altKey ? e.code.replace(/^Key/, "") : e.key.toUpperCase();
+    if (!["A", "E", "X"].includes(letter)) return;
     e.preventDefault();
-    $(action).click();
+    loaded.then(() => {  // a key pressed before the page knew whether its reader may review
+      if (!info || info.refusal) return;
+      if (letter === "E") acceptEdited();
+      else if (letter === "A" && !$("review-accept").disabled) give("accept");
+      else if (letter === "X") openReject();
+    });
   });
 
-  refresh();
+  const loaded = refresh();
 })();

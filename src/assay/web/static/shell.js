@@ -33,9 +33,11 @@
   }
 
   // The part of a range inside one text element, trimmed of white space, in code points of
-  // that text ({start, end, text, whole}); null when the range does not touch it or holds only
-  // white space there. The range may go on into other elements (a selection across sentences).
-  function selectedPart(node, range) {
+  // that text ({start, end, text, whole, snapped}); null when the range does not touch it or
+  // holds only white space there. The range may go on into other elements (a selection across
+  // sentences). snap: a word cut at either end is taken whole (the text's edges stop it).
+  const WORD = /[\p{L}\p{N}]/u;
+  function selectedPart(node, range, snap) {
     if (!range.intersectsNode(node)) return null;
     const full = node.textContent;
     const offset = (container, at) => {
@@ -49,9 +51,14 @@
     while (start < end && /\s/.test(full[start])) start += 1;
     while (end > start && /\s/.test(full[end - 1])) end -= 1;
     if (start >= end) return null;
+    const [from, to] = [start, end];
+    if (snap) {
+      while (start > 0 && WORD.test(full[start]) && WORD.test(full[start - 1])) start -= 1;
+      while (end < full.length && WORD.test(full[end - 1]) && WORD.test(full[end])) end += 1;
+    }
     return {
       start: codePoints(full, start), end: codePoints(full, end), text: full.slice(start, end),
-      whole: start === 0 && end === full.length,
+      whole: start === 0 && end === full.length, snapped: start !== from || end !== to,
     };
   }
 
@@ -128,8 +135,10 @@
       try { localStorage.removeItem(draftKey(id)); } catch (_) { /* ignore */ }
     }
 
+    const readOnly = () => Boolean(window.assay.readOnly && window.assay.readOnly.on);
+
     function offerRestore() {
-      if (o.needsId && !state.id) return;
+      if ((o.needsId && !state.id) || readOnly()) return;
       let draft = null;
       try { draft = JSON.parse(localStorage.getItem(draftKey(state.id)) || "null"); } catch (_) { draft = null; }
       if (!draft || !draft.data || JSON.stringify(draft.data) === JSON.stringify(state.data)) {
@@ -161,6 +170,7 @@
     }
 
     function changed() {
+      if (readOnly()) return;  // a reader who may not edit: nothing is saved or kept
       state.dirty = true;
       storeDraft();
       if (state.conflict || (o.needsId && !state.id)) return;
@@ -347,29 +357,11 @@
 
     // ---------------------------------------------------------- text selections
 
-    // The selected part of one text (an element of class sel-source with data-doc-id and
-    // data-start) as document offsets in code points, trimmed of white space; null when
-    // nothing usable is selected. partOnly: a selection of the whole text does not count.
-    function selectionSpan(partOnly) {
-      const selection = window.getSelection();
-      if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return null;
-      const range = selection.getRangeAt(0);
-      const host = (node) => (node.nodeType === 1 ? node : node.parentElement).closest(".sel-source");
-      const source = host(range.startContainer);
-      if (!source || source !== host(range.endContainer) || !source.dataset.docId) return null;
-      const part = selectedPart(source, range);
-      if (!part || (partOnly && part.whole)) return null;
-      const shift = Number(source.dataset.start || 0);
-      return {
-        doc_id: source.dataset.docId, start: shift + part.start, end: shift + part.end, text: part.text,
-        origin: "selected",
-      };
-    }
-
     // The selection as a span of the one text (sel-source) it touches, clipped to that text
-    // when it strays past its edges: {span, clipped}; {refused: "none"} when it touches no
-    // such text, {refused: "several"} when it touches more than one; null when nothing is
-    // selected. Never a whole passage in place of a selection that went wrong.
+    // when it strays past its edges and widened to whole words: {span, clipped, whole};
+    // {refused: "none"} when it touches no such text, {refused: "several"} when it touches
+    // more than one; null when nothing is selected. Never a whole passage in place of a
+    // selection that went wrong.
     function selectionClip() {
       const selection = window.getSelection();
       if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return null;
@@ -379,7 +371,7 @@
         .filter((node) => node.dataset.docId && node.offsetParent !== null && range.intersectsNode(node));
       if (sources.length !== 1) return { refused: sources.length ? "several" : "none" };
       const source = sources[0];
-      const part = selectedPart(source, range);
+      const part = selectedPart(source, range, true);
       if (!part) return { refused: "none" };
       const shift = Number(source.dataset.start || 0);
       const clipped = !source.contains(range.startContainer) || !source.contains(range.endContainer);
@@ -388,7 +380,7 @@
           doc_id: source.dataset.docId, start: shift + part.start, end: shift + part.end, text: part.text,
           origin: "selected",
         },
-        clipped,
+        clipped, whole: part.whole,
       };
     }
 
@@ -412,7 +404,7 @@
 
     return {
       base, changed, saveNow, flush, applySaved, setSaveState, offerRestore, adoptUrl, dropDraft,
-      openConflict, conflictFrom, renderFindings, search, hitMeta, selectionSpan, selectionClip,
+      openConflict, conflictFrom, renderFindings, search, hitMeta, selectionClip,
       closeHelp, sharedKey,
     };
   }
