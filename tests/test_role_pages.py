@@ -167,3 +167,18 @@ def test_the_compare_page_never_compares_a_thing_with_itself(any_ws: Workspace) 
     same = chosen("?a=hy&b=hy")
     assert (same["pa"], same["pb"]) == ("hybrid", "keyword")
     assert chosen("?a=hy&b=hy&pa=keyword")["pb"] == "hybrid"
+
+
+def test_every_action_has_plain_words_in_both_languages() -> None:
+    """A refusal names the action in plain words; an action without them broke every page
+    that asks what the reader may do (a KeyError), so each one is checked here."""
+    import json
+
+    from assay.people.roles import ACTIONS, ADMIN_ACTIONS, DOING
+
+    catalogs = Path(__file__).parent.parent / "src" / "assay" / "web" / "i18n"
+    for action in (*ACTIONS, *ADMIN_ACTIONS):
+        assert DOING.get(action), action
+        for language in ("en", "de"):
+            words = json.loads((catalogs / language / "roles.json").read_text(encoding="utf-8"))
+            assert words.get(f"doing.{action}"), (language, action)

@@ -101,6 +101,7 @@ DOING: dict[str, str] = {
     "project.members": "manage the project's members",
     "project.delete": "delete the project",
     "workspace.users": "manage accounts",
+    "workspace.endpoints": "register outgoing endpoints",
     "project.create": "create projects",
 }
 """Each action in plain words, as refusals say it ("vic may not edit items ..."); the pages
