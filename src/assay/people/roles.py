@@ -102,6 +102,7 @@ DOING: dict[str, str] = {
     "project.delete": "delete the project",
     "workspace.users": "manage accounts",
     "project.create": "create projects",
+    "workspace.endpoints": "manage outgoing endpoints",
 }
 """Each action in plain words, as refusals say it ("vic may not edit items ..."); the pages
 show the catalog's text of ``doing.<action>`` (``web/i18n/*/roles.json``) instead."""
