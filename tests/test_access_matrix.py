@@ -193,6 +193,7 @@ TEAM_OPERATIONS = {
     ("POST", "/api/projects/{name}/synthesis-jobs"): "import",
     ("POST", "/api/projects/{name}/transfer/exports"): "export",
     ("PUT", "/api/projects/{name}/settings"): "project.settings",
+    ("DELETE", "/api/projects/{name}/llm-cache"): "experiment.run",
 }
 
 

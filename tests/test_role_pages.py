@@ -182,3 +182,47 @@ def test_every_action_has_plain_words_in_both_languages() -> None:
         for language in ("en", "de"):
             words = json.loads((catalogs / language / "roles.json").read_text(encoding="utf-8"))
             assert words.get(f"doing.{action}"), (language, action)
+
+
+def test_the_compare_api_never_compares_a_pipeline_with_itself(any_ws: Workspace) -> None:
+    from tests.test_web_experiment_compare import client_for, two_runs
+
+    two_runs(any_ws)  # hy has the pipelines hybrid, keyword
+    client = client_for(any_ws)
+
+    def pipelines(query: str) -> tuple[str, str]:
+        answer = client.get(f"/api/projects/test/compare-experiments{query}")
+        assert answer.status_code == 200, answer.text
+        data = answer.json()
+        return data["a"]["pipeline"], data["b"]["pipeline"]
+
+    assert pipelines("?a=hy&b=hy") == ("hybrid", "keyword")  # the next one, not A's own
+    assert pipelines("?a=hy&b=hy&pa=keyword") == ("keyword", "hybrid")  # wraps around
+    assert pipelines("?a=hy&b=hy&pb=hybrid") == ("hybrid", "hybrid")  # asked for: kept
+    assert pipelines("?a=kw&b=kw") == ("keyword", "keyword")  # one pipeline: nothing else
+    assert pipelines("?a=kw&b=hy") == ("keyword", "hybrid")  # two experiments: B's first
+
+
+def test_the_run_controls_are_only_for_those_who_may_run_experiments(
+    team: dict[str, Any],
+) -> None:
+    from assay.experiments import create_experiment
+    from assay.llm.response_cache import ResponseCache
+
+    ws = team["ws"]
+    made = create_experiment(
+        ws, team["project"], "e", pipelines=["keyword"], mode="retrieval", statuses=["draft"]
+    )
+    cache = ResponseCache(ws.engine, team["project"].id)
+    cache.put(cache.key("http://x/v1/chat/completions", {"model": "m"}), "http://x", "m", {})
+    for role in ROLES:
+        page = client_as(ws, team[role]).get(f"/projects/ferries/experiments/{made.id}").text
+        may = role in ("owner", "lead")
+        for control in ('id="resume-run"', 'id="cancel-run"', 'id="run-no-cache"'):
+            assert (control in page) is may, (role, control)
+        assert ('id="run-read-only"' in page) is not may, role
+        listing = client_as(ws, team[role]).get("/projects/ferries/experiments").text
+        assert ('id="drop-cache"' in listing) is may, role
+        assert "1 answers" in listing, role
+    viewer = client_as(ws, team["viewer"], "de").get(f"/projects/ferries/experiments/{made.id}")
+    assert "Sie können diesem Lauf folgen" in viewer.text

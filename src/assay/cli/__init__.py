@@ -71,7 +71,7 @@ def make_app() -> typer.Typer:
             "Assay builds gold-standard RAG evaluation datasets from your own documents.\n\n"
             "The workspace folder comes from --home, else ASSAY_HOME, else ./assay-data; "
             "create it with `assay init`. With ASSAY_URL (or --url) and the token in "
-            "ASSAY_TOKEN, import, export, eval and experiments work on that team server "
+            "ASSAY_TOKEN, import, export, eval, experiments and cache work on that team server "
             "instead (see docs/people.md)."
         ),
         no_args_is_help=True,
@@ -95,9 +95,9 @@ def make_app() -> typer.Typer:
             None,
             "--url",
             metavar="URL",
-            help="Work against this Assay server (overrides ASSAY_URL): import, export, eval "
-            "and experiments only. The API token comes from ASSAY_TOKEN, never from an option "
-            "(the shell history would keep it); create one with `assay tokens create`.",
+            help="Work against this Assay server (overrides ASSAY_URL): import, export, eval, "
+            "experiments and cache only. The API token comes from ASSAY_TOKEN, never from an "
+            "option (the shell history would keep it); create one with `assay tokens create`.",
             show_default=False,
         ),
         insecure: bool = typer.Option(

@@ -1,11 +1,12 @@
 """The CLI against a team server: ``ASSAY_URL`` (or ``--url``) and the token in ``ASSAY_TOKEN``.
 
 :func:`server` is the one place where a command learns whether it works on the local
-workspace or on a server: ``import``, ``export``, ``eval`` and ``experiments`` call it first
-and, given a :class:`Server`, go through the server's JSON API (``cli.remote_transfer``,
-``cli.remote_experiments``). This module only speaks HTTP: the base URL, the token header,
-errors turned into messages, job polling, uploads and downloads. What an import, an export
-or an experiment does is decided by the server, never here.
+workspace or on a server: ``import``, ``export``, ``eval``, ``experiments`` and ``cache``
+call it first and, given a :class:`Server`, go through the server's JSON API
+(``cli.remote_transfer``, ``cli.remote_experiments``, ``cli.cache``). This module only
+speaks HTTP: the base URL, the token header, errors turned into messages, job polling,
+uploads and downloads. What an import, an export or an experiment does is decided by the
+server, never here.
 
 httpx is imported inside the functions, so building the command tree stays light.
 """
@@ -27,7 +28,7 @@ from assay.cli.common import escape, fail, progress_bar, state
 if TYPE_CHECKING:
     import httpx
 
-REMOTE_COMMANDS = ("import", "export", "eval", "experiments")
+REMOTE_COMMANDS = ("import", "export", "eval", "experiments", "cache")
 """The commands that can work against a server; the others always use the local workspace."""
 TOKEN_HELP = (
     "create one on the server with `assay tokens create --user NAME --name cli --scope write` "
@@ -107,6 +108,12 @@ class Server:
                 follow_redirects=False,
             )
         return self._client
+
+    def close(self) -> None:
+        """Close the connection pool (a command run in-process keeps no socket open)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
     def request(self, method: str, path: str, **options: Any) -> httpx.Response:
         """Send one request; any failure ends the command with a message saying why."""

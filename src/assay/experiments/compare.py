@@ -1,6 +1,8 @@
 """Two experiments side by side: where one system differs from the other, biggest first.
 
-Each side is one pipeline of one experiment (the first unless named). The comparison holds,
+Each side is one pipeline of one experiment (the first unless named; B of the same experiment
+as A, with no pipeline named, is the pipeline after A's, so a pipeline is never compared with
+itself by default). The comparison holds,
 for every metric both sides measured: the two means, how many tasks each mean is over, and
 the difference ``b - a``; the same per query type; and, for one metric, every task both
 sides scored with its two values. Each list is sorted by the size of the difference, largest
@@ -110,6 +112,12 @@ def side(ws: Workspace, project: Project, ref: int | str, pipeline: str | None) 
     return Side(experiment, chosen)
 
 
+def _next_pipeline(a: Side) -> str:
+    """The pipeline after A's in its experiment (A's own when it has only one)."""
+    names = [str(p["name"]) for p in a.experiment.pipelines]
+    return names[(names.index(a.pipeline) + 1) % len(names)]
+
+
 def shared_metrics(a: Side, b: Side) -> list[str]:
     theirs = set(b.experiment.metric_names)
     return [m for m in a.experiment.metric_names if m in theirs]
@@ -162,6 +170,8 @@ def compare_experiments(
 ) -> dict[str, Any]:
     """The comparison of two experiments (see the module docstring) as plain JSON."""
     a, b = side(ws, project, a_ref, pipeline_a), side(ws, project, b_ref, pipeline_b)
+    if not pipeline_b and b.experiment.id == a.experiment.id:
+        b = Side(b.experiment, _next_pipeline(a))
     metrics = shared_metrics(a, b)
     overall_a, overall_b = a.summary().get("overall", {}), b.summary().get("overall", {})
     rows = _by_size(_row(m, overall_a.get(m, {}), overall_b.get(m, {})) for m in metrics)

@@ -81,7 +81,8 @@ def _scope(project_id: int | None) -> Any:
 
 
 def cache_summary(engine: sa.Engine, project_id: int | None = None) -> dict[str, Any]:
-    """Entries and bytes in the cache (of one project, or all), per endpoint and model."""
+    """Entries and bytes in the cache (of one project, or all), when the oldest and newest
+    reply came, and the same per endpoint and model."""
     with engine.connect() as conn:
         rows = conn.execute(
             sa.select(
@@ -107,9 +108,13 @@ def cache_summary(engine: sa.Engine, project_id: int | None = None) -> dict[str,
         }
         for endpoint, model, count, size, first, last in rows
     ]
+    oldest = [m["oldest"] for m in models if m["oldest"]]
+    newest = [m["newest"] for m in models if m["newest"]]
     return {
         "entries": sum(m["entries"] for m in models),
         "bytes": sum(m["bytes"] for m in models),
+        "oldest": min(oldest) if oldest else None,
+        "newest": max(newest) if newest else None,
         "models": models,
     }
 

@@ -101,8 +101,8 @@ DOING: dict[str, str] = {
     "project.members": "manage the project's members",
     "project.delete": "delete the project",
     "workspace.users": "manage accounts",
-    "workspace.endpoints": "register outgoing endpoints",
     "project.create": "create projects",
+    "workspace.endpoints": "manage outgoing endpoints",
 }
 """Each action in plain words, as refusals say it ("vic may not edit items ..."); the pages
 show the catalog's text of ``doing.<action>`` (``web/i18n/*/roles.json``) instead."""

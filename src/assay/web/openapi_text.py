@@ -123,6 +123,8 @@ SUMMARIES: dict[str, str] = {
     f"DELETE {P}/experiments/{{ref}}": "Delete an experiment",
     f"POST {P}/experiments/{{ref}}/run": "Run or resume an experiment",
     f"POST {P}/experiments/{{ref}}/cancel": "Stop a running experiment",
+    f"GET {P}/llm-cache": "Show the project's response cache",
+    f"DELETE {P}/llm-cache": "Drop the project's response cache (owners and leads)",
     f"GET {P}/experiments/{{ref}}/events": "Follow an experiment's progress",
     f"GET {P}/experiments/{{ref}}/tasks": "List an experiment's tasks",
     f"GET {P}/experiments/{{ref}}/tasks/{{task_id}}": "One task across pipelines",

@@ -47,6 +47,8 @@ WRITES: dict[tuple[str, str], str] = {
     ("DELETE", f"{P}/experiments/{{ref}}"): "experiment.run",
     ("POST", f"{P}/experiments/{{ref}}/run"): "experiment.run",
     ("POST", f"{P}/experiments/{{ref}}/cancel"): "experiment.run",
+    # dropping the response cache makes the next runs pay for every request again
+    ("DELETE", f"{P}/llm-cache"): "experiment.run",
     ("POST", f"{P}/conversations"): "item.create",
     ("POST", f"{P}/conversations/overlap"): "item.create",
     ("PUT", f"{P}/conversations/{{item_id}}"): "item.edit",

@@ -8,11 +8,9 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from assay.experiments import Experiment, get_experiment, list_experiments
+from assay.experiments import Experiment, list_experiments
 from assay.experiments.compare import TASK_ROWS, compare_experiments
 from assay.experiments.judge_agreement import judge_agreement, parse_mapping
-from assay.records import Project
-from assay.store.workspace import Workspace
 from assay.web.render import open_project, render
 
 router = APIRouter()
@@ -41,7 +39,11 @@ def api_compare(
     a: str = Query(description="The first experiment (id or name)."),
     b: str = Query(description="The second experiment (id or name)."),
     pa: str | None = Query(default=None, description="Pipeline of A (default: its first)."),
-    pb: str | None = Query(default=None, description="Pipeline of B (default: its first)."),
+    pb: str | None = Query(
+        default=None,
+        description="Pipeline of B (default: its first; with B the same experiment as A, "
+        "the pipeline after A's, never A's own).",
+    ),
     metric: str | None = Query(default=None, description="Metric of the per-task list."),
 ) -> Any:
     """Two experiments side by side: per metric, per query type and per task (the
@@ -79,7 +81,7 @@ def compare_page(
 ) -> HTMLResponse:
     ws, project = open_project(request, name)
     experiments = list_experiments(ws, project)
-    a, b, pa, pb = _two_different(ws, project, experiments, a, b, pa, pb)
+    a, b = _two_different(experiments, a, b)
     data = None
     if a and b:
         data = _comparison(request, name, a, b, pa, pb, metric)[2]
@@ -95,29 +97,13 @@ def compare_page(
     )
 
 
-def _two_different(
-    ws: Workspace,
-    project: Project,
-    experiments: list[Experiment],
-    a: str,
-    b: str,
-    pa: str | None,
-    pb: str | None,
-) -> tuple[str, str, str | None, str | None]:
-    """What the page compares when the address leaves a side open: two different things,
-    never an experiment's pipeline with itself. Nothing chosen: the two newest experiments
-    (older as A); only A: the newest other experiment, else A's next pipeline; the same
-    experiment twice: B's pipeline is the one after A's."""
+def _two_different(experiments: list[Experiment], a: str, b: str) -> tuple[str, str]:
+    """What the page compares when the address leaves a side open: two different things.
+    Nothing chosen: the two newest experiments (older as A); only A: the newest other
+    experiment, else A itself (``compare_experiments`` then takes A's next pipeline as B)."""
     if not a and not b and len(experiments) >= 2:
-        return str(experiments[1].id), str(experiments[0].id), pa, pb
+        return str(experiments[1].id), str(experiments[0].id)
     if a and not b:
         others = [e for e in experiments if a not in (str(e.id), e.name)]
         b = str(others[0].id) if others else a
-    if not a or not b:
-        return a, b, pa, pb
-    first, second = get_experiment(ws, project, a), get_experiment(ws, project, b)
-    names = [str(p["name"]) for p in first.pipelines]
-    if first.id == second.id and pb is None and len(names) > 1:
-        at = names.index(pa) if pa in names else 0
-        pb = names[(at + 1) % len(names)]
-    return a, b, pa, pb
+    return a, b

@@ -16,6 +16,7 @@ from assay.experiments.judge_agreement import judge_agreement
 from assay.experiments.tasks import TURN_SELECTIONS
 from assay.gold.project_config import generator_settings, retriever_settings
 from assay.gold.taxonomy import query_types
+from assay.llm.response_cache import cache_summary
 from assay.metrics import METRICS
 from assay.records import STATUSES, Project
 from assay.review.versions import list_versions
@@ -79,6 +80,7 @@ def experiments_page(request: Request, name: str) -> HTMLResponse:
         section="experiments",
         experiments=[summary(request, e) for e in list_experiments(ws, project)],
         options=form_options(request, ws, project),
+        llm_cache=cache_summary(ws.engine, project.id),
     )
 
 

@@ -83,6 +83,11 @@ class ExperimentIn(BaseModel):
         "default: the sum of max_in_flight of the endpoints the experiment calls.",
     )
     start: bool = Field(default=True, description="Start running right away.")
+    cache: bool = Field(
+        default=True,
+        description="For the run that start begins: false asks every model again instead "
+        "of answering from the response cache (as cache=false on the run route).",
+    )
 
 
 class RunIn(BaseModel):
@@ -126,7 +131,7 @@ def api_create(request: Request, name: str, body: ExperimentIn) -> Any:
             conn=conn,
         )
     if body.start:  # after the commit: the run reads the experiment in its own transactions
-        start_run(request, ws, experiment.id)
+        start_run(request, ws, experiment.id, cache=body.cache)
     return summary(request, experiment)
 
 
