@@ -166,7 +166,7 @@ def test_compare_two_experiments_differences_sorted(
     )
     rows = page.locator("#compare-metrics tbody tr")
     expect(rows).to_have_count(6)
-    differences = [_signed(t) for t in rows.locator("td:last-child").all_inner_texts()]
+    differences = [_signed(t) for t in rows.locator("td.diff-cell").all_inner_texts()]
     sizes = [abs(d) for d in differences if d is not None]
     assert sizes == sorted(sizes, reverse=True) and sizes and max(sizes) > 0
     tasks = page.locator("#compare-tasks tbody tr")

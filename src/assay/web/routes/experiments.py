@@ -30,7 +30,6 @@ from assay.experiments.budget import Budget, check_budget
 from assay.experiments.imported import refuse_run
 from assay.experiments.runfiles import display_name, keep_file
 from assay.gold.project_config import retriever_settings
-from assay.jobs.workers import START_WORKER
 from assay.store.db import transaction
 from assay.store.projects import get_project
 from assay.web import experiments_view as view
@@ -214,7 +213,9 @@ def api_run(
     if not start_run(request, ws, experiment.id, budget, cache=cache):
         if experiment.status != "running" and waiting(request, ws):
             raise Conflict(
-                f"experiment {experiment.name!r} is queued, but {START_WORKER}",
+                f"experiment {experiment.name!r} is queued, but no process is running jobs: "
+                "start one with `assay worker` (on any machine that reaches the database), or "
+                "start the server with ASSAY_SERVER_RUNS_JOBS=true",
                 key="raised.experiment_waits_for_worker",
                 name=experiment.name,
             )
