@@ -19,9 +19,14 @@ import httpx
 import pytest
 import sqlalchemy as sa
 
+from assay.corpus.ingest import ingest_bytes
 from assay.experiments.runfiles import file_store
+from assay.gold.items import create_item, set_status
+from assay.records import Evidence, Item, Turn
+from assay.review.versions import create_version, read_snapshot
+from assay.store.blobs import BlobStore
 from assay.store.file_schema import stored_files
-from assay.store.projects import create_project, delete_unused_blobs
+from assay.store.projects import create_project, delete_project, delete_unused_blobs
 from assay.store.settings import Settings
 from assay.store.shared_files import PART
 from assay.store.workspace import Workspace
@@ -82,6 +87,31 @@ def test_run_files_and_empty_files_travel_through_the_database(
         assert file_store(second).get(sha_run) == run
         assert second.blobs.get(sha_empty) == b""
     assert f"run-files/{sha_run}" in stored_names(pg_ws)
+
+
+@pytest.mark.postgres
+def test_a_folder_from_before_the_database_copy_is_copied_into_it_once(
+    pg_ws: Workspace, tmp_path: Path
+) -> None:
+    sha256 = BlobStore(pg_ws.blobs.root).put(b"kept only in the folder")  # as before 0028
+    assert stored_names(pg_ws) == set()
+    assert pg_ws.blobs.share_folder() == 1
+    assert pg_ws.blobs.share_folder() == 0  # nothing left to copy
+    with elsewhere(pg_ws, tmp_path / "second") as second:
+        assert second.blobs.get(sha256) == b"kept only in the folder"
+
+
+def test_deleting_a_project_keeps_another_projects_version_zip(any_ws: Workspace) -> None:
+    """Version zips share the blob store with originals: cleaning up unused originals after
+    a project's delete must leave them (before, every version's zip went)."""
+    project = create_project(any_ws, "kept")
+    document = ingest_bytes(any_ws, project, "train.txt", b"The night train leaves at 22:40.")
+    passage = Evidence(doc_id=document.id, start=0, end=15, text="The night train")
+    item = create_item(any_ws, project, Item(turns=[Turn(query="When?", evidence=[passage])]))
+    set_status(any_ws, project, item.id, "accepted", item.version)
+    version = create_version(any_ws, project, "v1")
+    delete_project(any_ws, create_project(any_ws, "gone"))
+    assert [i.id for i in read_snapshot(any_ws, version).items] == [item.id]
 
 
 @pytest.mark.sqlite_only("on SQLite the folder is the one store: nothing goes to the database")

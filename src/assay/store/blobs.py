@@ -104,6 +104,19 @@ class BlobStore:
         except FileNotFoundError as exc:
             raise NotFound(f"stored file {sha256[:12]}… is missing from {self.root}") from exc
 
+    def share_folder(self) -> int:
+        """Team mode: save the blobs of this folder the database does not hold yet (those
+        written before migration 0028 kept them there too); returns how many."""
+        if self.shared is None:
+            return 0
+        stored = self.shared.names_under(self.root.name)
+        saved = 0
+        for path in self.root.glob("*/*"):
+            if not path.name.startswith(".tmp-") and self._name(path.name) not in stored:
+                self.shared.save(self._name(path.name), path)
+                saved += 1
+        return saved
+
     def delete(self, sha256: str) -> None:
         """Remove the blob here and from the database copy."""
         self.path(sha256).unlink(missing_ok=True)
