@@ -176,7 +176,11 @@ def finished(client: httpx.Client, job_url: str) -> bool:
 def test_two_servers_and_a_worker_each_with_its_own_folder_share_one_database(
     pg_ws: Workspace, tmp_path: Path
 ) -> None:
-    create_project(pg_ws, "handbook", "en")
+    handbook = create_project(pg_ws, "handbook", "en")
+    leave = ingest_bytes(pg_ws, handbook, "leave.txt", b"Staff get 30 days of leave.")
+    passage = Evidence(doc_id=leave.id, start=0, end=27, text="Staff get 30 days of leave.")
+    item = create_item(pg_ws, handbook, Item(turns=[Turn(query="Leave?", evidence=[passage])]))
+    set_status(pg_ws, handbook, item.id, "accepted", item.version)
     pg_ws.engine.dispose()
     a_home, b_home, w_home = tmp_path / "a", tmp_path / "b", tmp_path / "w"
     with (
@@ -218,5 +222,30 @@ def test_two_servers_and_a_worker_each_with_its_own_folder_share_one_database(
         assert eventually(lambda: finished(second, job_url), within=120)
         assert second.get(job_url).json()["result"]["project"] == "copy"
         assert keyword_hits(second, "copy", "zeppelin")  # the worker's import, searched on B
+
+        # an experiment: its run file uploaded through A, run by the worker (its keyword
+        # pipeline searching an index the worker builds in its own folder), read through B
+        run = f"{item.id} Q0 {leave.id} 1 2.0 system-a\n".encode()
+        ref = first.post(
+            "/api/projects/handbook/experiment-files",
+            data={"kind": "run"},
+            files={"file": ("system-a.run", run)},
+        )
+        assert ref.status_code == 201, ref.text
+        pipeline = {"name": "system-a", "kind": "file", "run_file": {
+            "sha256": ref.json()["sha256"], "name": "system-a.run"}}  # fmt: skip
+        body = {"name": "elsewhere", "pipelines": [pipeline, "keyword"]}
+        created = first.post("/api/projects/handbook/experiments", json=body)
+        assert created.status_code == 201, created.text
+
+        def experiment_done() -> bool:
+            shown = second.get("/api/projects/handbook/experiments/elsewhere").json()["experiment"]
+            assert shown["status"] not in ("failed", "cancelled"), shown["message"]
+            return bool(shown["status"] == "done")
+
+        assert eventually(experiment_done, within=120)
+        shown = second.get("/api/projects/handbook/experiments/elsewhere").json()["experiment"]
+        assert shown["aggregates"]["system-a"]["errors"] == 0, shown["aggregates"]
+        assert list((w_home / "run-files").glob("*/*"))  # fetched into the worker's folder
         assert worker.poll() is None
     assert not any(name.startswith("imports/") for name in stored_names(pg_ws))  # upload gone
