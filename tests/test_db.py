@@ -16,6 +16,7 @@ from assay.records import Evidence, Item, Turn
 from assay.store import (  # their tables join the metadata
     candidates_schema,  # noqa: F401
     endpoint_schema,  # noqa: F401
+    file_schema,  # noqa: F401
     invite_schema,  # noqa: F401
     jobs_schema,  # noqa: F401
     judging_schema,  # noqa: F401

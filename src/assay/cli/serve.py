@@ -184,6 +184,7 @@ def serve(
     def body(ws: Workspace) -> None:
         if team:
             start_team(ws)
+        share_folder(ws)
         if worker_start_timeout is not None:
             update = {"worker_start_timeout": worker_start_timeout}
             ws = dataclasses.replace(ws, settings=ws.settings.model_copy(update=update))
@@ -222,6 +223,21 @@ def demo(
             _serve(ws, *bound)
 
     run(ctx, body, create=True)
+
+
+def share_folder(ws: Workspace) -> None:
+    """Team mode on PostgreSQL: copy the originals and run files of this folder that the
+    database lacks (kept only here before migration 0028) into it, so that servers and
+    workers on other machines find them; says how many when there were any."""
+    from assay.experiments.runfiles import file_store
+
+    saved = ws.blobs.share_folder() + file_store(ws).share_folder()
+    if saved:
+        console().print(
+            f"Copied {saved} stored file(s) of {ws.settings.home.resolve()} into the database "
+            "for servers and workers on other machines.",
+            markup=False,
+        )
 
 
 def _create_demo(ws: Workspace, sample_run: Path | None = None) -> None:

@@ -27,8 +27,9 @@ def worker(ctx: typer.Context) -> None:
     takes jobs from the shared queue, and a job whose worker died (killed, machine gone) is
     resumed by another once it missed three heartbeats (ASSAY_JOB_HEARTBEAT_SECONDS). On
     SQLite, `assay serve` already runs jobs itself; a worker runs them the same way, for a
-    server started with ASSAY_SERVER_RUNS_JOBS=false. Imports read their upload from
-    ASSAY_HOME and exports write there: a worker on another machine needs that folder shared.
+    server started with ASSAY_SERVER_RUNS_JOBS=false. On PostgreSQL a worker's ASSAY_HOME may be
+    a folder of its own: originals, run files, import uploads and exports are kept in the
+    database as well and fetched into the folder when it misses them.
     The first Ctrl+C or SIGTERM stops taking jobs and lets the running ones finish; a second
     one stops at once, and the next worker resumes what was cut short.
     """
@@ -36,8 +37,10 @@ def worker(ctx: typer.Context) -> None:
 
 
 def _work(ws: Workspace) -> None:
+    from assay.cli.serve import share_folder
     from assay.jobs import open_jobs
 
+    share_folder(ws)
     jobs = open_jobs(ws, run_here=False)
     stop = threading.Event()
 

@@ -361,7 +361,7 @@ def delete_document(
             sa.select(documents.c.id).where(documents.c.sha256 == document.sha256).limit(1)
         ).first()
     if not still_used and conn is None:  # a caller's transaction may still roll back
-        ws.blobs.path(document.sha256).unlink(missing_ok=True)
+        ws.blobs.delete(document.sha256)
 
 
 def citations(

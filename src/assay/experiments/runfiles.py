@@ -197,7 +197,7 @@ def _parser(kind: str) -> Callable[[list[str], str], Any]:
 def file_store(ws: Workspace) -> BlobStore:
     """Where uploaded run and answers files live: ``run-files/`` beside the document blobs,
     apart from them so that cleaning up unused document blobs never touches them."""
-    return BlobStore(ws.blobs.root.parent / "run-files")
+    return BlobStore(ws.blobs.root.parent / "run-files", ws.files)
 
 
 def keep_file(ws: Workspace, data: bytes, name: str, kind: str) -> tuple[FileRef, int]:

@@ -6,7 +6,9 @@ queue (``jobs.kinds``: ``import`` or ``export``, the payload naming the row). Th
 before the job is queued, in state ``running`` at stage ``queued``; the job that runs it
 writes its progress and ends it as ``done``, ``failed`` or ``cancelled``. Files live in the
 workspace folder and the row names them relative to it: an import's upload in
-``imports/<id>/``, an export's output in ``exports/<id>/<run>/``.
+``imports/<id>/``, an export's output in ``exports/<id>/<run>/``. In team mode on PostgreSQL
+they are saved in the database too (:func:`share_file`), so a worker or server with a folder
+of its own reads them (:func:`local_file`).
 """
 
 from __future__ import annotations
@@ -151,10 +153,17 @@ def end_job(ws: Workspace, job_id: str, state: str, message: str = "", **values:
         ).rowcount
     if ended != 1:
         return False
-    shutil.rmtree(upload_folder(ws, job_id), ignore_errors=True)
+    _remove(ws, upload_folder(ws, job_id))
     if state != DONE:
-        shutil.rmtree(export_folder(ws, job_id), ignore_errors=True)
+        _remove(ws, export_folder(ws, job_id))
     return True
+
+
+def _remove(ws: Workspace, folder: Path) -> None:
+    """Remove a job's folder here and its files from the database copy."""
+    shutil.rmtree(folder, ignore_errors=True)
+    if ws.files is not None:
+        ws.files.delete_under(folder.relative_to(ws.settings.home).as_posix())
 
 
 def ask_to_cancel(ws: Workspace, job_id: str) -> None:
@@ -184,6 +193,22 @@ def workspace_file(ws: Workspace, name: str) -> Path:
     path = (home / name).resolve()
     if not path.is_relative_to(home) or Path(name).is_absolute():
         raise InvalidInput(f"{name!r} is not a file name inside the workspace folder")
+    return path
+
+
+def share_file(ws: Workspace, name: str) -> None:
+    """In team mode, save the workspace file ``name`` in the database for the processes on
+    other machines (nothing to do on SQLite: one folder)."""
+    if ws.files is not None:
+        ws.files.save(name, workspace_file(ws, name))
+
+
+def local_file(ws: Workspace, name: str) -> Path:
+    """:func:`workspace_file`, fetched from the database first when this folder misses it
+    (team mode); the file may still be missing when it is stored nowhere."""
+    path = workspace_file(ws, name)
+    if ws.files is not None and not path.is_file():
+        ws.files.fetch(name, path)
     return path
 
 
@@ -222,7 +247,7 @@ def _forget_old(ws: Workspace, project: str) -> None:
         if old:
             conn.execute(transfer_jobs.delete().where(transfer_jobs.c.id.in_(old)))
     for job_id in old:
-        shutil.rmtree(export_folder(ws, job_id), ignore_errors=True)
+        _remove(ws, export_folder(ws, job_id))
 
 
 def _job_of(row: Any) -> TransferJob:

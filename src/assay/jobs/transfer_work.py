@@ -34,8 +34,10 @@ from assay.jobs.transfer_jobs import (
     end_job,
     export_folder,
     get_job,
+    local_file,
     new_id,
     new_job,
+    share_file,
     update_job,
     upload_folder,
     workspace_file,
@@ -90,6 +92,7 @@ def start_import(
     try:
         stored.parent.mkdir(parents=True)
         stored.write_bytes(data)
+        share_file(ws, upload)
     except OSError as exc:
         end_job(ws, job_id, FAILED, f"the upload could not be kept: {exc.strerror}")
         raise
@@ -171,11 +174,11 @@ def run_import(ws: Workspace, payload: dict[str, Any]) -> None:
 def _import(ws: Workspace, job_id: str, payload: dict[str, Any]) -> ImportReport:
     update_job(ws, job_id, stage="reading", done=0, total=None)
     spec = get_format(str(payload["format"]))
-    upload = workspace_file(ws, str(payload["upload"]))
+    upload = local_file(ws, str(payload["upload"]))
     if not upload.is_file():
         raise InvalidInput(
-            f"{upload.name}: the uploaded file is no longer in the workspace folder "
-            "(a worker on another machine needs ASSAY_HOME shared); upload it again"
+            f"{upload.name}: the uploaded file is no longer stored (neither in the workspace "
+            "folder nor, in team mode, in the database); upload it again"
         )
     watch = _ImportWatch(ws, job_id)
     return import_bundle(
@@ -203,6 +206,7 @@ def run_export(ws: Workspace, payload: dict[str, Any]) -> None:
     try:
         output, result = _export(ws, job, folder, payload)
         file = output.relative_to(ws.settings.home.resolve()).as_posix()
+        share_file(ws, file)
         kept = end_job(ws, job_id, DONE, file=file, filename=output.name, result=result)
     except Cancelled:
         end_job(ws, job_id, CANCELLED, "cancelled")

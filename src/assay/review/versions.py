@@ -341,7 +341,7 @@ def read_snapshot(ws: Workspace, version: DatasetVersion) -> Snapshot:
     """The version's zip, its items read as they are iterated. The file is checked against
     its name in the blob store (the sha256 of its bytes), so a zip changed by hand is refused
     before anything is read from it."""
-    path = ws.blobs.path(version.blob)
+    path = ws.blobs.local(version.blob)
     if not path.exists():
         raise NotFound(f"dataset version {version.name!r}: its stored file is missing")
     if ws.blobs.file_hash(version.blob) != version.blob:

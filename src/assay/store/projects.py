@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from assay.errors import Conflict, InvalidInput, NotFound
 from assay.records import Project
 from assay.store.db import as_utc, reading, transaction, utcnow
+from assay.store.review_schema import dataset_versions
 from assay.store.schema import chunkings, documents, items, projects
 from assay.store.workspace import Workspace
 
@@ -217,7 +218,9 @@ def delete_project(ws: Workspace, project: Project, *, conn: sa.Connection | Non
 
 
 def delete_unused_blobs(ws: Workspace) -> int:
-    """Drop the stored originals no document of any project refers to any more."""
+    """Drop the stored originals no document of any project refers to any more (a dataset
+    version's zip, in the same store, stays while its version does)."""
     with ws.engine.connect() as conn:
-        used = {row.sha256 for row in conn.execute(sa.select(documents.c.sha256).distinct())}
+        used = set(conn.scalars(sa.select(documents.c.sha256).distinct()))
+        used |= set(conn.scalars(sa.select(dataset_versions.c.blob)))
     return ws.blobs.delete_unused(used)

@@ -21,6 +21,7 @@ from assay.store.blobs import BlobStore
 from assay.store.db import create_engine, migrate
 from assay.store.import_lock import recover_interrupted_imports
 from assay.store.settings import Settings
+from assay.store.shared_files import SharedFiles, shared_files
 
 
 @dataclass
@@ -29,6 +30,9 @@ class Workspace:
     engine: sa.Engine
     blobs: BlobStore
     index_root: Path
+    files: SharedFiles | None = None
+    """In team mode on PostgreSQL, the database copy of the files processes share
+    (:mod:`assay.store.shared_files`); None on SQLite, where the folder is the store."""
     _shared: dict[str, Any] = field(default_factory=dict, repr=False)
     _shared_lock: Any = field(default_factory=threading.RLock, repr=False)
 
@@ -44,11 +48,18 @@ class Workspace:
         engine = create_engine(settings.resolved_database_url(), settings.threads)
         migrate(engine)
         recover_interrupted_imports(engine)  # undo what a killed import left half-written
+        return cls.of(settings, engine)
+
+    @classmethod
+    def of(cls, settings: Settings, engine: sa.Engine) -> Workspace:
+        """The workspace of an engine already migrated (a worker process's own engine)."""
+        files = shared_files(engine)
         return cls(
             settings=settings,
             engine=engine,
-            blobs=BlobStore(home / "blobs"),
-            index_root=home / "indexes",
+            blobs=BlobStore(settings.home / "blobs", files),
+            index_root=settings.home / "indexes",
+            files=files,
         )
 
     def index_path(self, project_id: int, chunking_id: int, kind: str = "keyword") -> Path:

@@ -39,7 +39,6 @@ from typing import Any
 from assay.errors import AssayError
 from assay.formats import Issue, ItemSource
 from assay.records import Item, Project
-from assay.store.blobs import BlobStore
 from assay.store.db import create_engine
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
@@ -309,8 +308,7 @@ def _prepare(
     engine = create_engine(setup.url, threads=1)
     try:
         with engine.connect() as conn:
-            home = setup.settings.home
-            ws = Workspace(setup.settings, engine, BlobStore(home / "blobs"), home / "indexes")
+            ws = Workspace.of(setup.settings, engine)
             named = setup.authors.named
             preparer = ItemPreparer(
                 lambda: conn, setup.project, lenient=setup.lenient, authors=setup.authors,

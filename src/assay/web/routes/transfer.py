@@ -21,7 +21,7 @@ from assay.corpus.chunkings import list_chunkings
 from assay.errors import Conflict
 from assay.formats import formats
 from assay.gold.project_config import mtrag_collection
-from assay.jobs.transfer_jobs import DONE, EXPORT, RUNNING, TRANSFERS, project_jobs, workspace_file
+from assay.jobs.transfer_jobs import DONE, EXPORT, RUNNING, TRANSFERS, local_file, project_jobs
 from assay.jobs.transfer_work import cancel
 from assay.store.projects import get_project
 from assay.transfer import DEFAULT_STATUSES, STATUSES
@@ -104,7 +104,7 @@ def api_download(request: Request, name: str, job_id: str) -> FileResponse:
     """The file an export job wrote (folder formats as a zip)."""
     ws = workspace(request)
     job = current_job(request, name, job_id)
-    file = workspace_file(ws, job.file) if job.kind == EXPORT and job.file else None
+    file = local_file(ws, job.file) if job.kind == EXPORT and job.file else None
     if job.state != DONE or file is None or not file.is_file():
         raise Conflict(
             f"export job {job_id} has no file to download (state: {job.state})",
