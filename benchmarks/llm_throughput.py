@@ -232,6 +232,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds of Assay vs Ragas")
     parser.add_argument("--ragas-samples", type=int, default=1000)
     parser.add_argument("--skip-workers", action="store_true", help="only Assay vs Ragas")
+    parser.add_argument(
+        "--database-url",
+        default="",
+        help="an empty PostgreSQL database (postgresql+psycopg://...): the workspace lives there, "
+        "as a team's does, and the endpoint limit is leased across the worker processes "
+        "(default: a SQLite file, where each worker process holds the limit alone)",
+    )
     args = parser.parse_args()
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[attr-defined]
     sys.path[:0] = [str(SRC), str(ROOT)]
@@ -240,8 +247,11 @@ def main() -> None:
     from assay.store.workspace import Workspace
 
     print(f"load average: {os.getloadavg()[0]:.2f} (2 cores shared)")
+    print(f"database: {'PostgreSQL' if args.database_url else 'SQLite'}")
     with tempfile.TemporaryDirectory() as home:
         env = _env(Path(home))
+        if args.database_url:
+            env["ASSAY_DATABASE_URL"] = args.database_url
         os.environ.update({k: v for k, v in env.items() if k.startswith(("ASSAY_", "RAGAS_"))})
         ws = Workspace.open(Settings(home=Path(home)))
         project, _ = open_demo(ws, with_items=True)
