@@ -37,7 +37,7 @@ def test_the_cached_dashboard_is_the_fresh_one_until_a_change(any_ws: Workspace)
     first = cached_dashboard(any_ws, project, days=7)
     assert _without_time(first) == _without_time(to_json(dashboard(any_ws, project, days=7)))
     stored = _stored(any_ws)
-    assert [name for name, _ in stored] == ["dashboard:7"]
+    assert [name for name, _ in stored] == ["dashboard:7:all"]
 
     with Workspace.open(any_ws.settings) as other:  # another process of the same workspace
         again = cached_dashboard(other, get_project(other, "dash"), days=7)

@@ -159,7 +159,19 @@ def test_qrels_refuse_ids_with_white_space_and_ratings_off_the_scale(
     with pytest.raises(InvalidInput, match="doc id 'a b' is empty or holds white space"):
         trec_qrels({"t1": {"a b": 1}})
     project = _judged(any_ws, tmp_path)
-    changed = update_settings(any_ws, project, {"judging_ratings": ["-", "good", "bad"]})
+    scale = ["-", "good", "bad"]
+    with pytest.raises(InvalidInput, match="judgments already carry"):
+        update_settings(any_ws, project, {"judging_ratings": scale})  # refused today...
+    from assay.store.projects import get_project
+    from assay.store.schema import projects
+
+    with any_ws.engine.begin() as conn:  # ...but a workspace may hold one from before
+        conn.execute(
+            projects.update()
+            .where(projects.c.id == project.id)
+            .values(settings={**project.settings, "judging_ratings": scale})
+        )
+    changed = get_project(any_ws, project.name)
     with pytest.raises(InvalidInput, match="has the rating 'Perfect', which the project's scale"):
         judged_qrels(any_ws, changed)
 

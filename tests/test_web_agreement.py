@@ -138,7 +138,7 @@ def test_reviewers_adjudicate_annotators_may_not_and_questions_stay_locked(
     pick = {"query": bob, "query_type": bob, "answer": bob}
     body = {"version": view["version"], "base": bob, "turns": [pick]}
     refused = reviewer.post(f"/api/projects/p/adjudication/{original}", json=body)
-    assert refused.status_code == 403 and "item.edit_query" in refused.json()["detail"]
+    assert refused.status_code == 403 and "change an item's question" in refused.json()["detail"]
     body["turns"] = [{**pick, "query": original}]
     done = reviewer.post(f"/api/projects/p/adjudication/{original}", json=body)
     assert done.status_code == 200 and done.json()["item"]["status"] == "accepted"

@@ -133,7 +133,7 @@ def test_a_reviewer_may_not_restore_an_earlier_question(any_ws: Workspace) -> No
 
     refused = client.post(url, json={"event": first, "version": saved.version})
 
-    assert refused.status_code == 403 and "item.edit_query" in refused.json()["detail"]
+    assert refused.status_code == 403 and "change an item's question" in refused.json()["detail"]
     assert get_item(any_ws, project, item.id).version == saved.version
     allowed = client.post(url, json={"event": second, "version": saved.version})
     assert allowed.status_code == 200

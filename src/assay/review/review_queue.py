@@ -228,7 +228,7 @@ def skip_review(
         ).rowcount
         if not released:  # skipped without holding it (from the list): remember it all the same
             skipped = _pool_row(project, item_id, reviewer, now, state="skipped", done_at=now)
-            conn.execute(assignments.insert().values(skipped, reason=reason.strip()))
+            conn.execute(assignments.insert().values({**skipped, "reason": reason.strip()}))
 
 
 def finish_reservations(conn: sa.Connection, project: Project, item_id: str, now: datetime) -> None:

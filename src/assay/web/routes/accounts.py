@@ -9,10 +9,10 @@ public and lives in ``routes.invite_accept``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Path, Request, Response
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,6 +22,7 @@ from assay.people.roles import ROLES
 from assay.store.db import utcnow
 from assay.store.projects import get_project, list_projects
 from assay.web.actors import actor_id
+from assay.web.bounds import MAX_OFFSET
 from assay.web.render import render
 from assay.web.state import workspace
 
@@ -149,7 +150,9 @@ def invite_link(request: Request, secret: str) -> str:
 
 
 @router.delete("/api/invites/{invite_id}", status_code=204, tags=["accounts"])
-def api_revoke_invite(request: Request, invite_id: int) -> Response:
+def api_revoke_invite(
+    request: Request, invite_id: Annotated[int, Path(ge=1, le=MAX_OFFSET)]
+) -> Response:
     """Revoke an open invite: its link stops working."""
     revoke_invite(workspace(request), invite_id)
     return Response(status_code=204)

@@ -22,7 +22,7 @@ from assay.errors import Conflict
 from assay.people.members import list_members
 from assay.store.projects import get_project
 from assay.web.actors import actor_id
-from assay.web.bounds import Storable
+from assay.web.bounds import MAX_OFFSET, Offset, Storable
 from assay.web.render import open_project, render
 from assay.web.state import workspace
 from assay.web.uploads import read_upload, too_large, upload_body
@@ -104,9 +104,11 @@ def api_imports(request: Request, name: str) -> Any:
 def api_candidates(
     request: Request,
     name: str,
-    group: int | None = Query(None, ge=1, description="Only this group's candidates."),
+    group: int | None = Query(
+        None, ge=1, le=MAX_OFFSET, description="Only this group's candidates."
+    ),
     limit: int = Query(50, ge=1, le=1000),
-    offset: int = Query(0, ge=0),
+    offset: Offset = 0,
 ) -> Any:
     """Imported candidates (as scrubbed), oldest first."""
     ws, project = open_project(request, name)
@@ -117,10 +119,10 @@ def api_candidates(
 def api_groups(
     request: Request,
     name: str,
-    cluster: int | None = Query(None, ge=0),
+    cluster: int | None = Query(None, ge=0, le=MAX_OFFSET),
     open_only: bool = Query(False, alias="open"),
     limit: int = Query(50, ge=1, le=1000),
-    offset: int = Query(0, ge=0),
+    offset: Offset = 0,
 ) -> Any:
     """Groups of near-duplicate questions, most asked first, and the topic clusters."""
     ws, project = open_project(request, name)
