@@ -20,6 +20,7 @@ from assay.experiments import (
 )
 from assay.experiments.runfiles import file_store
 from assay.records import Project
+from assay.store.file_schema import stored_files
 from assay.store.schema import experiments
 from assay.store.workspace import Workspace
 from tests.experiments_corpus import Corpus, build_corpus
@@ -105,6 +106,8 @@ def test_a_stored_file_that_went_missing_fails_the_run_clearly(
     spec = {"name": "gone", "kind": "file", "run_file": ref.model_dump()}
     created = create_experiment(ws, corpus.project, "broken", pipelines=[spec])
     file_store(ws).path(ref.sha256).unlink()
+    with ws.engine.begin() as conn:  # on PostgreSQL the database keeps a copy: gone there too
+        conn.execute(stored_files.delete())
     failed = run_experiment(ws, corpus.project, created.id)
     assert failed.status == "failed"
     assert "'gone.txt' is no longer stored in this workspace; upload it again" in failed.message

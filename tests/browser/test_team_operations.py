@@ -79,6 +79,7 @@ def test_an_invite_link_makes_an_account_that_signs_in(
     guest.get_by_role("button", name="Create my account and sign in").click()
     expect(guest.get_by_text("Signed in as nia")).to_be_visible()
     expect(guest.get_by_role("link", name="test")).to_be_visible()  # a member of the project
+    guest.wait_for_load_state()  # the sign-out button works once the page's scripts have run
     guest.get_by_role("button", name="Sign out").click()
     expect(guest.get_by_role("heading", name="Sign in")).to_be_visible()
     sign_in(guest, live_server.url, "nia", "nias own password")

@@ -70,7 +70,7 @@ class ItemSave(BaseModel):
     item: ItemBody
 
 
-class StatusChange(BaseModel):
+class StatusIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     version: int = Field(ge=1, le=INT32)
     status: str
@@ -157,7 +157,7 @@ def api_save_item(request: Request, name: str, item_id: str, body: ItemSave) -> 
 
 
 @router.post("/api/projects/{name}/items/{item_id}/status", tags=["items"])
-def api_item_status(request: Request, name: str, item_id: str, body: StatusChange) -> Any:
+def api_item_status(request: Request, name: str, item_id: str, body: StatusIn) -> Any:
     """Change the status; ``submitted`` only when the item passes the completeness checks.
     Accepting and rejecting are a reviewer's verdicts: ``POST .../review``."""
     ws, project = open_project(request, name)

@@ -66,7 +66,7 @@ class SuggestIn(BaseModel):
     k: int = Field(default=10, ge=1, le=MAX_PASSAGES)
 
 
-class AcceptIn(BaseModel):
+class SuggestionAcceptIn(BaseModel):
     """Suggestions to accept, from the item version the page shows. ``rewrite``: the text of
     a rewrite suggestion as the person edited it. ``skip_disagreeing`` (accept all): leave
     pending the ones the turn contradicts instead of refusing them all."""
@@ -163,7 +163,7 @@ def api_suggest(request: Request, name: str, item_id: str, body: SuggestIn) -> A
 
 
 @router.post(f"{PATH}/accept", tags=["suggestions"])
-def api_accept(request: Request, name: str, item_id: str, body: AcceptIn) -> Any:
+def api_accept(request: Request, name: str, item_id: str, body: SuggestionAcceptIn) -> Any:
     """Accept suggestions: relevance ones become evidence of origin ``llm-suggestion``, a
     rewrite the turn's rewrite, through the item's normal save. Answers with the stored item
     and the decided suggestions; 409 when the item changed since ``version``."""
