@@ -1,5 +1,5 @@
 """Judgments out and in as autojudge-annotate's JSON Lines (assay.formats.autojudge,
-assay.judging.judgment_export, judgment_import): the exact keys of each mode, a round trip
+assay.judging.judgment_files): the exact keys of each mode, a round trip
 that imports back equal, merging by username, and bad lines refused naming file, line and
 field with the project unchanged."""
 
@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 from assay.cli import make_app
 from assay.errors import InvalidInput
 from assay.formats.autojudge import CITATION_KEYS, DOCUMENT_KEYS, REPORT_KEYS, read_judgments
-from assay.judging.judgment_export import export_judgments, judgment_records
-from assay.judging.judgment_import import import_judgments
+from assay.judging.judgment_files import export_judgments, judgment_records
+from assay.judging.judgment_files import import_judgments
 from assay.judging.judgments import Judgment, Span, Unit, list_judgments, save_judgment
 from assay.judging.reports import get_documents, get_report
 from assay.judging.run_import import import_judging_inputs

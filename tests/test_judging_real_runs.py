@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assay.judging.judgment_export import judgment_records
+from assay.judging.judgment_files import judgment_records
 from assay.judging.judgments import Unit, save_judgment
 from assay.judging.reports import list_reports
 from assay.judging.run_import import import_judging_inputs

@@ -243,7 +243,7 @@ def export_autojudge(
 ) -> None:
     """``assay export autojudge PATH``: the project's judged units as autojudge-annotate's
     JSON Lines (all modes unless --mode); with ASSAY_URL, the server's."""
-    from assay.judging.judgment_export import export_judgments
+    from assay.judging.judgment_files import export_judgments
     from assay.judging.judgments import MODES
     from assay.people.accounts import get_account
 
@@ -284,7 +284,7 @@ def import_autojudge(
     username into the project's; one bad line refuses the file unless --lenient. With
     ASSAY_URL, into the server's project (a file; a folder is for local imports)."""
     from assay.formats import Issue
-    from assay.judging.judgment_import import import_judgments
+    from assay.judging.judgment_files import import_judgments
 
     def body(ws: Workspace) -> dict[str, Any]:
         return import_judgments(ws, project_of(ws, project), path, lenient=lenient).as_json()

@@ -14,9 +14,9 @@ offsets into the report text (sentences joined by a space), into ``title + "\\n\
 text`` of a document, and for ``report_spans`` into the sentence.
 
 Pure: records are written from and read into plain values; the database side is
-:mod:`assay.judging.judgment_export` and :mod:`assay.judging.judgment_import`. The reader
-checks each line's shape and names the file, the line and the field of every problem; what
-the fields must match (known topics, runs, documents, span texts) is for the importer.
+:mod:`assay.judging.judgment_files`. The reader checks each line's shape and names the
+file, the line and the field of every problem; what the fields must match (known topics,
+runs, documents, span texts) is for the importer.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from assay.errors import InvalidInput
 from assay.formats.autojudge import document_json, report_json
 from assay.formats.trec_rag import RunReport
 from assay.gold.project_config import judging_ratings
-from assay.judging.judgment_export import run_document
+from assay.judging.judgment_files import run_document
 from assay.judging.reports import (
     Report,
     get_documents,

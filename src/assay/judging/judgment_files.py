@@ -1,5 +1,8 @@
-"""Judgments made elsewhere (autojudge-annotate's page, the offline page, another Assay) into
-a project, merged by judge, in one transaction.
+"""A project's judgments in and out as autojudge-annotate's JSON Lines
+(:mod:`assay.formats.autojudge`).
+
+**In**: judgments made elsewhere (autojudge-annotate's page, the offline page, another Assay)
+merged into a project by judge, in one transaction.
 
 Each line's ``username`` is a judge: the account of that user name, else of that display
 name, else a new account (as imports find authors, :mod:`assay.people.actors`); a line
@@ -11,10 +14,18 @@ must be in the project, its rating on the project's scale, its spans must match 
 text (:func:`assay.judging.judgments.check_spans`), and a judge judges a unit once per file.
 Strict (the default): any problem refuses the whole file, listing them (file, line, field);
 the project is unchanged. Lenient: those lines are skipped and reported.
+
+**Out**: only judged units go out (a span, a rating other than the scale's first, or a
+comment: the page's rule), one line per judge and unit, in the modes asked, report then
+document then citation, each in the order the judgments were first made. ``username`` is the judge's name
+as exports show it (display name, else user name), which the importer finds again. A
+report's ``documents`` are the documents it names that the project holds, with the run's
+own text (without the title line).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,19 +34,42 @@ import sqlalchemy as sa
 
 from assay.errors import AssayError, InvalidInput
 from assay.formats import Issue
-from assay.formats.autojudge import JudgmentRecord, read_judgments
+from assay.formats.autojudge import (
+    JudgmentRecord,
+    Marks,
+    citation_record,
+    document_record,
+    read_judgments,
+    report_record,
+    write_records,
+)
+from assay.formats.trec_rag import RunDocument, RunReport
 from assay.gold.project_config import judging_ratings
-from assay.judging.judgments import Span, Unit, check_spans, list_judgments, save_judgment
-from assay.judging.reports import Report, get_documents, list_reports, list_topics
+from assay.judging.judgments import (
+    MODES,
+    Judgment,
+    Span,
+    Unit,
+    check_spans,
+    list_judgments,
+    save_judgment,
+)
+from assay.judging.reports import (
+    JudgedDocument,
+    Report,
+    get_documents,
+    get_report,
+    list_reports,
+    list_topics,
+)
 from assay.judging.run_import import refusal
 from assay.people.actors import account_ids, acting_account
 from assay.records import Project
-from assay.store.db import transaction
+from assay.store.db import reading, transaction
 from assay.store.import_lock import check_writable
 from assay.store.workspace import Workspace
 
 
-@dataclass
 class JudgmentImportReport:
     added: int = 0
     updated: int = 0
@@ -269,3 +303,149 @@ class _Checker:
 
 def _spans(values: tuple[dict[str, Any], ...], name: str) -> tuple[Span, ...]:
     return tuple(Span.from_json(v, f"field '{name}[{i}]'") for i, v in enumerate(values))
+
+
+# ---------------------------------------------------------------- out
+
+
+def run_document(doc: JudgedDocument) -> RunDocument:
+    """The project's version of a document (its text without the title line)."""
+    return RunDocument(doc.doc_id, doc.body, doc.title, doc.url)
+
+
+def own_document(doc_id: str, fields: dict[str, Any]) -> RunDocument:
+    """A run's own version of a document, as the report keeps it."""
+    return RunDocument(
+        doc_id, str(fields.get("text") or ""), fields.get("title"), fields.get("url")
+    )
+
+
+def spans_into(spans: tuple[Span, ...], text: str, marked_in: str) -> tuple[Span, ...] | None:
+    """The spans marked in ``marked_in`` placed in another version ``text`` of their
+    document: kept where their text is at their offsets in both, else moved to where it is
+    in ``text`` when it is there once and once in ``marked_in`` (so an import moves it back
+    to the same place); None when one cannot be placed."""
+    placed = []
+    for span in spans:
+        if text[span.start : span.end] == span.text:
+            placed.append(span)
+        elif text.count(span.text) == 1 and marked_in.count(span.text) == 1:
+            start = text.index(span.text)
+            placed.append(Span(start, start + len(span.text), span.text, span.sentence_idx))
+        else:
+            return None
+    return tuple(placed)
+
+
+def judgment_records(
+    ws: Workspace,
+    project: Project,
+    *,
+    modes: Iterable[str] = MODES,
+    dataset: str | None = None,
+    topic_ids: Iterable[str] = (),
+    judge_id: int | None = None,
+) -> Iterator[dict[str, Any]]:
+    """The records of the judged units (of ``topic_ids`` when given, of one judge when
+    ``judge_id`` is given); ``dataset`` defaults to the project's name. The modes are
+    checked at once; the records are read as they are taken."""
+    modes = list(dict.fromkeys(modes))
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise InvalidInput(f"unknown judging mode {unknown[0]!r}; choose from: {', '.join(MODES)}")
+    label = project.name if dataset is None else dataset
+    return _records(ws, project, modes, label, set(topic_ids), judge_id)
+
+
+def _records(
+    ws: Workspace,
+    project: Project,
+    modes: list[str],
+    dataset: str,
+    topics: set[str],
+    judge_id: int | None,
+) -> Iterator[dict[str, Any]]:
+    not_rated = judging_ratings(project)[0]
+    with reading(ws.engine, None) as conn:
+        reports: dict[tuple[str, str], tuple[RunReport, dict[str, RunDocument]]] = {}
+        for mode in modes:
+            for judgment in list_judgments(ws, project, mode=mode, judge_id=judge_id, conn=conn):
+                if topics and judgment.unit.topic_id not in topics:
+                    continue
+                if judgment.judged(not_rated):
+                    yield _record(ws, project, conn, judgment, dataset, reports)
+
+
+def _record(
+    ws: Workspace,
+    project: Project,
+    conn: sa.Connection,
+    judgment: Judgment,
+    dataset: str,
+    reports: dict[tuple[str, str], tuple[RunReport, dict[str, RunDocument]]],
+) -> dict[str, Any]:
+    unit = judgment.unit
+    marks = _marks(judgment, judgment.spans)
+    if unit.mode == "document":
+        assert unit.doc_id is not None
+        held = get_documents(ws, project, [unit.doc_id], conn=conn)[unit.doc_id]
+        return document_record(dataset, marks, unit.topic_id, run_document(held))
+    assert unit.run_id is not None
+    key = (unit.topic_id, unit.run_id)
+    if key not in reports:
+        reports[key] = _run_report(ws, project, conn, unit.topic_id, unit.run_id)
+    report, projects = reports[key]
+    if unit.mode == "report":
+        return report_record(dataset, marks, report)
+    assert unit.sentence_idx is not None
+    document = report.documents.get(unit.doc_id) if unit.doc_id is not None else None
+    if document is not None and unit.doc_id in projects:
+        project_version = projects[unit.doc_id]
+        placed = spans_into(judgment.spans, document.shown_text, project_version.shown_text)
+        if placed is None:  # marked where the run's version has no such text
+            document = project_version
+        else:
+            marks = _marks(judgment, placed)
+    return citation_record(dataset, marks, report, unit.sentence_idx, document, unit.doc_id)
+
+
+def _marks(judgment: Judgment, spans: tuple[Span, ...]) -> Marks:
+    return Marks(
+        judgment.judge,
+        judgment.rating,
+        judgment.comment,
+        tuple(s.as_json() for s in spans),
+        tuple(s.as_json() for s in judgment.report_spans),
+    )
+
+
+def _run_report(
+    ws: Workspace, project: Project, conn: sa.Connection, topic_id: str, run_id: str
+) -> tuple[RunReport, dict[str, RunDocument]]:
+    """A report with its run's own documents, and the project's versions of those that
+    differ (which the citation spans were marked in)."""
+    stored = get_report(ws, project, topic_id, run_id, conn=conn)
+    docs = get_documents(ws, project, stored.doc_ids, conn=conn)
+    own = {d: own_document(d, stored.own_documents[d]) for d in docs if d in stored.own_documents}
+    projects = {d: run_document(docs[d]) for d in own}
+    shown = {d: own.get(d) or run_document(doc) for d, doc in docs.items()}
+    report = RunReport(stored.topic_id, stored.run_id, stored.team_id, stored.sentences, shown)
+    return report, projects
+
+
+def export_judgments(
+    ws: Workspace,
+    project: Project,
+    out: Path,
+    *,
+    modes: Iterable[str] = MODES,
+    dataset: str | None = None,
+    topic_ids: Iterable[str] = (),
+    judge_id: int | None = None,
+) -> int:
+    """Write :func:`judgment_records` to ``out``; returns how many lines were written."""
+    records = judgment_records(
+        ws, project, modes=modes, dataset=dataset, topic_ids=topic_ids, judge_id=judge_id
+    )
+    with out.open("w", encoding="utf-8") as handle:
+        return write_records(records, handle)
