@@ -2,12 +2,14 @@
 
 A request to an endpoint holds one row of ``endpoint_slots``: the endpoint, a slot number
 below the endpoint's limit (the primary key makes each number one holder's), its own token
-and an expiry. Taking a slot is one short transaction: drop the endpoint's expired leases,
-read the live ones, insert a free number; a number another process took first fails on
-the key and the next is tried. Full means waiting (polling, backing off up to a fifth of a
-second). Giving back deletes the row by its token. A killed process cannot give back: its
-leases expire after ``hold_s`` and the slots are free again. Expiry is by wall clock, so
-the machines of a team keep their clocks in step (NTP).
+and an expiry. Taking a slot reads the endpoint's live leases, then writes a free number in
+one statement that inserts it or takes over its expired row (an upsert whose update only
+applies to an expired lease); a number another process took first returns nothing and the
+next is tried. Both statements run outside a transaction (autocommit), so a request pays
+three round trips to the database in all, giving back included. Full means waiting (polling,
+backing off up to a fifth of a second). Giving back deletes the row by its token. A killed
+process cannot give back: its leases expire after ``hold_s`` and the slots are free again.
+Expiry is by wall clock, so the machines of a team keep their clocks in step (NTP).
 
 Used when the workspace is on PostgreSQL (several worker machines); on SQLite one process
 runs the jobs and the in-process gate is enough.
@@ -23,9 +25,10 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 
 from assay.store.db import utcnow
 from assay.store.llm_schema import endpoint_slots
@@ -57,7 +60,7 @@ class SlotLeases:
         holder: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.engine = engine
+        self.engine = engine.execution_options(isolation_level="AUTOCOMMIT")
         self.holder = holder or f"{socket.gethostname()}:{os.getpid()}"
         self._sleep = sleep
 
@@ -74,41 +77,44 @@ class SlotLeases:
 
     def _try(self, endpoint: str, limit: int, hold_s: float) -> Lease | None:
         now = utcnow()
-        with self.engine.begin() as conn:
-            conn.execute(
-                endpoint_slots.delete().where(
-                    endpoint_slots.c.endpoint == endpoint, endpoint_slots.c.expires_at < now
-                )
-            )
-            taken = set(
+        with self.engine.connect() as conn:
+            live = set(
                 conn.scalars(
-                    sa.select(endpoint_slots.c.slot).where(endpoint_slots.c.endpoint == endpoint)
+                    sa.select(endpoint_slots.c.slot).where(
+                        endpoint_slots.c.endpoint == endpoint, endpoint_slots.c.expires_at >= now
+                    )
                 )
             )
-        free = [n for n in range(limit) if n not in taken]
-        if len(taken) >= limit or not free:
-            return None
-        random.shuffle(free)
-        token = str(uuid.uuid4())
-        for slot in free[:3]:  # a few tries before reading again
-            try:
-                with self.engine.begin() as conn:
-                    conn.execute(
-                        endpoint_slots.insert().values(
-                            endpoint=endpoint,
-                            slot=slot,
-                            token=token,
-                            holder=self.holder[:300],
-                            expires_at=now + timedelta(seconds=hold_s),
-                        )
-                    )
-            except sa.exc.IntegrityError:
-                continue  # another process took this number a moment ago
-            return Lease(endpoint, slot, token)
+            free = [n for n in range(limit) if n not in live]
+            random.shuffle(free)
+            token = str(uuid.uuid4())
+            for slot in free[:3]:  # a few tries before reading again
+                if conn.scalar(self._claim(endpoint, slot, token, now, hold_s)) is not None:
+                    return Lease(endpoint, slot, token)
         return None
 
+    def _claim(
+        self, endpoint: str, slot: int, token: str, now: datetime, hold_s: float
+    ) -> sa.Executable:
+        """Insert the lease, or take over the slot's row when its lease has expired; returns
+        the slot, or no row when a live lease holds it (another process was quicker)."""
+        insert = postgresql.insert if self.engine.dialect.name == "postgresql" else sqlite.insert
+        values = {
+            "endpoint": endpoint,
+            "slot": slot,
+            "token": token,
+            "holder": self.holder[:300],
+            "expires_at": now + timedelta(seconds=hold_s),
+        }
+        statement = insert(endpoint_slots).values(**values)
+        return statement.on_conflict_do_update(
+            index_elements=[endpoint_slots.c.endpoint, endpoint_slots.c.slot],
+            set_={k: statement.excluded[k] for k in ("token", "holder", "expires_at")},
+            where=endpoint_slots.c.expires_at < now,
+        ).returning(endpoint_slots.c.slot)
+
     def give_back(self, lease: Lease) -> None:
-        with self.engine.begin() as conn:
+        with self.engine.connect() as conn:
             conn.execute(
                 endpoint_slots.delete().where(
                     endpoint_slots.c.endpoint == lease.endpoint,
