@@ -40,6 +40,7 @@ def test_second_request_takes_the_account_the_first_made(pg_ws: Workspace) -> No
                     ),
                     {"pid": results.get("pid", -1)},
                 )
+                watcher.rollback()  # pg_stat_activity is read once per transaction
                 if waiting or not thread.is_alive():
                     break
                 thread.join(0.05)

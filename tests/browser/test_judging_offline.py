@@ -133,7 +133,7 @@ def test_judge_offline_download_and_merge(page: Page, ws: Workspace, tmp_path: P
     page.keyboard.press("1")
     page.get_by_label("Comment").fill("Clear, but thin.")
     page.reload()  # the work is in the browser's storage
-    expect(spans).to_have_count(2)
+    expect(spans).to_have_text(["S1: “from nectar.”×", "S2: “They keep”×"])
     expect(page.get_by_label("Perfect")).to_be_checked()
     expect(page.get_by_label("Comment")).to_have_value("Clear, but thin.")
     expect(page.get_by_label("Your name")).to_have_value("Ada Judge")

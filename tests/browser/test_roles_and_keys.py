@@ -216,18 +216,20 @@ def saved_marks(page: Page, ws: Workspace, project: Project, item_id: str, count
 
 
 def hit_text(page: Page, name: str, focus: bool = False) -> str:
-    """The selector of the text of the search hit from the document ``name`` (marked with
-    a data-test attribute, until the hits are drawn again); ``focus``: the hit takes focus."""
+    """The selector of the text of the search hit from the document ``name``, by its
+    document id and offset, which stay when the hits are drawn again (the page redraws them
+    as the item changes); ``focus``: the hit takes focus."""
     hit = page.locator("#hits .hit", has=page.locator(".docname", has_text=name))
     expect(hit).to_have_count(1)
-    hit.evaluate(
-        """(hit, [name, focus]) => {
-            hit.querySelector(".hit-text").dataset.test = name;
+    doc_id, start = hit.evaluate(
+        """(hit, focus) => {
+            const text = hit.querySelector(".hit-text");
             if (focus) hit.focus();
+            return [text.dataset.docId, text.dataset.start];
         }""",
-        [name, focus],
+        focus,
     )
-    return f'.hit-text[data-test="{name}"]'
+    return f'#hits .hit-text[data-doc-id="{doc_id}"][data-start="{start}"]'
 
 
 def test_selections_snap_to_words_and_never_cross_passages(
