@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 
 from assay.errors import InvalidInput, NotFound
 from assay.formats import get_format
-from assay.formats.mtrag import read, split_task_id
-from assay.formats.mtrag import item_tasks
+from assay.formats.mtrag import item_tasks, read, split_task_id
 from assay.gold.item_lists import list_items
 from assay.gold.items import get_item
 from assay.people.actors import account_for

@@ -17,8 +17,7 @@ from typer.testing import CliRunner
 from assay.cli import make_app
 from assay.errors import InvalidInput
 from assay.formats.autojudge import CITATION_KEYS, DOCUMENT_KEYS, REPORT_KEYS, read_judgments
-from assay.judging.judgment_files import export_judgments, judgment_records
-from assay.judging.judgment_files import import_judgments
+from assay.judging.judgment_files import export_judgments, import_judgments, judgment_records
 from assay.judging.judgments import Judgment, Span, Unit, list_judgments, save_judgment
 from assay.judging.reports import get_documents, get_report
 from assay.judging.run_import import import_judging_inputs

@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from assay.judging.judgment_files import export_judgments, judgment_records
-from assay.judging.judgment_files import import_judgments
+from assay.judging.judgment_files import export_judgments, import_judgments, judgment_records
 from assay.judging.judgments import Span, Unit, list_judgments, save_judgment
 from assay.judging.reports import get_documents
 from assay.people.accounts import create_account

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from assay.judging.judgment_files import judgment_records
-from assay.judging.judgment_files import import_judgments
+from assay.judging.judgment_files import import_judgments, judgment_records
 from assay.judging.judgments import Span, list_judgments
 from assay.judging.offline_page import offline_page, write_offline_page
 from assay.judging.run_import import import_judging_inputs

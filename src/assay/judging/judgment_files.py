@@ -17,10 +17,10 @@ the project is unchanged. Lenient: those lines are skipped and reported.
 
 **Out**: only judged units go out (a span, a rating other than the scale's first, or a
 comment: the page's rule), one line per judge and unit, in the modes asked, report then
-document then citation, each in the order the judgments were first made. ``username`` is the judge's name
-as exports show it (display name, else user name), which the importer finds again. A
-report's ``documents`` are the documents it names that the project holds, with the run's
-own text (without the title line).
+document then citation, each in the order the judgments were first made. ``username`` is
+the judge's name as exports show it (display name, else user name), which the importer finds
+again. A report's ``documents`` are the documents it names that the project holds, with the
+run's own text (without the title line).
 """
 
 from __future__ import annotations

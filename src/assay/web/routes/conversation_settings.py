@@ -33,7 +33,9 @@ def api_conversation_settings(request: Request, name: str) -> Any:
 
 
 @router.put("/api/projects/{name}/conversation-settings", tags=["conversations"])
-def api_save_conversation_settings(request: Request, name: str, body: ConversationSettingsIn) -> Any:
+def api_save_conversation_settings(
+    request: Request, name: str, body: ConversationSettingsIn
+) -> Any:
     """Change some settings; an invalid part (a prompt template with an unknown placeholder,
     an empty vocabulary) is refused with 422 and nothing is stored."""
     ws = workspace(request)

@@ -31,8 +31,7 @@ from starlette.concurrency import run_in_threadpool
 
 from assay.formats.autojudge import write_records
 from assay.judging.assignments import assign_topics, list_assignments, unassign_topics
-from assay.judging.judgment_files import judgment_records
-from assay.judging.judgment_files import import_judgments
+from assay.judging.judgment_files import import_judgments, judgment_records
 from assay.judging.judgments import MODES, Unit, get_judgment, unit_texts
 from assay.judging.run_import import import_judging_inputs
 from assay.judging.units import progress
