@@ -7,12 +7,13 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
-from assay.llm.gate import Gates
-from assay.llm.slot_leases import SlotLeases, stored_endpoint
+from assay.llm.gate import EndpointGate, Gates
+from assay.llm.slot_leases import Lease, SlotLeases, stored_endpoint
 from assay.llm.traffic import workspace_gates
 from assay.store.workspace import Workspace
 from tests.fakes.openai_server import Computed, FakeOpenAI, Latency
@@ -22,26 +23,26 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_slots_are_bounded_and_given_back(any_ws: Workspace) -> None:
     leases = SlotLeases(any_ws.engine, holder="test:1")
-    taken = [leases._try("http://e m", 3, 60.0) for _ in range(3)]
+    taken = [leases.try_take("http://e m", 3, 60.0) for _ in range(3)]
     assert all(taken) and sorted(lease.slot for lease in taken if lease) == [0, 1, 2]
-    assert leases._try("http://e m", 3, 60.0) is None  # full
-    assert leases._try("http://other m", 3, 60.0) is not None  # another endpoint
+    assert leases.try_take("http://e m", 3, 60.0) is None  # full
+    assert leases.try_take("http://other m", 3, 60.0) is not None  # another endpoint
     assert leases.held("http://e m") == 3
     first = taken[0]
     assert first is not None
     leases.give_back(first)
-    again = leases._try("http://e m", 3, 60.0)
+    again = leases.try_take("http://e m", 3, 60.0)
     assert again is not None and again.slot == first.slot
-    assert leases._try("http://e m", 2, 60.0) is None  # a lower limit counts every lease
+    assert leases.try_take("http://e m", 2, 60.0) is None  # a lower limit counts every lease
 
 
 def test_a_killed_processs_slots_come_back_when_they_expire(any_ws: Workspace) -> None:
     killed = SlotLeases(any_ws.engine, holder="killed:1")
     for _ in range(2):
-        assert killed._try("http://e m", 2, -1.0) is not None  # never given back, expired
+        assert killed.try_take("http://e m", 2, -1.0) is not None  # never given back, expired
     other = SlotLeases(any_ws.engine, holder="alive:2")
-    assert other.take("http://e m", 2, 60.0) is not None
-    assert other.take("http://e m", 2, 60.0) is not None
+    assert other.try_take("http://e m", 2, 60.0) is not None
+    assert other.try_take("http://e m", 2, 60.0) is not None
     assert other.held("http://e m") == 2
 
 
@@ -128,3 +129,56 @@ def test_a_gate_with_leases_bounds_the_threads_of_one_process(any_ws: Workspace)
         assert list(in_order(ask, range(8), 8)) == ["ok"] * 8
     assert fake.peak_in_flight == 2
     assert SlotLeases(any_ws.engine).held(f"{fake.url} m") == 0
+
+
+class CountingLeases(SlotLeases):
+    """Real leases in the workspace's database, counting the takes that reach it."""
+
+    takes = 0
+
+    def try_take(self, key: str, limit: int, hold_s: float) -> Lease | None:
+        self.takes += 1
+        return super().try_take(key, limit, hold_s)
+
+
+def test_a_finished_requests_lease_serves_the_next_request_of_the_process(
+    any_ws: Workspace,
+) -> None:
+    leases = CountingLeases(any_ws.engine)
+    gate = EndpointGate("http://e m", 2, leases=leases)
+    with gate.slot():
+        for _ in range(5):  # one request stays in flight: each finished lease is kept
+            with gate.slot() as ticket:
+                assert ticket.lease is not None
+    assert leases.takes == 2  # the first request's lease and one more, used five times
+    assert leases.held("http://e m") == 0  # the last request here gave every lease back
+
+
+def test_a_spare_lease_goes_back_when_no_request_takes_it(any_ws: Workspace) -> None:
+    leases = SlotLeases(any_ws.engine)
+    gate = EndpointGate("http://e m", 3, leases=leases)
+    with gate.slot():
+        with gate.slot():
+            pass
+        assert leases.held("http://e m") == 2  # the finished one is kept a moment
+        deadline = time.monotonic() + 30
+        while leases.held("http://e m") > 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert leases.held("http://e m") == 1  # nobody took it: back after SPARE_S
+    assert leases.held("http://e m") == 0
+
+
+def test_a_lease_goes_back_after_serving_its_time_so_processes_take_turns(
+    any_ws: Workspace,
+) -> None:
+    now = [0.0]
+    leases = CountingLeases(any_ws.engine)
+    gate = EndpointGate("http://e m", 2, leases=leases, hold_s=8.0, clock=lambda: now[0])
+    assert gate.reuse_s == 2.0  # a quarter of the lease's life, at most REUSE_S
+    with gate.slot():
+        with gate.slot():
+            now[0] = 3.0  # this request's lease has served longer than that
+        assert leases.held("http://e m") == 1  # so it went back at once
+        with gate.slot():
+            pass
+        assert leases.takes == 3  # the next request took a slot afresh

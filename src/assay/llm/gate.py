@@ -6,7 +6,11 @@ limit); past that it queues or answers 429. Every request to an endpoint therefo
 slot of its :class:`EndpointGate` for as long as it is in flight. The gate is shared by
 every job and thread of the process (one :class:`Gates` per workspace object), and on
 PostgreSQL it also takes a lease in the database (:mod:`assay.llm.slot_leases`) so the
-limit holds over every worker process.
+limit holds over every worker process. A lease costs round trips to the database, so a gate
+keeps one its request has finished with for the next request of the process (for at most
+:data:`REUSE_S` after it was taken, then it goes back and every process may take the slot
+again); a lease nobody here wants within :data:`SPARE_S`, or when the endpoint's last request
+of the process finishes, goes back at once.
 
 The gate adapts (additive increase, multiplicative decrease): a 429 (or 503) halves the
 slots it hands out, once per round of requests, and a ``Retry-After`` holds every new
@@ -16,6 +20,7 @@ allowance gives one slot back, up to the configured limit.
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +34,13 @@ if TYPE_CHECKING:
 
 SLOW_DOWN_STATUSES = frozenset({429, 503})
 """Replies that mean "too many requests": the whole endpoint slows down, not one request."""
+REUSE_S = 5.0
+"""Seconds one database lease may serve requests of this process before it goes back (so
+the processes sharing a full endpoint take turns), at most a quarter of its life."""
+SPARE_S = 0.25
+"""Seconds a finished request's lease waits for the next request here before it goes back."""
+MAX_POLL_S = 0.2
+"""The longest wait between two tries for a lease while every slot is taken."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +50,7 @@ class Ticket:
 
     epoch: int
     lease: Lease | None = None
+    taken_at: float = 0.0
 
 
 class EndpointGate:
@@ -70,6 +83,9 @@ class EndpointGate:
         self._epoch = 0
         self._credit = 0
         self._paused_until = 0.0
+        self.reuse_s = min(REUSE_S, hold_s / 4)
+        self._spare: list[tuple[Lease, float, float]] = []  # lease, taken at, finished at
+        self._sweeping = False
 
     def set_limit(self, limit: int) -> None:
         """A new configured limit (settings changed); the allowance follows it down."""
@@ -104,18 +120,69 @@ class EndpointGate:
         if self._leases is None:
             return Ticket(epoch)
         try:
-            lease = self._leases.take(self.key, self.limit, self.hold_s)
+            lease, taken_at = self._lease(self._leases)
         except BaseException:
             self._release(Ticket(epoch))
             raise
-        return Ticket(epoch, lease)
+        return Ticket(epoch, lease, taken_at)
+
+    def _lease(self, leases: SlotLeases) -> tuple[Lease, float]:
+        """A spare lease of this process, else a free slot in the database (polling, with
+        backoff, while every slot is taken; a lease finished with here ends the wait)."""
+        wait = 0.005
+        while True:
+            with self._cond:
+                spare = self._spare.pop() if self._spare else None
+            if spare is not None:
+                return spare[0], spare[1]
+            lease = leases.try_take(self.key, self.limit, self.hold_s)
+            if lease is not None:
+                return lease, self._clock()
+            with self._cond:
+                if not self._spare:
+                    self._cond.wait(wait * (0.5 + random.random()))
+            wait = min(MAX_POLL_S, wait * 2)
 
     def _release(self, ticket: Ticket) -> None:
-        if ticket.lease is not None and self._leases is not None:
-            self._leases.give_back(ticket.lease)
+        back: list[Lease] = []
         with self._cond:
             self.in_flight -= 1
+            now = self._clock()
+            if ticket.lease is not None:
+                if self.in_flight > 0 and now - ticket.taken_at < self.reuse_s:
+                    self._spare.append((ticket.lease, ticket.taken_at, now))
+                else:
+                    back.append(ticket.lease)
+            if self.in_flight == 0:  # the endpoint's last request here: every lease goes back
+                back.extend(lease for lease, _, _ in self._spare)
+                self._spare.clear()
+            sweep = bool(self._spare) and not self._sweeping
+            self._sweeping = self._sweeping or sweep
             self._cond.notify_all()
+        self._give_back(back)
+        if sweep:
+            self._sweep_later()
+
+    def _sweep_later(self) -> None:
+        timer = threading.Timer(SPARE_S, self._sweep)
+        timer.daemon = True
+        timer.start()
+
+    def _sweep(self) -> None:
+        """Give back the spare leases no request here took within :data:`SPARE_S`."""
+        with self._cond:
+            now = self._clock()
+            back = [lease for lease, _, done in self._spare if now - done >= SPARE_S]
+            self._spare = [s for s in self._spare if now - s[2] < SPARE_S]
+            self._sweeping = bool(self._spare)
+        self._give_back(back)
+        if self._sweeping:
+            self._sweep_later()
+
+    def _give_back(self, leases: list[Lease]) -> None:
+        if self._leases is not None:
+            for lease in leases:
+                self._leases.give_back(lease)
 
     def succeeded(self, ticket: Ticket) -> None:
         """A request went through: after as many successes as slots allowed, one more."""

@@ -5,9 +5,10 @@ below the endpoint's limit (the primary key makes each number one holder's), its
 and an expiry. Taking a slot reads the endpoint's live leases, then writes a free number in
 one statement that inserts it or takes over its expired row (an upsert whose update only
 applies to an expired lease); a number another process took first returns nothing and the
-next is tried. Both statements run outside a transaction (autocommit), so a request pays
-three round trips to the database in all, giving back included. Full means waiting (polling,
-backing off up to a fifth of a second). Giving back deletes the row by its token. A killed
+next is tried. Both statements run outside a transaction (autocommit), so a lease costs
+three round trips to the database in all, giving back included (the gate,
+:mod:`assay.llm.gate`, keeps a lease for the next request of its process for a few seconds,
+and polls while every slot is taken). Giving back deletes the row by its token. A killed
 process cannot give back: its leases expire after ``hold_s`` and the slots are free again.
 Expiry is by wall clock, so the machines of a team keep their clocks in step (NTP).
 
@@ -21,9 +22,7 @@ import hashlib
 import os
 import random
 import socket
-import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -32,8 +31,6 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from assay.store.db import utcnow
 from assay.store.llm_schema import endpoint_slots
-
-MAX_POLL_S = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,24 +55,14 @@ class SlotLeases:
         engine: sa.Engine,
         *,
         holder: str | None = None,
-        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.engine = engine.execution_options(isolation_level="AUTOCOMMIT")
         self.holder = holder or f"{socket.gethostname()}:{os.getpid()}"
-        self._sleep = sleep
 
-    def take(self, key: str, limit: int, hold_s: float) -> Lease:
-        """A slot of ``key`` below ``limit``; waits until one is free."""
+    def try_take(self, key: str, limit: int, hold_s: float) -> Lease | None:
+        """A slot of ``key`` below ``limit`` for ``hold_s`` seconds, or None when every
+        slot is live."""
         endpoint = stored_endpoint(key)
-        wait = 0.005
-        while True:
-            lease = self._try(endpoint, limit, hold_s)
-            if lease is not None:
-                return lease
-            self._sleep(wait * (0.5 + random.random()))
-            wait = min(MAX_POLL_S, wait * 2)
-
-    def _try(self, endpoint: str, limit: int, hold_s: float) -> Lease | None:
         now = utcnow()
         with self.engine.connect() as conn:
             live = set(
