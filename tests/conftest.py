@@ -9,8 +9,10 @@ Two passes of the suite (scripts/run-tests, the README's ``make test``, runs bot
   ASSAY_TEST_POSTGRES_URL, through ASSAY_DATABASE_URL, so every workspace it makes (the ``ws``
   fixture, ``Settings(home=...)``, CLI runs and subprocesses, live servers) lives there; it is
   dropped after the test. What already ran on PostgreSQL in the first pass (``any_ws``,
-  ``postgres``) is deselected, and tests marked ``sqlite_only("why")`` (about SQLite itself)
-  are skipped with their reason.
+  ``postgres``) is deselected, as is what opened no database there (no database fixture, or
+  only a ``tmp_path`` in which the SQLite pass made no database file: see
+  ``NO_DATABASE_RECORD``), and tests marked ``sqlite_only("why")`` (about SQLite itself) are
+  skipped with their reason.
 """
 
 from __future__ import annotations
@@ -47,6 +49,12 @@ ON_POSTGRES = TEST_DATABASE == "postgres"
 DATABASE_FIXTURES = frozenset(
     {"tmp_path", "new_database", "pg_ws", "any_ws", "postgres_url", "migrated_template", "showcase"}
 )
+NO_DATABASE_RECORD = os.environ.get("ASSAY_TEST_NO_DATABASE_RECORD", "")
+"""A file of test ids (scripts/run-tests names one): the SQLite pass adds every test that passed
+whose only database fixture is ``tmp_path`` and that made no database (no ``*.db`` file under its
+``tmp_path``, no workspace opened in the test's process); the PostgreSQL pass leaves those out,
+as it leaves out the tests with no database fixture. A test the SQLite pass did not run, or that
+failed there, is not in the file and runs in both."""
 PRODUCTION_HASHER = passwords._hasher
 """Assay's own Argon2 settings; the tests run with cheap ones (``_fast_password_hashing``)."""
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -75,8 +83,14 @@ def _testclient_host(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASSAY_ALLOWED_HOSTS", "testserver")
 
 
+WORKSPACES_OPENED = pytest.StashKey[list[int]]()
+"""How many workspaces this test process has opened (``_sqlite_from_template`` counts)."""
+
+
 @pytest.fixture(scope="session", autouse=True)
-def _sqlite_from_template(sqlite_template_maker: Callable[[], Path]) -> Iterator[None]:
+def _sqlite_from_template(
+    sqlite_template_maker: Callable[[], Path], pytestconfig: pytest.Config
+) -> Iterator[None]:
     """A workspace opened on a SQLite file that does not exist yet starts as a copy of one
     migrated template (made once per session and xdist worker) instead of being migrated by
     Alembic (about 0.3 s CPU each, the largest cost of the suite); the real migration then
@@ -86,8 +100,10 @@ def _sqlite_from_template(sqlite_template_maker: Callable[[], Path]) -> Iterator
     import assay.store.workspace as workspace_module
 
     real_migrate = workspace_module.migrate
+    opened = pytestconfig.stash.setdefault(WORKSPACES_OPENED, [0])
 
     def migrate_from_template(engine: sa.Engine) -> None:
+        opened[0] += 1
         file = engine.url.database if engine.url.get_backend_name() == "sqlite" else None
         if file and file != ":memory:" and not Path(file).exists():
             shutil.copyfile(sqlite_template_maker(), file)
@@ -274,7 +290,8 @@ def _long_modules_first(items: list[pytest.Item]) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``--serial-tests``: keep or drop the tests marked serial. In the PostgreSQL pass: drop
     what the SQLite pass already ran on PostgreSQL and what opens no database at all
-    (``DATABASE_FIXTURES``), and skip the tests about SQLite itself, with their reason."""
+    (``DATABASE_FIXTURES``, ``NO_DATABASE_RECORD``), and skip the tests about SQLite itself,
+    with their reason."""
     for item in items:
         marker = item.get_closest_marker("sqlite_only")
         if marker is not None and not (marker.args and str(marker.args[0]).strip()):
@@ -289,20 +306,46 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             items[:] = [i for i in items if (i.get_closest_marker("serial") is not None) == keep]
     if not ON_POSTGRES:
         return
+    no_database = _no_database_in_sqlite_pass()
     done = [
         i
         for i in items
         if i.get_closest_marker("postgres")
         or "any_ws" in i.fixturenames
         or not DATABASE_FIXTURES.intersection(i.fixturenames)
+        or i.nodeid in no_database
     ]
     if done:
         config.hook.pytest_deselected(items=done)
-        items[:] = [i for i in items if i not in done]
+        left = set(map(id, done))
+        items[:] = [i for i in items if id(i) not in left]
     for item in items:
         marker = item.get_closest_marker("sqlite_only")
         if marker is not None:
             item.add_marker(pytest.mark.skip(reason=f"SQLite only: {marker.args[0]}"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """The SQLite pass's record of tests that made no database (``NO_DATABASE_RECORD``)."""
+    opened = item.config.stash.setdefault(WORKSPACES_OPENED, [0])
+    before = opened[0]
+    yield  # raises when the test failed: nothing is recorded then
+    if ON_POSTGRES or not NO_DATABASE_RECORD:
+        return
+    tmp_path = getattr(item, "funcargs", {}).get("tmp_path")
+    only_tmp_path = DATABASE_FIXTURES.intersection(item.fixturenames) == {"tmp_path"}
+    if not only_tmp_path or not isinstance(tmp_path, Path) or opened[0] != before:
+        return
+    if next(tmp_path.rglob("*.db"), None) is None:
+        with open(NO_DATABASE_RECORD, "a", encoding="utf-8") as record:
+            record.write(item.nodeid + "\n")  # one short append: workers do not interleave
+
+
+def _no_database_in_sqlite_pass() -> frozenset[str]:
+    if not NO_DATABASE_RECORD or not Path(NO_DATABASE_RECORD).is_file():
+        return frozenset()
+    return frozenset(Path(NO_DATABASE_RECORD).read_text(encoding="utf-8").splitlines())
 
 
 @pytest.fixture
