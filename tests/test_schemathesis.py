@@ -2,14 +2,17 @@
 valid and invalid, never get a server error (5xx) or crash the app.
 
 Bounded and repeatable: a fixed number of examples per operation and mode, derandomized, no
-example database. Path parameters are pointed at a real project, item and document half of
-the time so the generated values reach the code behind the 404s.
+example database. Each request is generated once and sent to the app on SQLite and on
+PostgreSQL (generating costs more than answering). Path parameters are pointed at a real
+project, item and document half of the time so the generated values reach the code behind
+the 404s.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import zlib
 from typing import Any
 
@@ -25,6 +28,7 @@ from assay.records import Item, Turn
 from assay.store.projects import create_project
 from assay.store.workspace import Workspace
 from assay.web import create_app
+from tests.conftest import IN_CI
 
 pytestmark = pytest.mark.slow
 
@@ -49,8 +53,8 @@ def real_ids(case: Any, known: dict[str, str]) -> None:
         case.body["start"] = False  # create experiments, do not run them in threads here
 
 
-@pytest.mark.parametrize("shard", range(SHARDS))
-def test_generated_requests_get_no_server_error(ws: Workspace, shard: int) -> None:
+def _app(ws: Workspace) -> tuple[Any, dict[str, str]]:
+    """The app over ``ws`` with a project, a document and an item the cases can point at."""
     project = create_project(ws, "test", "en")
     document = ingest_bytes(ws, project, "ferries.md", b"# Ferries\n\nThe night ferry at 22:40.")
     item = create_item(ws, project, Item(turns=[Turn(query="When does the ferry leave?")]))
@@ -61,11 +65,23 @@ def test_generated_requests_get_no_server_error(ws: Workspace, shard: int) -> No
     quiet = dataclasses.replace(
         ws, settings=ws.settings.model_copy(update={"server_runs_jobs": False})
     )
-    app = create_app(quiet)
-    schema = schemathesis.openapi.from_asgi("/api/openapi.json", app)
+    return create_app(quiet), known
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_generated_requests_get_no_server_error(
+    ws: Workspace, request: pytest.FixtureRequest, shard: int
+) -> None:
+    """Each generated request goes to the app on SQLite and to the app on PostgreSQL (when a
+    server is configured, always in ``make test``): generated once, checked on both."""
+    databases = {"sqlite": ws}
+    if os.environ.get("ASSAY_TEST_POSTGRES_URL") or IN_CI:
+        databases["postgres"] = request.getfixturevalue("pg_ws")
+    apps = {name: _app(database) for name, database in databases.items()}
+    schema = schemathesis.openapi.from_asgi("/api/openapi.json", apps["sqlite"][0])
     errors: list[str] = []
     calls = 0
-
     operations = [result.ok() for result in schema.get_all_operations()]
     for operation in operations[shard::SHARDS]:
         if operation.path.endswith("/events"):
@@ -83,27 +99,32 @@ def test_generated_requests_get_no_server_error(ws: Workspace, shard: int) -> No
             )
             def call(case: Any) -> None:
                 nonlocal calls
-                real_ids(case, known)
+                generated = dict(case.path_parameters or {})
                 calls += 1
                 label = f"{case.method} {case.path}"
-                try:
-                    response = case.call(
-                        base_url=BASE_URL,
-                        headers={"X-CSRF-Token": TOKEN},
-                        cookies={"assay_csrf": TOKEN},
-                    )
-                except Exception as exc:  # the app raised: a 500 in a real server
-                    errors.append(f"{label}: {exc!r}\n  {case.as_curl_command()}")
-                    return
-                if response.status_code >= 500:
-                    errors.append(
-                        f"{label}: {response.status_code} {response.text[:200]}\n"
-                        f"  {case.as_curl_command()}"
-                    )
+                for name, (app, known) in apps.items():
+                    if case.path_parameters is not None:
+                        case.path_parameters = dict(generated)
+                    real_ids(case, known)  # each database's own ids
+                    try:
+                        response = case.call(
+                            base_url=BASE_URL,
+                            headers={"X-CSRF-Token": TOKEN},
+                            cookies={"assay_csrf": TOKEN},
+                            app=app,
+                        )
+                    except Exception as exc:  # the app raised: a 500 in a real server
+                        errors.append(f"{name}, {label}: {exc!r}\n  {case.as_curl_command()}")
+                        continue
+                    if response.status_code >= 500:
+                        errors.append(
+                            f"{name}, {label}: {response.status_code} {response.text[:200]}\n"
+                            f"  {case.as_curl_command()}"
+                        )
 
             with contextlib.suppress(Unsatisfiable):  # nothing invalid to send for some
                 call()
-
-    app.state.jobs.close()
+    for app, _ in apps.values():
+        app.state.jobs.close()
     assert calls > 500 // SHARDS  # 500 or more over the shards together
     assert errors == [], f"{len(errors)} server errors:\n" + "\n".join(errors[:20])
