@@ -234,6 +234,9 @@ def serves(line: str) -> bool:
 @pytest.mark.sqlite_only(
     "follows the README literally in a clean environment: its tours use the default SQLite file"
 )
+@pytest.mark.sqlite_only(
+    "a new user's terminal: no ASSAY_DATABASE_URL, so it runs on the SQLite default in both passes"
+)
 def test_the_readme_works_as_written(tmp_path: Path) -> None:
     if not pypi_reachable():
         missing("PyPI is not reachable: the README's pip install lines cannot run")
