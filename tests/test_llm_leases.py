@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -132,13 +133,21 @@ def test_a_gate_with_leases_bounds_the_threads_of_one_process(any_ws: Workspace)
 
 
 class CountingLeases(SlotLeases):
-    """Real leases in the workspace's database, counting the takes that reach it."""
+    """Real leases in the workspace's database, counting the takes that reach it and the
+    most that were asked at once."""
 
     takes = 0
+    asking = 0
+    most_asking = 0
 
     def try_take(self, key: str, limit: int, hold_s: float) -> Lease | None:
         self.takes += 1
-        return super().try_take(key, limit, hold_s)
+        self.asking += 1
+        self.most_asking = max(self.most_asking, self.asking)
+        try:
+            return super().try_take(key, limit, hold_s)
+        finally:
+            self.asking -= 1
 
 
 def test_a_finished_requests_lease_serves_the_next_request_of_the_process(
@@ -182,3 +191,33 @@ def test_a_lease_goes_back_after_serving_its_time_so_processes_take_turns(
         with gate.slot():
             pass
         assert leases.takes == 3  # the next request took a slot afresh
+
+
+def test_while_every_slot_is_taken_one_thread_of_a_process_asks_the_database(
+    any_ws: Workspace,
+) -> None:
+    other = SlotLeases(any_ws.engine, holder="other:1")
+    held = [other.try_take("http://e m", 4, 60.0) for _ in range(4)]
+    leases = CountingLeases(any_ws.engine)
+    gate = EndpointGate("http://e m", 4, leases=leases)  # four threads want the database
+    done: list[int] = []
+
+    def ask(n: int) -> None:
+        with gate.slot():
+            done.append(n)
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 60
+    while leases.takes < 3 and time.monotonic() < deadline:  # the database is full: it polls
+        time.sleep(0.01)
+    assert done == []
+    for lease in held:
+        assert lease is not None
+        other.give_back(lease)
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(done) == list(range(6))
+    assert leases.most_asking == 1  # the others waited for their turn, not polling too
+    assert leases.held("http://e m") == 0

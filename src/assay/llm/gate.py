@@ -86,6 +86,7 @@ class EndpointGate:
         self.reuse_s = min(REUSE_S, hold_s / 4)
         self._spare: list[tuple[Lease, float, float]] = []  # lease, taken at, finished at
         self._sweeping = False
+        self._polling = False  # a thread of this process is asking the database for a slot
 
     def set_limit(self, limit: int) -> None:
         """A new configured limit (settings changed); the allowance follows it down."""
@@ -127,21 +128,33 @@ class EndpointGate:
         return Ticket(epoch, lease, taken_at)
 
     def _lease(self, leases: SlotLeases) -> tuple[Lease, float]:
-        """A spare lease of this process, else a free slot in the database (polling, with
-        backoff, while every slot is taken; a lease finished with here ends the wait)."""
-        wait = 0.005
-        while True:
+        """A spare lease of this process, else a free slot in the database. One thread of the
+        process asks the database at a time, polling with backoff while every slot is taken;
+        the others wait for a spare lease or for their turn."""
+        with self._cond:
+            while not self._spare and self._polling:
+                self._cond.wait()
+            if self._spare:
+                lease, taken_at, _ = self._spare.pop()
+                return lease, taken_at
+            self._polling = True
+        try:
+            wait = 0.005
+            while True:
+                taken = leases.try_take(self.key, self.limit, self.hold_s)
+                if taken is not None:
+                    return taken, self._clock()
+                with self._cond:
+                    if not self._spare:
+                        self._cond.wait(wait * (0.5 + random.random()))
+                    if self._spare:
+                        lease, taken_at, _ = self._spare.pop()
+                        return lease, taken_at
+                wait = min(MAX_POLL_S, wait * 2)
+        finally:
             with self._cond:
-                spare = self._spare.pop() if self._spare else None
-            if spare is not None:
-                return spare[0], spare[1]
-            lease = leases.try_take(self.key, self.limit, self.hold_s)
-            if lease is not None:
-                return lease, self._clock()
-            with self._cond:
-                if not self._spare:
-                    self._cond.wait(wait * (0.5 + random.random()))
-            wait = min(MAX_POLL_S, wait * 2)
+                self._polling = False
+                self._cond.notify_all()
 
     def _release(self, ticket: Ticket) -> None:
         back: list[Lease] = []
