@@ -184,6 +184,18 @@ def postgres_url() -> str:
     return url
 
 
+def join_job_threads(timeout: float) -> None:
+    """Wait (bounded) for this process's job threads to end: ``assay-jobs`` runs a server's
+    jobs until the server stops (a stopped server's thread may take a while on a busy
+    machine), ``assay-jobs-now`` the jobs a process submitted and runs itself until its queue
+    is empty. A thread still working would otherwise meet its database dropped, and its
+    error land in the worker's next test."""
+    deadline = time.monotonic() + timeout
+    for thread in threading.enumerate():
+        if thread.name in ("assay-jobs", "assay-jobs-now"):
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+
+
 @contextlib.contextmanager
 def fresh_postgres_database(postgres_url: str, template: str = "") -> Iterator[str]:
     """The URL of a new database on the test PostgreSQL server, empty or a copy of
@@ -197,6 +209,7 @@ def fresh_postgres_database(postgres_url: str, template: str = "") -> Iterator[s
         try:
             yield sa.make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
         finally:
+            join_job_threads(60.0)
             with admin.connect() as conn:
                 conn.exec_driver_sql(f'DROP DATABASE "{name}" WITH (FORCE)')
     finally:
@@ -471,9 +484,7 @@ class LiveServer:
         self.thread.join(timeout=SHUTDOWN_S)
         # The app's job thread ends after the server on a busy machine; the test's database is
         # dropped next, so its last heartbeat must not find the database gone.
-        for thread in threading.enumerate():
-            if thread.name == "assay-jobs":
-                thread.join(timeout=SHUTDOWN_S)
+        join_job_threads(SHUTDOWN_S)
 
 
 @pytest.fixture

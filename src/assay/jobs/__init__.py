@@ -134,7 +134,9 @@ class Jobs:
                 return
             self._stop.clear()
             self._more = False
-            self._thread = threading.Thread(target=self._drain_loop, name="assay-jobs", daemon=True)
+            self._thread = threading.Thread(
+                target=self._drain_loop, name="assay-jobs-now", daemon=True
+            )
             self._thread.start()
 
     def _drain_loop(self) -> None:
