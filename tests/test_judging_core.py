@@ -51,6 +51,10 @@ def test_kiddie_topics_and_runs_import_with_their_documents(any_ws: Workspace) -
     stored = get_document(any_ws, project, chlorophyll.document_id)
     assert stored.name == "Chlorophyll.txt" and stored.text == chlorophyll.text
     assert "Chlorophyll" in topic_doc_ids(any_ws, project, "leaf")
+    # in the order asked, whatever order the database returns them in (files depend on it)
+    named = ["Evergreen", "Chlorophyll", "Missing", "Autumn_leaf_color", "Carotenoid"]
+    for order in (named, named[::-1]):
+        assert list(get_documents(any_ws, project, order)) == [d for d in order if d != "Missing"]
 
     again = import_judging_inputs(any_ws, project, runs=[KIDDIE / "runs"])
     assert (again.reports_added, again.reports_unchanged, again.documents_added) == (0, 20, 0)

@@ -154,7 +154,9 @@ def get_documents(
     *,
     conn: sa.Connection | None = None,
 ) -> dict[str, JudgedDocument]:
-    """The documents the project holds among ``doc_ids`` (missing ones are left out)."""
+    """The documents the project holds among ``doc_ids`` (missing ones are left out), in
+    the order ``doc_ids`` names them: files written from them must not depend on the order
+    a database happens to return rows in (PostgreSQL's varies with its plan)."""
     wanted = list(dict.fromkeys(doc_ids))
     if not wanted:
         return {}
@@ -171,7 +173,8 @@ def get_documents(
         .where(judging_documents.c.doc_id.in_(wanted))
     )
     with reading(ws.engine, conn) as reader:
-        return {row.doc_id: JudgedDocument(*row) for row in reader.execute(query)}
+        found = {row.doc_id: JudgedDocument(*row) for row in reader.execute(query)}
+    return {d: found[d] for d in wanted if d in found}
 
 
 def topic_doc_ids(
