@@ -28,7 +28,7 @@ from assay.store.db import utcnow
 from assay.store.projects import create_project
 from assay.store.schema import sessions
 from assay.store.workspace import Workspace
-from assay.web import create_app
+from assay.web import ROUTE_MODULES, create_app
 from assay.web.route_actions import OWN_LISTS, action_for, is_public
 
 PASSWORD = "correct horse battery"
@@ -224,3 +224,21 @@ INTERNAL = [name for name in (*ACTIONS, *ADMIN_ACTIONS) if "." in name]
 def internal_words(text: str) -> list[str]:
     """What a refusal must not say: an action's internal name, or "a annotator may"."""
     return [name for name in INTERNAL if name in text] + (["a annotator"] * ("a annotator" in text))
+
+
+def test_apps_share_their_routes_and_each_serves_its_own_workspace(tmp_path: Any) -> None:
+    """The guarded routes are built once per process (FastAPI resolves their dependencies on
+    first use) and shared by every app; each app still answers from its own workspace."""
+    from assay.store.settings import Settings
+
+    with (
+        Workspace.open(Settings(home=tmp_path / "one"), create=True) as one,
+        Workspace.open(Settings(home=tmp_path / "two"), create=True) as two,
+    ):
+        create_project(one, "first")
+        create_project(two, "second")
+        apps = create_app(one), create_app(two)
+        shared = {id(r) for r in apps[0].router.routes} & {id(r) for r in apps[1].router.routes}
+        assert len(shared) >= len(ROUTE_MODULES)  # the same objects: every module's routes
+        names = [[p["name"] for p in TestClient(app).get("/api/projects").json()] for app in apps]
+    assert names == [["first"], ["second"]]

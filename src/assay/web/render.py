@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 from typing import Any
 
@@ -19,7 +20,12 @@ from assay.web.state import workspace
 from assay.web.type_names import FILTERS as TYPE_FILTERS
 
 
-def make_templates() -> Jinja2Templates:
+@functools.cache
+def package_templates() -> Jinja2Templates:
+    """The package's templates, compiled at most once per process and shared by its apps
+    (they hold nothing of an app: a page finds its app in the request). Compiling a page's
+    templates takes some 30 ms of CPU, which an app built per workspace (the tests build one
+    per workspace) would otherwise spend again."""
     templates = Jinja2Templates(directory=str(resources.files("assay.web") / "templates"))
     # the package's templates do not change while it runs: compiled once, never re-checked
     templates.env.auto_reload = False
