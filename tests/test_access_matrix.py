@@ -226,18 +226,18 @@ def internal_words(text: str) -> list[str]:
     return [name for name in INTERNAL if name in text] + (["a annotator"] * ("a annotator" in text))
 
 
-def test_apps_share_their_routes_and_each_serves_its_own_workspace(tmp_path: Any) -> None:
+def test_apps_share_their_routes_and_each_serves_its_own_workspace(
+    ws: Workspace, tmp_path: Any
+) -> None:
     """The guarded routes are built once per process (FastAPI resolves their dependencies on
     first use) and shared by every app; each app still answers from its own workspace."""
     from assay.store.settings import Settings
 
-    with (
-        Workspace.open(Settings(home=tmp_path / "one"), create=True) as one,
-        Workspace.open(Settings(home=tmp_path / "two"), create=True) as two,
-    ):
-        create_project(one, "first")
+    other = Settings(home=tmp_path / "two", database_url=f"sqlite:///{tmp_path / 'two.db'}")
+    with Workspace.open(other, create=True) as two:
+        create_project(ws, "first")
         create_project(two, "second")
-        apps = create_app(one), create_app(two)
+        apps = create_app(ws), create_app(two)
         shared = {id(r) for r in apps[0].router.routes} & {id(r) for r in apps[1].router.routes}
         assert len(shared) >= len(ROUTE_MODULES)  # the same objects: every module's routes
         names = [[p["name"] for p in TestClient(app).get("/api/projects").json()] for app in apps]

@@ -1,8 +1,10 @@
 """Several server processes over one workspace (``assay serve`` twice, ``--workers``): a write
 through one process is found by a search through another; on SQLite and on PostgreSQL.
 
-The servers are real ``assay serve`` subprocesses on free loopback ports; searches poll with a
-deadline of a few seconds (freshness is measured in benchmarks/search_processes.py).
+The servers are real ``assay serve`` subprocesses on free loopback ports. Every search compares
+its index with the project's corpus version, so another process's write is asserted to be found
+at once, not within some time (how long the catching up takes is measured in
+benchmarks/search_processes.py); only jobs run by another process are waited for.
 """
 
 from __future__ import annotations
@@ -30,15 +32,11 @@ from assay.store.projects import create_project
 from assay.store.workspace import Workspace
 from tests.conftest import free_port, stop_process
 
-pytestmark = pytest.mark.serial(
-    "several `assay serve` processes per test, on ports picked before they start, and a "
-    "search must see another process's write within DEADLINE"
-)
-
 SRC = str(Path(assay.__file__).resolve().parents[1])
 """This checkout's sources, for the subprocesses."""
-DEADLINE = 5.0
-"""Seconds a search may take to see another process's write before the test fails."""
+HANG_BOUND = 120.0
+"""Seconds a test waits for a job another process runs: only a bound against a hang (a
+search or a list sees another process's write at once, so those are asserted at once)."""
 
 
 @contextlib.contextmanager
@@ -76,7 +74,7 @@ def _wait_until_up(client: httpx.Client, process: subprocess.Popen[str]) -> None
     raise AssertionError("assay serve did not answer within 60 s")
 
 
-def eventually(found: Callable[[], bool], within: float = DEADLINE) -> bool:
+def eventually(found: Callable[[], bool], within: float = HANG_BOUND) -> bool:
     """Whether ``found()`` becomes true within ``within`` seconds."""
     deadline = time.monotonic() + within
     while not found():
@@ -119,11 +117,12 @@ def test_a_document_added_through_one_process_is_found_through_another(
     with serving(any_ws) as first, serving(any_ws) as second:
         assert keyword_hits(second, "handbook", "zeppelin") == set()  # B's index exists now
         doc_id = upload(first, "handbook", "airships.txt", "The zeppelin leaves at noon.")
-        assert eventually(lambda: keyword_hits(second, "handbook", "zeppelin") == {doc_id})
+        # every search compares the index with the project's corpus version: no delay
+        assert keyword_hits(second, "handbook", "zeppelin") == {doc_id}
 
         deleted = first.delete(f"/api/projects/handbook/documents/{doc_id}")
         assert deleted.status_code == 204, deleted.text
-        assert eventually(lambda: keyword_hits(second, "handbook", "zeppelin") == set())
+        assert keyword_hits(second, "handbook", "zeppelin") == set()
 
 
 def test_dense_search_in_another_process_sees_an_upload(
@@ -146,14 +145,14 @@ def test_an_item_edited_through_one_process_is_found_through_another(
         )
         assert created.status_code == 201, created.text
         item = created.json()["item"]
-        assert eventually(lambda: items_matching(second, "handbook", "leave") == 1)
+        assert items_matching(second, "handbook", "leave") == 1
 
         edit = {"turns": [{"query": "When does the zeppelin depart?"}]}
         saved = first.put(
             f"/api/projects/handbook/items/{item['id']}", json={"version": 1, "item": edit}
         )
         assert saved.status_code == 200, saved.text
-        assert eventually(lambda: items_matching(second, "handbook", "zeppelin") == 1)
+        assert items_matching(second, "handbook", "zeppelin") == 1
         assert items_matching(second, "handbook", "leave") == 0
 
 
@@ -271,6 +270,6 @@ def test_an_export_and_an_import_started_through_one_process_are_followed_throug
         )
         assert imported.status_code == 202, imported.text
         job_url = f"/api/projects/handbook/transfer/jobs/{imported.json()['id']}"
-        assert eventually(done_in_second, within=60)  # a bound against a hung job only
+        assert eventually(done_in_second)
         assert second.get(job_url).json()["result"]["project"] == "copy"
         assert second.get("/api/projects/copy/documents").json()["total"] == 1
