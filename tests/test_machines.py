@@ -172,7 +172,6 @@ def finished(client: httpx.Client, job_url: str) -> bool:
 
 
 @pytest.mark.postgres
-@pytest.mark.serial("two `assay serve` processes and an `assay worker`, waiting on each other")
 def test_two_servers_and_a_worker_each_with_its_own_folder_share_one_database(
     pg_ws: Workspace, tmp_path: Path
 ) -> None:
