@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from assay.cli import make_app
 from assay.cli.reference import render_reference
 from assay.store.settings import Settings
@@ -34,13 +36,18 @@ def test_the_settings_scan_sees_environment_reads() -> None:
     assert {"LLM_API_KEY", "HOME", "PORT"} <= settings_in_code()
 
 
-def test_cli_reference_is_current() -> None:
-    expected = render_reference(make_app())
-    assert (DOCS / "cli.md").read_text() == expected, "run `make docs` to refresh docs/cli.md"
+@pytest.fixture(scope="module")
+def cli_reference() -> str:
+    """Rendered once for the module: it asks every command for its --help (some 10 s CPU)."""
+    return render_reference(make_app())
 
 
-def test_every_command_has_help() -> None:
-    text = render_reference(make_app())
+def test_cli_reference_is_current(cli_reference: str) -> None:
+    assert (DOCS / "cli.md").read_text() == cli_reference, "run `make docs` to refresh docs/cli.md"
+
+
+def test_every_command_has_help(cli_reference: str) -> None:
+    text = cli_reference
     for block in text.split("## `")[1:]:
         usage = block.split("```text\n", 1)[1]
         lines = [line for line in usage.splitlines() if line.strip()]
