@@ -39,7 +39,7 @@ class FakeRag(Served):
         reply = self.answer(body)
         if reply == "slow":
             waited = 0.0
-            while waited < 3 and not self._closing:
+            while waited < 30 and not self._closing:
                 await asyncio.sleep(0.02)
                 waited += 0.02
             return JSONResponse({"answer": "late", "contexts": []})
