@@ -5,10 +5,11 @@ Two passes of the suite (scripts/run-tests, the README's ``make test``, runs bot
 - SQLite (the default): each workspace is an ``assay.db`` file in its home folder; the
   ``any_ws`` tests and the ``postgres``-marked ones run on PostgreSQL as well.
 - PostgreSQL (``ASSAY_TEST_DATABASE=postgres``): every test that has a ``tmp_path`` gets a
-  fresh database (a copy of ``migrated_template``) on the server named by
+  database in the state of a fresh copy of ``migrated_template`` on the server named by
   ASSAY_TEST_POSTGRES_URL, through ASSAY_DATABASE_URL, so every workspace it makes (the ``ws``
   fixture, ``Settings(home=...)``, CLI runs and subprocesses, live servers) lives there; it is
-  dropped after the test. What already ran on PostgreSQL in the first pass (``any_ws``,
+  put back in the template's state after the test and lent to the worker's next one
+  (tests/pg_databases.py). What already ran on PostgreSQL in the first pass (``any_ws``,
   ``postgres``) is deselected, as is what opened no database there (no database fixture, or
   only a ``tmp_path`` in which the SQLite pass made no database file: see
   ``NO_DATABASE_RECORD``), and tests marked ``sqlite_only("why")`` (about SQLite itself) are
@@ -24,7 +25,6 @@ import socket
 import subprocess
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from assay.store.db import create_engine, migrate
 from assay.store.projects import create_project
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
+from tests.pg_databases import DatabasePool, fresh_postgres_database, join_job_threads
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 TEST_DATABASE = os.environ.get("ASSAY_TEST_DATABASE", "sqlite")
@@ -47,7 +48,16 @@ ON_POSTGRES = TEST_DATABASE == "postgres"
 # pass gives it the URL of a database that does not exist), so it ran in full in the SQLite pass
 # and is not repeated in the PostgreSQL one.
 DATABASE_FIXTURES = frozenset(
-    {"tmp_path", "new_database", "pg_ws", "any_ws", "postgres_url", "migrated_template", "showcase"}
+    {
+        "tmp_path",
+        "new_database",
+        "pg_ws",
+        "any_ws",
+        "postgres_url",
+        "migrated_template",
+        "postgres_databases",
+        "showcase",
+    }
 )
 NO_DATABASE_RECORD = os.environ.get("ASSAY_TEST_NO_DATABASE_RECORD", "")
 """A file of test ids (scripts/run-tests names one): the SQLite pass adds every test that passed
@@ -184,50 +194,26 @@ def postgres_url() -> str:
     return url
 
 
-def join_job_threads(timeout: float) -> None:
-    """Wait (bounded) for this process's job threads to end: ``assay-jobs`` runs a server's
-    jobs until the server stops (a stopped server's thread may take a while on a busy
-    machine), ``assay-jobs-now`` the jobs a process submitted and runs itself until its queue
-    is empty. A thread still working would otherwise meet its database dropped, and its
-    error land in the worker's next test."""
-    deadline = time.monotonic() + timeout
-    for thread in threading.enumerate():
-        if thread.name in ("assay-jobs", "assay-jobs-now"):
-            thread.join(timeout=max(0.0, deadline - time.monotonic()))
-
-
-@contextlib.contextmanager
-def fresh_postgres_database(postgres_url: str, template: str = "") -> Iterator[str]:
-    """The URL of a new database on the test PostgreSQL server, empty or a copy of
-    ``template``; dropped on exit (open connections included)."""
-    admin = sa.create_engine(postgres_url, isolation_level="AUTOCOMMIT")
-    name = f"assay_test_{uuid.uuid4().hex[:10]}"
-    copy = f' TEMPLATE "{template}"' if template else ""
-    try:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'CREATE DATABASE "{name}"{copy}')
-        try:
-            yield sa.make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
-        finally:
-            join_job_threads(60.0)
-            with admin.connect() as conn:
-                conn.exec_driver_sql(f'DROP DATABASE "{name}" WITH (FORCE)')
-    finally:
-        admin.dispose()
-
-
 @pytest.fixture(scope="session")
 def migrated_template(postgres_url: str) -> Iterator[str]:
     """The template of every PostgreSQL workspace the tests make: an empty database brought
     to the newest schema, once per session (per xdist worker: a template must have no other
-    connection while it is copied). Each test's database is a copy (CREATE DATABASE ...
-    TEMPLATE), much quicker than migrating; migrating from empty is tested on its own
+    connection while it is copied). Migrating from empty is tested on its own
     (tests/test_db.py, the migration tests)."""
     with fresh_postgres_database(postgres_url) as url:
         engine = create_engine(url)
         migrate(engine)
         engine.dispose()
         yield str(sa.make_url(url).database)
+
+
+@pytest.fixture(scope="session")
+def postgres_databases(postgres_url: str, migrated_template: str) -> Iterator[DatabasePool]:
+    """The databases this worker's tests are lent: copies of ``migrated_template``, put back
+    in its state after each test (tests/pg_databases.py)."""
+    pool = DatabasePool(postgres_url, migrated_template)
+    yield pool
+    pool.close()
 
 
 @pytest.fixture
@@ -240,9 +226,8 @@ def new_database(request: pytest.FixtureRequest) -> Iterator[Callable[[], str]]:
         def make() -> str:
             if not ON_POSTGRES:
                 return ""
-            server = os.environ["ASSAY_TEST_POSTGRES_URL"]
-            template = request.getfixturevalue("migrated_template")
-            return stack.enter_context(fresh_postgres_database(server, template))
+            pool = request.getfixturevalue("postgres_databases")
+            return stack.enter_context(pool.lend())
 
         yield make
 
@@ -265,8 +250,7 @@ def _test_database(
         monkeypatch.setenv("ASSAY_DATABASE_URL", nowhere.render_as_string(hide_password=False))
         yield
         return
-    template = request.getfixturevalue("migrated_template")
-    with fresh_postgres_database(server, template) as url:
+    with request.getfixturevalue("postgres_databases").lend() as url:
         monkeypatch.setenv("ASSAY_DATABASE_URL", url)
         yield
 
@@ -362,10 +346,10 @@ def _no_database_in_sqlite_pass() -> frozenset[str]:
 
 
 @pytest.fixture
-def pg_ws(tmp_path: Path, postgres_url: str, migrated_template: str) -> Iterator[Workspace]:
-    """A workspace on a fresh database of the test PostgreSQL server, a copy of
-    ``migrated_template`` (dropped afterwards)."""
-    with fresh_postgres_database(postgres_url, migrated_template) as url:
+def pg_ws(tmp_path: Path, postgres_databases: DatabasePool) -> Iterator[Workspace]:
+    """A workspace on a database of the test PostgreSQL server in the state of
+    ``migrated_template`` (put back in that state afterwards)."""
+    with postgres_databases.lend() as url:
         workspace = Workspace.open(Settings(home=tmp_path / "ws", database_url=url))
         try:
             yield workspace
@@ -483,7 +467,7 @@ class LiveServer:
         self.server.should_exit = True
         self.thread.join(timeout=SHUTDOWN_S)
         # The app's job thread ends after the server on a busy machine; the test's database is
-        # dropped next, so its last heartbeat must not find the database gone.
+        # emptied or dropped next, so its last heartbeat must not find it so.
         join_job_threads(SHUTDOWN_S)
 
 

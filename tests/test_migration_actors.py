@@ -14,7 +14,7 @@ from alembic import command
 
 from assay.people.accounts import USERNAME
 from assay.store.db import _alembic_config, create_engine, migrate
-from tests.conftest import fresh_postgres_database
+from tests.pg_databases import fresh_postgres_database
 
 LONG = "Dr. " + "Ä" * 70 + " Müller-Lüdenscheidt"  # over 64 characters, not ASCII
 NOW = datetime(2025, 1, 2, tzinfo=UTC)
