@@ -98,8 +98,6 @@ def list_experiments(
     """List a project's experiments, newest first (the default sub-command)."""
     if ctx.invoked_subcommand:
         return
-    from assay.experiments import list_experiments as listing
-
     server = remote.server(ctx)
     if server is not None:
         from assay.cli import remote_experiments
@@ -110,6 +108,8 @@ def list_experiments(
             return
         found = [remote_experiments.experiment_of(e) for e in data]
     else:
+        from assay.experiments import list_experiments as listing
+
         found = run(ctx, lambda ws: listing(ws, project_of(ws, project)))
     if as_json:
         print_json(found)
@@ -191,9 +191,6 @@ def create(
     as_json: bool = JsonOption,
 ) -> None:
     """Create an experiment: freeze the tasks of the chosen items, ready to run."""
-    from assay.experiments import create_experiment
-    from assay.store.db import transaction
-
     pipelines: list[Any] = []
     for value in pipeline or ["keyword"]:
         parsed = _pipeline(value)
@@ -213,6 +210,8 @@ def create(
         _created(remote_experiments.experiment_of(data), data, as_json)
         return
     pipelines = [_local_files(p) for p in pipelines]
+    from assay.experiments import create_experiment
+    from assay.store.db import transaction
 
     def body(ws: Workspace) -> Any:
         with transaction(ws.engine, None) as conn:
@@ -366,8 +365,6 @@ def show(
     as_json: bool = JsonOption,
 ) -> None:
     """Show an experiment's status and metric means per pipeline, or one task in detail."""
-    from assay.experiments import get_experiment, task_results
-
     server = remote.server(ctx)
     if server is not None:
         from assay.cli import remote_experiments
@@ -381,6 +378,8 @@ def show(
         else:
             _print_experiment(remote_experiments.experiment_of(data), data.get("progress"))
         return
+    from assay.experiments import get_experiment, task_results
+
     if task:
         found = run(ctx, lambda ws: task_results(ws, project_of(ws, project), name, task))
         gold, results = found
@@ -420,10 +419,11 @@ def cancel(
     project: str = ProjectOption,
 ) -> None:
     """Ask a running experiment to stop after its current task (resume with run)."""
-    from assay.experiments import cancel_experiment
-    from assay.store.db import transaction
 
     def body(ws: Workspace) -> Any:
+        from assay.experiments import cancel_experiment
+        from assay.store.db import transaction
+
         with transaction(ws.engine, None) as conn:
             cancelled = cancel_experiment(ws, project_of(ws, project), name, conn=conn)
         drop_queued_run(ws, cancelled.id)
