@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
 from assay.corpus.documents import count_documents
@@ -323,13 +324,17 @@ def test_edits_during_an_import_are_refused_with_423(
     assert client.put(f"/api/projects/test/items/{item.id}", json=body).status_code == 200
 
 
+def _impatient(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.execute("PRAGMA busy_timeout = 50")
+
+
 @pytest.mark.sqlite_only("holds SQLite's writer lock; PostgreSQL has no database-wide one")
 def test_a_busy_database_answers_503_not_500(
     client: TestClient, ws: Workspace, project: Project
 ) -> None:
     item = list_items(ws, project, limit=1)[1][0]
-    with ws.engine.connect() as conn:
-        conn.exec_driver_sql("PRAGMA busy_timeout = 50")  # the pool hands this one out next
+    ws.engine.dispose()  # from here on every connection waits 50 ms for the lock, not 30 s
+    sa.event.listen(ws.engine, "connect", _impatient)
     holder = sqlite3.connect(ws.settings.home / "assay.db", isolation_level=None)
     try:
         holder.execute("BEGIN IMMEDIATE")

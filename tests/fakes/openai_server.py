@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,9 +117,11 @@ class Latency:
     then: Reply | Computed = field(default_factory=Reply)
     seconds: float = 0.2
     until: int = 0
-    """When set, a request is answered as soon as this many are in flight (``seconds`` is
-    then only the bound): a client that may keep N open is seen keeping N open, however
-    slowly its threads start on a busy machine."""
+    """When set, requests are answered in rounds: a round is answered as soon as this many
+    requests have come in to it (``seconds`` is then only the bound), and the next request
+    starts the next round. A client that may keep N open is seen keeping N open, however
+    slowly its threads start on a busy machine; replies still on their way out are not
+    counted, so rounds stay whole (N, N, ...) and a multiple of N requests never waits."""
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,7 @@ class FakeOpenAI(Served):
         self.headers: list[dict[str, str]] = []
         self.in_flight = 0  # requests being answered now (the event loop's thread only)
         self._round = 0  # Latency(until=N): rounds of N requests answered together
+        self._waiting: Counter[int] = Counter()  # requests that came in during each round
         self.peak_in_flight = 0
         self.limited = 0  # requests answered 429 by a Capacity behaviour
         app = Starlette(
@@ -191,6 +195,7 @@ class FakeOpenAI(Served):
         self.requests.clear()
         self.headers.clear()
         self.peak_in_flight = self.limited = 0
+        self._round += 1  # a round the last script left unfilled is not this one's
         return self
 
     @property
@@ -242,8 +247,9 @@ class FakeOpenAI(Served):
                 behaviour = behaviour.then
         if isinstance(behaviour, Latency):
             target, waited, arrived = behaviour.until, 0.0, self._round
+            self._waiting[arrived] += 1
             while waited < behaviour.seconds and not self._closing:
-                if target and self.in_flight >= target:
+                if target and arrived == self._round and self._waiting[arrived] >= target:
                     self._round += 1  # this round is full: all of it answers
                 if target and self._round > arrived:
                     break
