@@ -155,12 +155,16 @@ def test_file_over_limit_names_file_and_limit(tmp_path: Path) -> None:
     ws.close()
 
 
+KILLED_FILES = 1200
+"""Enough that the ingest is killed well inside (after 100 stored, seen within 0.2 s)."""
+
+
 @pytest.mark.slow
 def test_killed_ingest_leaves_a_consistent_database(tmp_path: Path) -> None:
     folder = tmp_path / "many"
     folder.mkdir()
     paragraph = "The archive keeps minutes, budgets and travel rules for every team. " * 40
-    for i in range(3000):
+    for i in range(KILLED_FILES):
         (folder / f"doc{i:05d}.txt").write_text(f"Document {i}.\n\n{paragraph}\n")
     home = tmp_path / "ws"
     env = {**os.environ, "ASSAY_HOME": str(home)}
@@ -200,14 +204,14 @@ def test_killed_ingest_leaves_a_consistent_database(tmp_path: Path) -> None:
 
     project = get_project(ws, "big")
     partial = count_documents(ws, project)
-    assert 100 <= partial < 3000
+    assert 100 <= partial < KILLED_FILES
     check_consistent(ws, project)
     hits = search(ws, project, "Document 42", k=200)  # the index catches up with the database
     assert {h.doc_id for h in hits} <= {d.id for d in list_documents(ws, project)}
     report = ingest_paths(ws, project, [folder])
     assert len(report.duplicates) == partial
-    assert len(report.added) == 3000 - partial
-    assert count_documents(ws, project) == 3000
+    assert len(report.added) == KILLED_FILES - partial
+    assert count_documents(ws, project) == KILLED_FILES
     ws.close()
 
 
