@@ -3,6 +3,7 @@ again only in the template's state, and one whose schema a test changed is dropp
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,10 +11,11 @@ import pytest
 import sqlalchemy as sa
 
 from assay.people.accounts import create_account
+from assay.store.db import create_engine, migrate
 from assay.store.projects import create_project
 from assay.store.settings import Settings
 from assay.store.workspace import Workspace
-from tests.pg_databases import DatabasePool
+from tests.pg_databases import DatabasePool, fresh_postgres_database
 
 pytestmark = pytest.mark.postgres
 
@@ -98,3 +100,30 @@ def test_connections_left_open_do_not_keep_a_database_from_coming_back(
         assert again == url
         assert state(again)["projects"] == []
     workspace.engine.dispose()
+
+
+def test_a_user_who_is_not_a_superuser_gets_a_new_copy_each_time(postgres_url: str) -> None:
+    """Emptying needs ``session_replication_role``, a superuser's setting: for another user
+    the pool drops each database given back and copies the template anew (slower, as clean)."""
+    role = f"assay_plain_{uuid.uuid4().hex[:8]}"
+    admin = sa.create_engine(postgres_url, isolation_level="AUTOCOMMIT", poolclass=sa.NullPool)
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE ROLE {role} LOGIN CREATEDB")
+    plain = sa.make_url(postgres_url).set(username=role).render_as_string(hide_password=False)
+    try:
+        with fresh_postgres_database(plain) as template_url:  # the plain user owns it
+            engine = create_engine(template_url)
+            migrate(engine)
+            engine.dispose()
+            pool = DatabasePool(plain, str(sa.make_url(template_url).database))
+            with pool.lend() as first:
+                pass
+            with pool.lend() as second:
+                assert second != first
+                assert pool.made == [sa.make_url(second).database]  # the first was dropped
+            assert pool.made == [] and pool.idle == []
+            pool.close()
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP ROLE {role}")
+        admin.dispose()
