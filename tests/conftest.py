@@ -65,6 +65,9 @@ whose only database fixture is ``tmp_path`` and that made no database (no ``*.db
 ``tmp_path``, no workspace opened in the test's process); the PostgreSQL pass leaves those out,
 as it leaves out the tests with no database fixture. A test the SQLite pass did not run, or that
 failed there, is not in the file and runs in both."""
+SERIAL_LEFT_RECORD = os.environ.get("ASSAY_TEST_SERIAL_LEFT_RECORD", "")
+"""A file (scripts/run-tests names one per pass): the parallel part writes how many tests
+marked serial it left out, after the pass's own selection; 0 means the serial part has none."""
 PRODUCTION_HASHER = passwords._hasher
 """Assay's own Argon2 settings; the tests run with cheap ones (``_fast_password_hashing``)."""
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -285,24 +288,33 @@ def _long_modules_first(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``--serial-tests``: keep or drop the tests marked serial. In the PostgreSQL pass: drop
-    what the SQLite pass already ran on PostgreSQL and what opens no database at all
-    (``DATABASE_FIXTURES``, ``NO_DATABASE_RECORD``), and skip the tests about SQLite itself,
-    with their reason."""
+    """In the PostgreSQL pass: drop what the SQLite pass already ran on PostgreSQL and what
+    opens no database at all (``DATABASE_FIXTURES``, ``NO_DATABASE_RECORD``), and skip the
+    tests about SQLite itself, with their reason. Then ``--serial-tests``: keep or drop the
+    tests marked serial; when dropping them, write how many are left for the serial part to
+    the file ``SERIAL_LEFT_RECORD`` names (scripts/run-tests skips that part when none)."""
     for item in items:
         marker = item.get_closest_marker("sqlite_only")
         if marker is not None and not (marker.args and str(marker.args[0]).strip()):
             raise pytest.UsageError(f"{item.nodeid}: sqlite_only needs a reason")
     _long_modules_first(items)
+    if ON_POSTGRES:
+        _leave_out_what_the_sqlite_pass_covered(config, items)
     serial = config.getoption("serial_tests")
-    if serial != "with":
-        keep = serial == "only"
-        dropped = [i for i in items if (i.get_closest_marker("serial") is not None) != keep]
-        if dropped:
-            config.hook.pytest_deselected(items=dropped)
-            items[:] = [i for i in items if (i.get_closest_marker("serial") is not None) == keep]
-    if not ON_POSTGRES:
+    if serial == "with":
         return
+    keep = serial == "only"
+    dropped = [i for i in items if (i.get_closest_marker("serial") is not None) != keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [i for i in items if (i.get_closest_marker("serial") is not None) == keep]
+    if not keep and SERIAL_LEFT_RECORD:
+        Path(SERIAL_LEFT_RECORD).write_text(f"{len(dropped)}\n", encoding="utf-8")
+
+
+def _leave_out_what_the_sqlite_pass_covered(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
     no_database = _no_database_in_sqlite_pass()
     done = [
         i
