@@ -67,6 +67,10 @@ def join_job_threads(timeout: float) -> None:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
 
+def new_database_name() -> str:
+    return f"assay_test_{uuid.uuid4().hex[:10]}"
+
+
 def database_url(server_url: str, name: str) -> str:
     return sa.make_url(server_url).set(database=name).render_as_string(hide_password=False)
 
@@ -76,7 +80,7 @@ def fresh_postgres_database(server_url: str) -> Iterator[str]:
     """The URL of a new, empty database on the test server; dropped on exit (open
     connections included)."""
     admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
-    name = f"assay_test_{uuid.uuid4().hex[:10]}"
+    name = new_database_name()
     try:
         with admin.connect() as conn:
             conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
@@ -130,7 +134,7 @@ class DatabasePool:
         self.admin.dispose()
 
     def _copy(self) -> str:
-        name = f"assay_test_{uuid.uuid4().hex[:10]}"
+        name = new_database_name()
         with self.admin.connect() as conn:
             conn.exec_driver_sql(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}"')
         self.made.append(name)
