@@ -67,7 +67,9 @@ as it leaves out the tests with no database fixture. A test the SQLite pass did 
 failed there, is not in the file and runs in both."""
 SERIAL_LEFT_RECORD = os.environ.get("ASSAY_TEST_SERIAL_LEFT_RECORD", "")
 """A file (scripts/run-tests names one per pass): the parallel part writes how many tests
-marked serial it left out, after the pass's own selection; 0 means the serial part has none."""
+marked serial it left out, after the pass's own selection (0: the serial part has none), then
+the modules holding them, one per line; the serial part collects only those modules instead of
+importing every test module to keep eight tests."""
 PRODUCTION_HASHER = passwords._hasher
 """Assay's own Argon2 settings; the tests run with cheap ones (``_fast_password_hashing``)."""
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -292,7 +294,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     opens no database at all (``DATABASE_FIXTURES``, ``NO_DATABASE_RECORD``), and skip the
     tests about SQLite itself, with their reason. Then ``--serial-tests``: keep or drop the
     tests marked serial; when dropping them, write how many are left for the serial part to
-    the file ``SERIAL_LEFT_RECORD`` names (scripts/run-tests skips that part when none)."""
+    the file ``SERIAL_LEFT_RECORD`` names, with their modules (scripts/run-tests skips that
+    part when none)."""
     for item in items:
         marker = item.get_closest_marker("sqlite_only")
         if marker is not None and not (marker.args and str(marker.args[0]).strip()):
@@ -309,7 +312,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=dropped)
         items[:] = [i for i in items if (i.get_closest_marker("serial") is not None) == keep]
     if not keep and SERIAL_LEFT_RECORD:
-        Path(SERIAL_LEFT_RECORD).write_text(f"{len(dropped)}\n", encoding="utf-8")
+        modules = sorted({str(i.path) for i in dropped})
+        Path(SERIAL_LEFT_RECORD).write_text(
+            "".join(f"{line}\n" for line in [str(len(dropped)), *modules]), encoding="utf-8"
+        )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The serial part of a pass collects only the modules the parallel part named in
+    ``SERIAL_LEFT_RECORD`` (when it wrote one): other test modules are not imported."""
+    if config.getoption("serial_tests") != "only" or not collection_path.name.startswith("test_"):
+        return None
+    if collection_path.suffix != ".py" or not SERIAL_LEFT_RECORD:
+        return None
+    record = Path(SERIAL_LEFT_RECORD)
+    lines = record.read_text(encoding="utf-8").splitlines() if record.is_file() else []
+    if not lines:
+        return None  # no parallel part wrote it: collect as usual
+    return str(collection_path) not in lines[1:] or None
 
 
 def _leave_out_what_the_sqlite_pass_covered(
