@@ -321,9 +321,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """The serial part of a pass collects only the modules the parallel part named in
     ``SERIAL_LEFT_RECORD`` (when it wrote one): other test modules are not imported."""
-    if config.getoption("serial_tests") != "only" or not collection_path.name.startswith("test_"):
-        return None
-    if collection_path.suffix != ".py" or not SERIAL_LEFT_RECORD:
+    is_test_module = collection_path.name.startswith("test_") and collection_path.suffix == ".py"
+    if not (is_test_module and SERIAL_LEFT_RECORD and config.getoption("serial_tests") == "only"):
         return None
     record = Path(SERIAL_LEFT_RECORD)
     lines = record.read_text(encoding="utf-8").splitlines() if record.is_file() else []
